@@ -1,0 +1,141 @@
+//! The one public error type. An error carries every problem found, each
+//! naming the file (and line), the tool or argument involved and what to
+//! change, so a user fixes all of them in one pass.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What went wrong, in broad strokes; the binary maps every kind to exit 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Occurs when a policy file is malformed or its entries contradict each other.
+    Policy,
+    /// Occurs when a file muster must read or write cannot be.
+    Io,
+    /// Occurs when a plan, turn or gate given to muster is malformed.
+    Input,
+    /// Occurs when an MCP server cannot be started, listed or understood.
+    Mcp,
+    /// Occurs when the command line asks for something muster cannot do.
+    Usage,
+}
+
+/// One problem: where it is, what is wrong, what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The file the problem is in, when it is in one.
+    pub file: Option<PathBuf>,
+    /// 1-based line in `file`, when known.
+    pub line: Option<usize>,
+    /// What is wrong, naming the tool or argument involved.
+    pub message: String,
+    /// What to change, when there is a clear fix.
+    pub help: Option<String>,
+}
+
+impl Problem {
+    /// A problem with a message and nothing else.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            file: None,
+            line: None,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// Attaches the file the problem is in.
+    pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {
+        self.file = Some(file.as_ref().to_path_buf());
+        self
+    }
+
+    /// Attaches a 1-based line number.
+    pub fn at_line(mut self, line: Option<usize>) -> Self {
+        self.line = line;
+        self
+    }
+
+    /// Attaches what to change.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{}:{line}: ", file.display())?,
+            (Some(file), None) => write!(f, "{}: ", file.display())?,
+            _ => {}
+        }
+        f.write_str(&self.message)?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// muster's error: a kind and every problem found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    problems: Vec<Problem>,
+}
+
+impl Error {
+    /// An error of `kind` with one problem.
+    pub fn new(kind: ErrorKind, problem: Problem) -> Self {
+        Self {
+            kind,
+            problems: vec![problem],
+        }
+    }
+
+    /// An error of `kind` with several problems; `problems` must not be empty.
+    pub fn many(kind: ErrorKind, problems: Vec<Problem>) -> Self {
+        debug_assert!(!problems.is_empty());
+        Self { kind, problems }
+    }
+
+    /// A file that could not be read or written.
+    pub fn io(path: &Path, err: &std::io::Error) -> Self {
+        Self::new(
+            ErrorKind::Io,
+            Problem::new(format!("cannot access {}: {err}", path.display())).in_file(path),
+        )
+    }
+
+    /// The broad kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Every problem, in the order found.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The 1-based line holding byte `offset` of `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+}
