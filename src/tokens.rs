@@ -95,7 +95,8 @@ impl Encoding {
     /// namespace header and footer and the message framing around them.
     pub fn wrapper_tokens(self) -> u32 {
         let text = format!("{WRAPPER_HEAD}{WRAPPER_TAIL}");
-        self.count_text(&text).saturating_sub(self.wrapper_overlap())
+        self.count_text(&text)
+            .saturating_sub(self.wrapper_overlap())
     }
 
     /// The provider appends the tool section to the system message, so the
@@ -186,7 +187,9 @@ fn render_type(out: &mut String, schema: &Value, depth: usize) {
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(variants) = schema.get(key).and_then(Value::as_array) {
-            join(out, variants.iter(), |out, v| render_type(out, v, depth + 1));
+            join(out, variants.iter(), |out, v| {
+                render_type(out, v, depth + 1)
+            });
             return;
         }
     }

@@ -1,0 +1,93 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Plans which tools an LLM agent is offered, explains every cut, and gates
+/// production-shaped rosters in CI.
+#[derive(Debug, Parser)]
+#[command(name = "muster", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan the roster: offered, deferred and cut tools with reasons.
+    Plan {
+        #[command(flatten)]
+        select: Select,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: TableOrJson,
+    },
+    /// Explain why a tool is offered, deferred, cut or unknown.
+    Why {
+        /// Full tool name, e.g. mcp.bland_read.list_calls.
+        tool: String,
+        #[command(flatten)]
+        select: Select,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Run gate files (default: gates/); exit 1 if any fails.
+    Gate {
+        /// Gate files or directories.
+        paths: Vec<PathBuf>,
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Override the item cap for every gate.
+        #[arg(long)]
+        item_cap: Option<u32>,
+        /// Override the token cap for every gate.
+        #[arg(long)]
+        token_cap: Option<u32>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Check the policies and print every problem at once.
+    Validate {
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+    },
+}
+
+/// Which roster to plan.
+#[derive(Debug, Args)]
+pub struct Select {
+    /// Policy directory.
+    #[arg(long, default_value = "policies")]
+    pub policies: PathBuf,
+    /// Agent (default: the policy's default agent).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Flag profile: flags/<PROFILE>.toml.
+    #[arg(long = "flags", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Turn on one more flag (repeatable).
+    #[arg(long = "flag", value_name = "NAME")]
+    pub flag: Vec<String>,
+    /// What-if: a different item cap.
+    #[arg(long)]
+    pub item_cap: Option<u32>,
+    /// What-if: a different token cap.
+    #[arg(long)]
+    pub token_cap: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TableOrJson {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TextOrJson {
+    Text,
+    Json,
+}

@@ -1,0 +1,145 @@
+//! The muster binary: parses arguments, calls the library, renders tables
+//! or JSON and picks the exit code (0 success, 1 a gate failed or a turn was
+//! refused, 2 bad input or usage).
+
+mod args;
+mod render;
+
+use args::{Cli, Command, Select, TableOrJson, TextOrJson};
+use clap::Parser;
+use muster::catalog::{Catalog, Selection};
+use muster::policy::{Caps, Policy};
+use muster::{Error, ErrorKind, Problem, explain, gate, plan};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Exit code for a gate that failed or a turn that was refused.
+const EXIT_FAILED: u8 = 1;
+/// Exit code for bad input or usage.
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let label = match err.kind() {
+                ErrorKind::Usage => "usage",
+                _ => "error",
+            };
+            let mut stderr = std::io::stderr().lock();
+            for problem in err.problems() {
+                let _ = writeln!(stderr, "{label}: {problem}");
+            }
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// Writes `text` to stdout in one piece; a closed pipe is not an error.
+fn emit(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(err) => Err(Error::new(
+            ErrorKind::Io,
+            Problem::new(format!("cannot write output: {err}")),
+        )),
+    }
+}
+
+fn load(select: &Select) -> Result<(Policy, Catalog), Error> {
+    let policy = Policy::load(&select.policies)?;
+    let selection = Selection {
+        agent: select.agent.clone(),
+        profile: select.profile.clone(),
+        flags: select.flag.clone(),
+    };
+    let catalog = Catalog::build(&policy, &selection)?;
+    Ok((policy, catalog))
+}
+
+fn caps(select: &Select, catalog: &Catalog) -> Caps {
+    Caps {
+        items: select.item_cap.unwrap_or(catalog.caps.items),
+        tokens: select.token_cap.unwrap_or(catalog.caps.tokens),
+    }
+}
+
+fn run(command: Command) -> Result<u8, Error> {
+    match command {
+        Command::Plan { select, format } => {
+            let (_, catalog) = load(&select)?;
+            let plan = plan::plan(&catalog, caps(&select, &catalog));
+            let text = match format {
+                TableOrJson::Json => plan.to_json_string(),
+                TableOrJson::Table => render::plan_table(&plan),
+            };
+            emit(&text)?;
+            Ok(0)
+        }
+        Command::Why {
+            tool,
+            select,
+            format,
+        } => {
+            let (_, catalog) = load(&select)?;
+            let plan = plan::plan(&catalog, caps(&select, &catalog));
+            let explanation = explain::why(&plan, &tool);
+            let text = match format {
+                TextOrJson::Text => explanation.render_text(),
+                TextOrJson::Json => json_text(&explanation),
+            };
+            emit(&text)?;
+            Ok(0)
+        }
+        Command::Gate {
+            paths,
+            policies,
+            item_cap,
+            token_cap,
+            format,
+        } => {
+            let paths = if paths.is_empty() {
+                vec!["gates".into()]
+            } else {
+                paths
+            };
+            let policy = Policy::load(&policies)?;
+            let gates = gate::load(&paths)?;
+            let mut results = Vec::new();
+            let mut problems = Vec::new();
+            for g in &gates {
+                match gate::run(&policy, g, (item_cap, token_cap)) {
+                    Ok(result) => results.push(result),
+                    Err(err) => problems.extend(err.problems().iter().cloned()),
+                }
+            }
+            if !problems.is_empty() {
+                return Err(Error::many(ErrorKind::Input, problems));
+            }
+            let text = match format {
+                TextOrJson::Text => render::gate_text(&results),
+                TextOrJson::Json => json_text(&results),
+            };
+            emit(&text)?;
+            Ok(if results.iter().all(|r| r.passed) {
+                0
+            } else {
+                EXIT_FAILED
+            })
+        }
+        Command::Validate { policies } => {
+            let policy = Policy::load(&policies)?;
+            emit(&render::validate_text(&policy)?)?;
+            Ok(0)
+        }
+    }
+}
+
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    text.push('\n');
+    text
+}

@@ -1,0 +1,197 @@
+//! Human-readable output: tables and reports for a terminal.
+
+use muster::Error;
+use muster::catalog::{Catalog, Selection};
+use muster::gate::GateResult;
+use muster::plan::{Plan, plan};
+use muster::policy::Policy;
+use std::fmt::Write as _;
+
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+pub fn plan_table(plan: &Plan<'_>) -> String {
+    let cat = plan.catalog;
+    let mut out = String::new();
+    let profile = match &cat.profile {
+        Some(p) => format!("profile {p}"),
+        None => "no flag profile".to_string(),
+    };
+    let flags = if cat.flags.is_empty() {
+        "none".to_string()
+    } else {
+        cat.flags.join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "agent {} v{}, {profile}, flags: {flags}, {}",
+        cat.agent,
+        cat.agent_version,
+        cat.encoding.name()
+    );
+    let _ = writeln!(
+        out,
+        "roster: {}/{} items, {}/{} tokens (wrapper {}), {} deferred, {} cut",
+        plan.totals.items,
+        plan.totals.item_cap,
+        thousands(plan.totals.tokens),
+        thousands(plan.totals.token_cap),
+        if plan.roster.is_empty() {
+            0
+        } else {
+            cat.wrapper_tokens
+        },
+        plan.deferred.len(),
+        plan.cut.len()
+    );
+    let _ = writeln!(out, "fingerprint: {}", plan.fingerprint());
+    let width = cat
+        .candidates
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "\nOFFERED\n{:>4}  {:<width$}  {:<10}  {:>6}  code",
+        "rank", "tool", "source", "tokens"
+    );
+    for &i in &plan.roster {
+        let c = &cat.candidates[i];
+        let d = &plan.decisions[i];
+        let _ = writeln!(
+            out,
+            "{:>4}  {:<width$}  {:<10}  {:>6}  {}",
+            d.rank.unwrap_or(0),
+            c.name,
+            c.source.as_str(),
+            c.tokens,
+            d.code
+        );
+    }
+    for (title, list) in [("DEFERRED", &plan.deferred), ("CUT", &plan.cut)] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{title}\n{:>4}  {:<width$}  {:<20}  detail",
+            "rank", "tool", "code"
+        );
+        for &i in list {
+            let c = &cat.candidates[i];
+            let d = &plan.decisions[i];
+            let rank = d.rank.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                out,
+                "{rank:>4}  {:<width$}  {:<20}  {}",
+                c.name,
+                d.code.as_str(),
+                plan.detail(i)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nHEADROOM: {} slot(s), {} tokens",
+        plan.headroom.slots,
+        thousands(plan.headroom.tokens)
+    );
+    for next in &plan.headroom.next {
+        let what = match (next.displaces, next.misses) {
+            (Some(j), _) => format!("displaces {}", cat.candidates[j].name),
+            (None, true) => "is cut itself (nothing ranks lower)".to_string(),
+            (None, false) => "fits (a slot is free), tokens permitting".to_string(),
+        };
+        let _ = writeln!(out, "  one more {} tool {what}", next.tier.label());
+    }
+    if !plan.warnings.is_empty() {
+        let _ = writeln!(out, "\nWARNINGS");
+        for w in &plan.warnings {
+            let _ = writeln!(
+                out,
+                "  {}: {w}",
+                serde_json::to_value(w.code)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    out
+}
+
+pub fn gate_text(results: &[GateResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let _ = writeln!(
+            out,
+            "{} {} ({}): {}",
+            if r.passed { "PASS" } else { "FAIL" },
+            r.name,
+            r.file,
+            r.roster
+        );
+        for f in &r.failures {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    let failed = results.iter().filter(|r| !r.passed).count();
+    let _ = writeln!(out, "{} passed, {failed} failed", results.len() - failed);
+    out
+}
+
+/// Plans every agent under no profile and under each profile, and reports
+/// the warnings those plans raise.
+pub fn validate_text(policy: &Policy) -> Result<String, Error> {
+    let mut out = String::new();
+    let mut warnings = std::collections::BTreeSet::new();
+    let mut profiles: Vec<Option<String>> = vec![None];
+    profiles.extend(policy.profiles.keys().cloned().map(Some));
+    for agent in &policy.agents {
+        for profile in &profiles {
+            let selection = Selection {
+                agent: Some(agent.name.clone()),
+                profile: profile.clone(),
+                flags: Vec::new(),
+            };
+            let catalog = Catalog::build(policy, &selection)?;
+            let plan = plan(&catalog, catalog.caps);
+            for w in plan.warnings {
+                let context = format!(
+                    "agent {}, {}",
+                    agent.name,
+                    profile
+                        .as_deref()
+                        .map(|p| format!("profile {p}"))
+                        .unwrap_or_else(|| "no profile".into())
+                );
+                warnings.insert((w.to_string(), context));
+            }
+        }
+    }
+    let listed: usize = policy.servers.iter().map(|s| s.listed.len()).sum();
+    let _ = writeln!(
+        out,
+        "{}: valid ({} configured tools, {} servers listing {listed} tools, {} agents, {} flag profiles)",
+        policy.root.display(),
+        policy.tools.len(),
+        policy.servers.len(),
+        policy.agents.len(),
+        policy.profiles.len()
+    );
+    for (w, context) in &warnings {
+        let _ = writeln!(out, "warning: {w} [{context}]");
+    }
+    Ok(out)
+}

@@ -1,0 +1,73 @@
+//! Canonical JSON and hashes over it: object keys sorted, no whitespace,
+//! so a definition hashes the same whatever order its keys were written in.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Appends the canonical text of `value` to `out`.
+pub fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The canonical text of `value`.
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+/// SHA-256 of the canonical text of `value`.
+pub fn digest(value: &Value) -> [u8; 32] {
+    Sha256::digest(canonical(value).as_bytes()).into()
+}
+
+/// `sha256:<hex>` of raw bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(71);
+    out.push_str("sha256:");
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn key_order_does_not_change_the_text() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":[1,"x"],"c":null}}"#).unwrap();
+        let b = json!({"a": {"c": null, "d": [1, "x"]}, "b": 1});
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(canonical(&a), r#"{"a":{"c":null,"d":[1,"x"]},"b":1}"#);
+    }
+}

@@ -1,0 +1,223 @@
+//! Findings: the typed, stable vocabulary every decision and warning is
+//! reported in. `plan`, `why` and `gate` render these codes; none of them
+//! invents its own wording for a decision.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Why a candidate was offered, deferred or cut. Serialized kebab-case;
+/// the strings are a stable contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// Offered: a member of a required group, placed before everything else.
+    Required,
+    /// Offered: it fit both caps at its place in the priority order.
+    Fits,
+    /// Offered: the control tool that loads deferred tools; its slot and
+    /// tokens are reserved before anything else is placed.
+    ControlTool,
+    /// Deferred or cut: every slot was taken by higher-ranked tools.
+    ItemCap,
+    /// Deferred or cut: its definition was larger than the tokens left when
+    /// its turn came. Later, smaller tools may still be offered.
+    TokenCap,
+    /// Cut: the flag its `when` names is off in this selection.
+    FlagOff,
+    /// Cut: the agent does not enable it (not in its default roster or
+    /// `enabled_tools`, or its server is not in the agent's `servers`).
+    NotEnabled,
+    /// Cut: an earlier candidate already has this name.
+    DuplicateName,
+    /// Cut: its input schema is not a JSON Schema object.
+    InvalidSchema,
+    /// Cut: the server block's `deny` names it.
+    Denied,
+    /// Cut: the server block has an `allow` list that does not name it.
+    NotAllowed,
+    /// Cut: `params` fixes an argument its schema does not declare.
+    FixedUndeclared,
+    /// Cut: its schema requires an argument `only` does not list and
+    /// `params` does not fix, so every call would be refused.
+    RequiredUnreachable,
+    /// Cut (or offered with a warning, per `lock.on_mismatch`): its
+    /// definition differs from the one recorded in the lock.
+    LockMismatch,
+}
+
+impl Code {
+    /// Every code, in documentation order.
+    pub const ALL: [Code; 14] = [
+        Code::Required,
+        Code::Fits,
+        Code::ControlTool,
+        Code::ItemCap,
+        Code::TokenCap,
+        Code::FlagOff,
+        Code::NotEnabled,
+        Code::DuplicateName,
+        Code::InvalidSchema,
+        Code::Denied,
+        Code::NotAllowed,
+        Code::FixedUndeclared,
+        Code::RequiredUnreachable,
+        Code::LockMismatch,
+    ];
+
+    /// The stable kebab-case string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Required => "required",
+            Code::Fits => "fits",
+            Code::ControlTool => "control-tool",
+            Code::ItemCap => "item-cap",
+            Code::TokenCap => "token-cap",
+            Code::FlagOff => "flag-off",
+            Code::NotEnabled => "not-enabled",
+            Code::DuplicateName => "duplicate-name",
+            Code::InvalidSchema => "invalid-schema",
+            Code::Denied => "denied",
+            Code::NotAllowed => "not-allowed",
+            Code::FixedUndeclared => "fixed-undeclared",
+            Code::RequiredUnreachable => "required-unreachable",
+            Code::LockMismatch => "lock-mismatch",
+        }
+    }
+
+    /// One line saying what the code means.
+    pub fn description(self) -> &'static str {
+        match self {
+            Code::Required => "member of a required group; placed first",
+            Code::Fits => "fit both caps at its place in the priority order",
+            Code::ControlTool => "loads deferred tools; reserved before anything else",
+            Code::ItemCap => "every slot was taken by higher-ranked tools",
+            Code::TokenCap => "larger than the tokens left when its turn came",
+            Code::FlagOff => "the flag its `when` names is off",
+            Code::NotEnabled => "the agent does not enable it",
+            Code::DuplicateName => "an earlier candidate has the same name",
+            Code::InvalidSchema => "its input schema is not a JSON Schema object",
+            Code::Denied => "the server block denies it",
+            Code::NotAllowed => "the server block's allow list does not name it",
+            Code::FixedUndeclared => "a fixed argument is not declared by its schema",
+            Code::RequiredUnreachable => {
+                "a required argument is neither allowed by `only` nor fixed by `params`"
+            }
+            Code::LockMismatch => "its definition differs from the lock",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a candidate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// In the roster the model is shown.
+    Offered,
+    /// Not shown; reachable through the control tool.
+    Deferred,
+    /// Not reachable at all.
+    Cut,
+}
+
+impl Status {
+    /// `offered`, `deferred` or `cut`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Offered => "offered",
+            Status::Deferred => "deferred",
+            Status::Cut => "cut",
+        }
+    }
+}
+
+/// What a warning is about. Serialized kebab-case; stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarningCode {
+    /// A required tool is not offered: the roster is broken for its users.
+    RequiredNotOffered,
+    /// `enabled_tools` names a tool no policy registers.
+    UnknownEnabledTool,
+    /// `enabled_tools` names a discovered tool; discovered tools are
+    /// governed by the agent's `servers` and the server block.
+    EnabledDiscoveredTool,
+    /// A group member names no registered tool.
+    UnmatchedGroupMember,
+    /// A selected flag is used by no `when`.
+    UnusedFlag,
+    /// A server block's `allow` names a tool the server does not list.
+    UnmatchedAllow,
+    /// A server block's `deny` names a tool the server does not list.
+    UnmatchedDeny,
+    /// `params` or `only` names a tool the server does not list.
+    UnmatchedNarrowing,
+    /// `only` lists an argument the server's schema does not declare.
+    OnlyUndeclared,
+    /// A required argument is neither in `only` nor fixed (the tool is cut).
+    RequiredUnreachable,
+    /// A server has a command but no snapshot yet.
+    NoSnapshot,
+    /// A discovered tool's definition differs from the lock, or is not in it.
+    LockMismatch,
+    /// The control tool itself does not fit, so nothing can be deferred.
+    ControlToolCut,
+}
+
+/// A warning: not a decision about one candidate, but something in the
+/// policy or the plan a reviewer should see.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Warning {
+    /// Stable code.
+    pub code: WarningCode,
+    /// One sentence naming what is involved and what to change.
+    pub message: String,
+    /// The policy file involved, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Its 1-based line, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl Warning {
+    /// A warning with no location.
+    pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            file: None,
+            line: None,
+        }
+    }
+
+    /// A warning located at a policy entry.
+    pub fn at(
+        code: WarningCode,
+        message: impl Into<String>,
+        origin: &crate::policy::Origin,
+    ) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            file: Some(origin.file.display().to_string()),
+            line: origin.line,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: ")?,
+            (Some(file), None) => write!(f, "{file}: ")?,
+            _ => {}
+        }
+        write!(f, "{}", self.message)
+    }
+}

@@ -1,0 +1,449 @@
+//! The planner: walks the catalog in priority order and places each
+//! candidate under the item cap and the token cap.
+//!
+//! Rules, in order, for each candidate that the catalog did not exclude:
+//! 1. With deferral on, the control tool is placed first; its slot and
+//!    tokens are reserved before anything else.
+//! 2. The tool section's wrapper tokens are reserved once.
+//! 3. No slot left: the candidate misses on `item-cap`.
+//! 4. Its definition costs more tokens than are left: it misses on
+//!    `token-cap`. The planner then moves on: a later, smaller candidate
+//!    may still fit the tokens that remain.
+//! 5. Otherwise it is offered (`required` for a required group member,
+//!    `fits` for the rest).
+//!
+//! A candidate that misses is deferred when deferral is on, the control
+//! tool was placed and the candidate is deferrable; otherwise it is cut.
+//! Every decision keeps the facts behind it (which cap, how many tokens
+//! short, what cap would let it in, which slot-holders it would need to
+//! displace) so `why` and `gate` render them and never recompute.
+
+use crate::catalog::{Catalog, Source, Tier};
+use crate::finding::{Code, Status, Warning, WarningCode};
+use crate::policy::Caps;
+use sha2::{Digest, Sha256};
+
+/// The facts behind one decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Facts {
+    /// Offered, or excluded by the catalog (the detail lives there).
+    None,
+    /// Missed on the item cap.
+    ItemCap {
+        /// Offered tools ranked ahead of it (all of them: the cap was full).
+        offered_ahead: u32,
+        /// The item cap that would let it in, tokens permitting.
+        item_cap_needed: u32,
+        /// Offered tools, lowest-ranked first and not required, that would
+        /// each have to give up a slot for it to be offered at this cap.
+        displace: Vec<usize>,
+    },
+    /// Missed on the token cap.
+    TokenCap {
+        /// Its definition's tokens.
+        tokens: u32,
+        /// Tokens left when its turn came.
+        room: u32,
+        /// The token cap that would let it in at the same place.
+        token_cap_needed: u32,
+    },
+}
+
+/// The decision for one candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Offered, deferred or cut.
+    pub status: Status,
+    /// Why.
+    pub code: Code,
+    /// 1-based place in the priority order; `None` for excluded candidates.
+    pub rank: Option<u32>,
+    /// The facts behind it.
+    pub facts: Facts,
+}
+
+/// The roster's size against its caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Definitions offered (the control tool included).
+    pub items: u32,
+    /// The item cap applied.
+    pub item_cap: u32,
+    /// Tokens of the whole tool section: wrapper plus offered definitions.
+    pub tokens: u32,
+    /// The token cap applied.
+    pub token_cap: u32,
+    /// Candidates considered, excluded ones included.
+    pub candidates: u32,
+}
+
+/// What the next addition at one priority tier would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextAddition {
+    /// The tier.
+    pub tier: Tier,
+    /// The offered tool that would lose its slot (candidate index), if any.
+    pub displaces: Option<usize>,
+    /// Whether the addition itself would miss the item cap (no lower-ranked
+    /// tool to displace and no slot left).
+    pub misses: bool,
+}
+
+/// Room left in the roster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headroom {
+    /// Slots left under the item cap.
+    pub slots: u32,
+    /// Tokens left under the token cap.
+    pub tokens: u32,
+    /// Per tier present in the catalog, what one more tool would displace.
+    pub next: Vec<NextAddition>,
+}
+
+/// A roster plan: one decision per catalog candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan<'c> {
+    /// The catalog planned over.
+    pub catalog: &'c Catalog,
+    /// The caps applied.
+    pub caps: Caps,
+    /// One decision per candidate, indexed like `catalog.candidates`.
+    pub decisions: Vec<Decision>,
+    /// Offered candidates, in rank order.
+    pub roster: Vec<usize>,
+    /// Deferred candidates, in rank order.
+    pub deferred: Vec<usize>,
+    /// Cut candidates: those that missed a cap in rank order, then those
+    /// the catalog excluded in catalog order.
+    pub cut: Vec<usize>,
+    /// Totals.
+    pub totals: Totals,
+    /// Headroom.
+    pub headroom: Headroom,
+    /// Catalog warnings followed by the plan's own.
+    pub warnings: Vec<Warning>,
+}
+
+/// Plans the roster of `catalog` under `caps`.
+///
+/// # Example
+/// ```no_run
+/// use muster::{catalog::{Catalog, Selection}, plan::plan, policy::Policy};
+/// let policy = Policy::load("policies".as_ref())?;
+/// let catalog = Catalog::build(&policy, &Selection::default())?;
+/// let plan = plan(&catalog, catalog.caps);
+/// assert!(plan.totals.items <= plan.caps.items);
+/// # Ok::<(), muster::Error>(())
+/// ```
+pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
+    let n = catalog.candidates.len();
+    let mut decisions: Vec<Decision> = catalog
+        .candidates
+        .iter()
+        .map(|c| match &c.exclusion {
+            Some(ex) => Decision {
+                status: Status::Cut,
+                code: ex.code,
+                rank: None,
+                facts: Facts::None,
+            },
+            None => Decision {
+                status: Status::Cut,
+                code: Code::ItemCap,
+                rank: None,
+                facts: Facts::None,
+            },
+        })
+        .collect();
+    let mut roster = Vec::with_capacity(caps.items.min(64) as usize);
+    let mut missed = Vec::new();
+    let mut items_left = caps.items;
+    let any = !catalog.ranked.is_empty();
+    let wrapper = if any { catalog.wrapper_tokens } else { 0 };
+    let mut tokens_left = caps.tokens.saturating_sub(wrapper);
+    let mut item_misses = 0u32;
+    let mut control_placed = false;
+    let mut warnings = catalog.warnings.clone();
+
+    for (position, &i) in catalog.ranked.iter().enumerate() {
+        let c = &catalog.candidates[i];
+        let d = &mut decisions[i];
+        d.rank = Some(position as u32 + 1);
+        let is_control = matches!(c.source, Source::Control);
+        let miss = if items_left == 0 {
+            item_misses += 1;
+            Some((
+                Code::ItemCap,
+                Facts::ItemCap {
+                    offered_ahead: caps.items - items_left,
+                    item_cap_needed: caps.items.saturating_add(item_misses),
+                    displace: Vec::new(),
+                },
+            ))
+        } else if c.tokens > tokens_left {
+            Some((
+                Code::TokenCap,
+                Facts::TokenCap {
+                    tokens: c.tokens,
+                    room: tokens_left,
+                    token_cap_needed: caps.tokens.saturating_add(c.tokens - tokens_left),
+                },
+            ))
+        } else {
+            None
+        };
+        match miss {
+            None => {
+                items_left -= 1;
+                tokens_left -= c.tokens;
+                d.status = Status::Offered;
+                d.code = if is_control {
+                    control_placed = true;
+                    Code::ControlTool
+                } else if c.required {
+                    Code::Required
+                } else {
+                    Code::Fits
+                };
+                roster.push(i);
+            }
+            Some((code, facts)) => {
+                d.code = code;
+                d.facts = facts;
+                d.status = if control_placed && c.deferrable && !is_control {
+                    Status::Deferred
+                } else {
+                    Status::Cut
+                };
+                if is_control {
+                    warnings.push(Warning::new(
+                        WarningCode::ControlToolCut,
+                        format!(
+                            "the control tool {} does not fit the caps, so no tool can be deferred",
+                            c.name
+                        ),
+                    ));
+                }
+                missed.push(i);
+            }
+        }
+    }
+
+    // Slot-holders an item-cap miss would displace: the lowest-ranked
+    // offered tools that are not required (nor the control tool), one per
+    // item-cap miss ranked up to and including it.
+    let displaceable: Vec<usize> = roster
+        .iter()
+        .rev()
+        .copied()
+        .filter(|&i| {
+            let c = &catalog.candidates[i];
+            !c.required && !matches!(c.source, Source::Control)
+        })
+        .collect();
+    let mut k = 0usize;
+    for &i in &missed {
+        if let Facts::ItemCap { displace, .. } = &mut decisions[i].facts {
+            k += 1;
+            *displace = displaceable.iter().take(k).copied().collect();
+        }
+    }
+
+    let mut deferred = Vec::new();
+    let mut cut = Vec::new();
+    for &i in &missed {
+        match decisions[i].status {
+            Status::Deferred => deferred.push(i),
+            _ => cut.push(i),
+        }
+    }
+    cut.extend((0..n).filter(|&i| catalog.candidates[i].exclusion.is_some()));
+
+    for &i in &catalog.ranked {
+        let c = &catalog.candidates[i];
+        if c.required && decisions[i].status != Status::Offered {
+            warnings.push(Warning::new(
+                WarningCode::RequiredNotOffered,
+                format!(
+                    "required tool {} is {} ({}): {}",
+                    c.name,
+                    decisions[i].status.as_str(),
+                    decisions[i].code,
+                    decisions[i].code.description()
+                ),
+            ));
+        }
+    }
+    for c in &catalog.candidates {
+        if c.required
+            && let Some(ex) = &c.exclusion
+        {
+            warnings.push(Warning::new(
+                WarningCode::RequiredNotOffered,
+                format!(
+                    "required tool {} is cut ({}): {}",
+                    c.name, ex.code, ex.detail
+                ),
+            ));
+        }
+    }
+
+    let used_tokens = caps.tokens.saturating_sub(wrapper) - tokens_left;
+    let totals = Totals {
+        items: caps.items - items_left,
+        item_cap: caps.items,
+        tokens: if roster.is_empty() {
+            0
+        } else {
+            used_tokens + wrapper
+        },
+        token_cap: caps.tokens,
+        candidates: n as u32,
+    };
+    let headroom = headroom(
+        catalog,
+        &roster,
+        items_left,
+        caps.tokens - totals.tokens.min(caps.tokens),
+    );
+    Plan {
+        catalog,
+        caps,
+        decisions,
+        roster,
+        deferred,
+        cut,
+        totals,
+        headroom,
+        warnings,
+    }
+}
+
+fn headroom(catalog: &Catalog, roster: &[usize], slots: u32, tokens: u32) -> Headroom {
+    let mut tiers: Vec<Tier> = catalog
+        .ranked
+        .iter()
+        .map(|&i| &catalog.candidates[i])
+        .filter(|c| !matches!(c.source, Source::Control))
+        .map(|c| c.tier())
+        .collect();
+    for discovered in [false, true] {
+        tiers.push(Tier {
+            required: false,
+            priority: 0,
+            discovered,
+        });
+    }
+    tiers.sort_by_key(|t| t.key());
+    tiers.dedup();
+    let next = tiers
+        .into_iter()
+        .map(|tier| {
+            if slots > 0 {
+                return NextAddition {
+                    tier,
+                    displaces: None,
+                    misses: false,
+                };
+            }
+            // A new tool lands at the end of its tier: it displaces the
+            // lowest-ranked offered tool of a later tier.
+            let displaces = roster.iter().rev().copied().find(|&i| {
+                let c = &catalog.candidates[i];
+                !matches!(c.source, Source::Control) && c.tier().key() > tier.key()
+            });
+            NextAddition {
+                tier,
+                displaces,
+                misses: displaces.is_none(),
+            }
+        })
+        .collect();
+    Headroom {
+        slots,
+        tokens,
+        next,
+    }
+}
+
+impl Plan<'_> {
+    /// Stable hash of the offered roster: the agent's name and version and
+    /// every offered definition in order. Sessions pin it; it changes when
+    /// anything the model is shown changes.
+    pub fn fingerprint(&self) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(b"muster-roster-v1\0");
+        hasher.update(self.catalog.agent.as_bytes());
+        hasher.update(b"\0");
+        hasher.update(self.catalog.agent_version.to_be_bytes());
+        for &i in &self.roster {
+            hasher.update(self.catalog.candidates[i].definition_hash);
+        }
+        let digest = hasher.finalize();
+        let mut out = String::with_capacity(71);
+        out.push_str("sha256:");
+        for byte in digest {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        out
+    }
+
+    /// The decision about the candidate called `name` (the first, if the
+    /// name is repeated).
+    pub fn decision(&self, name: &str) -> Option<(usize, &Decision)> {
+        self.catalog.find(name).map(|i| (i, &self.decisions[i]))
+    }
+
+    /// One sentence with the facts of candidate `i`'s decision.
+    pub fn detail(&self, i: usize) -> String {
+        let c = &self.catalog.candidates[i];
+        let d = &self.decisions[i];
+        if let Some(ex) = &c.exclusion {
+            return ex.detail.clone();
+        }
+        let name = |j: usize| self.catalog.candidates[j].name.as_str();
+        match &d.facts {
+            Facts::None => match d.code {
+                Code::ControlTool => "reserved first: it loads deferred tools".to_string(),
+                Code::Required => format!(
+                    "required by group {}; {} tokens",
+                    c.group.as_deref().unwrap_or("?"),
+                    c.tokens
+                ),
+                _ => format!("{} tokens at rank {}", c.tokens, d.rank.unwrap_or(0)),
+            },
+            Facts::ItemCap {
+                offered_ahead,
+                item_cap_needed,
+                displace,
+            } => {
+                let mut s = format!(
+                    "all {offered_ahead} slots went to higher-ranked tools; it needs an item cap of {item_cap_needed}"
+                );
+                match displace.as_slice() {
+                    [] => {}
+                    [one] => s.push_str(&format!(", or {} to give up its slot", name(*one))),
+                    [first, .., last] => s.push_str(&format!(
+                        ", or the {} lowest-ranked slot-holders that are not required ({} up to {}) to give up theirs",
+                        displace.len(),
+                        name(*first),
+                        name(*last)
+                    )),
+                }
+                s
+            }
+            Facts::TokenCap {
+                tokens,
+                room,
+                token_cap_needed,
+            } => format!(
+                "{tokens} tokens with {room} left: {} short; it needs a token cap of {token_cap_needed} or a definition {} tokens smaller",
+                tokens - room,
+                tokens - room
+            ),
+        }
+    }
+}
+
+mod json;
+pub use json::{FORMAT_VERSION, PlanJson};

@@ -1,0 +1,256 @@
+//! The JSON contract of `muster plan --format json`; field by field in
+//! `docs/plan-json.md`. These types only borrow the plan: they render its
+//! decisions and never change them.
+
+use super::{Facts, Plan};
+use crate::catalog::{Candidate, Parameter, Source};
+use crate::finding::{Code, Status, Warning};
+use crate::policy::UnknownArguments;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Version of the plan JSON contract; bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The whole plan document.
+#[derive(Debug, Serialize)]
+pub struct PlanJson<'a> {
+    pub format_version: u32,
+    pub agent: AgentJson<'a>,
+    pub encoding: &'static str,
+    pub control_tool: Option<&'a str>,
+    pub roster: Vec<RosterEntry<'a>>,
+    pub deferred: Vec<MissEntry<'a>>,
+    pub cut: Vec<MissEntry<'a>>,
+    pub totals: TotalsJson,
+    pub headroom: HeadroomJson<'a>,
+    pub fingerprint: String,
+    pub warnings: &'a [Warning],
+}
+
+#[derive(Debug, Serialize)]
+pub struct AgentJson<'a> {
+    pub name: &'a str,
+    pub version: u64,
+    pub profile: Option<&'a str>,
+    pub flags: &'a [String],
+}
+
+/// One offered tool: what the model is shown and what a call check needs.
+#[derive(Debug, Serialize)]
+pub struct RosterEntry<'a> {
+    pub name: &'a str,
+    pub source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
+    pub rank: u32,
+    pub code: Code,
+    pub group: Option<&'a str>,
+    pub tokens: u32,
+    pub description: &'a str,
+    pub input_schema: &'a Value,
+    pub fixed: &'a BTreeMap<String, Value>,
+    pub only: Option<&'a [String]>,
+    pub unknown_arguments: UnknownArguments,
+    pub coerce: bool,
+    pub parameters: Option<&'a [Parameter]>,
+    pub variadic: bool,
+}
+
+/// A deferred or cut candidate.
+#[derive(Debug, Serialize)]
+pub struct MissEntry<'a> {
+    pub name: &'a str,
+    pub source: &'static str,
+    pub status: Status,
+    pub code: Code,
+    pub rank: Option<u32>,
+    pub tokens: Option<u32>,
+    pub detail: String,
+    pub facts: Option<FactsJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum FactsJson<'a> {
+    ItemCap {
+        offered_ahead: u32,
+        item_cap_needed: u32,
+        displace: Vec<&'a str>,
+    },
+    TokenCap {
+        tokens: u32,
+        room: u32,
+        short: u32,
+        token_cap_needed: u32,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub struct TotalsJson {
+    pub items: u32,
+    pub item_cap: u32,
+    pub tokens: u32,
+    pub token_cap: u32,
+    pub wrapper_tokens: u32,
+    pub candidates: u32,
+    pub offered: u32,
+    pub deferred: u32,
+    pub cut: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HeadroomJson<'a> {
+    pub slots: u32,
+    pub tokens: u32,
+    pub next: Vec<NextJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NextJson<'a> {
+    pub tier: String,
+    pub outcome: &'static str,
+    pub displaces: Option<&'a str>,
+}
+
+fn server_tool(c: &Candidate) -> (Option<&str>, Option<&str>) {
+    match &c.source {
+        Source::Mcp { server, tool } => (Some(server), Some(tool)),
+        _ => (None, None),
+    }
+}
+
+impl<'c> Plan<'c> {
+    /// The plan as its JSON contract.
+    pub fn to_json(&self) -> PlanJson<'_> {
+        let cat = self.catalog;
+        let roster = self
+            .roster
+            .iter()
+            .map(|&i| {
+                let c = &cat.candidates[i];
+                let d = &self.decisions[i];
+                let (server, tool) = server_tool(c);
+                RosterEntry {
+                    name: &c.name,
+                    source: c.source.as_str(),
+                    server,
+                    tool,
+                    rank: d.rank.unwrap_or(0),
+                    code: d.code,
+                    group: c.group.as_deref(),
+                    tokens: c.tokens,
+                    description: &c.description,
+                    input_schema: &c.input_schema,
+                    fixed: &c.call.fixed,
+                    only: c.call.only.as_deref(),
+                    unknown_arguments: c.call.unknown_arguments,
+                    coerce: c.call.coerce,
+                    parameters: c.call.parameters.as_deref(),
+                    variadic: c.call.variadic,
+                }
+            })
+            .collect();
+        let miss = |&i: &usize| {
+            let c = &cat.candidates[i];
+            let d = &self.decisions[i];
+            let facts = match &d.facts {
+                Facts::None => None,
+                Facts::ItemCap {
+                    offered_ahead,
+                    item_cap_needed,
+                    displace,
+                } => Some(FactsJson::ItemCap {
+                    offered_ahead: *offered_ahead,
+                    item_cap_needed: *item_cap_needed,
+                    displace: displace
+                        .iter()
+                        .map(|&j| cat.candidates[j].name.as_str())
+                        .collect(),
+                }),
+                Facts::TokenCap {
+                    tokens,
+                    room,
+                    token_cap_needed,
+                } => Some(FactsJson::TokenCap {
+                    tokens: *tokens,
+                    room: *room,
+                    short: tokens - room,
+                    token_cap_needed: *token_cap_needed,
+                }),
+            };
+            MissEntry {
+                name: &c.name,
+                source: c.source.as_str(),
+                status: d.status,
+                code: d.code,
+                rank: d.rank,
+                tokens: c.exclusion.is_none().then_some(c.tokens),
+                detail: self.detail(i),
+                facts,
+            }
+        };
+        PlanJson {
+            format_version: FORMAT_VERSION,
+            agent: AgentJson {
+                name: &cat.agent,
+                version: cat.agent_version,
+                profile: cat.profile.as_deref(),
+                flags: &cat.flags,
+            },
+            encoding: cat.encoding.name(),
+            control_tool: cat.control_tool.as_deref(),
+            roster,
+            deferred: self.deferred.iter().map(miss).collect(),
+            cut: self.cut.iter().map(miss).collect(),
+            totals: TotalsJson {
+                items: self.totals.items,
+                item_cap: self.totals.item_cap,
+                tokens: self.totals.tokens,
+                token_cap: self.totals.token_cap,
+                wrapper_tokens: if self.roster.is_empty() {
+                    0
+                } else {
+                    cat.wrapper_tokens
+                },
+                candidates: self.totals.candidates,
+                offered: self.roster.len() as u32,
+                deferred: self.deferred.len() as u32,
+                cut: self.cut.len() as u32,
+            },
+            headroom: HeadroomJson {
+                slots: self.headroom.slots,
+                tokens: self.headroom.tokens,
+                next: self
+                    .headroom
+                    .next
+                    .iter()
+                    .map(|n| NextJson {
+                        tier: n.tier.label(),
+                        outcome: if n.displaces.is_some() {
+                            "displaces"
+                        } else if n.misses {
+                            "misses"
+                        } else {
+                            "fits"
+                        },
+                        displaces: n.displaces.map(|j| cat.candidates[j].name.as_str()),
+                    })
+                    .collect(),
+            },
+            fingerprint: self.fingerprint(),
+            warnings: &self.warnings,
+        }
+    }
+
+    /// The plan JSON as pretty text with a trailing newline.
+    pub fn to_json_string(&self) -> String {
+        let mut text =
+            serde_json::to_string_pretty(&self.to_json()).expect("plan JSON has string keys only");
+        text.push('\n');
+        text
+    }
+}

@@ -1,0 +1,1362 @@
+//! Policies: reads a policy directory and validates it into a [`Policy`].
+//!
+//! Layout (every part optional except at least one tool or server):
+//!
+//! ```text
+//! policies/
+//!   muster.toml         caps, tokenizer, deferral, groups, agents, call policy
+//!   tools/*.toml        [[tool]] configured tools
+//!   mcp/*.toml          [[mcp]] servers and their narrowing
+//!   flags/<profile>.toml  flags = [...] a profile turns on
+//! ```
+//!
+//! Loading is two-phase: each file is parsed into raw structs that keep
+//! spans and refuse unknown keys, then every rule is checked and *all*
+//! problems are returned at once, each with file and line. This module
+//! decides what a policy means; it never decides what is offered.
+
+mod raw;
+
+use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::tokens::Encoding;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+/// Default item cap: how many tool definitions the model is shown.
+pub const DEFAULT_ITEM_CAP: u32 = 30;
+/// Default token cap on the tool section.
+pub const DEFAULT_TOKEN_CAP: u32 = 9_000;
+/// Name of the control tool when deferral is on and the policy names none.
+pub const DEFAULT_CONTROL_TOOL: &str = "tools.load";
+
+/// Where a policy entry was written.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    /// The file, as found under the policy directory.
+    pub file: PathBuf,
+    /// 1-based line of the entry, when known.
+    pub line: Option<usize>,
+}
+
+impl Origin {
+    /// A problem located at this origin.
+    pub fn problem(&self, message: impl Into<String>) -> Problem {
+        Problem::new(message).in_file(&self.file).at_line(self.line)
+    }
+}
+
+/// The two caps a roster must respect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Most tool definitions offered.
+    pub items: u32,
+    /// Most tokens the tool section may cost.
+    pub tokens: u32,
+}
+
+/// What to do with an argument name a tool's schema does not declare
+/// (where the schema does not already refuse it with
+/// `additionalProperties: false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownArguments {
+    /// Refuse the turn: the model learns the name does not exist.
+    Refuse,
+    /// Drop the argument and note it.
+    Drop,
+    /// Forward it unchanged.
+    Pass,
+}
+
+impl UnknownArguments {
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "refuse" => Some(Self::Refuse),
+            "drop" => Some(Self::Drop),
+            "pass" => Some(Self::Pass),
+            _ => None,
+        }
+    }
+}
+
+/// How calls are checked and forwarded, by tool source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallPolicy {
+    /// For configured tools; default refuse (their names are ours to know).
+    pub configured_unknown: UnknownArguments,
+    /// For MCP tools; default refuse.
+    pub mcp_unknown: UnknownArguments,
+    /// Cast values to the declared type for configured tools; default off.
+    pub coerce_configured: bool,
+    /// Cast values to the declared type for MCP tools; default on, since
+    /// MCP servers validate strictly.
+    pub coerce_mcp: bool,
+}
+
+/// What `plan` does with a discovered tool whose definition differs from the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// Keep it away until `muster lock` accepts the change.
+    Cut,
+    /// Offer it, with a warning.
+    Warn,
+}
+
+/// The lock of discovered tool definitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockPolicy {
+    /// The lock file, relative paths resolved against the policy directory.
+    pub file: PathBuf,
+    /// What a mismatch does.
+    pub on_mismatch: LockMode,
+}
+
+/// Deferral: tools that do not fit are reachable through one control tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deferral {
+    /// Whether deferral is on.
+    pub enabled: bool,
+    /// The control tool's name.
+    pub control_tool: String,
+    /// The control tool's description.
+    pub description: String,
+}
+
+impl Deferral {
+    /// The control tool's input schema: it takes the name of a deferred tool.
+    pub fn control_schema() -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "Exact name of the deferred tool to load."
+                }
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        })
+    }
+}
+
+/// A named set of tools; a required group is placed before everything else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Group name.
+    pub name: String,
+    /// Whether its members must be offered.
+    pub required: bool,
+    /// Full tool names.
+    pub members: Vec<(String, Origin)>,
+    /// Where it was declared.
+    pub origin: Origin,
+}
+
+/// An agent: which tools it enables and the version sessions pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    /// Agent name.
+    pub name: String,
+    /// Version pinned by sessions; part of the roster fingerprint.
+    pub version: u64,
+    /// An explicit list of tools to enable; `None` means the default roster.
+    pub enabled_tools: Option<Vec<(String, Origin)>>,
+    /// MCP servers the agent uses; `None` means all.
+    pub servers: Option<Vec<(String, Origin)>>,
+    /// Where it was declared.
+    pub origin: Origin,
+}
+
+/// A configured (built-in) tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    /// Unique name.
+    pub name: String,
+    /// What the model is told the tool does.
+    pub description: String,
+    /// JSON Schema of its arguments (always an object schema).
+    pub input_schema: Value,
+    /// The flag that must be on for the tool to exist.
+    pub when: Option<String>,
+    /// Whether the default roster enables it.
+    pub default_roster: bool,
+    /// Higher is placed earlier; default 0.
+    pub priority: i64,
+    /// Whether a tool that does not fit may be deferred instead of cut.
+    pub deferrable: bool,
+    /// Ordered parameter names for hosts that call tools positionally.
+    pub parameters: Option<Vec<String>>,
+    /// Whether the last parameter takes any number of values.
+    pub variadic: bool,
+    /// Override of the call policy for undeclared argument names.
+    pub unknown_arguments: Option<UnknownArguments>,
+    /// Override of the call policy for casting values.
+    pub coerce: Option<bool>,
+    /// Where it was declared.
+    pub origin: Origin,
+}
+
+/// One tool as an MCP server's `tools/list` returned it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTool {
+    /// Tool name on the server.
+    pub name: String,
+    /// Its description ("" when absent).
+    pub description: String,
+    /// Its `inputSchema`, whatever the server sent.
+    pub input_schema: Value,
+}
+
+/// An MCP server block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerDef {
+    /// Server name; tools are `mcp.<name>.<tool>`.
+    pub name: String,
+    /// The stdio command `discover` starts.
+    pub command: Option<Vec<String>>,
+    /// Extra environment for the command.
+    pub env: BTreeMap<String, String>,
+    /// The recorded `tools/list` result `plan` reads.
+    pub snapshot: Option<PathBuf>,
+    /// How long `discover` waits for the server.
+    pub timeout: Duration,
+    /// The flag that must be on for the server's tools to exist.
+    pub when: Option<String>,
+    /// Priority of all its tools unless `tool_priority` says otherwise.
+    pub priority: i64,
+    /// Per-tool priority.
+    pub tool_priority: BTreeMap<String, i64>,
+    /// Whether its tools may be deferred.
+    pub deferrable: bool,
+    /// Tool names the block offers; `None` offers every listed tool.
+    pub allow: Option<Vec<(String, Origin)>>,
+    /// Tool names never offered.
+    pub deny: Vec<(String, Origin)>,
+    /// Per tool, arguments with a fixed value.
+    pub params: BTreeMap<String, BTreeMap<String, Value>>,
+    /// Per tool, the arguments the model may write.
+    pub only: BTreeMap<String, Vec<String>>,
+    /// Override of the call policy for undeclared argument names.
+    pub unknown_arguments: Option<UnknownArguments>,
+    /// Override of the call policy for casting values.
+    pub coerce: Option<bool>,
+    /// The tools the snapshot lists, in listed order (empty when there is
+    /// no snapshot yet).
+    pub listed: Vec<ListedTool>,
+    /// Where it was declared.
+    pub origin: Origin,
+}
+
+/// A flag profile: the flags an environment turns on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Flags, in file order.
+    pub flags: Vec<String>,
+    /// The profile file.
+    pub origin: Origin,
+}
+
+/// A validated policy directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// The directory it was read from.
+    pub root: PathBuf,
+    /// Caps from `muster.toml` (defaults 30 / 9,000).
+    pub caps: Caps,
+    /// Tokenizer (default `o200k_base`).
+    pub encoding: Encoding,
+    /// Deferral settings (default off).
+    pub deferral: Deferral,
+    /// How calls are checked.
+    pub calls: CallPolicy,
+    /// The definition lock.
+    pub lock: LockPolicy,
+    /// Groups in declared order.
+    pub groups: Vec<Group>,
+    /// Agents; the first is the default unless one says `default = true`.
+    pub agents: Vec<Agent>,
+    /// Index into `agents` of the default agent.
+    pub default_agent: usize,
+    /// Configured tools in declared order (files by name, then file order).
+    pub tools: Vec<ToolDef>,
+    /// MCP servers in declared order.
+    pub servers: Vec<ServerDef>,
+    /// Flag profiles by name.
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+impl Policy {
+    /// Reads and validates the policy directory `dir`.
+    ///
+    /// # Errors
+    /// Returns every problem found (malformed TOML, unknown keys, a tool
+    /// registered twice, a schema that is not an object, a missing schema or
+    /// snapshot file, ...) with file and line, as one [`Error`] of kind
+    /// [`ErrorKind::Policy`] (or [`ErrorKind::Io`] when the directory itself
+    /// cannot be read).
+    pub fn load(dir: &Path) -> Result<Policy, Error> {
+        Loader::new(dir).load()
+    }
+
+    /// The agent called `name`, or the default agent for `None`.
+    pub fn agent(&self, name: Option<&str>) -> Option<&Agent> {
+        match name {
+            None => self.agents.get(self.default_agent),
+            Some(name) => self.agents.iter().find(|a| a.name == name),
+        }
+    }
+
+    /// Every registered tool name: configured tools and, for each server,
+    /// `mcp.<server>.<tool>` for every listed tool.
+    pub fn registered_names(&self) -> BTreeSet<String> {
+        let mut names: BTreeSet<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        for server in &self.servers {
+            for tool in &server.listed {
+                names.insert(mcp_name(&server.name, &tool.name));
+            }
+        }
+        names
+    }
+}
+
+/// The roster name of tool `tool` on server `server`.
+pub fn mcp_name(server: &str, tool: &str) -> String {
+    format!("mcp.{server}.{tool}")
+}
+
+struct Loader {
+    root: PathBuf,
+    problems: Vec<Problem>,
+}
+
+/// Text of a policy file and a way to turn byte spans into lines.
+struct Source {
+    path: PathBuf,
+    text: String,
+}
+
+impl Source {
+    fn origin(&self, span: std::ops::Range<usize>) -> Origin {
+        Origin {
+            file: self.path.clone(),
+            line: Some(line_of(&self.text, span.start)),
+        }
+    }
+
+    fn at<T>(&self, spanned: &Spanned<T>) -> Origin {
+        self.origin(spanned.span())
+    }
+}
+
+impl Loader {
+    fn new(dir: &Path) -> Self {
+        Self {
+            root: dir.to_path_buf(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn load(mut self) -> Result<Policy, Error> {
+        if !self.root.is_dir() {
+            return Err(Error::new(
+                ErrorKind::Io,
+                Problem::new(format!(
+                    "policy directory {} does not exist",
+                    self.root.display()
+                ))
+                .help("run from the repository root, or pass --policies DIR"),
+            ));
+        }
+        let muster = self.read_toml::<raw::MusterFile>(&self.root.join("muster.toml"), true);
+        let tools = self.load_tools();
+        let servers = self.load_servers();
+        let profiles = self.load_profiles();
+        let (muster_src, muster) = match muster {
+            Some((src, file)) => (Some(src), file),
+            None => (None, raw::MusterFile::default()),
+        };
+        let settings = self.settings(muster_src.as_ref(), muster, &tools, &servers);
+        if tools.is_empty() && servers.is_empty() && self.problems.is_empty() {
+            self.problems.push(
+                Problem::new(format!(
+                    "{} defines no tools",
+                    self.root.join("tools").display()
+                ))
+                .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
+            );
+        }
+        if !self.problems.is_empty() {
+            return Err(Error::many(ErrorKind::Policy, self.problems));
+        }
+        let Settings {
+            caps,
+            encoding,
+            deferral,
+            calls,
+            lock,
+            groups,
+            agents,
+            default_agent,
+        } = settings;
+        Ok(Policy {
+            root: self.root,
+            caps,
+            encoding,
+            deferral,
+            calls,
+            lock,
+            groups,
+            agents,
+            default_agent,
+            tools,
+            servers,
+            profiles,
+        })
+    }
+
+    /// Reads and parses one TOML file; records a problem and returns `None`
+    /// when it cannot. A missing optional file is not a problem.
+    fn read_toml<T: serde::de::DeserializeOwned>(
+        &mut self,
+        path: &Path,
+        optional: bool,
+    ) -> Option<(Source, T)> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if optional && err.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(err) => {
+                self.problems
+                    .push(Problem::new(format!("cannot read file: {err}")).in_file(path));
+                return None;
+            }
+        };
+        match toml::from_str::<T>(&text) {
+            Ok(value) => Some((
+                Source {
+                    path: path.to_path_buf(),
+                    text,
+                },
+                value,
+            )),
+            Err(err) => {
+                let line = err.span().map(|s| line_of(&text, s.start));
+                let message = err.message().trim().to_string();
+                let help = if message.contains("unknown field") {
+                    "remove the key or correct its spelling; the keys this table accepts are listed above"
+                } else {
+                    "fix the TOML syntax at this line"
+                };
+                self.problems
+                    .push(Problem::new(message).in_file(path).at_line(line).help(help));
+                None
+            }
+        }
+    }
+
+    fn toml_files(&mut self, sub: &str) -> Vec<PathBuf> {
+        let dir = self.root.join(sub);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn load_tools(&mut self) -> Vec<ToolDef> {
+        let mut tools: Vec<ToolDef> = Vec::new();
+        let mut seen: BTreeMap<String, Origin> = BTreeMap::new();
+        for path in self.toml_files("tools") {
+            let Some((src, file)) = self.read_toml::<raw::ToolsFile>(&path, false) else {
+                continue;
+            };
+            for entry in file.tool {
+                let origin = src.at(&entry);
+                let raw = entry.into_inner();
+                if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
+                    tools.push(tool);
+                }
+            }
+        }
+        tools
+    }
+
+    fn tool(
+        &mut self,
+        src: &Source,
+        origin: Origin,
+        raw: raw::RawTool,
+        seen: &mut BTreeMap<String, Origin>,
+    ) -> Option<ToolDef> {
+        let name = raw.name.get_ref().clone();
+        let name_origin = src.at(&raw.name);
+        if let Some(problem) = bad_name(&name) {
+            self.problems
+                .push(name_origin.problem(format!("tool name {name:?} {problem}")));
+            return None;
+        }
+        if name.starts_with("mcp.") {
+            self.problems.push(
+                name_origin
+                    .problem(format!("configured tool {name:?} uses the reserved prefix \"mcp.\""))
+                    .help("discovered tools are named mcp.<server>.<tool>; rename the configured tool"),
+            );
+        }
+        if let Some(first) = seen.get(&name) {
+            self.problems.push(
+                name_origin
+                    .problem(format!(
+                        "tool {name:?} is registered twice; first at {}:{}",
+                        first.file.display(),
+                        first.line.unwrap_or(0)
+                    ))
+                    .help("remove one of the two entries or rename one"),
+            );
+            return None;
+        }
+        seen.insert(name.clone(), name_origin.clone());
+
+        let input_schema = match (raw.input_schema, raw.input_schema_file) {
+            (Some(_), Some(file)) => {
+                self.problems.push(
+                    src.at(&file)
+                        .problem(format!(
+                            "tool {name:?} has both input_schema and input_schema_file"
+                        ))
+                        .help("keep one of the two"),
+                );
+                return None;
+            }
+            (Some(inline), None) => {
+                let at = src.at(&inline);
+                match serde_json::to_value(inline.into_inner()) {
+                    Ok(value) => self.object_schema(&name, value, &at)?,
+                    Err(err) => {
+                        self.problems.push(at.problem(format!(
+                            "tool {name:?}: input_schema cannot be read as JSON Schema: {err}"
+                        )));
+                        return None;
+                    }
+                }
+            }
+            (None, Some(file)) => {
+                let at = src.at(&file);
+                let dir = src.path.parent().unwrap_or(Path::new("."));
+                let path = dir.join(file.get_ref());
+                let value = self.read_json(&path, &at, &name)?;
+                self.object_schema(
+                    &name,
+                    value,
+                    &Origin {
+                        file: path,
+                        line: None,
+                    },
+                )?
+            }
+            (None, None) => serde_json::json!({"type": "object", "properties": {}}),
+        };
+
+        let unknown_arguments = raw
+            .unknown_arguments
+            .as_ref()
+            .and_then(|u| self.unknown_arguments(src, u, &format!("tool {name:?}")));
+        let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
+        let parameters = raw
+            .parameters
+            .as_ref()
+            .map(|p| self.parameters(src, &name, p, &input_schema, raw.variadic));
+        Some(ToolDef {
+            name,
+            description: raw.description,
+            input_schema,
+            when,
+            default_roster: raw.default_roster,
+            priority: raw.priority,
+            deferrable: raw.deferrable,
+            parameters,
+            variadic: raw.variadic,
+            unknown_arguments,
+            coerce: raw.coerce,
+            origin,
+        })
+    }
+
+    fn read_json(&mut self, path: &Path, at: &Origin, tool: &str) -> Option<Value> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) => {
+                self.problems.push(
+                    at.problem(format!(
+                        "tool {tool:?}: cannot read schema file {}: {err}",
+                        path.display()
+                    ))
+                    .help("the path is relative to the TOML file that names it"),
+                );
+                return None;
+            }
+        };
+        match serde_json::from_str(&text) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                self.problems.push(
+                    Problem::new(format!(
+                        "tool {tool:?}: schema file is not valid JSON: {err}"
+                    ))
+                    .in_file(path)
+                    .at_line(Some(err.line())),
+                );
+                None
+            }
+        }
+    }
+
+    fn object_schema(&mut self, tool: &str, value: Value, at: &Origin) -> Option<Value> {
+        let Value::Object(map) = &value else {
+            self.problems.push(at.problem(format!(
+                "tool {tool:?}: input schema must be a JSON object; got {}",
+                kind_of(&value)
+            )));
+            return None;
+        };
+        match map.get("type") {
+            None => {}
+            Some(Value::String(t)) if t == "object" => {}
+            Some(other) => {
+                self.problems.push(
+                    at.problem(format!(
+                        "tool {tool:?}: input schema must describe an object (type = \"object\"); got type {other}"
+                    ))
+                    .help("tool arguments are always an object; wrap the value in a property"),
+                );
+                return None;
+            }
+        }
+        if let Some(props) = map.get("properties")
+            && !props.is_object()
+        {
+            self.problems.push(at.problem(format!(
+                "tool {tool:?}: input schema \"properties\" must be an object; got {}",
+                kind_of(props)
+            )));
+            return None;
+        }
+        Some(value)
+    }
+
+    fn parameters(
+        &mut self,
+        src: &Source,
+        tool: &str,
+        params: &Spanned<Vec<Spanned<String>>>,
+        schema: &Value,
+        variadic: bool,
+    ) -> Vec<String> {
+        let props = schema.get("properties").and_then(Value::as_object);
+        let required: BTreeSet<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut first_optional: Option<&str> = None;
+        let mut names = Vec::new();
+        for p in params.get_ref() {
+            let name = p.get_ref().as_str();
+            let at = src.at(p);
+            if !props.is_some_and(|props| props.contains_key(name)) {
+                self.problems.push(
+                    at.problem(format!(
+                        "tool {tool:?}: parameter {name:?} is not a property of its input schema"
+                    ))
+                    .help("list only properties the schema declares"),
+                );
+            }
+            let is_required = required.contains(name);
+            match (is_required, first_optional) {
+                (true, Some(optional)) => self.problems.push(
+                    at.problem(format!(
+                        "tool {tool:?}: required parameter {name:?} comes after optional parameter {optional:?}"
+                    ))
+                    .help("optional parameters come last; move it before them or make it optional"),
+                ),
+                (false, None) => first_optional = Some(name),
+                _ => {}
+            }
+            names.push(name.to_string());
+        }
+        if variadic && let Some(optional) = first_optional {
+            self.problems.push(
+                src.at(params)
+                    .problem(format!(
+                        "tool {tool:?} is variadic and has optional parameter {optional:?}"
+                    ))
+                    .help("a variadic tool takes no optional parameters; make them required or drop variadic"),
+            );
+        }
+        names
+    }
+
+    fn unknown_arguments(
+        &mut self,
+        src: &Source,
+        value: &Spanned<String>,
+        subject: &str,
+    ) -> Option<UnknownArguments> {
+        let parsed = UnknownArguments::parse(value.get_ref());
+        if parsed.is_none() {
+            self.problems.push(
+                src.at(value)
+                    .problem(format!(
+                        "{subject}: unknown_arguments = {:?} is not a choice",
+                        value.get_ref()
+                    ))
+                    .help("use \"refuse\", \"drop\" or \"pass\""),
+            );
+        }
+        parsed
+    }
+
+    fn flag_name(&mut self, src: &Source, flag: &Spanned<String>) -> Option<String> {
+        let name = flag.get_ref();
+        if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
+            self.problems.push(
+                src.at(flag)
+                    .problem(format!("flag name {name:?} is empty or has spaces")),
+            );
+            return None;
+        }
+        Some(name.clone())
+    }
+
+    fn load_servers(&mut self) -> Vec<ServerDef> {
+        let mut servers: Vec<ServerDef> = Vec::new();
+        let mut seen: BTreeMap<String, Origin> = BTreeMap::new();
+        for path in self.toml_files("mcp") {
+            let Some((src, file)) = self.read_toml::<raw::McpFile>(&path, false) else {
+                continue;
+            };
+            for entry in file.mcp {
+                let origin = src.at(&entry);
+                if let Some(server) = self.server(&src, origin, entry.into_inner(), &mut seen) {
+                    servers.push(server);
+                }
+            }
+        }
+        servers
+    }
+
+    fn server(
+        &mut self,
+        src: &Source,
+        origin: Origin,
+        raw: raw::RawServer,
+        seen: &mut BTreeMap<String, Origin>,
+    ) -> Option<ServerDef> {
+        let name = raw.name.get_ref().clone();
+        let at = src.at(&raw.name);
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            self.problems.push(
+                at.problem(format!(
+                    "MCP server name {name:?} is not usable in tool names"
+                ))
+                .help("use letters, digits, '_' and '-' only"),
+            );
+            return None;
+        }
+        if let Some(first) = seen.get(&name) {
+            self.problems.push(at.problem(format!(
+                "MCP server {name:?} is declared twice; first at {}:{}",
+                first.file.display(),
+                first.line.unwrap_or(0)
+            )));
+            return None;
+        }
+        seen.insert(name.clone(), at.clone());
+        if raw.command.is_none() && raw.snapshot.is_none() {
+            self.problems.push(
+                origin
+                    .problem(format!("MCP server {name:?} has neither command nor snapshot"))
+                    .help("add snapshot = \"<file>.json\" (a recorded tools/list result) or command = [\"prog\", ...]"),
+            );
+            return None;
+        }
+        if raw
+            .command
+            .as_ref()
+            .is_some_and(|c| c.is_empty() || c[0].is_empty())
+        {
+            self.problems.push(
+                origin
+                    .problem(format!("MCP server {name:?}: command is empty"))
+                    .help("command = [\"program\", \"arg\", ...]"),
+            );
+        }
+        let dir = src.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let snapshot = raw.snapshot.as_ref().map(|s| dir.join(s.get_ref()));
+        let listed = match (&snapshot, &raw.snapshot) {
+            (Some(path), Some(spanned)) => {
+                self.read_snapshot(path, &src.at(spanned), &name, raw.command.is_some())
+            }
+            _ => Vec::new(),
+        };
+        let allow = raw.allow.as_ref().map(|list| {
+            list.get_ref()
+                .iter()
+                .map(|n| (n.get_ref().clone(), src.at(n)))
+                .collect::<Vec<_>>()
+        });
+        let deny: Vec<(String, Origin)> = raw
+            .deny
+            .iter()
+            .map(|n| (n.get_ref().clone(), src.at(n)))
+            .collect();
+        let params: BTreeMap<String, BTreeMap<String, Value>> = raw
+            .params
+            .iter()
+            .map(|(tool, args)| {
+                let args = args
+                    .iter()
+                    .filter_map(|(arg, fixed)| {
+                        match serde_json::to_value(&fixed.get_ref().value) {
+                            Ok(v) => Some((arg.get_ref().clone(), v)),
+                            Err(err) => {
+                                self.problems.push(src.at(fixed).problem(format!(
+                                    "MCP server {name:?}: fixed value of {:?}.{:?} is not JSON: {err}",
+                                    tool.get_ref(),
+                                    arg.get_ref()
+                                )));
+                                None
+                            }
+                        }
+                    })
+                    .collect();
+                (tool.get_ref().clone(), args)
+            })
+            .collect();
+        let only: BTreeMap<String, Vec<String>> = raw
+            .only
+            .iter()
+            .map(|(tool, args)| {
+                (
+                    tool.get_ref().clone(),
+                    args.get_ref().iter().map(|a| a.get_ref().clone()).collect(),
+                )
+            })
+            .collect();
+        self.narrowing_rules(src, &name, &raw);
+        let unknown_arguments = raw
+            .unknown_arguments
+            .as_ref()
+            .and_then(|u| self.unknown_arguments(src, u, &format!("MCP server {name:?}")));
+        let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
+        Some(ServerDef {
+            name,
+            command: raw.command,
+            env: raw.env,
+            snapshot,
+            timeout: Duration::from_secs(raw.timeout_secs.unwrap_or(30)),
+            when,
+            priority: raw.priority,
+            tool_priority: raw
+                .tool_priority
+                .iter()
+                .map(|(k, v)| (k.get_ref().clone(), *v))
+                .collect(),
+            deferrable: raw.deferrable,
+            allow,
+            deny,
+            params,
+            only,
+            unknown_arguments,
+            coerce: raw.coerce,
+            listed,
+            origin,
+        })
+    }
+
+    /// The validation rules of `allow`, `params` and `only`.
+    fn narrowing_rules(&mut self, src: &Source, server: &str, raw: &raw::RawServer) {
+        let allow: Option<BTreeSet<&str>> = raw
+            .allow
+            .as_ref()
+            .map(|a| a.get_ref().iter().map(|n| n.get_ref().as_str()).collect());
+        let check_allowed = |problems: &mut Vec<Problem>, tool: &Spanned<String>, key: &str| {
+            match &allow {
+                None => problems.push(
+                    src.at(tool)
+                        .problem(format!(
+                            "MCP server {server:?}: {key} names tool {:?} but the block has no allow list",
+                            tool.get_ref()
+                        ))
+                        .help(format!(
+                            "add allow = [{:?}, ...] so {key} has the tool names to hold against",
+                            tool.get_ref()
+                        )),
+                ),
+                Some(allow) if !allow.contains(tool.get_ref().as_str()) => problems.push(
+                    src.at(tool)
+                        .problem(format!(
+                            "MCP server {server:?}: {key} names tool {:?}, which is not in allow",
+                            tool.get_ref()
+                        ))
+                        .help("add the tool to allow, or remove this entry"),
+                ),
+                Some(_) => {}
+            }
+        };
+        for tool in raw.params.keys() {
+            check_allowed(&mut self.problems, tool, "params");
+        }
+        for (tool, args) in &raw.only {
+            check_allowed(&mut self.problems, tool, "only");
+            if args.get_ref().is_empty() {
+                self.problems.push(
+                    src.at(args)
+                        .problem(format!(
+                            "MCP server {server:?}: only.{} is empty",
+                            tool.get_ref()
+                        ))
+                        .help("list at least one argument the model may write, or deny the tool"),
+                );
+            }
+            let mut names = BTreeSet::new();
+            for arg in args.get_ref() {
+                let name = arg.get_ref();
+                if name.is_empty() {
+                    self.problems.push(src.at(arg).problem(format!(
+                        "MCP server {server:?}: only.{} has an empty argument name",
+                        tool.get_ref()
+                    )));
+                } else if !names.insert(name.as_str()) {
+                    self.problems.push(src.at(arg).problem(format!(
+                        "MCP server {server:?}: only.{} lists {name:?} twice",
+                        tool.get_ref()
+                    )));
+                }
+                let fixed = raw
+                    .params
+                    .get(tool.get_ref().as_str())
+                    .and_then(|p| p.keys().find(|k| k.get_ref() == name));
+                if let Some(fixed) = fixed {
+                    self.problems.push(
+                        src.at(arg)
+                            .problem(format!(
+                                "MCP server {server:?}: argument {name:?} of tool {:?} is both in only and fixed by params (line {})",
+                                tool.get_ref(),
+                                line_of(&src.text, fixed.span().start)
+                            ))
+                            .help("a fixed argument is not the model's to write; remove it from only"),
+                    );
+                }
+            }
+        }
+        for args in raw.params.values() {
+            for arg in args.keys() {
+                if arg.get_ref().is_empty() {
+                    self.problems.push(src.at(arg).problem(format!(
+                        "MCP server {server:?}: params has an empty argument name"
+                    )));
+                }
+            }
+        }
+    }
+
+    fn read_snapshot(
+        &mut self,
+        path: &Path,
+        at: &Origin,
+        server: &str,
+        has_command: bool,
+    ) -> Vec<ListedTool> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && has_command => {
+                // A server not yet discovered lists nothing; `plan` warns.
+                return Vec::new();
+            }
+            Err(err) => {
+                self.problems.push(
+                    at.problem(format!(
+                        "MCP server {server:?}: cannot read snapshot {}: {err}",
+                        path.display()
+                    ))
+                    .help(
+                        "the path is relative to the TOML file; run `muster discover` to record it",
+                    ),
+                );
+                return Vec::new();
+            }
+        };
+        match parse_snapshot(&text) {
+            Ok(tools) => tools,
+            Err((line, message)) => {
+                self.problems.push(
+                    Problem::new(format!("MCP server {server:?}: snapshot {message}"))
+                        .in_file(path)
+                        .at_line(line)
+                        .help("a snapshot is a tools/list result: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}"),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn load_profiles(&mut self) -> BTreeMap<String, Profile> {
+        let mut profiles = BTreeMap::new();
+        for path in self.toml_files("flags") {
+            let Some((src, file)) = self.read_toml::<raw::FlagsFile>(&path, false) else {
+                continue;
+            };
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let flags = file
+                .flags
+                .iter()
+                .filter_map(|f| self.flag_name(&src, f))
+                .collect();
+            profiles.insert(
+                name,
+                Profile {
+                    flags,
+                    origin: Origin {
+                        file: path.clone(),
+                        line: None,
+                    },
+                },
+            );
+        }
+        profiles
+    }
+
+    fn settings(
+        &mut self,
+        src: Option<&Source>,
+        file: raw::MusterFile,
+        tools: &[ToolDef],
+        servers: &[ServerDef],
+    ) -> Settings {
+        let fallback = Source {
+            path: self.root.join("muster.toml"),
+            text: String::new(),
+        };
+        let src = src.unwrap_or(&fallback);
+        let mut caps = Caps {
+            items: DEFAULT_ITEM_CAP,
+            tokens: DEFAULT_TOKEN_CAP,
+        };
+        if let Some(raw_caps) = &file.caps {
+            let raw_caps = raw_caps.get_ref();
+            if let Some(items) = &raw_caps.items {
+                caps.items = self
+                    .positive(src, items, "caps.items")
+                    .unwrap_or(caps.items);
+            }
+            if let Some(tokens) = &raw_caps.tokens {
+                caps.tokens = self
+                    .positive(src, tokens, "caps.tokens")
+                    .unwrap_or(caps.tokens);
+            }
+        }
+        let mut encoding = Encoding::default();
+        if let Some(name) = file.tokens.as_ref().and_then(|t| t.encoding.as_ref()) {
+            match Encoding::from_name(name.get_ref()) {
+                Some(e) => encoding = e,
+                None => self.problems.push(
+                    src.at(name)
+                        .problem(format!(
+                            "tokens.encoding {:?} is not supported",
+                            name.get_ref()
+                        ))
+                        .help("use \"o200k_base\" (gpt-4o and later) or \"cl100k_base\" (gpt-4)"),
+                ),
+            }
+        }
+        let deferral =
+            match &file.deferral {
+                Some(d) => {
+                    let d = d.get_ref();
+                    let control_tool = d
+                        .control_tool
+                        .as_ref()
+                        .map(|n| n.get_ref().clone())
+                        .unwrap_or_else(|| DEFAULT_CONTROL_TOOL.to_string());
+                    if let Some(spanned) = &d.control_tool {
+                        if let Some(problem) = bad_name(&control_tool) {
+                            self.problems.push(src.at(spanned).problem(format!(
+                                "deferral.control_tool {control_tool:?} {problem}"
+                            )));
+                        }
+                        if tools.iter().any(|t| t.name == control_tool) {
+                            self.problems.push(src.at(spanned).problem(format!(
+                            "deferral.control_tool {control_tool:?} is also a configured tool"
+                        )).help("give the control tool a name of its own"));
+                        }
+                    }
+                    Deferral {
+                        enabled: d.enabled,
+                        control_tool,
+                        description: d
+                            .description
+                            .clone()
+                            .unwrap_or_else(default_control_description),
+                    }
+                }
+                None => Deferral {
+                    enabled: false,
+                    control_tool: DEFAULT_CONTROL_TOOL.to_string(),
+                    description: default_control_description(),
+                },
+            };
+        let mut calls = CallPolicy {
+            configured_unknown: UnknownArguments::Refuse,
+            mcp_unknown: UnknownArguments::Refuse,
+            coerce_configured: false,
+            coerce_mcp: true,
+        };
+        if let Some(c) = &file.calls {
+            if let Some(u) = &c.unknown_arguments {
+                calls.configured_unknown = self
+                    .unknown_arguments(src, u, "calls")
+                    .unwrap_or(calls.configured_unknown);
+            }
+            if let Some(u) = &c.mcp_unknown_arguments {
+                calls.mcp_unknown = self
+                    .unknown_arguments(src, u, "calls")
+                    .unwrap_or(calls.mcp_unknown);
+            }
+            calls.coerce_configured = c.coerce_configured.unwrap_or(calls.coerce_configured);
+            calls.coerce_mcp = c.coerce_mcp.unwrap_or(calls.coerce_mcp);
+        }
+        let mut lock = LockPolicy {
+            file: self.root.join("mcp.lock"),
+            on_mismatch: LockMode::Cut,
+        };
+        if let Some(l) = &file.lock {
+            if let Some(f) = &l.file {
+                lock.file = self.root.join(f);
+            }
+            if let Some(mode) = &l.on_mismatch {
+                match mode.get_ref().as_str() {
+                    "cut" => lock.on_mismatch = LockMode::Cut,
+                    "warn" => lock.on_mismatch = LockMode::Warn,
+                    other => self.problems.push(
+                        src.at(mode)
+                            .problem(format!("lock.on_mismatch {other:?} is not a choice"))
+                            .help("use \"cut\" (keep the tool away until reviewed) or \"warn\""),
+                    ),
+                }
+            }
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        for g in &file.group {
+            let origin = src.at(g);
+            let g = g.get_ref();
+            if groups.iter().any(|other| &other.name == g.name.get_ref()) {
+                self.problems.push(
+                    src.at(&g.name)
+                        .problem(format!("group {:?} is declared twice", g.name.get_ref())),
+                );
+                continue;
+            }
+            if g.members.is_empty() {
+                self.problems.push(
+                    origin
+                        .problem(format!("group {:?} has no members", g.name.get_ref()))
+                        .help("list full tool names in members = [...]"),
+                );
+            }
+            groups.push(Group {
+                name: g.name.get_ref().clone(),
+                required: g.required,
+                members: g
+                    .members
+                    .iter()
+                    .map(|m| (m.get_ref().clone(), src.at(m)))
+                    .collect(),
+                origin,
+            });
+        }
+        let mut agents: Vec<Agent> = Vec::new();
+        let mut default_agent = None;
+        for a in &file.agent {
+            let origin = src.at(a);
+            let a = a.get_ref();
+            let name = a.name.get_ref().clone();
+            if agents.iter().any(|other| other.name == name) {
+                self.problems.push(
+                    src.at(&a.name)
+                        .problem(format!("agent {name:?} is declared twice")),
+                );
+                continue;
+            }
+            let version = match &a.version {
+                Some(v) if *v.get_ref() < 0 => {
+                    self.problems.push(
+                        src.at(v)
+                            .problem(format!("agent {name:?}: version must be 0 or more")),
+                    );
+                    0
+                }
+                Some(v) => *v.get_ref() as u64,
+                None => 1,
+            };
+            if a.default {
+                if let Some(first) = default_agent {
+                    let first: &Agent = &agents[first];
+                    self.problems.push(
+                        origin
+                            .problem(format!(
+                                "agents {:?} and {name:?} are both marked default",
+                                first.name
+                            ))
+                            .help("mark exactly one agent default = true"),
+                    );
+                } else {
+                    default_agent = Some(agents.len());
+                }
+            }
+            if let Some(servers_list) = &a.servers {
+                for s in servers_list {
+                    if !servers.iter().any(|server| &server.name == s.get_ref()) {
+                        self.problems.push(
+                            src.at(s)
+                                .problem(format!(
+                                    "agent {name:?} names MCP server {:?}, which no mcp/*.toml declares",
+                                    s.get_ref()
+                                ))
+                                .help("declare the server in mcp/*.toml or remove it from servers"),
+                        );
+                    }
+                }
+            }
+            let named = |list: &Option<Vec<Spanned<String>>>| {
+                list.as_ref()
+                    .map(|l| l.iter().map(|n| (n.get_ref().clone(), src.at(n))).collect())
+            };
+            agents.push(Agent {
+                name,
+                version,
+                enabled_tools: named(&a.enabled_tools),
+                servers: named(&a.servers),
+                origin,
+            });
+        }
+        if agents.is_empty() {
+            agents.push(Agent {
+                name: "default".into(),
+                version: 1,
+                enabled_tools: None,
+                servers: None,
+                origin: Origin {
+                    file: self.root.join("muster.toml"),
+                    line: None,
+                },
+            });
+        }
+        Settings {
+            caps,
+            encoding,
+            deferral,
+            calls,
+            lock,
+            groups,
+            agents,
+            default_agent: default_agent.unwrap_or(0),
+        }
+    }
+
+    fn positive(&mut self, src: &Source, value: &Spanned<i64>, key: &str) -> Option<u32> {
+        match u32::try_from(*value.get_ref()) {
+            Ok(v) if v > 0 => Some(v),
+            _ => {
+                self.problems.push(
+                    src.at(value)
+                        .problem(format!("{key} = {} is out of range", value.get_ref()))
+                        .help("use a whole number from 1 to 4294967295"),
+                );
+                None
+            }
+        }
+    }
+}
+
+struct Settings {
+    caps: Caps,
+    encoding: Encoding,
+    deferral: Deferral,
+    calls: CallPolicy,
+    lock: LockPolicy,
+    groups: Vec<Group>,
+    agents: Vec<Agent>,
+    default_agent: usize,
+}
+
+fn default_control_description() -> String {
+    "Load a tool that is available but not listed here, by its exact name. The tool's \
+     definition is added for the rest of the session; call it normally afterwards."
+        .to_string()
+}
+
+/// Why `name` cannot be a tool name, if it cannot.
+fn bad_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Some("contains whitespace")
+    } else {
+        None
+    }
+}
+
+/// A word for the JSON kind of `value`, for messages.
+pub fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses a recorded `tools/list` result. A tool without a name is an
+/// error; everything else about a tool (a non-object schema, a repeated
+/// name) is judged by the catalog, so one bad tool does not hide the rest.
+pub fn parse_snapshot(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
+    let tools = value
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or((None, "has no \"tools\" list".to_string()))?;
+    let mut listed = Vec::with_capacity(tools.len());
+    for (i, tool) in tools.iter().enumerate() {
+        let name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .ok_or((None, format!("tool #{} has no name", i + 1)))?;
+        listed.push(ListedTool {
+            name: name.to_string(),
+            description: tool
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+        });
+    }
+    Ok(listed)
+}
