@@ -1,0 +1,81 @@
+//! Shared test helpers: policy directories written from inline fixtures,
+//! and a copy of the bundled example policies to modify.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A policy directory in a temporary folder, removed on drop.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// Writes each `(relative path, content)` under a fresh directory.
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, content) in files {
+            write(dir.path(), path, content);
+        }
+        Self { dir }
+    }
+
+    /// A copy of the bundled `policies/` and `gates/`, under `policies/`
+    /// and `gates/` of a fresh directory.
+    pub fn bundled() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        copy_dir(&root.join("policies"), &dir.path().join("policies"));
+        copy_dir(&root.join("gates"), &dir.path().join("gates"));
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn policies(&self) -> PathBuf {
+        self.dir.path().join("policies")
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        write(self.dir.path(), path, content);
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(path)).expect("read fixture file")
+    }
+
+    /// Replaces `from` with `to` in a file, failing if `from` is absent.
+    pub fn edit(&self, path: &str, from: &str, to: &str) {
+        let text = self.read(path);
+        assert!(text.contains(from), "{path} does not contain {from:?}");
+        self.write(path, &text.replacen(from, to, 1));
+    }
+}
+
+fn write(root: &Path, path: &str, content: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, content).expect("write");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+/// The muster binary, run in `dir`.
+pub fn muster(dir: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_muster"));
+    cmd.current_dir(dir);
+    cmd
+}

@@ -1,0 +1,456 @@
+//! The planner on the bundled production-shaped policies and on inline
+//! fixtures: every rule of the plan, read back through the JSON contract.
+
+mod common;
+
+use common::{Fixture, muster};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The plan JSON contract, as a consumer reads it: independent of the
+/// crate's own types, so a renamed or dropped field fails here.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanDoc {
+    format_version: u32,
+    agent: AgentDoc,
+    encoding: String,
+    control_tool: Option<String>,
+    roster: Vec<RosterDoc>,
+    deferred: Vec<MissDoc>,
+    cut: Vec<MissDoc>,
+    totals: TotalsDoc,
+    headroom: HeadroomDoc,
+    fingerprint: String,
+    warnings: Vec<WarningDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentDoc {
+    name: String,
+    version: u64,
+    profile: Option<String>,
+    flags: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RosterDoc {
+    name: String,
+    source: String,
+    server: Option<String>,
+    tool: Option<String>,
+    rank: u32,
+    code: String,
+    group: Option<String>,
+    tokens: u32,
+    description: String,
+    input_schema: serde_json::Value,
+    fixed: BTreeMap<String, serde_json::Value>,
+    only: Option<Vec<String>>,
+    unknown_arguments: String,
+    coerce: bool,
+    parameters: Option<Vec<ParameterDoc>>,
+    variadic: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParameterDoc {
+    name: String,
+    required: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MissDoc {
+    name: String,
+    source: String,
+    status: String,
+    code: String,
+    rank: Option<u32>,
+    tokens: Option<u32>,
+    detail: String,
+    facts: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TotalsDoc {
+    items: u32,
+    item_cap: u32,
+    tokens: u32,
+    token_cap: u32,
+    wrapper_tokens: u32,
+    candidates: u32,
+    offered: u32,
+    deferred: u32,
+    cut: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeadroomDoc {
+    slots: u32,
+    tokens: u32,
+    next: Vec<NextDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NextDoc {
+    tier: String,
+    outcome: String,
+    displaces: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WarningDoc {
+    code: String,
+    message: String,
+    file: Option<String>,
+    line: Option<usize>,
+}
+
+const CALLING: [&str; 3] = [
+    "mcp.bland_call.start_call",
+    "mcp.bland_read.get_call",
+    "mcp.bland_read.list_calls",
+];
+
+fn plan_json(dir: &std::path::Path, args: &[&str]) -> (String, PlanDoc) {
+    let out = muster(dir)
+        .args(["plan", "--format", "json"])
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    let doc: PlanDoc = serde_json::from_str(&text).expect("plan JSON matches the contract");
+    (text, doc)
+}
+
+fn names(entries: &[RosterDoc]) -> Vec<&str> {
+    entries.iter().map(|e| e.name.as_str()).collect()
+}
+
+fn find<'a>(doc: &'a PlanDoc, name: &str) -> &'a MissDoc {
+    doc.cut
+        .iter()
+        .chain(&doc.deferred)
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{name} is neither cut nor deferred"))
+}
+
+#[test]
+fn production_roster_offers_the_calling_tools_within_both_caps() {
+    let fx = Fixture::bundled();
+    let (_, doc) = plan_json(fx.path(), &["--flags", "production"]);
+    assert_eq!(doc.format_version, 1);
+    assert_eq!(doc.encoding, "o200k_base");
+    assert_eq!(doc.agent.name, "chat");
+    assert_eq!(doc.agent.profile.as_deref(), Some("production"));
+    assert_eq!(doc.agent.flags, ["AGENT_EMAIL_UNSUBSCRIBE_ENABLED"]);
+    let offered = names(&doc.roster);
+    assert_eq!(&offered[..3], CALLING, "calling tools rank first");
+    for e in &doc.roster[..3] {
+        assert_eq!(e.code, "required");
+        assert_eq!(e.group.as_deref(), Some("calling"));
+        assert_eq!(e.source, "mcp");
+    }
+    assert_eq!(doc.totals.items, 30);
+    assert_eq!(doc.totals.item_cap, 30);
+    assert_eq!(doc.totals.token_cap, 9000);
+    assert!(
+        (6500..=8500).contains(&doc.totals.tokens),
+        "production roster costs {} tokens",
+        doc.totals.tokens
+    );
+    let sum: u32 = doc.roster.iter().map(|e| e.tokens).sum();
+    assert_eq!(doc.totals.tokens, sum + doc.totals.wrapper_tokens);
+    // 27 configured tools: 28 exist under production flags, list_files is
+    // left out of the default roster.
+    assert_eq!(
+        doc.roster
+            .iter()
+            .filter(|e| e.source == "configured")
+            .count(),
+        27
+    );
+    assert!(offered.contains(&"email.unsubscribe"));
+    assert!(!offered.contains(&"workspace.list_files"));
+    assert_eq!(find(&doc, "workspace.list_files").code, "not-enabled");
+    assert_eq!(find(&doc, "skill.load").code, "flag-off");
+    let thread = find(&doc, "mcp.gmail_read.get_thread");
+    assert_eq!(
+        (thread.status.as_str(), thread.code.as_str()),
+        ("cut", "item-cap")
+    );
+    assert_eq!(doc.headroom.slots, 0);
+    assert_eq!(doc.headroom.tokens, 9000 - doc.totals.tokens);
+    assert!(doc.fingerprint.starts_with("sha256:") && doc.fingerprint.len() == 71);
+    // Every candidate appears exactly once.
+    assert_eq!(
+        doc.totals.candidates as usize,
+        doc.roster.len() + doc.deferred.len() + doc.cut.len()
+    );
+    assert_eq!(doc.totals.candidates, 29 + 19);
+}
+
+#[test]
+fn production_plan_json_is_pinned() {
+    let fx = Fixture::bundled();
+    let (text, _) = plan_json(fx.path(), &["--flags", "production"]);
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    insta::assert_json_snapshot!("production_plan", value);
+}
+
+#[test]
+fn same_inputs_give_byte_identical_json() {
+    let fx = Fixture::bundled();
+    let (a, _) = plan_json(fx.path(), &["--flags", "production"]);
+    let (b, _) = plan_json(fx.path(), &["--flags", "production"]);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn roster_entries_carry_what_a_call_check_needs() {
+    let fx = Fixture::bundled();
+    let (_, doc) = plan_json(fx.path(), &["--flags", "production"]);
+    let start = &doc.roster[0];
+    assert_eq!(start.server.as_deref(), Some("bland_call"));
+    assert_eq!(start.tool.as_deref(), Some("start_call"));
+    assert_eq!(start.unknown_arguments, "refuse");
+    assert!(start.coerce, "MCP tools forward cast values by default");
+    assert!(start.fixed.is_empty() && start.only.is_none());
+    let calc = doc
+        .roster
+        .iter()
+        .find(|e| e.name == "math.calculate")
+        .unwrap();
+    assert!(!calc.coerce);
+    assert!(calc.input_schema["properties"]["expression"].is_object());
+    assert!(!calc.description.is_empty());
+    assert!(calc.parameters.is_none() && !calc.variadic && calc.rank == 4);
+}
+
+/// A minimal policy: only tools/*.toml, every default applies.
+const TWO_TOOLS: &str = r#"
+[[tool]]
+name = "a.first"
+description = "First tool."
+input_schema = { type = "object", properties = { q = { type = "string" } } }
+
+[[tool]]
+name = "b.second"
+description = "Second tool."
+"#;
+
+#[test]
+fn a_directory_with_only_tools_is_a_complete_policy() {
+    let fx = Fixture::new(&[("policies/tools/t.toml", TWO_TOOLS)]);
+    let (_, doc) = plan_json(fx.path(), &[]);
+    assert_eq!(names(&doc.roster), ["a.first", "b.second"]);
+    assert_eq!((doc.totals.item_cap, doc.totals.token_cap), (30, 9000));
+    assert_eq!(doc.agent.name, "default");
+    assert!(doc.control_tool.is_none());
+    assert!(doc.warnings.is_empty());
+}
+
+fn sized_tool(name: &str, words: usize) -> String {
+    format!(
+        "[[tool]]\nname = \"{name}\"\ndescription = \"{}\"\n\n",
+        vec!["word"; words].join(" ")
+    )
+}
+
+#[test]
+fn a_tool_too_large_for_the_tokens_left_is_skipped_and_smaller_ones_fill_the_room() {
+    let tools = [
+        sized_tool("t.small1", 10),
+        sized_tool("t.huge", 400),
+        sized_tool("t.small2", 10),
+    ]
+    .concat();
+    let fx = Fixture::new(&[("policies/tools/t.toml", &tools)]);
+    let (_, doc) = plan_json(fx.path(), &["--token-cap", "200"]);
+    assert_eq!(names(&doc.roster), ["t.small1", "t.small2"]);
+    let huge = find(&doc, "t.huge");
+    assert_eq!(
+        (huge.status.as_str(), huge.code.as_str()),
+        ("cut", "token-cap")
+    );
+    let facts = huge.facts.as_ref().unwrap();
+    let short = facts["short"].as_u64().unwrap();
+    assert_eq!(
+        facts["tokens"].as_u64().unwrap() - facts["room"].as_u64().unwrap(),
+        short
+    );
+    assert_eq!(facts["token_cap_needed"].as_u64().unwrap(), 200 + short);
+    // why shows the skip and what it takes.
+    let why = muster(fx.path())
+        .args(["why", "t.huge", "--token-cap", "200"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let why = String::from_utf8(why).unwrap();
+    assert!(why.contains("cut (token-cap)"), "{why}");
+    assert!(why.contains("still offered: t.small2"), "{why}");
+    assert!(
+        why.contains(&format!("--token-cap {}", 200 + short)),
+        "{why}"
+    );
+}
+
+const DEFERRAL: &str = r#"
+[caps]
+items = 3
+
+[deferral]
+enabled = true
+control_tool = "tools.load"
+"#;
+
+#[test]
+fn with_deferral_the_control_tool_is_reserved_first_and_misses_are_deferred() {
+    let tools = [
+        sized_tool("t.one", 5),
+        sized_tool("t.two", 5),
+        sized_tool("t.three", 5),
+        "[[tool]]\nname = \"t.pinned\"\ndeferrable = false\n".to_string(),
+    ]
+    .concat();
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", DEFERRAL),
+        ("policies/tools/t.toml", &tools),
+    ]);
+    let (_, doc) = plan_json(fx.path(), &[]);
+    assert_eq!(names(&doc.roster), ["tools.load", "t.one", "t.two"]);
+    assert_eq!(doc.roster[0].source, "control");
+    assert_eq!(doc.roster[0].code, "control-tool");
+    assert_eq!(doc.control_tool.as_deref(), Some("tools.load"));
+    assert_eq!(doc.deferred.len(), 1);
+    assert_eq!(doc.deferred[0].name, "t.three");
+    assert_eq!(doc.deferred[0].code, "item-cap");
+    assert_eq!(doc.deferred[0].status, "deferred");
+    let pinned = find(&doc, "t.pinned");
+    assert_eq!(
+        (pinned.status.as_str(), pinned.code.as_str()),
+        ("cut", "item-cap")
+    );
+}
+
+#[test]
+fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes() {
+    let snapshot = r#"{"tools": [
+        {"name": "ok", "description": "fine", "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "ok", "description": "again", "inputSchema": {"type": "object"}},
+        {"name": "list", "inputSchema": ["not", "an", "object"]},
+        {"name": "text", "inputSchema": {"type": "string"}}
+    ]}"#;
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TWO_TOOLS),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"srv\"\nsnapshot = \"srv.json\"\n",
+        ),
+        ("policies/mcp/srv.json", snapshot),
+    ]);
+    let (_, doc) = plan_json(fx.path(), &[]);
+    assert!(names(&doc.roster).contains(&"mcp.srv.ok"));
+    let codes: Vec<(&str, &str)> = doc
+        .cut
+        .iter()
+        .map(|m| (m.name.as_str(), m.code.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("mcp.srv.ok", "duplicate-name"),
+            ("mcp.srv.list", "invalid-schema"),
+            ("mcp.srv.text", "invalid-schema"),
+        ]
+    );
+}
+
+#[test]
+fn policy_entries_that_match_nothing_are_warned_about() {
+    let muster_toml = r#"
+[[group]]
+name = "core"
+required = true
+members = ["a.first", "a.missing"]
+
+[[agent]]
+name = "main"
+enabled_tools = ["a.first", "b.nowhere"]
+"#;
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", muster_toml),
+        ("policies/tools/t.toml", TWO_TOOLS),
+        (
+            "policies/flags/prod.toml",
+            "flags = [\"NOBODY_USES_THIS\"]\n",
+        ),
+    ]);
+    let (_, doc) = plan_json(fx.path(), &["--flags", "prod"]);
+    assert_eq!(names(&doc.roster), ["a.first"]);
+    assert_eq!(find(&doc, "b.second").code, "not-enabled");
+    let codes: Vec<&str> = doc.warnings.iter().map(|w| w.code.as_str()).collect();
+    assert!(codes.contains(&"unknown-enabled-tool"), "{codes:?}");
+    assert!(codes.contains(&"unmatched-group-member"), "{codes:?}");
+    assert!(codes.contains(&"unused-flag"), "{codes:?}");
+    let unknown = doc
+        .warnings
+        .iter()
+        .find(|w| w.code == "unknown-enabled-tool")
+        .unwrap();
+    assert!(unknown.message.contains("b.nowhere"));
+    assert!(unknown.file.as_deref().unwrap().ends_with("muster.toml"));
+    assert_eq!(unknown.line, Some(9));
+}
+
+#[test]
+fn priority_overrides_declared_order_and_the_fingerprint_follows_the_roster() {
+    let fx = Fixture::new(&[("policies/tools/t.toml", TWO_TOOLS)]);
+    let (_, before) = plan_json(fx.path(), &[]);
+    fx.edit(
+        "policies/tools/t.toml",
+        "name = \"b.second\"",
+        "name = \"b.second\"\npriority = 5",
+    );
+    let (_, after) = plan_json(fx.path(), &[]);
+    assert_eq!(names(&after.roster), ["b.second", "a.first"]);
+    assert_ne!(before.fingerprint, after.fingerprint);
+    assert_eq!(after.headroom.next.len(), 3);
+    assert!(
+        after
+            .headroom
+            .next
+            .iter()
+            .all(|n| n.outcome == "fits" && n.displaces.is_none())
+    );
+    assert!(
+        after
+            .headroom
+            .next
+            .iter()
+            .any(|n| n.tier == "configured, priority 5")
+    );
+}
+
+#[test]
+fn the_agent_version_is_part_of_the_fingerprint() {
+    let fx = Fixture::bundled();
+    let (_, v4) = plan_json(fx.path(), &[]);
+    fx.edit("policies/muster.toml", "version = 4", "version = 5");
+    let (_, v5) = plan_json(fx.path(), &[]);
+    assert_eq!(names(&v4.roster), names(&v5.roster));
+    assert_ne!(v4.fingerprint, v5.fingerprint);
+}
