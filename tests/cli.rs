@@ -1,0 +1,233 @@
+//! The command line: exit codes, and bad input answered with the file, the
+//! line and what to change, never a panic.
+
+mod common;
+
+use common::{Fixture, muster};
+
+const TOOL: &str = "[[tool]]\nname = \"a.tool\"\ndescription = \"A tool.\"\n";
+
+fn stderr_of(fx: &Fixture, args: &[&str], code: i32) -> String {
+    let assert = muster(fx.path()).args(args).assert().code(code);
+    let out = assert.get_output();
+    assert!(
+        out.stdout.is_empty() || code != 2,
+        "nothing on stdout for bad input"
+    );
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"a\"\ndescription = oops\n",
+    )]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("tools/t.toml:3:"), "{err}");
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_line() {
+    let fx = Fixture::new(&[("policies/tools/t.toml", &format!("{TOOL}prority = 3\n"))]);
+    let err = stderr_of(&fx, &["plan"], 2);
+    assert!(err.contains("tools/t.toml:4:"), "{err}");
+    assert!(err.contains("unknown field `prority`"), "{err}");
+}
+
+#[test]
+fn a_tool_registered_twice_names_both_places() {
+    let fx = Fixture::new(&[
+        ("policies/tools/a.toml", TOOL),
+        ("policies/tools/b.toml", &format!("\n\n{TOOL}")),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("tools/b.toml:4: tool \"a.tool\" is registered twice; first at"),
+        "{err}"
+    );
+    assert!(err.contains("tools/a.toml:2"), "{err}");
+}
+
+#[test]
+fn a_schema_that_is_not_an_object_is_refused() {
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        &format!("{TOOL}input_schema = {{ type = \"array\" }}\n"),
+    )]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("must describe an object"), "{err}");
+    let fx = Fixture::new(&[
+        (
+            "policies/tools/t.toml",
+            &format!("{TOOL}input_schema_file = \"s.json\"\n"),
+        ),
+        ("policies/tools/s.json", "[1, 2]"),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("input schema must be a JSON object; got a list"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_schema_file_is_named() {
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        &format!("{TOOL}input_schema_file = \"schemas/none.json\"\n"),
+    )]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("tools/t.toml:4:"), "{err}");
+    assert!(err.contains("schemas/none.json"), "{err}");
+    assert!(err.contains("relative to the TOML file"), "{err}");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let fx = Fixture::new(&[
+        ("policies/tools/a.toml", &format!("{TOOL}colour = 1\n")),
+        ("policies/tools/b.toml", "[[tool]]\nname = \"\"\n"),
+        ("policies/muster.toml", "[caps]\nitems = 0\n"),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("tools/a.toml:4:"), "{err}");
+    assert!(
+        err.contains("tools/b.toml:2: tool name \"\" is empty"),
+        "{err}"
+    );
+    assert!(
+        err.contains("muster.toml:2: caps.items = 0 is out of range"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_flag_profile_that_does_not_exist_is_a_usage_error() {
+    let fx = Fixture::bundled();
+    let err = stderr_of(&fx, &["plan", "--flags", "prod"], 2);
+    assert!(
+        err.contains("flag profile \"prod\" does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("choose one of: production, staging"), "{err}");
+}
+
+#[test]
+fn a_gate_naming_an_unknown_tool_is_bad_input() {
+    let fx = Fixture::bundled();
+    fx.write(
+        "gates/typo.toml",
+        "flags = \"production\"\n\nrequire = [\n  \"mcp.bland_read.list_call\",\n]\n",
+    );
+    let err = stderr_of(&fx, &["gate"], 2);
+    assert!(err.contains("gates/typo.toml:4:"), "{err}");
+    assert!(
+        err.contains("\"mcp.bland_read.list_call\", which no policy registers"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean \"mcp.bland_read.list_calls\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn narrowing_blocks_are_validated_with_lines() {
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\nallow = [\"search\"]\n\n[mcp.params.search]\nscope = { value = \"handbook\" }\n\n[mcp.only]\nsearch = [\"query\", \"scope\", \"query\"]\nfetch = []\n",
+        ),
+        ("policies/mcp/kb.json", "{\"tools\": []}"),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("s.toml:10:") && err.contains("is both in only and fixed by params"),
+        "{err}"
+    );
+    assert!(err.contains("only.search lists \"query\" twice"), "{err}");
+    assert!(
+        err.contains("s.toml:11:")
+            && err.contains("only names tool \"fetch\", which is not in allow"),
+        "{err}"
+    );
+    assert!(err.contains("only.fetch is empty"), "{err}");
+}
+
+#[test]
+fn a_snapshot_that_is_not_json_names_its_line() {
+    let fx = Fixture::new(&[
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\n",
+        ),
+        (
+            "policies/mcp/kb.json",
+            "{\"tools\": [\n  {\"name\": \"x\",,}\n]}",
+        ),
+    ]);
+    let err = stderr_of(&fx, &["plan"], 2);
+    assert!(
+        err.contains("kb.json:2: MCP server \"kb\": snapshot is not valid JSON"),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_a_missing_policy_directory_says_what_to_do() {
+    let fx = Fixture::new(&[]);
+    let err = stderr_of(&fx, &["plan"], 2);
+    assert!(
+        err.contains("policy directory policies does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("--policies DIR"), "{err}");
+    stderr_of(&fx, &["plan", "--format", "yaml"], 2);
+    stderr_of(&fx, &["frobnicate"], 2);
+}
+
+#[test]
+fn an_unknown_agent_names_the_known_ones() {
+    let fx = Fixture::bundled();
+    let err = stderr_of(&fx, &["why", "math.calculate", "--agent", "mail"], 2);
+    assert!(err.contains("agent \"mail\" is not declared"), "{err}");
+    assert!(err.contains("choose one of: chat"), "{err}");
+}
+
+#[test]
+fn why_json_answers_for_an_unknown_name_with_the_closest() {
+    let fx = Fixture::bundled();
+    let out = muster(fx.path())
+        .args(["why", "mcp.bland_read.list_call", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["status"], "unknown");
+    assert_eq!(v["closest"][0], "mcp.bland_read.list_calls");
+}
+
+#[test]
+fn validate_reports_counts_and_warnings_for_every_agent_and_profile() {
+    let fx = Fixture::bundled();
+    let out = muster(fx.path())
+        .arg("validate")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(
+            "valid (29 configured tools, 3 servers listing 19 tools, 1 agents, 2 flag profiles)"
+        ),
+        "{out}"
+    );
+}

@@ -1,0 +1,287 @@
+//! Properties of the planner over random catalogs and caps.
+
+use muster::catalog::{Catalog, Selection};
+use muster::finding::Status;
+use muster::plan::plan;
+use muster::policy::{
+    Agent, CallPolicy, Caps, Deferral, Group, ListedTool, LockMode, LockPolicy, Origin, Policy,
+    Profile, ServerDef, ToolDef, UnknownArguments,
+};
+use muster::tokens::Encoding;
+use proptest::prelude::*;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn origin() -> Origin {
+    Origin {
+        file: PathBuf::from("generated.toml"),
+        line: Some(1),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct GenTool {
+    words: usize,
+    args: usize,
+    flag: Option<u8>,
+    default_roster: bool,
+    priority: i64,
+    deferrable: bool,
+}
+
+fn gen_tool() -> impl Strategy<Value = GenTool> {
+    (
+        0usize..120,
+        0usize..5,
+        prop::option::weighted(0.2, 0u8..3),
+        prop::bool::weighted(0.9),
+        -1i64..=1,
+        prop::bool::weighted(0.8),
+    )
+        .prop_map(
+            |(words, args, flag, default_roster, priority, deferrable)| GenTool {
+                words,
+                args,
+                flag,
+                default_roster,
+                priority,
+                deferrable,
+            },
+        )
+}
+
+fn schema(args: usize) -> serde_json::Value {
+    let props: serde_json::Map<String, serde_json::Value> = (0..args)
+        .map(|i| {
+            (
+                format!("arg{i}"),
+                json!({"type": "string", "description": format!("argument {i}")}),
+            )
+        })
+        .collect();
+    json!({"type": "object", "properties": props})
+}
+
+fn description(words: usize) -> String {
+    ["alpha", "beta", "gamma", "delta"]
+        .iter()
+        .cycle()
+        .take(words)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[derive(Debug, Clone)]
+struct World {
+    tools: Vec<GenTool>,
+    servers: Vec<Vec<(u8, GenTool, bool)>>,
+    required: Vec<usize>,
+    deferral: bool,
+    flags: Vec<u8>,
+    caps: (u32, u32),
+}
+
+fn world() -> impl Strategy<Value = World> {
+    (
+        prop::collection::vec(gen_tool(), 0..25),
+        prop::collection::vec(
+            prop::collection::vec((0u8..30, gen_tool(), prop::bool::weighted(0.9)), 0..15),
+            0..3,
+        ),
+        prop::collection::vec(0usize..60, 0..5),
+        any::<bool>(),
+        prop::collection::vec(0u8..3, 0..3),
+        (0u32..35, 0u32..6000),
+    )
+        .prop_map(|(tools, servers, required, deferral, flags, caps)| World {
+            tools,
+            servers,
+            required,
+            deferral,
+            flags,
+            caps,
+        })
+}
+
+fn policy(w: &World) -> Policy {
+    let tools: Vec<ToolDef> = w
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ToolDef {
+            name: format!("tool.n{i}"),
+            description: description(t.words),
+            input_schema: schema(t.args),
+            when: t.flag.map(|f| format!("FLAG_{f}")),
+            default_roster: t.default_roster,
+            priority: t.priority,
+            deferrable: t.deferrable,
+            parameters: None,
+            variadic: false,
+            unknown_arguments: None,
+            coerce: None,
+            origin: origin(),
+        })
+        .collect();
+    let servers: Vec<ServerDef> = w
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(s, listed)| ServerDef {
+            name: format!("srv{s}"),
+            command: None,
+            env: BTreeMap::new(),
+            snapshot: None,
+            timeout: Duration::from_secs(1),
+            when: None,
+            priority: 0,
+            tool_priority: BTreeMap::new(),
+            deferrable: true,
+            allow: None,
+            deny: Vec::new(),
+            params: BTreeMap::new(),
+            only: BTreeMap::new(),
+            unknown_arguments: None,
+            coerce: None,
+            listed: listed
+                .iter()
+                .map(|(name, t, valid)| ListedTool {
+                    // Names repeat on purpose: 0..30 over up to 15 tools.
+                    name: format!("t{name}"),
+                    description: description(t.words),
+                    input_schema: if *valid {
+                        schema(t.args)
+                    } else {
+                        json!("broken")
+                    },
+                })
+                .collect(),
+            origin: origin(),
+        })
+        .collect();
+    let mut all_names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    for s in &servers {
+        all_names.extend(
+            s.listed
+                .iter()
+                .map(|t| format!("mcp.{}.{}", s.name, t.name)),
+        );
+    }
+    let members = w
+        .required
+        .iter()
+        .filter_map(|&i| all_names.get(i).cloned())
+        .map(|n| (n, origin()))
+        .collect::<Vec<_>>();
+    let mut profiles = BTreeMap::new();
+    profiles.insert(
+        "gen".to_string(),
+        Profile {
+            flags: w.flags.iter().map(|f| format!("FLAG_{f}")).collect(),
+            origin: origin(),
+        },
+    );
+    Policy {
+        root: PathBuf::from("generated"),
+        caps: Caps {
+            items: 30,
+            tokens: 9000,
+        },
+        encoding: Encoding::O200kBase,
+        deferral: Deferral {
+            enabled: w.deferral,
+            control_tool: "tools.load".into(),
+            description: "Load a deferred tool by name.".into(),
+        },
+        calls: CallPolicy {
+            configured_unknown: UnknownArguments::Refuse,
+            mcp_unknown: UnknownArguments::Refuse,
+            coerce_configured: false,
+            coerce_mcp: true,
+        },
+        lock: LockPolicy {
+            file: PathBuf::from("generated/mcp.lock"),
+            on_mismatch: LockMode::Cut,
+        },
+        groups: if members.is_empty() {
+            Vec::new()
+        } else {
+            vec![Group {
+                name: "req".into(),
+                required: true,
+                members,
+                origin: origin(),
+            }]
+        },
+        agents: vec![Agent {
+            name: "gen".into(),
+            version: 1,
+            enabled_tools: None,
+            servers: None,
+            origin: origin(),
+        }],
+        default_agent: 0,
+        tools,
+        servers,
+        profiles,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_respect_caps_and_place_every_candidate_once(w in world()) {
+        let policy = policy(&w);
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new() };
+        let catalog = Catalog::build(&policy, &selection).unwrap();
+        let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
+        let p = plan(&catalog, caps);
+
+        prop_assert!(p.totals.items <= caps.items);
+        prop_assert!(p.totals.tokens <= caps.tokens);
+        prop_assert_eq!(p.totals.items as usize, p.roster.len());
+
+        let mut seen = vec![0u8; catalog.candidates.len()];
+        for &i in p.roster.iter().chain(&p.deferred).chain(&p.cut) {
+            seen[i] += 1;
+        }
+        prop_assert!(seen.iter().all(|&n| n == 1), "every candidate exactly once: {:?}", seen);
+        for &i in &p.roster {
+            prop_assert_eq!(p.decisions[i].status, Status::Offered);
+        }
+        for &i in &p.deferred {
+            prop_assert!(catalog.deferral && catalog.candidates[i].deferrable);
+        }
+
+        // Required tools come first (after the control tool) ...
+        let offered: Vec<_> = p.roster.iter().map(|&i| &catalog.candidates[i])
+            .filter(|c| c.name != "tools.load").collect();
+        let first_optional = offered.iter().position(|c| !c.required).unwrap_or(offered.len());
+        prop_assert!(offered[first_optional..].iter().all(|c| !c.required));
+        // ... and, when they all fit, are all offered.
+        let required: Vec<_> = catalog.ranked.iter().map(|&i| &catalog.candidates[i])
+            .filter(|c| c.required).collect();
+        let control = catalog.ranked.first().map(|&i| &catalog.candidates[i])
+            .filter(|c| c.name == "tools.load");
+        let need_items = required.len() as u32 + u32::from(control.is_some());
+        let need_tokens: u32 = required.iter().map(|c| c.tokens).sum::<u32>()
+            + control.map_or(0, |c| c.tokens) + catalog.wrapper_tokens;
+        if need_items <= caps.items && need_tokens <= caps.tokens {
+            prop_assert!(required.iter().all(|c| offered.iter().any(|o| o.name == c.name)));
+        }
+    }
+
+    #[test]
+    fn the_same_input_gives_byte_identical_json(w in world()) {
+        let policy = policy(&w);
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new() };
+        let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
+        let a = Catalog::build(&policy, &selection).unwrap();
+        let b = Catalog::build(&policy.clone(), &selection).unwrap();
+        prop_assert_eq!(plan(&a, caps).to_json_string(), plan(&b, caps).to_json_string());
+    }
+}
