@@ -218,16 +218,28 @@ impl Catalog {
         Ok(catalog)
     }
 
-    /// (Re)counts the tokens of every candidate that can be offered.
+    /// (Re)counts the tokens of every candidate that can be offered, on
+    /// every core: tokenizing is the one costly step of building a plan.
     pub fn count_tokens(&mut self) {
         let encoding = self.encoding;
-        for c in &mut self.candidates {
+        let count = |c: &mut Candidate| {
             c.tokens = if c.exclusion.is_some() {
                 0
             } else {
                 encoding.count_definition(&c.name, &c.description, &c.input_schema)
             };
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads < 2 || self.candidates.len() < 64 {
+            self.candidates.iter_mut().for_each(count);
+            return;
         }
+        let chunk = self.candidates.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            for part in self.candidates.chunks_mut(chunk) {
+                scope.spawn(move || part.iter_mut().for_each(count));
+            }
+        });
     }
 
     /// The candidate called `name` (the first, if there are duplicates).

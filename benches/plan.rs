@@ -1,0 +1,70 @@
+//! Planning a large catalog: the bundled production-shaped tools plus
+//! discovered tools up to 30 configured + 970 discovered, with token counts
+//! cold (every definition rendered and counted) and cached (plan only).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use muster::catalog::{Catalog, Selection};
+use muster::plan::plan;
+use muster::policy::{ListedTool, Policy};
+use std::hint::black_box;
+use std::path::Path;
+
+/// The bundled policy grown to 30 configured and 970 discovered tools. The
+/// discovered tools reuse the bundled servers' real definitions under new
+/// names, spread over 10 servers.
+fn large_policy() -> Policy {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+    let mut policy = Policy::load(&root).expect("bundled policies load");
+    let mut extra = policy.tools[0].clone();
+    extra.name = "bench.extra".into();
+    policy.tools.push(extra);
+    assert_eq!(policy.tools.len(), 30);
+    let templates: Vec<ListedTool> = policy.servers.iter().flat_map(|s| s.listed.clone()).collect();
+    let base = policy.servers[0].clone();
+    policy.servers = (0..10)
+        .map(|s| {
+            let mut server = base.clone();
+            server.name = format!("server{s}");
+            server.listed = (0..97)
+                .map(|t| {
+                    let mut tool = templates[(s * 97 + t) % templates.len()].clone();
+                    tool.name = format!("{}_{t}", tool.name);
+                    tool
+                })
+                .collect();
+            server
+        })
+        .collect();
+    policy
+}
+
+fn bench_plan(c: &mut Criterion) {
+    let policy = large_policy();
+    let selection = Selection {
+        profile: Some("production".into()),
+        ..Selection::default()
+    };
+    let mut catalog = Catalog::build(&policy, &selection).expect("catalog");
+    assert_eq!(catalog.candidates.len(), 1000);
+    let caps = catalog.caps;
+
+    let mut group = c.benchmark_group("plan_1000_candidates");
+    group.bench_function("cached_token_counts", |b| {
+        b.iter(|| {
+            let p = plan(black_box(&catalog), caps);
+            black_box(p.totals);
+        })
+    });
+    group.sample_size(20);
+    group.bench_function("cold_token_counts", |b| {
+        b.iter(|| {
+            catalog.count_tokens();
+            let p = plan(black_box(&catalog), caps);
+            black_box(p.totals);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_plan);
+criterion_main!(benches);
