@@ -3,5 +3,6 @@
 //! turn's tool calls before they run.
 
 pub mod error;
+pub mod narrow;
 
 pub use error::{Error, ErrorKind, Problem};
