@@ -2,6 +2,8 @@
 //! gates production-shaped rosters in CI, narrows MCP tools and checks a
 //! turn's tool calls before they run.
 
+pub mod atomic;
+pub mod discover;
 pub mod error;
 pub mod narrow;
 
