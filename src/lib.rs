@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod discover;
 pub mod error;
+pub mod lock;
 pub mod narrow;
 
 pub use error::{Error, ErrorKind, Problem};
