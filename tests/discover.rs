@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use muster::ErrorKind;
 use muster::discover::{Discovered, Event, ServerOutcome, ServerSpec, discover, read_snapshot};
+use muster::narrow::{NarrowOutcome, Narrowing, narrow_tool};
 use serde_json::{Value, json};
 
 fn servers_dir() -> PathBuf {
@@ -120,6 +121,35 @@ fn discovers_the_three_reference_servers_and_reports_drift_on_a_second_run() {
                 spec.name
             );
         }
+    }
+
+    // Narrowing the live listing: search_files under a fixed root, the
+    // model writes only the pattern.
+    let search = filesystem
+        .tools
+        .iter()
+        .find(|t| t.name == "search_files")
+        .unwrap();
+    let mut n = Narrowing {
+        allow: Some(vec!["search_files".into()]),
+        ..Default::default()
+    };
+    n.params
+        .entry("search_files".into())
+        .or_default()
+        .insert("path".into(), json!(allowed.path().to_string_lossy()));
+    n.only.insert("search_files".into(), vec!["pattern".into()]);
+    match narrow_tool("search_files", &search.input_schema, &n) {
+        NarrowOutcome::Offered(o) => {
+            let shown: Vec<&String> = o.shown_schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect();
+            assert_eq!(shown, vec!["pattern"]);
+            assert_eq!(o.shown_schema["required"], json!(["pattern"]));
+        }
+        other => panic!("{other:?}"),
     }
 
     if std::env::var_os("MUSTER_RECORD_FIXTURES").is_some() {
