@@ -14,7 +14,6 @@ mod snapshot;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -130,25 +129,27 @@ pub struct ServerOutcome {
 /// Builds its own tokio runtime, so call it from synchronous code (not from
 /// inside a runtime). `on_event` runs on the calling thread.
 pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<ServerOutcome> {
+    let fail_all = |message: String| {
+        let err = Error::new(ErrorKind::Mcp, Problem::new(message));
+        servers
+            .iter()
+            .map(|s| ServerOutcome {
+                server: s.name.clone(),
+                result: Err(err.clone()),
+            })
+            .collect()
+    };
+    // block_on inside a runtime would panic; say what is wrong instead.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return fail_all("discover was called from inside an async runtime".into());
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => {
-            let err = Error::new(
-                ErrorKind::Mcp,
-                Problem::new(format!("cannot start the async runtime: {e}")),
-            );
-            return servers
-                .iter()
-                .map(|s| ServerOutcome {
-                    server: s.name.clone(),
-                    result: Err(err.clone()),
-                })
-                .collect();
-        }
+        Err(e) => return fail_all(format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -208,12 +209,27 @@ async fn discover_one(
     let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
     {
         Ok(Ok(listing)) => listing,
-        Ok(Err(f)) => {
+        Ok(Err(f)) if f.tools.is_empty() => {
             return Err(mcp_error(
                 &spec.name,
                 format!("{}{}", f.message, watch.evidence()),
                 f.help,
             ));
+        }
+        // A listing with bad tools: one problem per tool, each naming it.
+        Ok(Err(f)) => {
+            let problems = f
+                .tools
+                .into_iter()
+                .map(|t| {
+                    let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+                    match &f.help {
+                        Some(h) => p.help(h.clone()),
+                        None => p,
+                    }
+                })
+                .collect();
+            return Err(Error::many(ErrorKind::Mcp, problems));
         }
         Err(_) => {
             let (phase, pages) = {
@@ -256,18 +272,15 @@ async fn discover_one(
     let snapshot_changed = previous.as_deref() != Some(bytes.as_slice());
     if snapshot_changed {
         let path = spec.snapshot.clone();
-        let bytes = Arc::new(bytes);
-        let write = {
-            let bytes = bytes.clone();
-            tokio::task::spawn_blocking(move || crate::atomic::write_atomic(&path, &bytes))
-        };
-        write.await.unwrap_or_else(|e| {
-            Err(mcp_error(
-                &spec.name,
-                format!("snapshot write stopped: {e}"),
-                None,
-            ))
-        })?;
+        tokio::task::spawn_blocking(move || crate::atomic::write_atomic(&path, &bytes))
+            .await
+            .unwrap_or_else(|e| {
+                Err(mcp_error(
+                    &spec.name,
+                    format!("snapshot write stopped: {e}"),
+                    None,
+                ))
+            })?;
     }
     Ok(Discovered {
         diff: diff_snapshots(&old_tools, &listing.tools),
@@ -278,4 +291,25 @@ async fn discover_one(
         snapshot_changed,
         previous_unreadable,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_a_runtime_it_reports_instead_of_panicking() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let spec = ServerSpec::new("x", vec!["true".into()], "unused.json".into());
+        let out = rt.block_on(async { discover(&[spec], |_| {}) });
+        let err = out[0].result.as_ref().unwrap_err();
+        assert!(err.to_string().contains("inside an async runtime"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_server_list_gives_no_outcomes() {
+        assert!(discover(&[], |_| {}).is_empty());
+    }
 }

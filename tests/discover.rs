@@ -283,6 +283,8 @@ fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others()
             "{name} kept its snapshot"
         );
     }
+    let non_object = outcomes[4].result.as_ref().unwrap_err();
+    assert_eq!(non_object.problems().len(), 1, "one problem per bad tool");
 
     let good = ok(&outcomes[7]);
     assert_eq!(good.tools.len(), 4);

@@ -95,6 +95,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
 pub(super) struct Failure {
     pub message: String,
     pub help: Option<String>,
+    /// One entry per tool that breaks the listing rules, when that is the failure.
+    pub tools: Vec<String>,
 }
 
 impl Failure {
@@ -102,6 +104,7 @@ impl Failure {
         Self {
             message: message.into(),
             help: None,
+            tools: Vec::new(),
         }
     }
 }
@@ -165,8 +168,8 @@ pub(super) async fn run(
     set_phase("starting");
     let Some((program, args)) = spec.command.split_first() else {
         return Err(Failure {
-            message: "has an empty command".into(),
             help: Some("give `command = [\"program\", \"arg\", ...]`".into()),
+            ..Failure::new("has an empty command")
         });
     };
     let mut cmd = tokio::process::Command::new(program);
@@ -180,8 +183,8 @@ pub(super) async fn run(
         cmd.current_dir(dir);
     }
     let mut child = cmd.spawn().map_err(|e| Failure {
-        message: format!("cannot start `{program}`: {e}"),
         help: Some("check the block's `command`".into()),
+        ..Failure::new(format!("cannot start `{program}`: {e}"))
     })?;
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -338,6 +341,7 @@ async fn list_all(
     let tools = check_tools(&raw_tools).map_err(|problems| Failure {
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
+        tools: problems,
     })?;
     Ok((tools, pages))
 }
