@@ -1,13 +1,21 @@
 //! muster: plans which tools an LLM agent is offered, explains every cut,
 //! gates production-shaped rosters in CI, narrows MCP tools and checks a
 //! turn's tool calls before they run.
+//!
+//! Data flows one way: [`policy`] → [`catalog`] (with [`narrow`] and
+//! [`tokens`]) → [`plan`] → [`explain`] | [`gate`]. [`discover`] and
+//! [`lock`] keep the recorded MCP listings the policy reads.
 
+pub mod atomic;
 pub mod canon;
 pub mod catalog;
+pub mod discover;
 pub mod error;
 pub mod explain;
 pub mod finding;
 pub mod gate;
+pub mod lock;
+pub mod narrow;
 pub mod plan;
 pub mod policy;
 pub mod tokens;

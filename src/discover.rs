@@ -1,0 +1,315 @@
+//! Live discovery: start each configured MCP server, list every tool it
+//! offers, and record the listing as a snapshot that planning reads, so a
+//! plan never waits on a server.
+//!
+//! This module decides what counts as a good listing (see
+//! [`ListedTool`]'s rules) and when a snapshot may be replaced: only after a
+//! complete, valid listing, and only by an atomic rename, so a failed or
+//! hung server leaves its old snapshot byte for byte. It must not print:
+//! progress goes out as [`Event`]s and results as [`ServerOutcome`]s for
+//! the binary to render. It does not narrow or plan.
+
+mod session;
+mod snapshot;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Problem};
+
+pub use snapshot::{
+    ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
+};
+
+/// How to reach one stdio MCP server and where its snapshot lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// The block's `name`; tools become `mcp.<name>.<tool>`.
+    pub name: String,
+    /// Program and arguments; started directly, not through a shell.
+    pub command: Vec<String>,
+    /// The snapshot file written on success.
+    pub snapshot: PathBuf,
+    /// Longest the whole session (start, initialize, list, close) may take.
+    pub timeout: Duration,
+    /// Extra environment variables for the server, on top of muster's own.
+    pub env: BTreeMap<String, String>,
+    /// Working directory for the server; muster's own when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl ServerSpec {
+    /// A spec with no extra environment, muster's working directory and a
+    /// 30 s timeout.
+    pub fn new(name: impl Into<String>, command: Vec<String>, snapshot: PathBuf) -> Self {
+        Self {
+            name: name.into(),
+            command,
+            snapshot,
+            timeout: Duration::from_secs(30),
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+}
+
+/// Progress of one server, sent as it happens; servers run concurrently so
+/// events of different servers interleave.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The server process is being started.
+    Starting {
+        /// The block's name.
+        server: String,
+    },
+    /// The MCP handshake completed.
+    Initialized {
+        /// The block's name.
+        server: String,
+        /// `serverInfo` from the initialize result (name, version, …).
+        server_info: Option<Value>,
+    },
+    /// One page of tools/list arrived.
+    Page {
+        /// The block's name.
+        server: String,
+        /// 1-based page number.
+        page: usize,
+        /// Tools listed so far, across pages.
+        tools_so_far: usize,
+    },
+    /// The server is done; its [`ServerOutcome`] says how it went.
+    Finished {
+        /// The block's name.
+        server: String,
+        /// Whether the listing succeeded and the snapshot was written.
+        ok: bool,
+    },
+}
+
+/// A successful discovery of one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovered {
+    /// Every tool, in listed order.
+    pub tools: Vec<ListedTool>,
+    /// How many tools/list pages were read.
+    pub pages: usize,
+    /// `serverInfo` from the initialize result.
+    pub server_info: Option<Value>,
+    /// The snapshot file now holding `tools`.
+    pub snapshot: PathBuf,
+    /// Whether the written bytes differ from the file that was there.
+    pub snapshot_changed: bool,
+    /// Against the previous snapshot; everything is `added` when there was none.
+    pub diff: SnapshotDiff,
+    /// The previous snapshot existed but could not be read; it was replaced.
+    pub previous_unreadable: Option<Error>,
+}
+
+/// How discovery of one server went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerOutcome {
+    /// The block's name.
+    pub server: String,
+    /// The listing, or why it failed (an [`ErrorKind::Mcp`] error naming
+    /// the server, and the tool where one is at fault; or
+    /// [`ErrorKind::Io`] when the snapshot could not be written). On
+    /// failure the old snapshot is untouched.
+    pub result: Result<Discovered, Error>,
+}
+
+/// Discovers every server, concurrently, and returns one outcome per server
+/// in the order given. Never panics on server misbehaviour; one server's
+/// failure does not stop the others.
+///
+/// Builds its own tokio runtime, so call it from synchronous code (not from
+/// inside a runtime). `on_event` runs on the calling thread.
+pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<ServerOutcome> {
+    let fail_all = |message: String| {
+        let err = Error::new(ErrorKind::Mcp, Problem::new(message));
+        servers
+            .iter()
+            .map(|s| ServerOutcome {
+                server: s.name.clone(),
+                result: Err(err.clone()),
+            })
+            .collect()
+    };
+    // block_on inside a runtime would panic; say what is wrong instead.
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return fail_all("discover was called from inside an async runtime".into());
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail_all(format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let handles: Vec<_> = servers
+            .iter()
+            .cloned()
+            .map(|spec| {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(Event::Starting {
+                        server: spec.name.clone(),
+                    });
+                    let result = discover_one(&spec, &tx).await;
+                    let _ = tx.send(Event::Finished {
+                        server: spec.name.clone(),
+                        ok: result.is_ok(),
+                    });
+                    result
+                })
+            })
+            .collect();
+        drop(tx);
+        while let Some(event) = rx.recv().await {
+            on_event(event);
+        }
+        let mut outcomes = Vec::with_capacity(servers.len());
+        for (spec, handle) in servers.iter().zip(handles) {
+            let result = handle.await.unwrap_or_else(|e| {
+                Err(mcp_error(
+                    &spec.name,
+                    format!("discovery stopped unexpectedly: {e}"),
+                    None,
+                ))
+            });
+            outcomes.push(ServerOutcome {
+                server: spec.name.clone(),
+                result,
+            });
+        }
+        outcomes
+    })
+}
+
+fn mcp_error(server: &str, message: String, help: Option<String>) -> Error {
+    let mut p = Problem::new(format!("mcp server `{server}`: {message}"));
+    if let Some(h) = help {
+        p = p.help(h);
+    }
+    Error::new(ErrorKind::Mcp, p)
+}
+
+async fn discover_one(
+    spec: &ServerSpec,
+    events: &tokio::sync::mpsc::UnboundedSender<Event>,
+) -> Result<Discovered, Error> {
+    let watch = session::Watch::default();
+    let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
+    {
+        Ok(Ok(listing)) => listing,
+        Ok(Err(f)) if f.tools.is_empty() => {
+            return Err(mcp_error(
+                &spec.name,
+                format!("{}{}", f.message, watch.evidence()),
+                f.help,
+            ));
+        }
+        // A listing with bad tools: one problem per tool, each naming it.
+        Ok(Err(f)) => {
+            let problems = f
+                .tools
+                .into_iter()
+                .map(|t| {
+                    let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+                    match &f.help {
+                        Some(h) => p.help(h.clone()),
+                        None => p,
+                    }
+                })
+                .collect();
+            return Err(Error::many(ErrorKind::Mcp, problems));
+        }
+        Err(_) => {
+            let (phase, pages) = {
+                let p = watch.progress.lock().unwrap_or_else(|e| e.into_inner());
+                (p.phase, p.pages)
+            };
+            let after = if pages > 0 {
+                format!(" after {pages} page(s)")
+            } else {
+                String::new()
+            };
+            return Err(mcp_error(
+                &spec.name,
+                format!(
+                    "timed out after {:?} while {phase}{after}{}",
+                    spec.timeout,
+                    watch.evidence()
+                ),
+                Some(
+                    "check that `command` starts an MCP server on stdio, or raise its timeout"
+                        .into(),
+                ),
+            ));
+        }
+    };
+
+    let previous = match std::fs::read(&spec.snapshot) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&spec.snapshot, &e)),
+    };
+    let (old_tools, previous_unreadable) = match &previous {
+        None => (Vec::new(), None),
+        Some(_) => match read_snapshot(&spec.snapshot) {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(e)),
+        },
+    };
+    let bytes = snapshot_bytes(&listing.tools);
+    let snapshot_changed = previous.as_deref() != Some(bytes.as_slice());
+    if snapshot_changed {
+        let path = spec.snapshot.clone();
+        tokio::task::spawn_blocking(move || crate::atomic::write_atomic(&path, &bytes))
+            .await
+            .unwrap_or_else(|e| {
+                Err(mcp_error(
+                    &spec.name,
+                    format!("snapshot write stopped: {e}"),
+                    None,
+                ))
+            })?;
+    }
+    Ok(Discovered {
+        diff: diff_snapshots(&old_tools, &listing.tools),
+        tools: listing.tools,
+        pages: listing.pages,
+        server_info: listing.server_info,
+        snapshot: spec.snapshot.clone(),
+        snapshot_changed,
+        previous_unreadable,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_a_runtime_it_reports_instead_of_panicking() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let spec = ServerSpec::new("x", vec!["true".into()], "unused.json".into());
+        let out = rt.block_on(async { discover(&[spec], |_| {}) });
+        let err = out[0].result.as_ref().unwrap_err();
+        assert!(err.to_string().contains("inside an async runtime"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_server_list_gives_no_outcomes() {
+        assert!(discover(&[], |_| {}).is_empty());
+    }
+}

@@ -1,0 +1,347 @@
+//! One live session with a stdio MCP server: start it, initialize with
+//! rmcp, list every tool page by page, close it.
+//!
+//! The child is spawned here rather than through rmcp's `TokioChildProcess`
+//! so its stdout can pass through [`Tap`] on the way to rmcp's stdio
+//! transport. The tap keeps each response exactly as the server sent it
+//! (rmcp's typed `Tool` drops fields it does not model, and a non-object
+//! `inputSchema` makes rmcp discard the whole page, losing which tool was
+//! at fault) and notices lines that are not JSON, which rmcp skips
+//! silently. rmcp still runs the protocol: handshake, ids, framing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
+use rmcp::service::PeerRequestOptions;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::snapshot::{ListedTool, check_tools};
+use super::{Event, ServerSpec};
+
+/// A page count no honest server reaches; stops a server that hands out
+/// cursors forever before the timeout does, with a clearer message.
+const MAX_PAGES: usize = 10_000;
+const STDERR_KEEP: usize = 2048;
+
+/// What the tap saw on the server's stdout.
+#[derive(Default)]
+struct Seen {
+    partial: Vec<u8>,
+    /// Responses by their JSON-encoded id.
+    responses: HashMap<String, Value>,
+    /// The first line that was not JSON, shortened.
+    garbage: Option<String>,
+}
+
+impl Seen {
+    fn line(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(msg)) => {
+                if !msg.contains_key("method")
+                    && let Some(id) = msg.get("id")
+                {
+                    self.responses.insert(id.to_string(), Value::Object(msg));
+                }
+            }
+            Ok(_) | Err(_) => {
+                if self.garbage.is_none() {
+                    let text = String::from_utf8_lossy(line);
+                    self.garbage = Some(text.chars().take(120).collect());
+                }
+            }
+        }
+    }
+}
+
+/// Passes the server's stdout through unchanged, recording what it saw.
+struct Tap<R> {
+    inner: R,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = poll {
+            let fresh = &buf.filled()[before..];
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.partial.extend_from_slice(fresh);
+            while let Some(nl) = seen.partial.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = seen.partial.drain(..=nl).collect();
+                seen.line(&line[..line.len() - 1]);
+            }
+        }
+        poll
+    }
+}
+
+/// Why a session failed, in words that name what the server did.
+pub(super) struct Failure {
+    pub message: String,
+    pub help: Option<String>,
+    /// One entry per tool that breaks the listing rules, when that is the failure.
+    pub tools: Vec<String>,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            help: None,
+            tools: Vec::new(),
+        }
+    }
+}
+
+/// Shared with the caller so a timeout can say what the session was doing
+/// and what the server printed.
+#[derive(Default)]
+pub(super) struct Progress {
+    pub phase: &'static str,
+    pub pages: usize,
+}
+
+pub(super) struct Listing {
+    pub tools: Vec<ListedTool>,
+    pub pages: usize,
+    pub server_info: Option<Value>,
+}
+
+/// Handles the caller keeps so it can explain a failure after the session
+/// future is dropped by a timeout.
+#[derive(Clone, Default)]
+pub(super) struct Watch {
+    pub progress: Arc<Mutex<Progress>>,
+    seen: Arc<Mutex<Seen>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Watch {
+    /// Facts to append to a failure: non-JSON output and the tail of stderr.
+    pub fn evidence(&self) -> String {
+        let mut out = String::new();
+        if let Some(g) = &self.seen.lock().unwrap_or_else(|e| e.into_inner()).garbage {
+            out.push_str(&format!(
+                "; it printed a line that is not JSON-RPC on stdout: `{g}`"
+            ));
+        }
+        let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = String::from_utf8_lossy(&err);
+        let tail = tail.trim();
+        if !tail.is_empty() {
+            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            out.push_str(&format!("; its stderr ends with: {}", last.join(" | ")));
+        }
+        out
+    }
+}
+
+pub(super) async fn run(
+    spec: &ServerSpec,
+    watch: &Watch,
+    events: &UnboundedSender<Event>,
+) -> Result<Listing, Failure> {
+    let set_phase = |phase: &'static str| {
+        watch
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .phase = phase;
+    };
+    set_phase("starting");
+    let Some((program, args)) = spec.command.split_first() else {
+        return Err(Failure {
+            help: Some("give `command = [\"program\", \"arg\", ...]`".into()),
+            ..Failure::new("has an empty command")
+        });
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .envs(&spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().map_err(|e| Failure {
+        help: Some("check the block's `command`".into()),
+        ..Failure::new(format!("cannot start `{program}`: {e}"))
+    })?;
+    let (Some(stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(Failure::new("started without piped stdio"));
+    };
+    let stderr_buf = watch.stderr.clone();
+    tokio::spawn(async move {
+        let mut chunk = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut chunk).await {
+            if n == 0 {
+                break;
+            }
+            let mut buf = stderr_buf.lock().unwrap_or_else(|e| e.into_inner());
+            buf.extend_from_slice(&chunk[..n]);
+            let excess = buf.len().saturating_sub(STDERR_KEEP);
+            buf.drain(..excess);
+        }
+    });
+
+    let tap = Tap {
+        inner: stdout,
+        seen: watch.seen.clone(),
+    };
+    set_phase("initializing");
+    let client = match ().serve((tap, stdin)).await {
+        Ok(c) => c,
+        Err(e) => {
+            // Give an exiting child a moment to be reaped so the status is known.
+            let status = tokio::time::timeout(std::time::Duration::from_millis(500), child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+            let message = match status {
+                Some(s) => format!("exited during initialize ({s})"),
+                None => format!("failed to initialize: {e}"),
+            };
+            return Err(Failure::new(message));
+        }
+    };
+    let server_info = client
+        .peer_info()
+        .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    let _ = events.send(Event::Initialized {
+        server: spec.name.clone(),
+        server_info: server_info.clone(),
+    });
+
+    set_phase("listing tools");
+    let result = list_all(spec, &client, watch, events).await;
+    set_phase("closing");
+    // Closing stdin is how a stdio server is told to stop; kill_on_drop is
+    // the backstop for one that ignores it.
+    let _ = client.cancel().await;
+    if tokio::time::timeout(std::time::Duration::from_secs(2), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+    let (tools, pages) = result?;
+    Ok(Listing {
+        tools,
+        pages,
+        server_info,
+    })
+}
+
+async fn list_all(
+    spec: &ServerSpec,
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    watch: &Watch,
+    events: &UnboundedSender<Event>,
+) -> Result<(Vec<ListedTool>, usize), Failure> {
+    let mut raw_tools: Vec<Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut cursors = BTreeSet::new();
+    let mut pages = 0;
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        let handle = client
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| Failure::new(format!("cannot send tools/list: {e}")))?;
+        let id = serde_json::to_value(&handle.id)
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        // rmcp may fail to type a page muster can still read (and say which
+        // tool is wrong), so only a transport or protocol error ends here.
+        if let Err(e) = handle.await_response().await {
+            use rmcp::service::ServiceError;
+            if !matches!(e, ServiceError::UnexpectedResponse) {
+                return Err(Failure::new(format!(
+                    "tools/list failed on page {}: {e}",
+                    pages + 1
+                )));
+            }
+        }
+        let response = watch
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .responses
+            .remove(&id);
+        let Some(response) = response else {
+            return Err(Failure::new(format!(
+                "gave no readable response to tools/list page {}",
+                pages + 1
+            )));
+        };
+        let Some(result) = response.get("result").and_then(Value::as_object) else {
+            return Err(Failure::new(format!(
+                "answered tools/list page {} without a result object: {}",
+                pages + 1,
+                response.get("error").unwrap_or(&response)
+            )));
+        };
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+            return Err(Failure::new(format!(
+                "answered tools/list page {} without a `tools` array",
+                pages + 1
+            )));
+        };
+        raw_tools.extend(tools.iter().cloned());
+        pages += 1;
+        watch
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pages = pages;
+        let _ = events.send(Event::Page {
+            server: spec.name.clone(),
+            page: pages,
+            tools_so_far: raw_tools.len(),
+        });
+        cursor = match result.get("nextCursor") {
+            None | Some(Value::Null) => break,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(other) => {
+                return Err(Failure::new(format!(
+                    "gave a nextCursor that is not a string: {other}"
+                )));
+            }
+        };
+        let c = cursor.clone().unwrap_or_default();
+        if !cursors.insert(c.clone()) || pages >= MAX_PAGES {
+            return Err(Failure::new(format!(
+                "keeps paginating (cursor `{c}` after {pages} pages)"
+            )));
+        }
+    }
+    let tools = check_tools(&raw_tools).map_err(|problems| Failure {
+        message: problems.join("; "),
+        help: Some("fix the server, or pin a version that lists valid tools".into()),
+        tools: problems,
+    })?;
+    Ok((tools, pages))
+}

@@ -1,0 +1,325 @@
+//! Snapshots: a server's recorded `tools/list` result, read, checked, written
+//! and compared. Checking is shared with live listing so a snapshot and a
+//! server are held to the same rules (object schemas, unique names).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Problem};
+
+/// One tool as a server listed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTool {
+    /// `name`.
+    pub name: String,
+    /// `description`, when given.
+    pub description: Option<String>,
+    /// `inputSchema`, always a JSON object.
+    pub input_schema: Value,
+    /// The whole tool object as listed, fields muster does not read included.
+    pub raw: Value,
+}
+
+/// Turns listed tool objects into [`ListedTool`]s, or describes every tool
+/// that breaks the rules: not an object, no string `name`, a non-object
+/// `inputSchema`, a non-string `description`, a name listed twice.
+pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String>> {
+    let mut out = Vec::with_capacity(tools.len());
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, raw) in tools.iter().enumerate() {
+        let Some(obj) = raw.as_object() else {
+            problems.push(format!("tool #{} is {}, not an object", i + 1, kind(raw)));
+            continue;
+        };
+        let name = match obj.get("name") {
+            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+            Some(other) => {
+                problems.push(format!(
+                    "tool #{} has a `name` that is {}, not a non-empty string",
+                    i + 1,
+                    kind(other)
+                ));
+                continue;
+            }
+            None => {
+                problems.push(format!("tool #{} has no `name`", i + 1));
+                continue;
+            }
+        };
+        if !seen.insert(name.clone()) {
+            problems.push(format!("tool `{name}` is listed twice"));
+            continue;
+        }
+        let input_schema = match obj.get("inputSchema") {
+            Some(s @ Value::Object(_)) => s.clone(),
+            Some(other) => {
+                problems.push(format!(
+                    "tool `{name}` has an inputSchema that is {}, not an object",
+                    kind(other)
+                ));
+                continue;
+            }
+            None => {
+                problems.push(format!("tool `{name}` has no inputSchema"));
+                continue;
+            }
+        };
+        let description = match obj.get("description") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(d)) => Some(d.clone()),
+            Some(other) => {
+                problems.push(format!(
+                    "tool `{name}` has a description that is {}, not a string",
+                    kind(other)
+                ));
+                continue;
+            }
+        };
+        out.push(ListedTool {
+            name,
+            description,
+            input_schema,
+            raw: raw.clone(),
+        });
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The snapshot file's bytes: `{"tools": [...]}`, pretty, tools in listed
+/// order, newline-terminated. serde_json's map is ordered by key, so the
+/// same listing always gives the same bytes.
+pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
+    let raw: Vec<&Value> = tools.iter().map(|t| &t.raw).collect();
+    let mut bytes = serde_json::to_vec_pretty(&serde_json::json!({ "tools": raw }))
+        .expect("a JSON value always serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Reads a snapshot written by discovery (or recorded by hand).
+///
+/// # Errors
+/// [`ErrorKind::Io`] when the file cannot be read; [`ErrorKind::Mcp`] naming
+/// the file, and for bad JSON the line, when it is not JSON, not
+/// `{"tools": [...]}`, or a tool breaks the listing rules.
+pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::new(
+            ErrorKind::Mcp,
+            Problem::new(format!("snapshot is not valid JSON: {e}"))
+                .in_file(path)
+                .at_line(Some(e.line()))
+                .help("run `muster discover` to record it again"),
+        )
+    })?;
+    let Some(tools) = value.get("tools").and_then(Value::as_array) else {
+        return Err(Error::new(
+            ErrorKind::Mcp,
+            Problem::new("snapshot is not an object with a `tools` array")
+                .in_file(path)
+                .help("a snapshot is `{\"tools\": [...]}` as tools/list returns it"),
+        ));
+    };
+    check_tools(tools).map_err(|problems| {
+        Error::many(
+            ErrorKind::Mcp,
+            problems
+                .into_iter()
+                .map(|p| Problem::new(format!("snapshot: {p}")).in_file(path))
+                .collect(),
+        )
+    })
+}
+
+/// What changed in one tool listed in both snapshots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolChange {
+    /// The tool's name (tools are matched by name, so a rename shows as one
+    /// tool removed and one added).
+    pub name: String,
+    /// The description changed.
+    pub description: bool,
+    /// The input schema changed.
+    pub input_schema: bool,
+    /// Some other field changed (title, annotations, outputSchema, …).
+    pub other: bool,
+}
+
+/// The difference between two listings of one server.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SnapshotDiff {
+    /// Tools only in the new listing, by name.
+    pub added: Vec<String>,
+    /// Tools only in the old listing, by name.
+    pub removed: Vec<String>,
+    /// Tools in both whose definition changed, by name.
+    pub changed: Vec<ToolChange>,
+}
+
+impl SnapshotDiff {
+    /// Nothing was added, removed or changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// Compares two listings of one server; every list is sorted by name.
+pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
+    let old: BTreeMap<&str, &ListedTool> = old.iter().map(|t| (t.name.as_str(), t)).collect();
+    let new: BTreeMap<&str, &ListedTool> = new.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut diff = SnapshotDiff::default();
+    for (name, n) in &new {
+        let Some(o) = old.get(name) else {
+            diff.added.push(name.to_string());
+            continue;
+        };
+        let strip = |t: &ListedTool| {
+            let mut raw = t.raw.clone();
+            if let Some(obj) = raw.as_object_mut() {
+                obj.remove("description");
+                obj.remove("inputSchema");
+            }
+            raw
+        };
+        let change = ToolChange {
+            name: name.to_string(),
+            description: o.description != n.description,
+            input_schema: o.input_schema != n.input_schema,
+            other: strip(o) != strip(n),
+        };
+        if change.description || change.input_schema || change.other {
+            diff.changed.push(change);
+        }
+    }
+    diff.removed = old
+        .keys()
+        .filter(|k| !new.contains_key(*k))
+        .map(|k| k.to_string())
+        .collect();
+    diff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools(v: Value) -> Vec<ListedTool> {
+        check_tools(v.as_array().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn check_reports_every_bad_tool() {
+        let problems = check_tools(&[
+            json!({"name": "a", "inputSchema": {}}),
+            json!({"name": "a", "inputSchema": {}}),
+            json!({"name": "b", "inputSchema": "x"}),
+            json!({"inputSchema": {}}),
+            json!(3),
+            json!({"name": "c"}),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            vec![
+                "tool `a` is listed twice",
+                "tool `b` has an inputSchema that is a string, not an object",
+                "tool #4 has no `name`",
+                "tool #5 is a number, not an object",
+                "tool `c` has no inputSchema",
+            ]
+        );
+    }
+
+    #[test]
+    fn diff_names_added_removed_and_what_changed() {
+        let old = tools(json!([
+            {"name": "keep", "inputSchema": {}},
+            {"name": "gone", "inputSchema": {}},
+            {"name": "desc", "description": "a", "inputSchema": {}},
+            {"name": "schema", "inputSchema": {"type": "object"}},
+            {"name": "title", "title": "x", "inputSchema": {}},
+        ]));
+        let new = tools(json!([
+            {"name": "title", "title": "y", "inputSchema": {}},
+            {"name": "schema", "inputSchema": {"type": "object", "properties": {}}},
+            {"name": "desc", "description": "b", "inputSchema": {}},
+            {"name": "keep", "inputSchema": {}},
+            {"name": "new", "inputSchema": {}},
+        ]));
+        let d = diff_snapshots(&old, &new);
+        assert_eq!(d.added, vec!["new"]);
+        assert_eq!(d.removed, vec!["gone"]);
+        let summary: Vec<(&str, bool, bool, bool)> = d
+            .changed
+            .iter()
+            .map(|c| (c.name.as_str(), c.description, c.input_schema, c.other))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("desc", true, false, false),
+                ("schema", false, true, false),
+                ("title", false, false, true),
+            ]
+        );
+        assert!(diff_snapshots(&new, &new).is_empty());
+    }
+
+    #[test]
+    fn snapshot_round_trips_and_bytes_are_deterministic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        let t = tools(
+            json!([{"name": "z", "inputSchema": {"b": 1, "a": 2}}, {"name": "a", "inputSchema": {}}]),
+        );
+        std::fs::write(&path, snapshot_bytes(&t)).unwrap();
+        let back = read_snapshot(&path).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(snapshot_bytes(&back), snapshot_bytes(&t));
+        assert_eq!(back[0].name, "z", "listed order is kept");
+    }
+
+    #[test]
+    fn bad_json_is_reported_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, "{\n  \"tools\": [\n    oops\n  ]\n}\n").unwrap();
+        let err = read_snapshot(&path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Mcp);
+        assert_eq!(err.problems()[0].line, Some(3));
+        assert_eq!(err.problems()[0].file.as_deref(), Some(path.as_path()));
+    }
+
+    #[test]
+    fn a_snapshot_without_tools_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, "[]").unwrap();
+        assert!(
+            read_snapshot(&path).unwrap_err().problems()[0]
+                .message
+                .contains("`tools` array")
+        );
+    }
+}

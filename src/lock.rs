@@ -1,0 +1,447 @@
+//! The lock of MCP tool definitions: a reviewed hash of each discovered
+//! tool's name, description and input schema, so a server that changes a
+//! tool after it was approved (a known MCP attack rewrites a description)
+//! is noticed.
+//!
+//! This module decides what a definition is (see [`definition_hash`]), how
+//! the lock file reads and writes, and how a listing compares with it. It
+//! does not decide what happens to a tool that differs: the planner reports
+//! it as `lock-mismatch` and a policy setting chooses cut or warn. It never
+//! prints; `update` returns what it accepted for the binary to show.
+//!
+//! The file is TOML, one table per server, so each entry's path is
+//! literally `mcp.<server>.<tool>`:
+//!
+//! ```toml
+//! # muster lock of MCP tool definitions. Review changes, then run `muster lock`.
+//! version = 1
+//!
+//! [mcp.memory]
+//! read_graph = "sha256:…"
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::discover::ListedTool;
+use crate::error::{Error, ErrorKind, Problem, line_of};
+
+const HEADER: &str =
+    "# muster lock of MCP tool definitions. Review changes, then run `muster lock`.\n";
+
+/// Writes `v` as canonical JSON: no whitespace, object keys sorted by
+/// Unicode code point, strings and numbers as serde_json writes them.
+///
+/// The hash must not depend on how a server or serde_json happens to order
+/// keys (serde_json's map order changes with a crate feature), so this
+/// orders them itself.
+pub fn canonical_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
+            out.push_str(&serde_json::to_string(v).expect("a JSON scalar serializes"));
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).expect("a string serializes"));
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `sha256:<hex>` of the canonical JSON of the tool's definition:
+/// `{"description": …, "inputSchema": …, "name": …}`, description left out
+/// when the server gives none. Other fields (title, annotations, icons) are
+/// not part of the definition: they are hints the model does not act on.
+pub fn definition_hash(tool: &ListedTool) -> String {
+    let mut def = serde_json::Map::new();
+    def.insert("name".into(), Value::String(tool.name.clone()));
+    if let Some(d) = &tool.description {
+        def.insert("description".into(), Value::String(d.clone()));
+    }
+    def.insert("inputSchema".into(), tool.input_schema.clone());
+    let digest = Sha256::digest(canonical_json(&Value::Object(def)).as_bytes());
+    let mut out = String::from("sha256:");
+    for b in digest.iter() {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// How a listed tool stands against the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockStatus {
+    /// `unlocked`: the server lists the tool and the lock has no entry for it.
+    Unlocked,
+    /// `changed`: the tool's definition hash differs from the locked one.
+    Changed,
+    /// `gone`: the lock has an entry the server no longer lists.
+    Gone,
+}
+
+impl LockStatus {
+    /// The stable kebab-case code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unlocked => "unlocked",
+            Self::Changed => "changed",
+            Self::Gone => "gone",
+        }
+    }
+}
+
+/// One tool that does not match the lock.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct LockFinding {
+    /// What kind of difference.
+    pub status: LockStatus,
+    /// The server block's name.
+    pub server: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The hash in the lock, when there is one.
+    pub locked: Option<String>,
+    /// The hash of the listed definition, when the tool is listed.
+    pub current: Option<String>,
+}
+
+impl LockFinding {
+    /// The roster name, `mcp.<server>.<tool>`.
+    pub fn key(&self) -> String {
+        format!("mcp.{}.{}", self.server, self.tool)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockFile {
+    version: u32,
+    #[serde(default)]
+    mcp: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Reviewed definition hashes, per server and tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lock {
+    servers: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Lock {
+    /// Reads a lock file.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when it cannot be read; [`ErrorKind::Policy`] with
+    /// file and line when it is not valid TOML, has an unknown key or
+    /// version, or a hash that is not `sha256:` and 64 hex digits.
+    pub fn read(path: &Path) -> Result<Lock, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+        Self::parse(&text, path)
+    }
+
+    /// Like [`Lock::read`], but a missing file is an empty lock.
+    ///
+    /// # Errors
+    /// As [`Lock::read`], except for a missing file.
+    pub fn read_or_empty(path: &Path) -> Result<Lock, Error> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
+            Err(e) => Err(Error::io(path, &e)),
+        }
+    }
+
+    /// Parses lock text; `path` is only used in problems.
+    ///
+    /// # Errors
+    /// As [`Lock::read`].
+    pub fn parse(text: &str, path: &Path) -> Result<Lock, Error> {
+        let file: LockFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            Error::new(
+                ErrorKind::Policy,
+                Problem::new(format!("lock file is malformed: {}", e.message()))
+                    .in_file(path)
+                    .at_line(line)
+                    .help("restore it from version control, or delete it and run `muster lock`"),
+            )
+        })?;
+        let mut problems = Vec::new();
+        if file.version != 1 {
+            problems.push(
+                Problem::new(format!("lock version {} is not supported", file.version))
+                    .in_file(path)
+                    .at_line(text.find("version").map(|o| line_of(text, o)))
+                    .help("this muster writes `version = 1`"),
+            );
+        }
+        for (server, tools) in &file.mcp {
+            for (tool, hash) in tools {
+                let hex = hash.strip_prefix("sha256:").unwrap_or("");
+                if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    problems.push(
+                        Problem::new(format!(
+                            "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
+                        ))
+                        .in_file(path)
+                        .at_line(text.find(hash.as_str()).map(|o| line_of(text, o)))
+                        .help("run `muster lock` to record the tool again after review"),
+                    );
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::many(ErrorKind::Policy, problems));
+        }
+        Ok(Lock { servers: file.mcp })
+    }
+
+    /// The locked hash of `server`'s `tool`.
+    pub fn get(&self, server: &str, tool: &str) -> Option<&str> {
+        self.servers.get(server)?.get(tool).map(String::as_str)
+    }
+
+    /// Every tool of `server` (as listed now) that does not match the lock,
+    /// and every locked tool of `server` no longer listed; sorted by status,
+    /// then tool. An empty result means the listing is exactly what was
+    /// reviewed.
+    pub fn compare(&self, server: &str, tools: &[ListedTool]) -> Vec<LockFinding> {
+        let empty = BTreeMap::new();
+        let locked = self.servers.get(server).unwrap_or(&empty);
+        let mut findings = Vec::new();
+        let mut listed = std::collections::BTreeSet::new();
+        for t in tools {
+            listed.insert(t.name.as_str());
+            let current = definition_hash(t);
+            let status = match locked.get(&t.name) {
+                None => LockStatus::Unlocked,
+                Some(h) if *h != current => LockStatus::Changed,
+                Some(_) => continue,
+            };
+            findings.push(LockFinding {
+                status,
+                server: server.to_string(),
+                tool: t.name.clone(),
+                locked: locked.get(&t.name).cloned(),
+                current: Some(current),
+            });
+        }
+        for (tool, hash) in locked {
+            if !listed.contains(tool.as_str()) {
+                findings.push(LockFinding {
+                    status: LockStatus::Gone,
+                    server: server.to_string(),
+                    tool: tool.clone(),
+                    locked: Some(hash.clone()),
+                    current: None,
+                });
+            }
+        }
+        findings.sort();
+        findings
+    }
+
+    /// A lock whose entries for `server` are exactly `tools` as listed now,
+    /// and what that accepts (the findings [`Lock::compare`] gave). Other
+    /// servers' entries are kept.
+    pub fn update(&self, server: &str, tools: &[ListedTool]) -> (Lock, Vec<LockFinding>) {
+        let accepted = self.compare(server, tools);
+        let mut next = self.clone();
+        let entries: BTreeMap<String, String> = tools
+            .iter()
+            .map(|t| (t.name.clone(), definition_hash(t)))
+            .collect();
+        if entries.is_empty() {
+            next.servers.remove(server);
+        } else {
+            next.servers.insert(server.to_string(), entries);
+        }
+        (next, accepted)
+    }
+
+    /// The file text: header, version, one sorted table per server.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::from(HEADER);
+        out.push_str("version = 1\n");
+        for (server, tools) in &self.servers {
+            let _ = write!(out, "\n[mcp.{}]\n", toml_key(server));
+            for (tool, hash) in tools {
+                let _ = writeln!(out, "{} = \"{hash}\"", toml_key(tool));
+            }
+        }
+        out
+    }
+
+    /// Writes the lock atomically.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when it cannot be written; the old file is then kept.
+    pub fn write(&self, path: &Path) -> Result<(), Error> {
+        crate::atomic::write_atomic(path, self.to_toml().as_bytes())
+    }
+}
+
+/// A bare TOML key when the name allows one, else a quoted one (JSON string
+/// escapes are valid TOML basic-string escapes).
+fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if bare {
+        name.to_string()
+    } else {
+        serde_json::to_string(name).expect("a string serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, desc: &str, schema: Value) -> ListedTool {
+        ListedTool {
+            name: name.into(),
+            description: Some(desc.into()),
+            input_schema: schema.clone(),
+            raw: json!({"name": name, "description": desc, "inputSchema": schema}),
+        }
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let v: Value =
+            serde_json::from_str(r#"{"b": [ {"z": 1, "a": "x\n"} ], "a": null}"#).unwrap();
+        assert_eq!(canonical_json(&v), r#"{"a":null,"b":[{"a":"x\n","z":1}]}"#);
+    }
+
+    #[test]
+    fn hash_covers_name_description_and_schema_but_not_hints() {
+        let a = tool("t", "d", json!({"type": "object"}));
+        let h = definition_hash(&a);
+        assert!(h.starts_with("sha256:") && h.len() == 7 + 64);
+        assert_ne!(
+            h,
+            definition_hash(&tool("u", "d", json!({"type": "object"})))
+        );
+        assert_ne!(
+            h,
+            definition_hash(&tool("t", "e", json!({"type": "object"})))
+        );
+        assert_ne!(
+            h,
+            definition_hash(&tool("t", "d", json!({"type": "string"})))
+        );
+        let mut hinted = a.clone();
+        hinted.raw["title"] = json!("A title");
+        assert_eq!(h, definition_hash(&hinted));
+    }
+
+    #[test]
+    fn compare_finds_unlocked_changed_and_gone() {
+        let (lock, accepted) = Lock::default().update(
+            "docs",
+            &[
+                tool("keep", "k", json!({})),
+                tool("edit", "before", json!({})),
+                tool("old", "o", json!({})),
+            ],
+        );
+        assert_eq!(accepted.len(), 3);
+        assert!(accepted.iter().all(|f| f.status == LockStatus::Unlocked));
+        let now = [
+            tool("keep", "k", json!({})),
+            tool("edit", "after", json!({})),
+            tool("new", "n", json!({})),
+        ];
+        let findings = lock.compare("docs", &now);
+        let found: Vec<(LockStatus, &str)> = findings
+            .iter()
+            .map(|f| (f.status, f.tool.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (LockStatus::Unlocked, "new"),
+                (LockStatus::Changed, "edit"),
+                (LockStatus::Gone, "old")
+            ]
+        );
+        assert!(lock.compare("other", &[]).is_empty());
+        let (after, _) = lock.update("docs", &now);
+        assert!(after.compare("docs", &now).is_empty());
+    }
+
+    #[test]
+    fn file_round_trips_sorted_and_deterministic() {
+        let (lock, _) = Lock::default().update(
+            "z.srv",
+            &[tool("b", "", json!({})), tool("a b", "", json!({}))],
+        );
+        let (lock, _) = lock.update("a", &[tool("x", "", json!({}))]);
+        let text = lock.to_toml();
+        assert!(
+            text.find("[mcp.a]").unwrap() < text.find("[mcp.\"z.srv\"]").unwrap(),
+            "{text}"
+        );
+        assert!(
+            text.find("\"a b\" =").unwrap() < text.find("\nb =").unwrap(),
+            "{text}"
+        );
+        let back = Lock::parse(&text, Path::new("mcp.lock")).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(back.to_toml(), text);
+        assert!(back.get("z.srv", "a b").is_some());
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policies/mcp.lock");
+        lock.write(&path).unwrap();
+        assert_eq!(Lock::read(&path).unwrap(), lock);
+        assert_eq!(
+            Lock::read_or_empty(&dir.path().join("none")).unwrap(),
+            Lock::default()
+        );
+    }
+
+    #[test]
+    fn bad_lock_files_are_refused_with_line() {
+        let p = Path::new("policies/mcp.lock");
+        let err = Lock::parse("version = 1\n[mcp.a]\nt = \"md5:abc\"\n", p).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Policy);
+        assert_eq!(err.problems()[0].line, Some(3));
+        assert!(err.problems()[0].message.contains("mcp.a.t"));
+        let err = Lock::parse("version = 1\nextra = 2\n", p).unwrap_err();
+        assert_eq!(err.problems()[0].line, Some(2));
+        assert!(Lock::parse("version = 2\n", p).is_err());
+    }
+}

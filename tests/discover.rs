@@ -1,0 +1,303 @@
+//! Discovery against real stdio MCP servers: the three pinned reference
+//! servers from npm, a scripted server for pagination and bad listings, and
+//! plain programs that are not MCP servers at all.
+//!
+//! Needs node and `npm ci --prefix tests/mcp-servers`; without them these
+//! tests fail and say so rather than skip. With `MUSTER_RECORD_FIXTURES=1`
+//! the reference test also refreshes `tests/fixtures/mcp/`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use muster::ErrorKind;
+use muster::discover::{Discovered, Event, ServerOutcome, ServerSpec, discover, read_snapshot};
+use muster::narrow::{NarrowOutcome, Narrowing, narrow_tool};
+use serde_json::{Value, json};
+
+fn servers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers")
+}
+
+fn reference_server(package: &str) -> String {
+    let entry = servers_dir()
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    assert!(
+        entry.is_file(),
+        "{} is missing: run `npm ci --prefix tests/mcp-servers` (needs node 20+)",
+        entry.display()
+    );
+    entry.to_string_lossy().into_owned()
+}
+
+fn spec(name: &str, command: &[&str], dir: &Path) -> ServerSpec {
+    let mut s = ServerSpec::new(
+        name,
+        command.iter().map(|s| s.to_string()).collect(),
+        dir.join(format!("{name}.json")),
+    );
+    s.timeout = Duration::from_secs(60);
+    s
+}
+
+fn reference_specs(dir: &Path, allowed: &Path) -> Vec<ServerSpec> {
+    let everything = reference_server("server-everything");
+    let filesystem = reference_server("server-filesystem");
+    let memory = reference_server("server-memory");
+    let mut memory = spec("memory", &["node", &memory], dir);
+    // server-memory keeps its graph in a file; keep it out of the tree.
+    memory.env.insert(
+        "MEMORY_FILE_PATH".into(),
+        dir.join("memory.jsonl").to_string_lossy().into_owned(),
+    );
+    vec![
+        spec("everything", &["node", &everything, "stdio"], dir),
+        spec(
+            "filesystem",
+            &["node", &filesystem, &allowed.to_string_lossy()],
+            dir,
+        ),
+        memory,
+    ]
+}
+
+fn ok(outcome: &ServerOutcome) -> &Discovered {
+    match &outcome.result {
+        Ok(d) => d,
+        Err(e) => panic!("{} failed: {e}", outcome.server),
+    }
+}
+
+fn names(d: &Discovered) -> Vec<&str> {
+    d.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+#[test]
+fn discovers_the_three_reference_servers_and_reports_drift_on_a_second_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = tempfile::tempdir().unwrap();
+    let specs = reference_specs(dir.path(), allowed.path());
+
+    let mut events = Vec::new();
+    let outcomes = discover(&specs, |e| events.push(e));
+    assert_eq!(outcomes.len(), 3);
+    let everything = ok(&outcomes[0]);
+    let filesystem = ok(&outcomes[1]);
+    let memory = ok(&outcomes[2]);
+
+    assert!(
+        names(everything).contains(&"echo"),
+        "{:?}",
+        names(everything)
+    );
+    for tool in ["read_text_file", "search_files", "list_allowed_directories"] {
+        assert!(names(filesystem).contains(&tool), "{:?}", names(filesystem));
+    }
+    for tool in ["create_entities", "read_graph", "search_nodes"] {
+        assert!(names(memory).contains(&tool), "{:?}", names(memory));
+    }
+    for (spec, d) in specs.iter().zip([everything, filesystem, memory]) {
+        assert!(d.snapshot_changed, "first run writes {}", spec.name);
+        assert_eq!(d.diff.added.len(), d.tools.len(), "everything is new");
+        assert!(d.pages >= 1);
+        let back = read_snapshot(&spec.snapshot).unwrap();
+        assert_eq!(back, d.tools, "snapshot holds the listing as listed");
+        let file: Value = serde_json::from_slice(&std::fs::read(&spec.snapshot).unwrap()).unwrap();
+        assert_eq!(file.as_object().unwrap().len(), 1, "only `tools`");
+        // Every server reported progress and finished.
+        for want in ["starting", "initialized", "page", "finished"] {
+            assert!(
+                events.iter().any(|e| match e {
+                    Event::Starting { server } => want == "starting" && server == &spec.name,
+                    Event::Initialized { server, .. } =>
+                        want == "initialized" && server == &spec.name,
+                    Event::Page { server, .. } => want == "page" && server == &spec.name,
+                    Event::Finished { server, ok } =>
+                        want == "finished" && server == &spec.name && *ok,
+                    _ => false,
+                }),
+                "no {want} event for {}",
+                spec.name
+            );
+        }
+    }
+
+    // Narrowing the live listing: search_files under a fixed root, the
+    // model writes only the pattern.
+    let search = filesystem
+        .tools
+        .iter()
+        .find(|t| t.name == "search_files")
+        .unwrap();
+    let mut n = Narrowing {
+        allow: Some(vec!["search_files".into()]),
+        ..Default::default()
+    };
+    n.params
+        .entry("search_files".into())
+        .or_default()
+        .insert("path".into(), json!(allowed.path().to_string_lossy()));
+    n.only.insert("search_files".into(), vec!["pattern".into()]);
+    match narrow_tool("search_files", &search.input_schema, &n) {
+        NarrowOutcome::Offered(o) => {
+            let shown: Vec<&String> = o.shown_schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect();
+            assert_eq!(shown, vec!["pattern"]);
+            assert_eq!(o.shown_schema["required"], json!(["pattern"]));
+        }
+        other => panic!("{other:?}"),
+    }
+
+    if std::env::var_os("MUSTER_RECORD_FIXTURES").is_some() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
+        std::fs::create_dir_all(&fixtures).unwrap();
+        for spec in &specs {
+            std::fs::copy(&spec.snapshot, fixtures.join(format!("{}.json", spec.name))).unwrap();
+        }
+    }
+
+    // A second run over an unchanged server writes the same bytes.
+    let first_memory = std::fs::read(&specs[2].snapshot).unwrap();
+    // Edit the memory snapshot as if the server had changed since: one tool
+    // gone, one described differently, one schema different, one extra.
+    let mut snap: Value = serde_json::from_slice(&first_memory).unwrap();
+    let tools = snap["tools"].as_array_mut().unwrap();
+    let dropped = tools.remove(0)["name"].as_str().unwrap().to_string();
+    tools[0]["description"] = json!("an older description");
+    let schema_changed = tools[1]["name"].as_str().unwrap().to_string();
+    tools[1]["inputSchema"]["properties"]
+        .as_object_mut()
+        .unwrap()
+        .insert("legacy".into(), json!({"type": "string"}));
+    let desc_changed = tools[0]["name"].as_str().unwrap().to_string();
+    tools.push(json!({"name": "retired_tool", "inputSchema": {"type": "object"}}));
+    std::fs::write(
+        &specs[2].snapshot,
+        serde_json::to_vec_pretty(&snap).unwrap(),
+    )
+    .unwrap();
+
+    let again = discover(&specs[2..], |_| {});
+    let memory = ok(&again[0]);
+    assert_eq!(memory.diff.added, vec![dropped]);
+    assert_eq!(memory.diff.removed, vec!["retired_tool".to_string()]);
+    let changed: Vec<(&str, bool, bool)> = memory
+        .diff
+        .changed
+        .iter()
+        .map(|c| (c.name.as_str(), c.description, c.input_schema))
+        .collect();
+    let mut want = vec![
+        (desc_changed.as_str(), true, false),
+        (schema_changed.as_str(), false, true),
+    ];
+    want.sort();
+    assert_eq!(changed, want);
+    assert_eq!(
+        std::fs::read(&specs[2].snapshot).unwrap(),
+        first_memory,
+        "same listing, same bytes"
+    );
+}
+
+fn scripted(name: &str, mode: &str, dir: &Path) -> ServerSpec {
+    let script = servers_dir().join("scripted-server.mjs");
+    spec(name, &["node", &script.to_string_lossy(), mode], dir)
+}
+
+#[test]
+fn pagination_is_followed_to_the_last_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pages_seen = Vec::new();
+    let out = discover(&[scripted("paged", "paged", dir.path())], |e| {
+        if let Event::Page {
+            page, tools_so_far, ..
+        } = e
+        {
+            pages_seen.push((page, tools_so_far));
+        }
+    });
+    let d = ok(&out[0]);
+    assert_eq!(d.pages, 3);
+    assert_eq!(names(d), vec!["alpha", "beta", "gamma", "delta"]);
+    assert_eq!(pages_seen, vec![(1, 2), (2, 3), (3, 4)]);
+    // Fields muster does not read are kept as listed.
+    assert_eq!(d.tools[3].raw["title"], json!("Delta"));
+}
+
+const OLD: &[u8] = b"{\"tools\": []} old bytes, kept as they were\n";
+
+#[test]
+fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let short = |mut s: ServerSpec| {
+        s.timeout = Duration::from_secs(2);
+        s
+    };
+    let specs = vec![
+        spec("exits", &["false"], d),
+        short(spec("garbage", &["sh", "-c", "echo garbage; sleep 5"], d)),
+        short(spec("hangs", &["sleep", "30"], d)),
+        spec("missing", &["/nonexistent/mcp-server"], d),
+        scripted("non-object", "non-object-schema", d),
+        scripted("duplicate", "duplicate", d),
+        spec("empty", &[], d),
+        scripted("good", "paged", d),
+    ];
+    for s in &specs {
+        std::fs::write(&s.snapshot, OLD).unwrap();
+    }
+    let outcomes = discover(&specs, |_| {});
+    assert_eq!(outcomes.len(), specs.len());
+
+    let expect = [
+        ("exits", "exited during initialize"),
+        ("garbage", "`garbage`"),
+        ("hangs", "timed out after 2s while initializing"),
+        ("missing", "cannot start `/nonexistent/mcp-server`"),
+        (
+            "non-object",
+            "tool `broken` has an inputSchema that is a string",
+        ),
+        ("duplicate", "tool `twice` is listed twice"),
+        ("empty", "has an empty command"),
+    ];
+    for ((name, words), (spec, outcome)) in expect.iter().zip(specs.iter().zip(&outcomes)) {
+        assert_eq!(&outcome.server, name);
+        let err = outcome
+            .result
+            .as_ref()
+            .expect_err(&format!("{name} should fail"));
+        assert_eq!(err.kind(), ErrorKind::Mcp);
+        let text = err.to_string();
+        assert!(text.contains(&format!("mcp server `{name}`")), "{text}");
+        assert!(text.contains(words), "{name}: {text}");
+        assert_eq!(
+            std::fs::read(&spec.snapshot).unwrap(),
+            OLD,
+            "{name} kept its snapshot"
+        );
+    }
+    let non_object = outcomes[4].result.as_ref().unwrap_err();
+    assert_eq!(non_object.problems().len(), 1, "one problem per bad tool");
+
+    let good = ok(&outcomes[7]);
+    assert_eq!(good.tools.len(), 4);
+    assert!(
+        good.previous_unreadable.is_some(),
+        "old bytes were not a snapshot"
+    );
+    assert_ne!(std::fs::read(&specs[7].snapshot).unwrap(), OLD);
+    // No temp files are left behind by failures or the success.
+    let stray: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}

@@ -1,0 +1,40 @@
+// A scripted stdio MCP server for muster's discovery tests: it answers
+// initialize and tools/list by hand so tests can reach cases the reference
+// servers never produce (pagination, bad listings). Usage:
+//   node scripted-server.mjs paged|non-object-schema|duplicate
+import { createInterface } from "node:readline";
+
+const mode = process.argv[2] ?? "paged";
+const tool = (name, extra = {}) => ({
+  name,
+  description: `Tool ${name}.`,
+  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+  ...extra,
+});
+const pages = {
+  paged: [[tool("alpha"), tool("beta")], [tool("gamma")], [tool("delta", { title: "Delta" })]],
+  "non-object-schema": [[tool("fine"), { name: "broken", inputSchema: "not a schema" }]],
+  duplicate: [[tool("twice")], [tool("twice")]],
+}[mode];
+
+const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
+const rl = createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.id === undefined) return;
+  if (msg.method === "initialize") {
+    send({ jsonrpc: "2.0", id: msg.id, result: {
+      protocolVersion: msg.params.protocolVersion,
+      capabilities: { tools: {} },
+      serverInfo: { name: `scripted-${mode}`, version: "1.0.0" },
+    } });
+  } else if (msg.method === "tools/list") {
+    const page = Number(msg.params?.cursor ?? 0);
+    const result = { tools: pages[page] };
+    if (page + 1 < pages.length) result.nextCursor = String(page + 1);
+    send({ jsonrpc: "2.0", id: msg.id, result });
+  } else {
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "method not found" } });
+  }
+});
+rl.on("close", () => process.exit(0));
