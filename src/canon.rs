@@ -49,11 +49,16 @@ pub fn digest(value: &Value) -> [u8; 32] {
 
 /// `sha256:<hex>` of raw bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(71);
+    labelled_hex(&Sha256::digest(bytes))
+}
+
+/// `sha256:<hex>` of a digest already computed.
+pub fn labelled_hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(7 + 2 * digest.len());
     out.push_str("sha256:");
     for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+        let _ = write!(out, "{byte:02x}");
     }
     out
 }

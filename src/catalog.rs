@@ -23,9 +23,11 @@
 use crate::canon;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::finding::{Code, Warning, WarningCode};
-use crate::policy::{Caps, Policy, UnknownArguments, mcp_name};
+use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
+use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
 use crate::tokens::Encoding;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which agent and which flags to plan for.
@@ -258,6 +260,7 @@ struct Builder<'p> {
     names: BTreeSet<String>,
     required: BTreeSet<&'p str>,
     groups: BTreeMap<&'p str, &'p str>,
+    lock_warnings: RefCell<Vec<Warning>>,
 }
 
 impl<'p> Builder<'p> {
@@ -317,6 +320,7 @@ impl<'p> Builder<'p> {
             names: BTreeSet::new(),
             required,
             groups,
+            lock_warnings: RefCell::new(Vec::new()),
         })
     }
 
@@ -338,6 +342,8 @@ impl<'p> Builder<'p> {
         }
         self.configured();
         self.discovered();
+        let lock_warnings = self.lock_warnings.take();
+        self.warnings.extend(lock_warnings);
         self.warn_unmatched();
         let mut ranked: Vec<usize> = (0..self.candidates.len())
             .filter(|&i| self.candidates[i].exclusion.is_none())
@@ -511,6 +517,7 @@ impl<'p> Builder<'p> {
 
     fn discovered(&mut self) {
         let policy = self.policy;
+        let mut drift: BTreeSet<(WarningCode, String, String)> = BTreeSet::new();
         for server in &policy.servers {
             if server.command.is_some()
                 && server.listed.is_empty()
@@ -530,18 +537,12 @@ impl<'p> Builder<'p> {
                 .servers
                 .as_ref()
                 .is_none_or(|list| list.iter().any(|(s, _)| s == &server.name));
-            let allow: Option<BTreeSet<&str>> = server
-                .allow
-                .as_ref()
-                .map(|a| a.iter().map(|(n, _)| n.as_str()).collect());
             for listed in &server.listed {
                 let name = mcp_name(&server.name, &listed.name);
-                let mut call = self.call_spec(
+                let call = self.call_spec(
                     server.unknown_arguments.unwrap_or(policy.calls.mcp_unknown),
                     server.coerce.unwrap_or(policy.calls.coerce_mcp),
                 );
-                call.fixed = server.params.get(&listed.name).cloned().unwrap_or_default();
-                call.only = server.only.get(&listed.name).cloned();
                 let priority = server
                     .tool_priority
                     .get(&listed.name)
@@ -553,29 +554,33 @@ impl<'p> Builder<'p> {
                         server: server.name.clone(),
                         tool: listed.name.clone(),
                     },
-                    listed.description.clone(),
+                    listed.description.clone().unwrap_or_default(),
                     listed.input_schema.clone(),
                     priority,
                     server.deferrable,
                     call,
                 );
-                c.exclusion = self.server_exclusion(server, &allow, server_used, listed);
+                c.exclusion = self.server_exclusion(server, server_used);
                 if c.exclusion.is_none() {
-                    self.narrow(&mut c);
+                    c.exclusion = self.narrow(server, listed, &mut c, &mut drift);
                 }
                 self.push(c);
             }
         }
+        for (code, server, message) in drift {
+            let origin = policy
+                .servers
+                .iter()
+                .find(|s| s.name == server)
+                .map(|s| &s.origin);
+            self.warnings.push(match origin {
+                Some(origin) => Warning::at(code, message, origin),
+                None => Warning::new(code, message),
+            });
+        }
     }
 
-    fn server_exclusion(
-        &self,
-        server: &crate::policy::ServerDef,
-        allow: &Option<BTreeSet<&str>>,
-        server_used: bool,
-        listed: &crate::policy::ListedTool,
-    ) -> Option<Exclusion> {
-        let tool = listed.name.as_str();
+    fn server_exclusion(&self, server: &ServerDef, server_used: bool) -> Option<Exclusion> {
         if !self.flag_on(&server.when) {
             return Some(Exclusion {
                 code: Code::FlagOff,
@@ -595,22 +600,39 @@ impl<'p> Builder<'p> {
                 ),
             });
         }
-        if server.deny.iter().any(|(d, _)| d == tool) {
-            return Some(Exclusion {
-                code: Code::Denied,
-                detail: format!("server block {} denies {tool}", server.name),
+        None
+    }
+
+    /// Applies the server block (allow, deny, the lock, params and only) to
+    /// one listed tool: either the exclusion that keeps it away, or `c`
+    /// narrowed to what the model is shown. Drift warnings are collected
+    /// into `drift`, so each is reported once per plan.
+    fn narrow(
+        &self,
+        server: &ServerDef,
+        listed: &ListedTool,
+        c: &mut Candidate,
+        drift: &mut BTreeSet<(WarningCode, String, String)>,
+    ) -> Option<Exclusion> {
+        let tool = listed.name.as_str();
+        let outcome = narrow_tool(tool, &listed.input_schema, &server.narrowing);
+        if let NarrowOutcome::Excluded { code } = &outcome {
+            return Some(match code {
+                ExcludeCode::Denied => Exclusion {
+                    code: Code::Denied,
+                    detail: format!("server block {}'s deny list names {tool}", server.name),
+                },
+                ExcludeCode::NotAllowed => Exclusion {
+                    code: Code::NotAllowed,
+                    detail: format!(
+                        "server block {}'s allow list does not name {tool}",
+                        server.name
+                    ),
+                },
             });
         }
-        if let Some(allow) = allow
-            && !allow.contains(tool)
-        {
-            return Some(Exclusion {
-                code: Code::NotAllowed,
-                detail: format!(
-                    "server block {}'s allow list does not name {tool}",
-                    server.name
-                ),
-            });
+        if let Some(exclusion) = self.lock_check(server, listed) {
+            return Some(exclusion);
         }
         if let Some(problem) = schema_problem(&listed.input_schema) {
             return Some(Exclusion {
@@ -618,29 +640,68 @@ impl<'p> Builder<'p> {
                 detail: format!("the server's inputSchema {problem}"),
             });
         }
-        None
+        let warnings = match &outcome {
+            NarrowOutcome::Offered(o) => &o.warnings,
+            NarrowOutcome::KeptAway { warnings, .. } => warnings,
+            NarrowOutcome::Excluded { .. } => return None,
+        };
+        for w in warnings {
+            let code = match w.code {
+                DriftCode::OnlyUndeclared => WarningCode::OnlyUndeclared,
+                DriftCode::RequiredUnreachable => WarningCode::RequiredUnreachable,
+            };
+            drift.insert((
+                code,
+                server.name.clone(),
+                format!("MCP server {}: {w}", server.name),
+            ));
+        }
+        match outcome {
+            NarrowOutcome::Offered(o) => {
+                c.input_schema = o.shown_schema;
+                c.call.fixed = o.fixed;
+                c.call.only = o.only;
+                None
+            }
+            NarrowOutcome::KeptAway { code, detail, .. } => Some(Exclusion {
+                code: match code {
+                    KeepAwayCode::FixedUndeclared => Code::FixedUndeclared,
+                    KeepAwayCode::RequiredUnreachable => Code::RequiredUnreachable,
+                    KeepAwayCode::SchemaNotObject => Code::InvalidSchema,
+                },
+                detail,
+            }),
+            NarrowOutcome::Excluded { .. } => None,
+        }
     }
 
-    /// Applies `params` and `only` to the schema the model is shown.
-    fn narrow(&self, c: &mut Candidate) {
-        let fixed: Vec<String> = c.call.fixed.keys().cloned().collect();
-        let only = c.call.only.clone();
-        if fixed.is_empty() && only.is_none() {
-            return;
-        }
-        let Some(schema) = c.input_schema.as_object_mut() else {
-            return;
+    /// With a lock file, a tool whose definition is not the reviewed one is
+    /// kept away (`lock.on_mismatch = "cut"`) or warned about.
+    fn lock_check(&self, server: &ServerDef, listed: &ListedTool) -> Option<Exclusion> {
+        let lock = self.policy.locked.as_ref()?;
+        let current = crate::lock::definition_hash(listed);
+        let detail = match lock.get(&server.name, &listed.name) {
+            Some(locked) if locked == current => return None,
+            Some(locked) => format!(
+                "its definition changed since it was locked ({locked}, now {current}); review it, then run `muster lock`"
+            ),
+            None => format!(
+                "it is not in the lock {}; review it, then run `muster lock`",
+                self.policy.lock.file.display()
+            ),
         };
-        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            props.retain(|k, _| !fixed.contains(k) && only.as_ref().is_none_or(|o| o.contains(k)));
-        }
-        if let Some(req) = schema.get_mut("required").and_then(Value::as_array_mut) {
-            req.retain(|k| {
-                k.as_str().is_some_and(|k| {
-                    !fixed.iter().any(|f| f == k)
-                        && only.as_ref().is_none_or(|o| o.iter().any(|a| a == k))
-                })
-            });
+        match self.policy.lock.on_mismatch {
+            LockMode::Cut => Some(Exclusion {
+                code: Code::LockMismatch,
+                detail,
+            }),
+            LockMode::Warn => {
+                self.lock_warnings.borrow_mut().push(Warning::new(
+                    WarningCode::LockMismatch,
+                    format!("{}: {detail}", mcp_name(&server.name, &listed.name)),
+                ));
+                None
+            }
         }
     }
 

@@ -26,7 +26,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::discover::ListedTool;
 use crate::error::{Error, ErrorKind, Problem, line_of};
@@ -34,49 +33,9 @@ use crate::error::{Error, ErrorKind, Problem, line_of};
 const HEADER: &str =
     "# muster lock of MCP tool definitions. Review changes, then run `muster lock`.\n";
 
-/// Writes `v` as canonical JSON: no whitespace, object keys sorted by
-/// Unicode code point, strings and numbers as serde_json writes them.
-///
-/// The hash must not depend on how a server or serde_json happens to order
-/// keys (serde_json's map order changes with a crate feature), so this
-/// orders them itself.
-pub fn canonical_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(v, &mut out);
-    out
-}
-
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
-            out.push_str(&serde_json::to_string(v).expect("a JSON scalar serializes"));
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k).expect("a string serializes"));
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-    }
-}
+/// Canonical JSON (keys sorted, no whitespace): the hash must not depend on
+/// how a server or serde_json happens to order keys.
+pub use crate::canon::canonical as canonical_json;
 
 /// `sha256:<hex>` of the canonical JSON of the tool's definition:
 /// `{"description": …, "inputSchema": …, "name": …}`, description left out
@@ -89,12 +48,7 @@ pub fn definition_hash(tool: &ListedTool) -> String {
         def.insert("description".into(), Value::String(d.clone()));
     }
     def.insert("inputSchema".into(), tool.input_schema.clone());
-    let digest = Sha256::digest(canonical_json(&Value::Object(def)).as_bytes());
-    let mut out = String::from("sha256:");
-    for b in digest.iter() {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
+    crate::canon::sha256_hex(canonical_json(&Value::Object(def)).as_bytes())
 }
 
 /// How a listed tool stands against the lock.

@@ -379,13 +379,7 @@ impl Plan<'_> {
         for &i in &self.roster {
             hasher.update(self.catalog.candidates[i].definition_hash);
         }
-        let digest = hasher.finalize();
-        let mut out = String::with_capacity(71);
-        out.push_str("sha256:");
-        for byte in digest {
-            out.push_str(&format!("{byte:02x}"));
-        }
-        out
+        crate::canon::labelled_hex(&hasher.finalize())
     }
 
     /// The decision about the candidate called `name` (the first, if the

@@ -17,7 +17,9 @@
 
 mod raw;
 
+pub use crate::discover::ListedTool;
 use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 use crate::tokens::Encoding;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -199,17 +201,6 @@ pub struct ToolDef {
     pub origin: Origin,
 }
 
-/// One tool as an MCP server's `tools/list` returned it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListedTool {
-    /// Tool name on the server.
-    pub name: String,
-    /// Its description ("" when absent).
-    pub description: String,
-    /// Its `inputSchema`, whatever the server sent.
-    pub input_schema: Value,
-}
-
 /// An MCP server block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerDef {
@@ -231,14 +222,13 @@ pub struct ServerDef {
     pub tool_priority: BTreeMap<String, i64>,
     /// Whether its tools may be deferred.
     pub deferrable: bool,
-    /// Tool names the block offers; `None` offers every listed tool.
+    /// Tool names the block offers (`None` offers every listed tool), with
+    /// where each is written, for warnings about names that match nothing.
     pub allow: Option<Vec<(String, Origin)>>,
-    /// Tool names never offered.
+    /// Tool names never offered, with where each is written.
     pub deny: Vec<(String, Origin)>,
-    /// Per tool, arguments with a fixed value.
-    pub params: BTreeMap<String, BTreeMap<String, Value>>,
-    /// Per tool, the arguments the model may write.
-    pub only: BTreeMap<String, Vec<String>>,
+    /// The validated `allow` / `deny` / `params` / `only` the catalog applies.
+    pub narrowing: Narrowing,
     /// Override of the call policy for undeclared argument names.
     pub unknown_arguments: Option<UnknownArguments>,
     /// Override of the call policy for casting values.
@@ -272,8 +262,11 @@ pub struct Policy {
     pub deferral: Deferral,
     /// How calls are checked.
     pub calls: CallPolicy,
-    /// The definition lock.
+    /// The definition lock's settings.
     pub lock: LockPolicy,
+    /// The lock's entries, when the lock file exists; with no lock file,
+    /// discovered definitions are not checked.
+    pub locked: Option<crate::lock::Lock>,
     /// Groups in declared order.
     pub groups: Vec<Group>,
     /// Agents; the first is the default unless one says `default = true`.
@@ -388,6 +381,17 @@ impl Loader {
                 .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
             );
         }
+        let locked = if settings.lock.file.exists() {
+            match crate::lock::Lock::read(&settings.lock.file) {
+                Ok(lock) => Some(lock),
+                Err(err) => {
+                    self.problems.extend(err.problems().iter().cloned());
+                    None
+                }
+            }
+        } else {
+            None
+        };
         if !self.problems.is_empty() {
             return Err(Error::many(ErrorKind::Policy, self.problems));
         }
@@ -408,6 +412,7 @@ impl Loader {
             deferral,
             calls,
             lock,
+            locked,
             groups,
             agents,
             default_agent,
@@ -819,40 +824,7 @@ impl Loader {
             .iter()
             .map(|n| (n.get_ref().clone(), src.at(n)))
             .collect();
-        let params: BTreeMap<String, BTreeMap<String, Value>> = raw
-            .params
-            .iter()
-            .map(|(tool, args)| {
-                let args = args
-                    .iter()
-                    .filter_map(|(arg, fixed)| {
-                        match serde_json::to_value(&fixed.get_ref().value) {
-                            Ok(v) => Some((arg.get_ref().clone(), v)),
-                            Err(err) => {
-                                self.problems.push(src.at(fixed).problem(format!(
-                                    "MCP server {name:?}: fixed value of {:?}.{:?} is not JSON: {err}",
-                                    tool.get_ref(),
-                                    arg.get_ref()
-                                )));
-                                None
-                            }
-                        }
-                    })
-                    .collect();
-                (tool.get_ref().clone(), args)
-            })
-            .collect();
-        let only: BTreeMap<String, Vec<String>> = raw
-            .only
-            .iter()
-            .map(|(tool, args)| {
-                (
-                    tool.get_ref().clone(),
-                    args.get_ref().iter().map(|a| a.get_ref().clone()).collect(),
-                )
-            })
-            .collect();
-        self.narrowing_rules(src, &name, &raw);
+        let narrowing = self.narrowing(src, &name, &origin, &raw);
         let unknown_arguments = raw
             .unknown_arguments
             .as_ref()
@@ -874,8 +846,7 @@ impl Loader {
             deferrable: raw.deferrable,
             allow,
             deny,
-            params,
-            only,
+            narrowing,
             unknown_arguments,
             coerce: raw.coerce,
             listed,
@@ -883,89 +854,60 @@ impl Loader {
         })
     }
 
-    /// The validation rules of `allow`, `params` and `only`.
-    fn narrowing_rules(&mut self, src: &Source, server: &str, raw: &raw::RawServer) {
-        let allow: Option<BTreeSet<&str>> = raw
-            .allow
-            .as_ref()
-            .map(|a| a.get_ref().iter().map(|n| n.get_ref().as_str()).collect());
-        let check_allowed = |problems: &mut Vec<Problem>, tool: &Spanned<String>, key: &str| {
-            match &allow {
-                None => problems.push(
-                    src.at(tool)
-                        .problem(format!(
-                            "MCP server {server:?}: {key} names tool {:?} but the block has no allow list",
-                            tool.get_ref()
-                        ))
-                        .help(format!(
-                            "add allow = [{:?}, ...] so {key} has the tool names to hold against",
-                            tool.get_ref()
-                        )),
-                ),
-                Some(allow) if !allow.contains(tool.get_ref().as_str()) => problems.push(
-                    src.at(tool)
-                        .problem(format!(
-                            "MCP server {server:?}: {key} names tool {:?}, which is not in allow",
-                            tool.get_ref()
-                        ))
-                        .help("add the tool to allow, or remove this entry"),
-                ),
-                Some(_) => {}
-            }
+    /// Checks `allow`, `deny`, `params` and `only` (see
+    /// [`crate::narrow::validate_narrowing`]) with every name's line.
+    fn narrowing(
+        &mut self,
+        src: &Source,
+        server: &str,
+        origin: &Origin,
+        raw: &raw::RawServer,
+    ) -> Narrowing {
+        let entry = |s: &Spanned<String>| {
+            Entry::at(s.get_ref().clone(), line_of(&src.text, s.span().start))
         };
-        for tool in raw.params.keys() {
-            check_allowed(&mut self.problems, tool, "params");
-        }
-        for (tool, args) in &raw.only {
-            check_allowed(&mut self.problems, tool, "only");
-            if args.get_ref().is_empty() {
-                self.problems.push(
-                    src.at(args)
-                        .problem(format!(
-                            "MCP server {server:?}: only.{} is empty",
-                            tool.get_ref()
-                        ))
-                        .help("list at least one argument the model may write, or deny the tool"),
-                );
-            }
-            let mut names = BTreeSet::new();
-            for arg in args.get_ref() {
-                let name = arg.get_ref();
-                if name.is_empty() {
-                    self.problems.push(src.at(arg).problem(format!(
-                        "MCP server {server:?}: only.{} has an empty argument name",
-                        tool.get_ref()
-                    )));
-                } else if !names.insert(name.as_str()) {
-                    self.problems.push(src.at(arg).problem(format!(
-                        "MCP server {server:?}: only.{} lists {name:?} twice",
-                        tool.get_ref()
-                    )));
-                }
-                let fixed = raw
-                    .params
-                    .get(tool.get_ref().as_str())
-                    .and_then(|p| p.keys().find(|k| k.get_ref() == name));
-                if let Some(fixed) = fixed {
-                    self.problems.push(
-                        src.at(arg)
-                            .problem(format!(
-                                "MCP server {server:?}: argument {name:?} of tool {:?} is both in only and fixed by params (line {})",
-                                tool.get_ref(),
-                                line_of(&src.text, fixed.span().start)
-                            ))
-                            .help("a fixed argument is not the model's to write; remove it from only"),
-                    );
+        let mut params = Vec::new();
+        for (tool, args) in &raw.params {
+            let mut fixed = Vec::new();
+            for (arg, value) in args {
+                match serde_json::to_value(&value.get_ref().value) {
+                    Ok(v) => fixed.push((entry(arg), v)),
+                    Err(err) => self.problems.push(src.at(value).problem(format!(
+                        "MCP server {server:?}: fixed value of {}.{} is not JSON: {err}",
+                        tool.get_ref(),
+                        arg.get_ref()
+                    ))),
                 }
             }
+            params.push(ParamsEntry {
+                tool: entry(tool),
+                args: fixed,
+            });
         }
-        for args in raw.params.values() {
-            for arg in args.keys() {
-                if arg.get_ref().is_empty() {
-                    self.problems.push(src.at(arg).problem(format!(
-                        "MCP server {server:?}: params has an empty argument name"
-                    )));
-                }
+        let input = NarrowingInput {
+            server: server.to_string(),
+            file: Some(src.path.clone()),
+            line: origin.line,
+            allow: raw
+                .allow
+                .as_ref()
+                .map(|a| a.get_ref().iter().map(entry).collect()),
+            deny: raw.deny.iter().map(entry).collect(),
+            params,
+            only: raw
+                .only
+                .iter()
+                .map(|(tool, args)| OnlyEntry {
+                    tool: entry(tool),
+                    args: args.get_ref().iter().map(entry).collect(),
+                })
+                .collect(),
+        };
+        match crate::narrow::validate_narrowing(&input) {
+            Ok(narrowing) => narrowing,
+            Err(err) => {
+                self.problems.extend(err.problems().iter().cloned());
+                Narrowing::default()
             }
         }
     }
@@ -1331,9 +1273,12 @@ pub fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// Parses a recorded `tools/list` result. A tool without a name is an
-/// error; everything else about a tool (a non-object schema, a repeated
-/// name) is judged by the catalog, so one bad tool does not hide the rest.
+/// Parses a recorded `tools/list` result for planning. Unlike discovery,
+/// which refuses to record a listing with a bad tool, planning is lenient
+/// per tool: a non-object schema or a repeated name becomes that tool's cut
+/// (`invalid-schema`, `duplicate-name`), so one bad entry in a
+/// hand-recorded snapshot does not take the whole roster down. A tool
+/// without a name cannot be reported at all and is an error.
 pub fn parse_snapshot(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
@@ -1353,9 +1298,9 @@ pub fn parse_snapshot(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, Str
             description: tool
                 .get("description")
                 .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
+                .map(str::to_string),
             input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+            raw: tool.clone(),
         });
     }
     Ok(listed)

@@ -145,17 +145,21 @@ fn narrowing_blocks_are_validated_with_lines() {
         ("policies/mcp/kb.json", "{\"tools\": []}"),
     ]);
     let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("s.toml:10: mcp server `kb`: `scope` of tool `search` is both listed in `only` and fixed by `params`"), "{err}");
     assert!(
-        err.contains("s.toml:10:") && err.contains("is both in only and fixed by params"),
+        err.contains("s.toml:10: mcp server `kb`: `query` is repeated in `only` for `search`"),
         "{err}"
     );
-    assert!(err.contains("only.search lists \"query\" twice"), "{err}");
     assert!(
-        err.contains("s.toml:11:")
-            && err.contains("only names tool \"fetch\", which is not in allow"),
+        err.contains(
+            "s.toml:11: mcp server `kb`: `only` names tool `fetch`, which `allow` does not list"
+        ),
         "{err}"
     );
-    assert!(err.contains("only.fetch is empty"), "{err}");
+    assert!(
+        err.contains("s.toml:11: mcp server `kb`: `only` for `fetch` is an empty list"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -142,8 +142,7 @@ fn policy(w: &World) -> Policy {
             deferrable: true,
             allow: None,
             deny: Vec::new(),
-            params: BTreeMap::new(),
-            only: BTreeMap::new(),
+            narrowing: Default::default(),
             unknown_arguments: None,
             coerce: None,
             listed: listed
@@ -151,12 +150,13 @@ fn policy(w: &World) -> Policy {
                 .map(|(name, t, valid)| ListedTool {
                     // Names repeat on purpose: 0..30 over up to 15 tools.
                     name: format!("t{name}"),
-                    description: description(t.words),
+                    description: Some(description(t.words)),
                     input_schema: if *valid {
                         schema(t.args)
                     } else {
                         json!("broken")
                     },
+                    raw: serde_json::Value::Null,
                 })
                 .collect(),
             origin: origin(),
@@ -206,6 +206,7 @@ fn policy(w: &World) -> Policy {
             file: PathBuf::from("generated/mcp.lock"),
             on_mismatch: LockMode::Cut,
         },
+        locked: None,
         groups: if members.is_empty() {
             Vec::new()
         } else {

@@ -55,6 +55,29 @@ pub enum Command {
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
     },
+    /// Start each MCP server that has a command, list its tools and record
+    /// the snapshot; report what changed. Exit 2 if any server failed.
+    Discover {
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Only these servers (repeatable; default: every server with a command).
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+        /// Also accept the listed definitions into the lock.
+        #[arg(long)]
+        lock: bool,
+    },
+    /// Accept the current snapshots' tool definitions into the lock, after
+    /// review, printing what it accepts.
+    Lock {
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Only these servers (repeatable; default: every server).
+        #[arg(long = "server", value_name = "NAME")]
+        servers: Vec<String>,
+    },
 }
 
 /// Which roster to plan.

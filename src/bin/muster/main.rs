@@ -3,6 +3,7 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+mod mcp;
 mod render;
 
 use args::{Cli, Command, Select, TableOrJson, TextOrJson};
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 /// Exit code for a gate that failed or a turn that was refused.
 const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input or usage.
-const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
 }
 
 /// Writes `text` to stdout in one piece; a closed pipe is not an error.
-fn emit(text: &str) -> Result<(), Error> {
+pub(crate) fn emit(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
@@ -130,6 +131,12 @@ fn run(command: Command) -> Result<u8, Error> {
                 EXIT_FAILED
             })
         }
+        Command::Discover {
+            policies,
+            servers,
+            lock,
+        } => mcp::discover(&policies, &servers, lock),
+        Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
         Command::Validate { policies } => {
             let policy = Policy::load(&policies)?;
             emit(&render::validate_text(&policy)?)?;
