@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Fixture, muster};
+use common::{Fixture, plan_value, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -61,14 +61,7 @@ deny = ["delete_entities", "no_such_tool"]
 }
 
 fn plan(fx: &Fixture) -> Value {
-    let out = muster(fx.path())
-        .args(["plan", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
+    plan_value(fx.path(), &[])
 }
 
 fn entry<'a>(doc: &'a Value, list: &str, name: &str) -> &'a Value {
@@ -206,14 +199,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
             .any(|w| w["code"] == "no-snapshot")
     );
 
-    let out = muster(fx.path())
-        .arg("discover")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = stdout(fx.path(), &["discover"], 0);
     assert!(out.contains("ok   fs:"), "{out}");
     assert!(out.contains("ok   everything:"), "{out}");
     assert!(out.contains("ok   memory:"), "{out}");
@@ -224,14 +210,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
     assert_narrowed(&plan(&fx), &allowed);
 
     // A second discovery changes nothing.
-    let again = muster(fx.path())
-        .arg("discover")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let again = String::from_utf8(again).unwrap();
+    let again = stdout(fx.path(), &["discover"], 0);
     assert!(
         again.contains("snapshot") && again.contains("unchanged"),
         "{again}"
@@ -252,8 +231,7 @@ fn a_failing_server_is_reported_and_keeps_its_old_snapshot() {
     );
     let old = "{\"tools\": [{\"name\": \"kept\", \"inputSchema\": {\"type\": \"object\"}}]}\n";
     fx.write("policies/mcp/broken.json", old);
-    let assert = muster(fx.path()).arg("discover").assert().code(2);
-    let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let out = stdout(fx.path(), &["discover"], 2);
     assert!(out.contains("FAIL broken:"), "{out}");
     assert!(out.contains("ok   memory:"), "{out}");
     assert!(out.contains("1 server(s) listed, 1 failed"), "{out}");
@@ -295,18 +273,8 @@ fn a_definition_that_differs_from_the_lock_is_cut_until_accepted() {
         "fits"
     );
 
-    let out = muster(fx.path())
-        .arg("lock")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(
-        String::from_utf8(out)
-            .unwrap()
-            .contains("new     mcp.memory.search_nodes")
-    );
+    let out = stdout(fx.path(), &["lock"], 0);
+    assert!(out.contains("new     mcp.memory.search_nodes"));
     assert_eq!(
         entry(&plan(&fx), "roster", "mcp.memory.search_nodes")["code"],
         "fits"
@@ -353,18 +321,8 @@ fn a_definition_that_differs_from_the_lock_is_cut_until_accepted() {
 
     // After review, `muster lock` accepts the change.
     fx.write("policies/muster.toml", "");
-    let out = muster(fx.path())
-        .arg("lock")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    assert!(
-        String::from_utf8(out)
-            .unwrap()
-            .contains("changed mcp.memory.search_nodes")
-    );
+    let out = stdout(fx.path(), &["lock"], 0);
+    assert!(out.contains("changed mcp.memory.search_nodes"));
     assert_eq!(
         entry(&plan(&fx), "roster", "mcp.memory.search_nodes")["code"],
         "fits"

@@ -4,11 +4,7 @@
 
 mod common;
 
-use common::{Fixture, muster};
-
-fn stdout(assert: &assert_cmd::assert::Assert) -> String {
-    String::from_utf8(assert.get_output().stdout.clone()).unwrap()
-}
+use common::{Fixture, names_in, plan_value, stdout};
 
 /// The roster as it was before the record's fix: no required group and
 /// workspace.list_files still in the default roster, so the order is
@@ -36,28 +32,15 @@ fn a_production_flag_cuts_a_calling_tool_and_the_gate_names_it() {
     // Without the flag the 26 configured tools leave room for all three
     // calling tools (and get_thread): the gate that never enabled the flag
     // would have passed.
-    let plan = stdout(
-        &muster(fx.path())
-            .args(["plan", "--format", "json"])
-            .assert()
-            .success(),
-    );
-    let doc: serde_json::Value = serde_json::from_str(&plan).unwrap();
-    let offered: Vec<&str> = doc["roster"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
-    assert!(offered.contains(&"mcp.bland_read.list_calls"));
+    let offered = names_in(&plan_value(fx.path(), &[]), "roster");
+    assert!(offered.iter().any(|n| n == "mcp.bland_read.list_calls"));
 
     // Production turns unsubscribe on: 28 configured tools, two slots left,
     // and name order gives them to start_call and get_call.
     let why = stdout(
-        &muster(fx.path())
-            .args(["why", "mcp.bland_read.list_calls", "--flags", "production"])
-            .assert()
-            .success(),
+        fx.path(),
+        &["why", "mcp.bland_read.list_calls", "--flags", "production"],
+        0,
     );
     assert!(why.contains("is cut (item-cap)"), "{why}");
     assert!(why.contains("item cap of 31"), "{why}");
@@ -66,8 +49,7 @@ fn a_production_flag_cuts_a_calling_tool_and_the_gate_names_it() {
         "gates/production.toml",
         "flags = \"production\"\nrequire = [\"mcp.bland_call.start_call\", \"mcp.bland_read.get_call\", \"mcp.bland_read.list_calls\"]\n",
     );
-    let gate = muster(fx.path()).arg("gate").assert().code(1);
-    let out = stdout(&gate);
+    let out = stdout(fx.path(), &["gate"], 1);
     assert!(out.contains("FAIL"), "{out}");
     assert!(
         out.contains("required tool mcp.bland_read.list_calls is cut (item-cap)"),
@@ -93,13 +75,7 @@ fn one_more_production_tool_leaves_the_calling_tools_offered() {
         "policies/flags/production.toml",
         "flags = [\"AGENT_EMAIL_UNSUBSCRIBE_ENABLED\", \"DEVICE_SMS_ENABLED\"]\n",
     );
-    let plan = stdout(
-        &muster(fx.path())
-            .args(["plan", "--flags", "production", "--format", "json"])
-            .assert()
-            .success(),
-    );
-    let doc: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let doc = plan_value(fx.path(), &["--flags", "production"]);
     let offered: Vec<&str> = doc["roster"]
         .as_array()
         .unwrap()
@@ -118,17 +94,16 @@ fn one_more_production_tool_leaves_the_calling_tools_offered() {
     // The lowest-ranked configured tool gave up its slot, and why says so.
     assert!(!offered.contains(&"schedule.delete"));
     let why = stdout(
-        &muster(fx.path())
-            .args(["why", "schedule.delete", "--flags", "production"])
-            .assert()
-            .success(),
+        fx.path(),
+        &["why", "schedule.delete", "--flags", "production"],
+        0,
     );
     assert!(why.contains("schedule.delete is cut (item-cap)"), "{why}");
     assert!(why.contains("--item-cap 31"), "{why}");
     assert!(why.contains("device.send_sms"), "{why}");
 
     // The pinned gate notices the change and says what moved.
-    let gate = stdout(&muster(fx.path()).arg("gate").assert().code(1));
+    let gate = stdout(fx.path(), &["gate"], 1);
     assert!(gate.contains("+ device.send_sms"), "{gate}");
     assert!(
         gate.contains("- schedule.delete (now cut (item-cap)"),
@@ -141,13 +116,7 @@ fn one_more_production_tool_leaves_the_calling_tools_offered() {
 fn one_more_production_tool_is_deferred_when_deferral_is_on() {
     let fx = Fixture::bundled();
     fx.edit("policies/muster.toml", "enabled = false", "enabled = true");
-    let plan = stdout(
-        &muster(fx.path())
-            .args(["plan", "--flags", "production", "--format", "json"])
-            .assert()
-            .success(),
-    );
-    let doc: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let doc = plan_value(fx.path(), &["--flags", "production"]);
     let roster = doc["roster"].as_array().unwrap();
     assert_eq!(roster[0]["name"], "tools.load");
     let offered: Vec<&str> = roster.iter().map(|e| e["name"].as_str().unwrap()).collect();
@@ -164,10 +133,9 @@ fn one_more_production_tool_is_deferred_when_deferral_is_on() {
         "{deferred:?}"
     );
     let why = stdout(
-        &muster(fx.path())
-            .args(["why", "mcp.gmail_read.get_thread", "--flags", "production"])
-            .assert()
-            .success(),
+        fx.path(),
+        &["why", "mcp.gmail_read.get_thread", "--flags", "production"],
+        0,
     );
     assert!(why.contains("is deferred (item-cap)"), "{why}");
     assert!(
@@ -179,12 +147,7 @@ fn one_more_production_tool_is_deferred_when_deferral_is_on() {
 #[test]
 fn an_item_cap_of_two_fails_the_gate_naming_the_three_required_tools() {
     let fx = Fixture::bundled();
-    let out = stdout(
-        &muster(fx.path())
-            .args(["gate", "--item-cap", "2"])
-            .assert()
-            .code(1),
-    );
+    let out = stdout(fx.path(), &["gate", "--item-cap", "2"], 1);
     assert!(
         out.contains("requires 3 tools (mcp.bland_call.start_call, mcp.bland_read.get_call, mcp.bland_read.list_calls) but the item cap is 2"),
         "{out}"

@@ -79,3 +79,27 @@ pub fn muster(dir: &Path) -> assert_cmd::Command {
     cmd.current_dir(dir);
     cmd
 }
+
+/// Runs muster in `dir` with `args`, expects exit code `code`, and returns
+/// its stdout.
+pub fn stdout(dir: &Path, args: &[&str], code: i32) -> String {
+    let assert = muster(dir).args(args).assert().code(code);
+    String::from_utf8(assert.get_output().stdout.clone()).expect("utf-8 stdout")
+}
+
+/// `muster plan --format json` with `args`, parsed.
+pub fn plan_value(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["plan", "--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&stdout(dir, &all, 0)).expect("plan JSON")
+}
+
+/// Names of a plan's `list` (`roster`, `deferred` or `cut`), in order.
+pub fn names_in(doc: &serde_json::Value, list: &str) -> Vec<String> {
+    doc[list]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|e| e["name"].as_str().expect("a name").to_string())
+        .collect()
+}
