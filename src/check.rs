@@ -16,6 +16,7 @@ mod repair;
 mod schema;
 mod turn;
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -83,7 +84,7 @@ pub enum Refusal {
 ///   with `parameters` when checked with `positional`. Null unless ok.
 /// - `notes` (list of strings): each repair or drop made, naming the call and the argument.
 #[derive(Debug, PartialEq, Serialize)]
-pub struct CallReport {
+pub struct CallReport<'t> {
     /// The call's id.
     pub id: String,
     /// What becomes of the call.
@@ -92,16 +93,36 @@ pub struct CallReport {
     pub refusal: Option<Refusal>,
     /// What is wrong, one sentence each.
     pub problems: Vec<String>,
-    /// What the tool receives, when the call is ok.
-    pub arguments: Option<Value>,
+    /// What the tool receives, when the call is ok; borrowed from the turn when the call goes
+    /// through exactly as sent.
+    pub arguments: Option<Cow<'t, Value>>,
     /// Each repair or drop made.
     pub notes: Vec<String>,
 }
 
-impl Drop for CallReport {
+impl Drop for CallReport<'_> {
     fn drop(&mut self) {
-        if let Some(arguments) = self.arguments.take() {
+        if let Some(Cow::Owned(arguments)) = self.arguments.take() {
             deep::drop_value(arguments);
+        }
+    }
+}
+
+impl CallReport<'_> {
+    /// This answer with its arguments copied out of the turn, so it outlives the turn.
+    pub fn into_owned(mut self) -> CallReport<'static> {
+        CallReport {
+            id: std::mem::take(&mut self.id),
+            status: self.status,
+            refusal: self.refusal,
+            problems: std::mem::take(&mut self.problems),
+            arguments: self.arguments.take().map(|a| {
+                Cow::Owned(match a {
+                    Cow::Owned(value) => value,
+                    Cow::Borrowed(value) => deep::clone_value(value),
+                })
+            }),
+            notes: std::mem::take(&mut self.notes),
         }
     }
 }
@@ -111,11 +132,11 @@ impl Drop for CallReport {
 /// JSON: `{"verdict": "run" | "refused", "calls": [CallReport, ...]}`, with `calls` one per
 /// input call in the turn's order. See [`CallReport`] for each call's fields.
 #[derive(Debug, PartialEq, Serialize)]
-pub struct Report {
+pub struct Report<'t> {
     /// Whether the turn may run.
     pub verdict: Verdict,
     /// One answer per call, in the turn's order.
-    pub calls: Vec<CallReport>,
+    pub calls: Vec<CallReport<'t>>,
 }
 
 /// Checks every call of `turn` against the tools `plan` offered, and decides whether the turn
@@ -133,10 +154,10 @@ pub struct Report {
 ///     "arguments": "{\"query\": \"rust\"}"}]}"#, Path::new("turn.json")).unwrap();
 /// let report = check_turn(&plan, &turn, &CheckOptions::default());
 /// assert_eq!(report.verdict, Verdict::Run);
-/// assert_eq!(report.calls[0].arguments, Some(serde_json::json!({"query": "rust"})));
+/// assert_eq!(report.calls[0].arguments.as_deref(), Some(&serde_json::json!({"query": "rust"})));
 /// ```
-pub fn check_turn(plan: &OfferedPlan, turn: &Turn, options: &CheckOptions) -> Report {
-    let mut calls: Vec<CallReport> = turn
+pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions) -> Report<'t> {
+    let mut calls: Vec<CallReport<'t>> = turn
         .calls
         .iter()
         .map(|call| check_call(plan, call, options))
@@ -162,7 +183,7 @@ pub fn check_turn(plan: &OfferedPlan, turn: &Turn, options: &CheckOptions) -> Re
             call.status = Status::NotRun;
             call.refusal = Some(Refusal::Turn);
             call.problems = vec![format!("tool \"{}\": {sentence}", original.name)];
-            if let Some(arguments) = call.arguments.take() {
+            if let Some(Cow::Owned(arguments)) = call.arguments.take() {
                 deep::drop_value(arguments);
             }
         }
@@ -173,30 +194,44 @@ pub fn check_turn(plan: &OfferedPlan, turn: &Turn, options: &CheckOptions) -> Re
     }
 }
 
-fn check_call(plan: &OfferedPlan, call: &Call, options: &CheckOptions) -> CallReport {
-    let Some(tool) = plan.tool(&call.name) else {
+fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) -> CallReport<'t> {
+    let Some((tool, compiled)) = plan.entry(&call.name) else {
         return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
     };
-    let mut arguments = deep::clone_value(&call.arguments);
-    let mut notes = repair::repair(&mut arguments, &tool.input_schema, &call.id);
-    let mut map = match arguments {
-        Value::Object(map) => map,
+    // Arguments are copied only when something changes them; most calls go through as sent.
+    let (mut owned, mut notes) = repair::repair(&call.arguments, &tool.input_schema, &call.id);
+    match owned.as_ref().unwrap_or(&call.arguments) {
+        Value::Object(_) => {}
         // No arguments at all is an empty argument object.
-        Value::Null => Map::new(),
+        Value::Null => owned = Some(Value::Object(Map::new())),
         other => {
             let problem = format!(
                 "tool \"{}\": the arguments must be an object; got {}",
                 call.name,
-                match &other {
+                match other {
                     Value::String(_) => "a string that is not a JSON object",
                     other => schema::kind(other),
                 }
             );
-            deep::drop_value(other);
             return refused(call, vec![problem], 1, notes);
         }
-    };
-    notes.extend(narrow::restrict(&mut map, tool, &call.id));
+    }
+    let empty = Map::new();
+    let as_map = |value: &'t Value| value.as_object().unwrap_or(&empty);
+    let drops = narrow::outside(
+        owned
+            .as_ref()
+            .and_then(Value::as_object)
+            .unwrap_or(as_map(&call.arguments)),
+        tool,
+        &call.id,
+    );
+    if !drops.is_empty() {
+        let value = owned.get_or_insert_with(|| deep::clone_value(&call.arguments));
+        if let Value::Object(map) = value {
+            notes.extend(narrow::restrict(map, tool, &call.id));
+        }
+    }
     let cx = Context {
         tool: &tool.name,
         call_id: &call.id,
@@ -204,27 +239,47 @@ fn check_call(plan: &OfferedPlan, call: &Call, options: &CheckOptions) -> CallRe
         unknown: tool.unknown_arguments,
     };
     let mut found = Findings::default();
-    schema::check(&tool.input_schema, &mut map, &cx, &mut found);
+    let map = owned
+        .as_ref()
+        .and_then(Value::as_object)
+        .unwrap_or(as_map(&call.arguments));
+    let edits = schema::check(compiled, map, &cx, &mut found);
     notes.append(&mut found.notes);
     if found.total > 0 {
-        deep::drop_value(Value::Object(map));
+        if let Some(value) = owned {
+            deep::drop_value(value);
+        }
         return refused(call, found.problems, found.total, notes);
     }
-    narrow::set_fixed(&mut map, tool);
-    let arguments = match (&tool.parameters, options.positional) {
-        (Some(params), true) => match positional::to_positional(
-            map,
-            params,
-            tool.variadic,
-            &tool.input_schema,
-            &tool.name,
-            &call.id,
-            &mut notes,
-        ) {
-            Ok(list) => list,
-            Err(problem) => return refused(call, vec![problem], 1, notes),
-        },
-        _ => Value::Object(map),
+    let positional = match (&tool.parameters, options.positional) {
+        (Some(params), true) => Some(params),
+        _ => None,
+    };
+    let arguments = if edits.is_empty() && tool.fixed.is_empty() && positional.is_none() {
+        owned.map_or(Cow::Borrowed(&call.arguments), Cow::Owned)
+    } else {
+        let mut value = owned.unwrap_or_else(|| deep::clone_value(&call.arguments));
+        let mut map = match &mut value {
+            Value::Object(map) => std::mem::take(map),
+            _ => Map::new(),
+        };
+        schema::apply(&mut map, edits);
+        narrow::set_fixed(&mut map, tool);
+        match positional {
+            Some(params) => match positional::to_positional(
+                map,
+                params,
+                tool.variadic,
+                &tool.input_schema,
+                &tool.name,
+                &call.id,
+                &mut notes,
+            ) {
+                Ok(list) => Cow::Owned(list),
+                Err(problem) => return refused(call, vec![problem], 1, notes),
+            },
+            None => Cow::Owned(Value::Object(map)),
+        }
     };
     CallReport {
         id: call.id.clone(),
@@ -236,7 +291,12 @@ fn check_call(plan: &OfferedPlan, call: &Call, options: &CheckOptions) -> CallRe
     }
 }
 
-fn refused(call: &Call, mut problems: Vec<String>, total: usize, notes: Vec<String>) -> CallReport {
+fn refused<'t>(
+    call: &Call,
+    mut problems: Vec<String>,
+    total: usize,
+    notes: Vec<String>,
+) -> CallReport<'t> {
     if total > problems.len() {
         let more = total - problems.len();
         problems.push(format!(
@@ -294,7 +354,15 @@ fn quoted_list(names: &[&str]) -> String {
     }
 }
 
-impl Report {
+impl Report<'_> {
+    /// This report with every call's arguments copied out of the turn, so it outlives the turn.
+    pub fn into_owned(self) -> Report<'static> {
+        Report {
+            verdict: self.verdict,
+            calls: self.calls.into_iter().map(CallReport::into_owned).collect(),
+        }
+    }
+
     /// The report for people: the verdict, then each call with its problems and notes.
     pub fn render_text(&self) -> String {
         let mut out = String::new();

@@ -7,40 +7,59 @@ use serde_json::{Map, Value};
 use super::deep;
 use super::offered::OfferedTool;
 
-/// Drops from `arguments` each name the model may not write: a fixed one (the policy sets it)
-/// and, when `only` is set, one it does not list. Returns one note per drop.
-pub(crate) fn restrict(
-    arguments: &mut Map<String, Value>,
+/// Each name in `arguments` the model may not write, with the note its drop makes: a fixed one
+/// (the policy sets it) and, when `only` is set, one it does not list.
+pub(crate) fn outside(
+    arguments: &Map<String, Value>,
     tool: &OfferedTool,
     call_id: &str,
-) -> Vec<String> {
-    let mut notes = Vec::new();
-    arguments.retain(|name, value| {
+) -> Vec<(String, String)> {
+    let mut drops = Vec::new();
+    if tool.fixed.is_empty() && tool.only.is_none() {
+        return drops;
+    }
+    for name in arguments.keys() {
         if let Some(fixed) = tool.fixed.get(name) {
-            notes.push(format!(
-                "call \"{call_id}\": dropped argument \"{name}\": the policy sets it to {}",
-                short(fixed)
+            drops.push((
+                name.clone(),
+                format!(
+                    "call \"{call_id}\": dropped argument \"{name}\": the policy sets it to {}",
+                    short(fixed)
+                ),
             ));
-            return false;
-        }
-        match &tool.only {
-            Some(only) if !only.iter().any(|o| o == name) => {
-                notes.push(format!(
+        } else if let Some(only) = tool.only.as_ref().filter(|o| !o.contains(name)) {
+            drops.push((
+                name.clone(),
+                format!(
                     "call \"{call_id}\": dropped argument \"{name}\": tool \"{}\" takes only {}",
                     tool.name,
                     only.iter()
                         .map(|o| format!("\"{o}\""))
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
-                // Arguments outside `only` may be deep; drop them without recursion.
-                deep::drop_value(value.take());
-                false
-            }
-            _ => true,
+                ),
+            ));
         }
-    });
-    notes
+    }
+    drops
+}
+
+/// Drops from `arguments` each name [`outside`] names, and returns the notes.
+pub(crate) fn restrict(
+    arguments: &mut Map<String, Value>,
+    tool: &OfferedTool,
+    call_id: &str,
+) -> Vec<String> {
+    outside(arguments, tool, call_id)
+        .into_iter()
+        .map(|(name, note)| {
+            // What the model wrote outside `only` may be deep; drop it without recursion.
+            if let Some(value) = arguments.remove(&name) {
+                deep::drop_value(value);
+            }
+            note
+        })
+        .collect()
 }
 
 /// Sets every fixed value on the arguments a tool will receive. Fixed names are forwarded even

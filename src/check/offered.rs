@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::deep;
+use super::schema::Compiled;
 use crate::error::{Error, ErrorKind, Problem};
 
 /// Where an offered tool comes from; only MCP tools are narrowed.
@@ -92,6 +93,7 @@ pub struct DeferredTool {
 #[derive(Debug, PartialEq)]
 pub struct OfferedPlan {
     roster: Vec<OfferedTool>,
+    compiled: Vec<Compiled>,
     by_name: BTreeMap<String, usize>,
     deferred: Vec<DeferredTool>,
     control_tool: Option<String>,
@@ -110,8 +112,13 @@ impl OfferedPlan {
             .enumerate()
             .map(|(i, tool)| (tool.name.clone(), i))
             .collect();
+        let compiled = roster
+            .iter()
+            .map(|t| Compiled::new(&t.input_schema))
+            .collect();
         Self {
             roster,
+            compiled,
             by_name,
             deferred,
             control_tool,
@@ -178,6 +185,13 @@ impl OfferedPlan {
     /// The offered tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&OfferedTool> {
         self.by_name.get(name).map(|&i| &self.roster[i])
+    }
+
+    /// The offered tool called `name` with its compiled schema.
+    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled)> {
+        self.by_name
+            .get(name)
+            .map(|&i| (&self.roster[i], &self.compiled[i]))
     }
 
     /// Every offered tool, in plan order.

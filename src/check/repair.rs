@@ -6,27 +6,36 @@
 
 use serde_json::Value;
 
+use super::deep;
 use super::schema::{Declared, Ty};
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
-/// tool's `schema`, and returns one note per repair, naming the call `call_id`.
-pub(crate) fn repair(arguments: &mut Value, schema: &Value, call_id: &str) -> Vec<String> {
+/// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
+/// is fine as sent, so nothing is copied) and one note per repair, naming the call `call_id`.
+pub(crate) fn repair(
+    arguments: &Value,
+    schema: &Value,
+    call_id: &str,
+) -> (Option<Value>, Vec<String>) {
     let mut notes = Vec::new();
+    let mut owned = None;
     if let Value::String(text) = arguments {
         if let Some(held @ Value::Object(_)) = parse(text) {
-            *arguments = held;
+            owned = Some(held);
             notes.push(format!(
                 "call \"{call_id}\": the arguments were a JSON string holding an object; read as that object"
             ));
         }
     }
-    let (Value::Object(map), Some(properties)) = (
-        arguments,
+    let current = owned.as_ref().unwrap_or(arguments);
+    let (Some(map), Some(properties)) = (
+        current.as_object(),
         schema.get("properties").and_then(Value::as_object),
     ) else {
-        return notes;
+        return (owned, notes);
     };
-    for (name, value) in map.iter_mut() {
+    let mut fixes: Vec<(String, Value)> = Vec::new();
+    for (name, value) in map {
         let Value::String(text) = value else { continue };
         let Some(declared) = properties.get(name).map(Declared::of_schema) else {
             continue;
@@ -37,19 +46,24 @@ pub(crate) fn repair(arguments: &mut Value, schema: &Value, call_id: &str) -> Ve
             continue;
         }
         if let Some(held @ (Value::Array(_) | Value::Object(_))) = parse(text) {
-            let what = if held.is_array() {
-                "a list"
-            } else {
-                "an object"
-            };
-            *value = held;
-            notes.push(format!(
-                "call \"{call_id}\": argument \"{name}\" was a JSON string holding {what}; read as that {}",
-                if what == "a list" { "list" } else { "object" }
-            ));
+            fixes.push((name.clone(), held));
         }
     }
-    notes
+    if fixes.is_empty() {
+        return (owned, notes);
+    }
+    let mut value = owned.unwrap_or_else(|| deep::clone_value(arguments));
+    if let Value::Object(map) = &mut value {
+        for (name, held) in fixes {
+            let what = if held.is_array() { "list" } else { "object" };
+            notes.push(format!(
+                "call \"{call_id}\": argument \"{name}\" was a JSON string holding {} {what}; read as that {what}",
+                if what == "list" { "a" } else { "an" }
+            ));
+            map.insert(name, held);
+        }
+    }
+    (Some(value), notes)
 }
 
 /// The JSON `text` holds, when it is exactly one JSON value (surrounding blanks allowed).
@@ -67,6 +81,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    /// Repairs `arguments` in place, as the gateway's copy of them would be.
+    fn repair(arguments: &mut Value, schema: &Value, call_id: &str) -> Vec<String> {
+        let (owned, notes) = super::repair(arguments, schema, call_id);
+        if let Some(owned) = owned {
+            *arguments = owned;
+        }
+        notes
+    }
 
     fn schema() -> Value {
         json!({"type": "object", "properties": {

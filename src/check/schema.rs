@@ -166,49 +166,182 @@ impl Declared {
     }
 }
 
-const ALL: [Ty; 7] = [
-    Ty::String,
-    Ty::Number,
-    Ty::Integer,
-    Ty::Boolean,
-    Ty::Array,
-    Ty::Object,
-    Ty::Null,
-];
-
-/// The keywords of one schema node the check reads, found in one pass over its keys.
-#[derive(Default)]
-struct Node<'s> {
-    skip: bool,
-    type_keyword: Option<&'s Value>,
-    enumeration: Option<&'s [Value]>,
-    properties: Option<&'s Map<String, Value>>,
-    pattern_properties: bool,
-    required: Option<&'s [Value]>,
-    additional: Option<&'s Value>,
-    items: Option<&'s Value>,
+/// A tool's schema compiled once, when the plan is read: each node's keywords in a flat arena,
+/// so checking a call neither re-reads keyword names nor recurses.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Compiled {
+    nodes: Vec<CNode>,
 }
 
-impl<'s> Node<'s> {
-    /// The node's keywords; `None` for a node that is not an object (`true`, `false`, junk),
-    /// which the check does not judge.
-    fn read(schema: &'s Value) -> Option<Self> {
-        let map = schema.as_object()?;
-        let mut node = Node::default();
-        for (key, value) in map {
-            match key.as_str() {
-                "$ref" | "oneOf" | "anyOf" | "allOf" | "not" | "if" => node.skip = true,
-                "type" => node.type_keyword = Some(value),
-                "enum" => node.enumeration = value.as_array().map(Vec::as_slice),
-                "properties" => node.properties = value.as_object(),
-                "patternProperties" => node.pattern_properties = true,
-                "required" => node.required = value.as_array().map(Vec::as_slice),
-                "additionalProperties" => node.additional = Some(value),
-                "items" => node.items = Some(value),
-                _ => {}
+/// One compiled schema node.
+#[derive(Debug, PartialEq, Default)]
+struct CNode {
+    /// False for a node the check does not judge (`$ref`, `oneOf`, …, an unreadable type, or a
+    /// node that is not an object): it and everything under it pass.
+    judged: bool,
+    declared: Declared,
+    /// The declared types in the order written; casts try them in this order.
+    order: Vec<Ty>,
+    enumeration: Option<Vec<Value>>,
+    /// Declared members, sorted by name: (name, node, required).
+    properties: Vec<(String, usize, bool)>,
+    has_properties: bool,
+    /// Required names: (name, node when `properties` declares it).
+    required: Vec<(String, Option<usize>)>,
+    pattern_properties: bool,
+    additional: Additional,
+    items: Items,
+}
+
+#[derive(Debug, PartialEq, Default)]
+enum Additional {
+    #[default]
+    Open,
+    Closed,
+    Schema(usize),
+}
+
+#[derive(Debug, PartialEq, Default)]
+enum Items {
+    #[default]
+    None,
+    Each(usize),
+    Tuple(Vec<usize>),
+}
+
+impl Default for Declared {
+    fn default() -> Self {
+        Self::Any
+    }
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            for member in node.enumeration.take().unwrap_or_default() {
+                super::deep::drop_value(member);
             }
         }
-        Some(node)
+    }
+}
+
+impl Compiled {
+    /// Compiles `schema` level by level on the heap, so any nesting compiles.
+    pub(crate) fn new(schema: &Value) -> Self {
+        let mut nodes = vec![CNode::default()];
+        let mut todo = vec![(schema, 0usize)];
+        while let Some((schema, at)) = todo.pop() {
+            nodes[at] = compile_one(schema, &mut nodes, &mut todo);
+        }
+        Self { nodes }
+    }
+
+    fn root(&self) -> &CNode {
+        &self.nodes[0]
+    }
+}
+
+fn compile_one<'s>(
+    schema: &'s Value,
+    nodes: &mut Vec<CNode>,
+    todo: &mut Vec<(&'s Value, usize)>,
+) -> CNode {
+    let mut node = CNode::default();
+    let Some(map) = schema.as_object() else {
+        return node;
+    };
+    let mut child = |schema: &'s Value| {
+        nodes.push(CNode::default());
+        todo.push((schema, nodes.len() - 1));
+        nodes.len() - 1
+    };
+    if ["$ref", "oneOf", "anyOf", "allOf", "not", "if"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return node;
+    }
+    node.declared = Declared::of(map.get("type"));
+    if node.declared == Declared::Unreadable {
+        return node;
+    }
+    node.judged = true;
+    node.order = match map.get("type") {
+        Some(Value::String(name)) => Ty::parse(name).into_iter().collect(),
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(Ty::parse))
+            .collect(),
+        _ => Vec::new(),
+    };
+    node.enumeration = map
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|members| members.iter().map(super::deep::clone_value).collect());
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+        node.has_properties = true;
+        node.properties = properties
+            .iter()
+            .map(|(name, schema)| {
+                (
+                    name.clone(),
+                    child(schema),
+                    required.contains(&name.as_str()),
+                )
+            })
+            .collect();
+        node.properties.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for name in required {
+        if !seen.contains(&name) {
+            seen.push(name);
+            let at = node
+                .properties
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, at, _)| *at);
+            node.required.push((name.to_string(), at));
+        }
+    }
+    node.pattern_properties = map.contains_key("patternProperties");
+    node.additional = match map.get("additionalProperties") {
+        Some(Value::Bool(false)) => Additional::Closed,
+        Some(schema @ Value::Object(_)) => Additional::Schema(child(schema)),
+        _ => Additional::Open,
+    };
+    node.items = match map.get("items") {
+        Some(Value::Array(tuple)) => Items::Tuple(tuple.iter().map(&mut child).collect()),
+        Some(schema) => Items::Each(child(schema)),
+        None => Items::None,
+    };
+    node
+}
+
+impl CNode {
+    fn member(&self, name: &str) -> Option<(usize, bool)> {
+        self.properties
+            .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| (self.properties[i].1, self.properties[i].2))
+    }
+
+    fn excludes_null(&self) -> bool {
+        self.judged && self.declared.excludes_null()
+    }
+
+    fn expected(&self) -> String {
+        let words: Vec<&str> = self.order.iter().map(|t| t.article()).collect();
+        match words.as_slice() {
+            [] => "a value".to_string(),
+            [one] => (*one).to_string(),
+            [init @ .., last] => format!("{} or {last}", init.join(", ")),
+        }
     }
 }
 
@@ -219,8 +352,24 @@ enum Seg<'a> {
     Index(usize),
 }
 
+/// A path step that outlives the arguments it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A change the check makes to what the tool receives.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Edit {
+    /// Replace the value at the path (a cast, or the declared enum member).
+    Set(Vec<Step>, Value),
+    /// Remove the member at the path.
+    Remove(Vec<Step>),
+}
+
 /// Argument paths as a tree in one vector: each entry points at its parent, so a path is
-/// spelled out only when a problem or note needs it.
+/// spelled out only when a problem or edit needs it.
 struct Paths<'a> {
     entries: Vec<(usize, Seg<'a>)>,
 }
@@ -233,8 +382,8 @@ impl<'a> Paths<'a> {
         self.entries.len() - 1
     }
 
-    fn render(&self, mut at: usize, last: Option<Seg<'_>>) -> String {
-        let mut segs: Vec<Seg<'_>> = Vec::new();
+    fn segs(&self, mut at: usize, last: Option<Seg<'a>>) -> Vec<Seg<'a>> {
+        let mut segs: Vec<Seg<'a>> = Vec::new();
         if let Some(last) = last {
             segs.push(last);
         }
@@ -243,8 +392,23 @@ impl<'a> Paths<'a> {
             segs.push(seg);
             at = parent;
         }
+        segs.reverse();
+        segs
+    }
+
+    fn steps(&self, at: usize, last: Option<Seg<'a>>) -> Vec<Step> {
+        self.segs(at, last)
+            .into_iter()
+            .map(|seg| match seg {
+                Seg::Key(key) => Step::Key(key.to_string()),
+                Seg::Index(index) => Step::Index(index),
+            })
+            .collect()
+    }
+
+    fn render(&self, at: usize, last: Option<Seg<'a>>) -> String {
         let mut out = String::new();
-        for (i, seg) in segs.iter().rev().enumerate() {
+        for (i, seg) in self.segs(at, last).iter().enumerate() {
             match seg {
                 Seg::Key(key) if i == 0 => out.push_str(key),
                 Seg::Key(key) => {
@@ -262,282 +426,290 @@ impl<'a> Paths<'a> {
     }
 }
 
-struct Task<'a> {
-    schema: &'a Value,
-    value: &'a mut Value,
-    path: usize,
-}
-
-/// Checks the argument object `arguments` against the tool's `schema`, casting values in place
-/// when `cx.coerce` is set and dropping what the policy drops; problems and notes go to `found`.
-pub(crate) fn check(
-    schema: &Value,
-    arguments: &mut Map<String, Value>,
-    cx: &Context<'_>,
-    found: &mut Findings,
-) {
-    let mut paths = Paths {
-        entries: Vec::new(),
-    };
-    let mut stack: Vec<Task<'_>> = Vec::new();
-    let Some(root) = Node::read(schema) else {
-        return;
-    };
-    if root.skip
-        || root
-            .type_keyword
-            .is_some_and(|t| Declared::of(Some(t)) == Declared::Unreadable)
-    {
-        return;
-    }
-    // The top level is an object by construction; only its members are judged here.
-    object(
-        &root, arguments, ROOT, true, cx, found, &mut paths, &mut stack,
-    );
-    while let Some(task) = stack.pop() {
-        one(task, cx, found, &mut paths, &mut stack);
-    }
-}
-
-fn one<'a>(
-    task: Task<'a>,
-    cx: &Context<'_>,
-    found: &mut Findings,
-    paths: &mut Paths<'a>,
-    stack: &mut Vec<Task<'a>>,
-) {
-    let Task {
-        schema,
-        value,
-        path,
-    } = task;
-    let Some(node) = Node::read(schema) else {
-        return;
-    };
-    // Null is judged by the parent (required or not); here it is nothing to look into.
-    if node.skip || value.is_null() {
-        return;
-    }
-    let declared = Declared::of(node.type_keyword);
-    match declared {
-        Declared::Unreadable => return,
-        Declared::Any => {}
-        Declared::Types(_) => {
-            if !ALL.iter().any(|t| declared.has(*t) && t.admits(value)) {
-                found.problem(|| {
-                    format!(
-                        "tool \"{}\": argument \"{}\" must be {}; got {}",
-                        cx.tool,
-                        paths.render(path, None),
-                        expected(node.type_keyword),
-                        kind(value)
-                    )
-                });
-                return;
-            }
-            if cx.coerce {
-                cast(value, node.type_keyword);
-            }
-        }
-    }
-    if let Some(members) = node.enumeration {
-        match members.iter().find(|m| enum_matches(m, value)) {
-            Some(member) => {
-                if cx.coerce && member != value {
-                    *value = member.clone();
-                }
-            }
-            None => {
-                found.problem(|| {
-                    format!(
-                        "tool \"{}\": argument \"{}\" must be one of {}; got {}",
-                        cx.tool,
-                        paths.render(path, None),
-                        list_values(members),
-                        shown(value)
-                    )
-                });
-                return;
-            }
-        }
-    }
-    match value {
-        Value::Object(map) => object(&node, map, path, false, cx, found, paths, stack),
-        Value::Array(items) => match node.items {
-            Some(Value::Array(tuple)) => {
-                for (i, (item, schema)) in items.iter_mut().zip(tuple).enumerate().rev() {
-                    let path = paths.push(path, Seg::Index(i));
-                    stack.push(Task {
-                        schema,
-                        value: item,
-                        path,
-                    });
-                }
-            }
-            Some(schema) => {
-                for (i, item) in items.iter_mut().enumerate().rev() {
-                    let path = paths.push(path, Seg::Index(i));
-                    stack.push(Task {
-                        schema,
-                        value: item,
-                        path,
-                    });
-                }
-            }
-            None => {}
-        },
-        _ => {}
-    }
-}
-
-/// Judges the members of an object: required names, names the schema does not declare, null
-/// for optional members; then queues each member for its own check.
-#[allow(clippy::too_many_arguments)]
-fn object<'a>(
-    node: &Node<'a>,
-    map: &'a mut Map<String, Value>,
-    path: usize,
-    top: bool,
-    cx: &Context<'_>,
-    found: &mut Findings,
-    paths: &mut Paths<'a>,
-    stack: &mut Vec<Task<'a>>,
-) {
-    let properties = node.properties;
-    let prop = |name: &str| properties.and_then(|p| p.get(name));
-    let mut required_names: &[Value] = &[];
-    if let Some(required) = node.required {
-        required_names = required;
-        for name in required.iter().filter_map(Value::as_str) {
-            let declared = prop(name).map_or(Declared::Any, Declared::of_schema);
-            match map.get(name) {
-                None => found.problem(|| {
-                    format!(
-                        "tool \"{}\": argument \"{}\" is required{}; got nothing",
-                        cx.tool,
-                        paths.render(path, Some(Seg::Key(name))),
-                        prop(name)
-                            .and_then(|s| s.get("type"))
-                            .map(|t| format!(" and must be {}", expected(Some(t))))
-                            .unwrap_or_default()
-                    )
-                }),
-                Some(Value::Null) if declared.excludes_null() && !skipped(prop(name)) => found
-                    .problem(|| {
-                        format!(
-                            "tool \"{}\": argument \"{}\" must be {}; got null",
-                            cx.tool,
-                            paths.render(path, Some(Seg::Key(name))),
-                            expected(prop(name).and_then(|s| s.get("type")))
-                        )
-                    }),
-                Some(_) => {}
-            }
-        }
-    }
-    let is_required = |name: &str| required_names.iter().any(|r| r.as_str() == Some(name));
-    let additional = node.additional;
-    let mut drop: Vec<(String, &'static str)> = Vec::new();
-    for (name, value) in map.iter() {
-        match prop(name) {
-            Some(schema) => {
-                // A null optional member means "left out"; a tool that validates strictly
-                // refuses null where its types exclude it, so a coercing tool gets it left out.
-                if cx.coerce
-                    && value.is_null()
-                    && !is_required(name)
-                    && Declared::of_schema(schema).excludes_null()
-                    && !skipped(Some(schema))
-                {
-                    drop.push((
-                        name.clone(),
-                        "null for an optional argument is sent as left out",
-                    ));
-                }
-            }
-            None if node.pattern_properties => {}
-            None => match additional {
-                Some(Value::Bool(false)) => found.problem(|| {
-                    format!(
-                        "tool \"{}\": argument \"{}\" is not accepted; expected only {}",
-                        cx.tool,
-                        paths.render(path, Some(Seg::Key(name))),
-                        list_names(properties)
-                    )
-                }),
-                Some(Value::Object(_)) => {}
-                _ if top && node.properties.is_some() => match cx.unknown {
-                    UnknownArguments::Refuse => found.problem(|| {
-                        format!(
-                            "tool \"{}\": argument \"{}\" is not declared; expected only {}",
-                            cx.tool,
-                            paths.render(path, Some(Seg::Key(name))),
-                            list_names(properties)
-                        )
-                    }),
-                    UnknownArguments::Drop => {
-                        drop.push((name.clone(), "the tool does not declare it"));
-                    }
-                    UnknownArguments::Pass => {}
-                },
-                _ => {}
-            },
-        }
-    }
-    for (name, why) in drop {
-        map.remove(&name);
-        found.notes.push(format!(
-            "call \"{}\": dropped argument \"{}\": {why}",
-            cx.call_id,
-            paths.render(path, Some(Seg::Key(&name)))
-        ));
-    }
-    let extra = match additional {
-        Some(schema @ Value::Object(_)) => Some(schema),
-        _ => None,
-    };
-    for (name, value) in map.iter_mut().rev() {
-        let schema = match prop(name) {
-            Some(schema) => schema,
-            None => match extra {
-                Some(schema) if !node.pattern_properties => schema,
-                _ => continue,
-            },
+/// Applies `edits` to `arguments`. Paths come from the same arguments, so each resolves;
+/// one that does not is ignored rather than trusted.
+pub(crate) fn apply(arguments: &mut Map<String, Value>, edits: Vec<Edit>) {
+    for edit in edits {
+        let (steps, value) = match edit {
+            Edit::Set(steps, value) => (steps, Some(value)),
+            Edit::Remove(steps) => (steps, None),
         };
-        let path = paths.push(path, Seg::Key(name));
-        stack.push(Task {
-            schema,
-            value,
-            path,
+        let Some((Step::Key(first), rest)) = steps.split_first() else {
+            continue;
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            match value {
+                Some(value) => {
+                    if let Some(target) = arguments.get_mut(first) {
+                        *target = value;
+                    }
+                }
+                None => {
+                    if let Some(old) = arguments.remove(first) {
+                        super::deep::drop_value(old);
+                    }
+                }
+            }
+            continue;
+        };
+        let mut at = arguments.get_mut(first);
+        for step in middle {
+            at = match (at, step) {
+                (Some(Value::Object(map)), Step::Key(key)) => map.get_mut(key),
+                (Some(Value::Array(items)), Step::Index(i)) => items.get_mut(*i),
+                _ => None,
+            };
+        }
+        match (at, last, value) {
+            (Some(Value::Object(map)), Step::Key(key), None) => {
+                if let Some(old) = map.remove(key) {
+                    super::deep::drop_value(old);
+                }
+            }
+            (Some(Value::Object(map)), Step::Key(key), Some(value)) => {
+                if let Some(target) = map.get_mut(key) {
+                    *target = value;
+                }
+            }
+            (Some(Value::Array(items)), Step::Index(i), Some(value)) => {
+                if let Some(target) = items.get_mut(*i) {
+                    *target = value;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct Task<'a> {
+    node: usize,
+    value: &'a Value,
+    path: usize,
+}
+
+/// Checks the argument object `arguments` against the tool's compiled schema. Problems and
+/// notes go to `found`; the casts and drops the tool's policy asks for are returned as edits,
+/// so arguments are copied only when something changes.
+pub(crate) fn check(
+    schema: &Compiled,
+    arguments: &Map<String, Value>,
+    cx: &Context<'_>,
+    found: &mut Findings,
+) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let root = schema.root();
+    // The top level is an object by construction; only its members are judged.
+    if !root.judged {
+        return edits;
+    }
+    let mut paths = Paths {
+        entries: Vec::with_capacity(16),
+    };
+    let mut stack: Vec<Task<'_>> = Vec::with_capacity(8);
+    let mut w = Walk {
+        schema,
+        cx,
+        found,
+        edits: &mut edits,
+        paths: &mut paths,
+        stack: &mut stack,
+    };
+    w.object(root, arguments, ROOT, true);
+    while let Some(task) = w.stack.pop() {
+        w.one(task);
+    }
+    edits
+}
+
+struct Walk<'w, 'a> {
+    schema: &'a Compiled,
+    cx: &'w Context<'w>,
+    found: &'w mut Findings,
+    edits: &'w mut Vec<Edit>,
+    paths: &'w mut Paths<'a>,
+    stack: &'w mut Vec<Task<'a>>,
+}
+
+impl<'a> Walk<'_, 'a> {
+    fn problem(&mut self, path: usize, last: Option<Seg<'a>>, text: impl FnOnce(String) -> String) {
+        let paths = &*self.paths;
+        let tool = self.cx.tool;
+        self.found.problem(|| {
+            format!(
+                "tool \"{tool}\": argument \"{}\" {}",
+                paths.render(path, last),
+                text(String::new())
+            )
         });
     }
-}
 
-/// Whether a member's schema is one the check does not judge.
-fn skipped(schema: Option<&Value>) -> bool {
-    match schema.and_then(Node::read) {
-        Some(node) => node.skip,
-        None => schema.is_some(),
-    }
-}
-
-/// Casts `value` to the first declared type it reads as, unless it already is one of them.
-/// Values no cast fits exactly ("abc" for an integer) are left as given for the tool to judge.
-fn cast(value: &mut Value, type_keyword: Option<&Value>) {
-    let declared = Declared::of(type_keyword);
-    if ALL.iter().any(|t| declared.has(*t) && t.holds(value)) {
-        return;
-    }
-    let names: &[Value] = match type_keyword {
-        Some(Value::Array(names)) => names,
-        Some(one) => std::slice::from_ref(one),
-        None => return,
-    };
-    for ty in names.iter().filter_map(|n| n.as_str().and_then(Ty::parse)) {
-        if let Some(cast) = cast_to(value, ty) {
-            *value = cast;
+    fn one(&mut self, task: Task<'a>) {
+        let Task { node, value, path } = task;
+        let node = &self.schema.nodes[node];
+        // Null is judged by the parent (required or not); here it is nothing to look into.
+        if !node.judged || value.is_null() {
             return;
         }
+        let mut cast_value: Option<Value> = None;
+        if let Declared::Types(_) = node.declared {
+            if !node.order.iter().any(|t| t.admits(value)) {
+                self.problem(path, None, |_| {
+                    format!("must be {}; got {}", node.expected(), kind(value))
+                });
+                return;
+            }
+            if self.cx.coerce && !node.order.iter().any(|t| t.holds(value)) {
+                cast_value = node.order.iter().find_map(|t| cast_to(value, *t));
+            }
+        }
+        if let Some(members) = &node.enumeration {
+            let current = cast_value.as_ref().unwrap_or(value);
+            match members.iter().find(|m| enum_matches(m, current)) {
+                Some(member) => {
+                    if self.cx.coerce && member != current {
+                        cast_value = Some(member.clone());
+                    }
+                }
+                None => {
+                    self.problem(path, None, |_| {
+                        format!(
+                            "must be one of {}; got {}",
+                            list_values(members),
+                            shown(value)
+                        )
+                    });
+                    return;
+                }
+            }
+        }
+        if let Some(cast) = cast_value {
+            let steps = self.paths.steps(path, None);
+            self.edits.push(Edit::Set(steps, cast));
+            return;
+        }
+        match value {
+            Value::Object(map) => self.object(node, map, path, false),
+            Value::Array(items) => match &node.items {
+                Items::Tuple(tuple) => {
+                    for (i, (item, node)) in items.iter().zip(tuple).enumerate().rev() {
+                        let path = self.paths.push(path, Seg::Index(i));
+                        self.stack.push(Task {
+                            node: *node,
+                            value: item,
+                            path,
+                        });
+                    }
+                }
+                Items::Each(node) => {
+                    for (i, item) in items.iter().enumerate().rev() {
+                        let path = self.paths.push(path, Seg::Index(i));
+                        self.stack.push(Task {
+                            node: *node,
+                            value: item,
+                            path,
+                        });
+                    }
+                }
+                Items::None => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Judges the members of an object: required names, names the schema does not declare,
+    /// null for optional members; then queues each member for its own check.
+    fn object(&mut self, node: &'a CNode, map: &'a Map<String, Value>, path: usize, top: bool) {
+        let mut required_seen = 0;
+        let first_task = self.stack.len();
+        for (name, value) in map {
+            match node.member(name) {
+                Some((child, required)) => {
+                    required_seen += usize::from(required);
+                    let schema = &self.schema.nodes[child];
+                    if value.is_null() {
+                        if required && schema.excludes_null() {
+                            self.problem(path, Some(Seg::Key(name)), |_| {
+                                format!("must be {}; got null", schema.expected())
+                            });
+                        } else if !required && self.cx.coerce && schema.excludes_null() {
+                            // A null optional member means "left out"; a server that validates
+                            // strictly refuses null where its types exclude it.
+                            self.drop_member(
+                                path,
+                                name,
+                                "null for an optional argument is sent as left out",
+                            );
+                        }
+                        continue;
+                    }
+                    let at = self.paths.push(path, Seg::Key(name));
+                    self.stack.push(Task {
+                        node: child,
+                        value,
+                        path: at,
+                    });
+                }
+                None if node.pattern_properties => {}
+                None => match node.additional {
+                    Additional::Closed => {
+                        let names = list_names(node);
+                        self.problem(path, Some(Seg::Key(name)), |_| {
+                            format!("is not accepted; expected only {names}")
+                        });
+                    }
+                    Additional::Schema(child) => {
+                        let at = self.paths.push(path, Seg::Key(name));
+                        self.stack.push(Task {
+                            node: child,
+                            value,
+                            path: at,
+                        });
+                    }
+                    Additional::Open if top && node.has_properties => match self.cx.unknown {
+                        UnknownArguments::Refuse => {
+                            let names = list_names(node);
+                            self.problem(path, Some(Seg::Key(name)), |_| {
+                                format!("is not declared; expected only {names}")
+                            });
+                        }
+                        UnknownArguments::Drop => {
+                            self.drop_member(path, name, "the tool does not declare it");
+                        }
+                        UnknownArguments::Pass => {}
+                    },
+                    Additional::Open => {}
+                },
+            }
+        }
+        // Members were queued in name order; the stack pops last first, so turn them round to
+        // report problems in name order.
+        self.stack[first_task..].reverse();
+        // Counting required members seen spares a look-up per required name when none is missing.
+        if required_seen < node.required.len() {
+            for (name, child) in &node.required {
+                if map.contains_key(name) {
+                    continue;
+                }
+                let must = child
+                    .map(|c| &self.schema.nodes[c])
+                    .filter(|c| c.judged && !c.order.is_empty())
+                    .map(|c| format!(" and must be {}", c.expected()))
+                    .unwrap_or_default();
+                self.problem(path, Some(Seg::Key(name)), |_| {
+                    format!("is required{must}; got nothing")
+                });
+            }
+        }
+    }
+
+    fn drop_member(&mut self, path: usize, name: &'a str, why: &str) {
+        let steps = self.paths.steps(path, Some(Seg::Key(name)));
+        self.found.notes.push(format!(
+            "call \"{}\": dropped argument \"{}\": {why}",
+            self.cx.call_id,
+            self.paths.render(path, Some(Seg::Key(name)))
+        ));
+        self.edits.push(Edit::Remove(steps));
     }
 }
 
@@ -608,24 +780,6 @@ fn enum_matches(member: &Value, value: &Value) -> bool {
     }
 }
 
-/// "a string or null" for a `type` keyword.
-fn expected(type_keyword: Option<&Value>) -> String {
-    let names: Vec<&str> = match type_keyword {
-        Some(Value::String(name)) => vec![name.as_str()],
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    let words: Vec<&str> = names
-        .iter()
-        .filter_map(|n| Ty::parse(n).map(Ty::article))
-        .collect();
-    match words.as_slice() {
-        [] => "a value".to_string(),
-        [one] => (*one).to_string(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
-    }
-}
-
 /// "an object", "a list", … for the kind of `value`.
 pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
@@ -658,17 +812,18 @@ fn list_values(members: &[Value]) -> String {
     out.join(", ")
 }
 
-fn list_names(properties: Option<&Map<String, Value>>) -> String {
-    let Some(properties) = properties.filter(|p| !p.is_empty()) else {
+fn list_names(node: &CNode) -> String {
+    if node.properties.is_empty() {
         return "no arguments".to_string();
-    };
-    let mut out: Vec<String> = properties
-        .keys()
+    }
+    let mut out: Vec<String> = node
+        .properties
+        .iter()
         .take(10)
-        .map(|k| format!("\"{k}\""))
+        .map(|(k, _, _)| format!("\"{k}\""))
         .collect();
-    if properties.len() > 10 {
-        out.push(format!("(and {} more)", properties.len() - 10));
+    if node.properties.len() > 10 {
+        out.push(format!("(and {} more)", node.properties.len() - 10));
     }
     out.join(", ")
 }

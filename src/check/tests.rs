@@ -4,6 +4,7 @@
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
+use std::borrow::Cow;
 use std::path::Path;
 
 const PLAN: &str = r##"{
@@ -66,19 +67,24 @@ fn turn(calls: &[(&str, Value)]) -> Turn {
 }
 
 /// The report for one call of `tool` with `arguments`.
-fn one(tool: &str, arguments: Value) -> CallReport {
-    let mut report = check_turn(
-        &plan(),
-        &turn(&[(tool, arguments)]),
-        &CheckOptions::default(),
-    );
+/// Checks `calls` as one turn and returns a report that owns its arguments.
+fn check_calls(
+    plan: &OfferedPlan,
+    calls: &[(&str, Value)],
+    options: &CheckOptions,
+) -> Report<'static> {
+    check_turn(plan, &turn(calls), options).into_owned()
+}
+
+fn one(tool: &str, arguments: Value) -> CallReport<'static> {
+    let mut report = check_calls(&plan(), &[(tool, arguments)], &CheckOptions::default());
     report.calls.remove(0)
 }
 
 fn ok(tool: &str, arguments: Value) -> Value {
     let call = one(tool, arguments);
     assert_eq!(call.status, Status::Ok, "{:?}", call.problems);
-    call.arguments.clone().unwrap()
+    call.arguments.clone().unwrap().into_owned()
 }
 
 fn problems(tool: &str, arguments: Value) -> Vec<String> {
@@ -124,8 +130,8 @@ fn null_for_an_optional_argument_passes_and_a_coercing_tool_gets_it_left_out() {
     assert_eq!(call.status, Status::Ok);
     // "task" excludes null, so a strict server would refuse it: sent as left out, and noted.
     assert_eq!(
-        call.arguments,
-        Some(json!({"phone_number": "1", "voice": null}))
+        call.arguments.as_deref(),
+        Some(&json!({"phone_number": "1", "voice": null}))
     );
     assert_eq!(call.notes.len(), 1);
     assert!(
@@ -257,9 +263,9 @@ fn a_coercing_tool_gets_the_declared_enum_member() {
     );
     assert_ne!(text, PLAN);
     let plan = OfferedPlan::from_json(&text, Path::new("plan.json")).unwrap();
-    let report = check_turn(
+    let report = check_calls(
         &plan,
-        &turn(&[
+        &[
             (
                 "memory.search",
                 json!({"query": "q", "note": "", "scope": "Mail"}),
@@ -268,7 +274,7 @@ fn a_coercing_tool_gets_the_declared_enum_member() {
                 "memory.search",
                 json!({"query": "q", "note": "", "scope": 2}),
             ),
-        ]),
+        ],
         &CheckOptions::default(),
     );
     assert_eq!(
@@ -300,7 +306,10 @@ fn an_undeclared_name_follows_the_tool_policy_refuse_drop_or_pass() {
         json!({"query": "q", "note": "", "offset": 3}),
     );
     assert_eq!(call.status, Status::Ok);
-    assert_eq!(call.arguments, Some(json!({"query": "q", "note": ""})));
+    assert_eq!(
+        call.arguments.as_deref(),
+        Some(&json!({"query": "q", "note": ""}))
+    );
     assert!(call.notes[0].contains("dropped argument \"offset\""));
     // pass
     let args = ok("mcp.files.search", json!({"query": "q"}));
@@ -318,11 +327,7 @@ fn nodes_the_check_cannot_read_are_skipped_and_never_refused() {
         Vec::new(),
         None,
     );
-    let report = check_turn(
-        &plan,
-        &turn(&[("t", json!({"y": 1}))]),
-        &CheckOptions::default(),
-    );
+    let report = check_calls(&plan, &[("t", json!({"y": 1}))], &CheckOptions::default());
     assert_eq!(report.verdict, Verdict::Run);
 }
 
@@ -376,7 +381,7 @@ fn one_mismatch_refuses_the_whole_turn_and_a_fitting_turn_runs() {
         ("email.send", json!({"to": "nobody"})),
         ("tools.load", json!({"names": []})),
     ];
-    let report = check_turn(&plan(), &turn(&calls), &CheckOptions::default());
+    let report = check_calls(&plan(), &calls, &CheckOptions::default());
     assert_eq!(report.verdict, Verdict::Refused);
     let status: Vec<_> = report.calls.iter().map(|c| (c.status, c.refusal)).collect();
     assert_eq!(
@@ -400,7 +405,7 @@ fn one_mismatch_refuses_the_whole_turn_and_a_fitting_turn_runs() {
         ("email.send", json!({"to": ["nobody@x"], "subject": "s"})),
         ("tools.load", json!({"names": []})),
     ];
-    let report = check_turn(&plan(), &turn(&calls), &CheckOptions::default());
+    let report = check_calls(&plan(), &calls, &CheckOptions::default());
     assert_eq!(report.verdict, Verdict::Run);
     assert!(
         report
@@ -462,7 +467,10 @@ fn wrapped_arguments_are_repaired_and_noted_and_plain_text_is_judged() {
         json!("{\"to\": \"[\\\"a@x\\\"]\", \"subject\": \"s\"}"),
     );
     assert_eq!(call.status, Status::Ok);
-    assert_eq!(call.arguments, Some(json!({"to": ["a@x"], "subject": "s"})));
+    assert_eq!(
+        call.arguments.as_deref(),
+        Some(&json!({"to": ["a@x"], "subject": "s"}))
+    );
     assert_eq!(call.notes.len(), 2);
     let p = problems("email.send", json!("to: a@x"));
     assert_eq!(
@@ -485,8 +493,8 @@ fn narrowing_drops_what_only_excludes_and_sets_fixed_values() {
     );
     assert_eq!(call.status, Status::Ok);
     assert_eq!(
-        call.arguments,
-        Some(json!({"query": "q", "limit": 3, "scope": "team-handbook"}))
+        call.arguments.as_deref(),
+        Some(&json!({"query": "q", "limit": 3, "scope": "team-handbook"}))
     );
     assert_eq!(call.notes.len(), 2, "{:?}", call.notes);
 }
@@ -494,21 +502,24 @@ fn narrowing_drops_what_only_excludes_and_sets_fixed_values() {
 #[test]
 fn the_positional_form_lists_arguments_in_declared_order() {
     let options = CheckOptions { positional: true };
-    let report = check_turn(
+    let report = check_calls(
         &plan(),
-        &turn(&[
+        &[
             ("fs.read", json!({"count": 5, "path": "a.rs"})),
             ("fs.read", json!({"path": "a.rs"})),
             ("email.send", json!({"to": [], "subject": "s"})),
-        ]),
+        ],
         &options,
     );
-    assert_eq!(report.calls[0].arguments, Some(json!(["a.rs", 0, 5])));
-    assert_eq!(report.calls[1].arguments, Some(json!(["a.rs"])));
+    assert_eq!(
+        report.calls[0].arguments.as_deref(),
+        Some(&json!(["a.rs", 0, 5]))
+    );
+    assert_eq!(report.calls[1].arguments.as_deref(), Some(&json!(["a.rs"])));
     // Tools without parameters keep the named form.
     assert_eq!(
-        report.calls[2].arguments,
-        Some(json!({"to": [], "subject": "s"}))
+        report.calls[2].arguments.as_deref(),
+        Some(&json!({"to": [], "subject": "s"}))
     );
 }
 
@@ -521,18 +532,8 @@ fn the_same_inputs_give_byte_identical_json() {
         ),
         ("email.send", json!({"to": ["a"], "subject": "s"})),
     ];
-    let a = serde_json::to_string(&check_turn(
-        &plan(),
-        &turn(&calls),
-        &CheckOptions::default(),
-    ))
-    .unwrap();
-    let b = serde_json::to_string(&check_turn(
-        &plan(),
-        &turn(&calls),
-        &CheckOptions::default(),
-    ))
-    .unwrap();
+    let a = serde_json::to_string(&check_calls(&plan(), &calls, &CheckOptions::default())).unwrap();
+    let b = serde_json::to_string(&check_calls(&plan(), &calls, &CheckOptions::default())).unwrap();
     assert_eq!(a, b);
 }
 
@@ -542,7 +543,7 @@ fn text_rendering_names_the_verdict_calls_problems_and_notes() {
         ("fs.read", json!({"path": "a"})),
         ("email.send", json!("{\"to\": {}}")),
     ];
-    let text = check_turn(&plan(), &turn(&calls), &CheckOptions::default()).render_text();
+    let text = check_calls(&plan(), &calls, &CheckOptions::default()).render_text();
     assert!(
         text.starts_with("refused: 1 of 2 calls do not fit; nothing was run\n"),
         "{text}"
@@ -554,7 +555,7 @@ fn text_rendering_names_the_verdict_calls_problems_and_notes() {
         )
     );
     assert!(text.contains("  note: call \"c2\": the arguments were a JSON string"));
-    let text = check_turn(&plan(), &turn(&calls[..1]), &CheckOptions::default()).render_text();
+    let text = check_calls(&plan(), &calls[..1], &CheckOptions::default()).render_text();
     assert!(
         text.contains("call c1: ok\n  arguments: {\"path\":\"a\"}"),
         "{text}"
@@ -633,7 +634,7 @@ fn schemas_and_arguments_nested_ten_thousand_deep_are_checked_without_overflow()
             assert!(report.calls[0].problems[0].contains("argument \"a.a[0].a.a[0]"));
         } else {
             assert_eq!(
-                deep::depth(report.calls[0].arguments.as_ref().unwrap()),
+                deep::depth(report.calls[0].arguments.as_deref().unwrap()),
                 10_001
             );
         }
@@ -810,12 +811,17 @@ fn arb_json() -> impl Strategy<Value = Value> {
     })
 }
 
-fn run(schema: Value, arguments: Value, coerce: bool, unknown: UnknownArguments) -> Report {
+fn run(
+    schema: Value,
+    arguments: Value,
+    coerce: bool,
+    unknown: UnknownArguments,
+) -> Report<'static> {
     let mut tool = tool_with(schema);
     tool.coerce = coerce;
     tool.unknown_arguments = unknown;
     let plan = OfferedPlan::new(vec![tool], Vec::new(), None);
-    check_turn(&plan, &turn(&[("t", arguments)]), &CheckOptions::default())
+    check_calls(&plan, &[("t", arguments)], &CheckOptions::default())
 }
 
 fn root_object(schema: Value) -> Value {
@@ -856,8 +862,8 @@ proptest! {
     ) {
         let schema = root_object(schema);
         let first = run(schema.clone(), json!({"arg": value}), true, UnknownArguments::Refuse);
-        let forwarded = first.calls[0].arguments.clone().unwrap();
+        let forwarded = first.calls[0].arguments.clone().unwrap().into_owned();
         let second = run(schema, forwarded.clone(), true, UnknownArguments::Refuse);
-        prop_assert_eq!(second.calls[0].arguments.clone(), Some(forwarded));
+        prop_assert_eq!(second.calls[0].arguments.clone().map(Cow::into_owned), Some(forwarded));
     }
 }
