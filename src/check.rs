@@ -199,7 +199,7 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
         return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
     };
     // Arguments are copied only when something changes them; most calls go through as sent.
-    let (mut owned, mut notes) = repair::repair(&call.arguments, &tool.input_schema, &call.id);
+    let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
     match owned.as_ref().unwrap_or(&call.arguments) {
         Value::Object(_) => {}
         // No arguments at all is an empty argument object.

@@ -7,14 +7,14 @@
 use serde_json::Value;
 
 use super::deep;
-use super::schema::{Declared, Ty};
+use super::schema::Compiled;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
 /// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
 /// is fine as sent, so nothing is copied) and one note per repair, naming the call `call_id`.
 pub(crate) fn repair(
     arguments: &Value,
-    schema: &Value,
+    schema: &Compiled,
     call_id: &str,
 ) -> (Option<Value>, Vec<String>) {
     let mut notes = Vec::new();
@@ -28,25 +28,17 @@ pub(crate) fn repair(
         }
     }
     let current = owned.as_ref().unwrap_or(arguments);
-    let (Some(map), Some(properties)) = (
-        current.as_object(),
-        schema.get("properties").and_then(Value::as_object),
-    ) else {
+    let Some(map) = current.as_object() else {
         return (owned, notes);
     };
     let mut fixes: Vec<(String, Value)> = Vec::new();
-    for (name, value) in map {
-        let Value::String(text) = value else { continue };
-        let Some(declared) = properties.get(name).map(Declared::of_schema) else {
-            continue;
-        };
-        // Text the schema admits is an answer in its own right, not a wrapper.
-        let wants_container = declared.has(Ty::Array) || declared.has(Ty::Object);
-        if !wants_container || declared.has(Ty::String) {
-            continue;
-        }
-        if let Some(held @ (Value::Array(_) | Value::Object(_))) = parse(text) {
-            fixes.push((name.clone(), held));
+    // Text the schema admits is an answer in its own right, not a wrapper: only members
+    // declared as a list or object and not as text are looked at.
+    for name in schema.wrappable() {
+        if let Some(Value::String(text)) = map.get(name) {
+            if let Some(held @ (Value::Array(_) | Value::Object(_))) = parse(text) {
+                fixes.push((name.clone(), held));
+            }
         }
     }
     if fixes.is_empty() {
@@ -84,7 +76,7 @@ mod tests {
 
     /// Repairs `arguments` in place, as the gateway's copy of them would be.
     fn repair(arguments: &mut Value, schema: &Value, call_id: &str) -> Vec<String> {
-        let (owned, notes) = super::repair(arguments, schema, call_id);
+        let (owned, notes) = super::repair(arguments, &Compiled::new(schema), call_id);
         if let Some(owned) = owned {
             *arguments = owned;
         }

@@ -171,6 +171,9 @@ impl Declared {
 #[derive(Debug, PartialEq)]
 pub(crate) struct Compiled {
     nodes: Vec<CNode>,
+    /// Top-level members declared as a list or object and not as text: the ones a model may
+    /// have wrapped in a JSON string.
+    wrappable: Vec<String>,
 }
 
 /// One compiled schema node.
@@ -233,7 +236,21 @@ impl Compiled {
         while let Some((schema, at)) = todo.pop() {
             nodes[at] = compile_one(schema, &mut nodes, &mut todo);
         }
-        Self { nodes }
+        let wrappable = nodes[0]
+            .properties
+            .iter()
+            .filter(|(_, at, _)| {
+                let declared = nodes[*at].declared;
+                (declared.has(Ty::Array) || declared.has(Ty::Object)) && !declared.has(Ty::String)
+            })
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        Self { nodes, wrappable }
+    }
+
+    /// Top-level members a model may have wrapped in a JSON string.
+    pub(crate) fn wrappable(&self) -> &[String] {
+        &self.wrappable
     }
 
     fn root(&self) -> &CNode {
@@ -324,11 +341,19 @@ fn compile_one<'s>(
 }
 
 impl CNode {
-    fn member(&self, name: &str) -> Option<(usize, bool)> {
-        self.properties
-            .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
-            .ok()
-            .map(|i| (self.properties[i].1, self.properties[i].2))
+    /// The declared member `name`: (node, required). Members usually arrive in name order, as
+    /// the properties are kept, so the entry after the last hit (`hint`) is tried first.
+    fn member(&self, name: &str, hint: &mut usize) -> Option<(usize, bool)> {
+        let at = match self.properties.get(*hint) {
+            Some((n, _, _)) if n == name => *hint,
+            _ => self
+                .properties
+                .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+                .ok()?,
+        };
+        *hint = at + 1;
+        let (_, node, required) = &self.properties[at];
+        Some((*node, *required))
     }
 
     fn excludes_null(&self) -> bool {
@@ -481,10 +506,13 @@ pub(crate) fn apply(arguments: &mut Map<String, Value>, edits: Vec<Edit>) {
     }
 }
 
+/// A value to judge: its schema node, and its path as the parent entry plus a last step (the
+/// entry itself is recorded only when the value is a container with children to judge).
 struct Task<'a> {
     node: usize,
     value: &'a Value,
     path: usize,
+    last: Option<Seg<'a>>,
 }
 
 /// Checks the argument object `arguments` against the tool's compiled schema. Problems and
@@ -503,9 +531,9 @@ pub(crate) fn check(
         return edits;
     }
     let mut paths = Paths {
-        entries: Vec::with_capacity(16),
+        entries: Vec::new(),
     };
-    let mut stack: Vec<Task<'_>> = Vec::with_capacity(8);
+    let mut stack: Vec<Task<'_>> = Vec::new();
     let mut w = Walk {
         schema,
         cx,
@@ -515,6 +543,7 @@ pub(crate) fn check(
         stack: &mut stack,
     };
     w.object(root, arguments, ROOT, true);
+    w.stack.reverse();
     while let Some(task) = w.stack.pop() {
         w.one(task);
     }
@@ -543,8 +572,23 @@ impl<'a> Walk<'_, 'a> {
         });
     }
 
+    /// Queues a container for later and judges a scalar at once, so paths are recorded only
+    /// for containers and scalars cost no stack entry.
+    fn visit(&mut self, task: Task<'a>) {
+        if matches!(task.value, Value::Array(_) | Value::Object(_)) {
+            self.stack.push(task);
+        } else {
+            self.one(task);
+        }
+    }
+
     fn one(&mut self, task: Task<'a>) {
-        let Task { node, value, path } = task;
+        let Task {
+            node,
+            value,
+            path,
+            last,
+        } = task;
         let node = &self.schema.nodes[node];
         // Null is judged by the parent (required or not); here it is nothing to look into.
         if !node.judged || value.is_null() {
@@ -553,7 +597,7 @@ impl<'a> Walk<'_, 'a> {
         let mut cast_value: Option<Value> = None;
         if let Declared::Types(_) = node.declared {
             if !node.order.iter().any(|t| t.admits(value)) {
-                self.problem(path, None, |_| {
+                self.problem(path, last, |_| {
                     format!("must be {}; got {}", node.expected(), kind(value))
                 });
                 return;
@@ -571,7 +615,7 @@ impl<'a> Walk<'_, 'a> {
                     }
                 }
                 None => {
-                    self.problem(path, None, |_| {
+                    self.problem(path, last, |_| {
                         format!(
                             "must be one of {}; got {}",
                             list_values(members),
@@ -583,30 +627,35 @@ impl<'a> Walk<'_, 'a> {
             }
         }
         if let Some(cast) = cast_value {
-            let steps = self.paths.steps(path, None);
+            let steps = self.paths.steps(path, last);
             self.edits.push(Edit::Set(steps, cast));
             return;
         }
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            return;
+        }
+        let here = last.map_or(path, |seg| self.paths.push(path, seg));
+        let first_task = self.stack.len();
         match value {
-            Value::Object(map) => self.object(node, map, path, false),
+            Value::Object(map) => self.object(node, map, here, false),
             Value::Array(items) => match &node.items {
                 Items::Tuple(tuple) => {
-                    for (i, (item, node)) in items.iter().zip(tuple).enumerate().rev() {
-                        let path = self.paths.push(path, Seg::Index(i));
-                        self.stack.push(Task {
+                    for (i, (item, node)) in items.iter().zip(tuple).enumerate() {
+                        self.visit(Task {
                             node: *node,
                             value: item,
-                            path,
+                            path: here,
+                            last: Some(Seg::Index(i)),
                         });
                     }
                 }
                 Items::Each(node) => {
-                    for (i, item) in items.iter().enumerate().rev() {
-                        let path = self.paths.push(path, Seg::Index(i));
-                        self.stack.push(Task {
+                    for (i, item) in items.iter().enumerate() {
+                        self.visit(Task {
                             node: *node,
                             value: item,
-                            path,
+                            path: here,
+                            last: Some(Seg::Index(i)),
                         });
                     }
                 }
@@ -614,15 +663,18 @@ impl<'a> Walk<'_, 'a> {
             },
             _ => {}
         }
+        // Children were queued in order; the stack pops last first, so turn them round to
+        // report problems in order.
+        self.stack[first_task..].reverse();
     }
 
     /// Judges the members of an object: required names, names the schema does not declare,
     /// null for optional members; then queues each member for its own check.
     fn object(&mut self, node: &'a CNode, map: &'a Map<String, Value>, path: usize, top: bool) {
         let mut required_seen = 0;
-        let first_task = self.stack.len();
+        let mut hint = 0;
         for (name, value) in map {
-            match node.member(name) {
+            match node.member(name, &mut hint) {
                 Some((child, required)) => {
                     required_seen += usize::from(required);
                     let schema = &self.schema.nodes[child];
@@ -642,11 +694,11 @@ impl<'a> Walk<'_, 'a> {
                         }
                         continue;
                     }
-                    let at = self.paths.push(path, Seg::Key(name));
-                    self.stack.push(Task {
+                    self.visit(Task {
                         node: child,
                         value,
-                        path: at,
+                        path,
+                        last: Some(Seg::Key(name)),
                     });
                 }
                 None if node.pattern_properties => {}
@@ -658,11 +710,11 @@ impl<'a> Walk<'_, 'a> {
                         });
                     }
                     Additional::Schema(child) => {
-                        let at = self.paths.push(path, Seg::Key(name));
-                        self.stack.push(Task {
+                        self.visit(Task {
                             node: child,
                             value,
-                            path: at,
+                            path,
+                            last: Some(Seg::Key(name)),
                         });
                     }
                     Additional::Open if top && node.has_properties => match self.cx.unknown {
@@ -681,9 +733,6 @@ impl<'a> Walk<'_, 'a> {
                 },
             }
         }
-        // Members were queued in name order; the stack pops last first, so turn them round to
-        // report problems in name order.
-        self.stack[first_task..].reverse();
         // Counting required members seen spares a look-up per required name when none is missing.
         if required_seen < node.required.len() {
             for (name, child) in &node.required {

@@ -341,8 +341,9 @@ fn a_nested_mismatch_names_its_path_and_a_fitting_nested_value_passes() {
     assert_eq!(
         p,
         [
-            "tool \"memory.search\": argument \"filters[2].date\" must be a string; got an object",
+            // Scalars are judged as they are met, lists and objects after them.
             "tool \"memory.search\": argument \"filters[2].kind\" must be one of \"a\", \"b\"; got \"c\"",
+            "tool \"memory.search\": argument \"filters[2].date\" must be a string; got an object",
         ]
     );
     let filters = json!([{"date": "x"}, {"kind": "A"}, {"date": "y", "kind": "b"}]);
