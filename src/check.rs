@@ -86,7 +86,7 @@ pub enum Refusal {
 #[derive(Debug, PartialEq, Serialize)]
 pub struct CallReport<'t> {
     /// The call's id.
-    pub id: String,
+    pub id: Cow<'t, str>,
     /// What becomes of the call.
     pub status: Status,
     /// Why the call does not run, when it does not.
@@ -112,7 +112,7 @@ impl CallReport<'_> {
     /// This answer with its arguments copied out of the turn, so it outlives the turn.
     pub fn into_owned(mut self) -> CallReport<'static> {
         CallReport {
-            id: std::mem::take(&mut self.id),
+            id: Cow::Owned(std::mem::take(&mut self.id).into_owned()),
             status: self.status,
             refusal: self.refusal,
             problems: std::mem::take(&mut self.problems),
@@ -165,7 +165,7 @@ pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions
     let refused: Vec<&str> = calls
         .iter()
         .filter(|c| c.status == Status::Refused)
-        .map(|c| c.id.as_str())
+        .map(|c| c.id.as_ref())
         .collect();
     if refused.is_empty() {
         return Report {
@@ -282,7 +282,7 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
         }
     };
     CallReport {
-        id: call.id.clone(),
+        id: Cow::Borrowed(&call.id),
         status: Status::Ok,
         refusal: None,
         problems: Vec::new(),
@@ -292,7 +292,7 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
 }
 
 fn refused<'t>(
-    call: &Call,
+    call: &'t Call,
     mut problems: Vec<String>,
     total: usize,
     notes: Vec<String>,
@@ -306,7 +306,7 @@ fn refused<'t>(
         ));
     }
     CallReport {
-        id: call.id.clone(),
+        id: Cow::Borrowed(&call.id),
         status: Status::Refused,
         refusal: Some(Refusal::Arguments),
         problems,

@@ -19,13 +19,13 @@ pub(crate) fn repair(
 ) -> (Option<Value>, Vec<String>) {
     let mut notes = Vec::new();
     let mut owned = None;
-    if let Value::String(text) = arguments {
-        if let Some(held @ Value::Object(_)) = parse(text) {
-            owned = Some(held);
-            notes.push(format!(
-                "call \"{call_id}\": the arguments were a JSON string holding an object; read as that object"
-            ));
-        }
+    if let Value::String(text) = arguments
+        && let Some(held @ Value::Object(_)) = parse(text)
+    {
+        owned = Some(held);
+        notes.push(format!(
+            "call \"{call_id}\": the arguments were a JSON string holding an object; read as that object"
+        ));
     }
     let current = owned.as_ref().unwrap_or(arguments);
     let Some(map) = current.as_object() else {
@@ -35,10 +35,10 @@ pub(crate) fn repair(
     // Text the schema admits is an answer in its own right, not a wrapper: only members
     // declared as a list or object and not as text are looked at.
     for name in schema.wrappable() {
-        if let Some(Value::String(text)) = map.get(name) {
-            if let Some(held @ (Value::Array(_) | Value::Object(_))) = parse(text) {
-                fixes.push((name.clone(), held));
-            }
+        if let Some(Value::String(text)) = map.get(name)
+            && let Some(held @ (Value::Array(_) | Value::Object(_))) = parse(text)
+        {
+            fixes.push((name.clone(), held));
         }
     }
     if fixes.is_empty() {
@@ -151,12 +151,11 @@ mod tests {
         #[test]
         fn repair_is_idempotent(args in arb_json(), wrap in any::<bool>(), wrap_to in any::<bool>()) {
             let mut args = args;
-            if wrap_to {
-                if let Value::Object(map) = &mut args {
-                    if let Some(to) = map.get_mut("to") {
-                        *to = wrapped(to.take());
-                    }
-                }
+            if wrap_to
+                && let Value::Object(map) = &mut args
+                && let Some(to) = map.get_mut("to")
+            {
+                *to = wrapped(to.take());
             }
             if wrap {
                 args = wrapped(args);

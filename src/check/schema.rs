@@ -117,9 +117,10 @@ impl Ty {
 }
 
 /// The types a schema node declares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Declared {
     /// No `type` keyword: any kind.
+    #[default]
     Any,
     /// A set of known types (bits of [`Ty::bit`]).
     Types(u8),
@@ -210,12 +211,6 @@ enum Items {
     None,
     Each(usize),
     Tuple(Vec<usize>),
-}
-
-impl Default for Declared {
-    fn default() -> Self {
-        Self::Any
-    }
 }
 
 impl Drop for Compiled {
@@ -788,8 +783,8 @@ fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
             }
         }
         (Ty::Boolean, Value::Number(n)) => match n.as_f64() {
-            Some(x) if x == 1.0 => Some(Value::Bool(true)),
-            Some(x) if x == 0.0 => Some(Value::Bool(false)),
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
             _ => None,
         },
         _ => None,
