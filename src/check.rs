@@ -127,7 +127,8 @@ impl CallReport<'_> {
     }
 }
 
-/// The gateway's answer for a turn.
+/// The gateway's answer for a turn. It borrows from the turn it answers (a call that goes
+/// through as sent forwards the turn's own arguments); [`Report::into_owned`] copies it out.
 ///
 /// JSON: `{"verdict": "run" | "refused", "calls": [CallReport, ...]}`, with `calls` one per
 /// input call in the turn's order. See [`CallReport`] for each call's fields.
