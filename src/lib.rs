@@ -9,6 +9,7 @@
 pub mod atomic;
 pub mod canon;
 pub mod catalog;
+pub mod check;
 pub mod discover;
 pub mod error;
 pub mod explain;

@@ -1,0 +1,409 @@
+//! The call gateway: decides whether a turn's tool calls may run, and what each tool receives.
+//!
+//! Each call is repaired (JSON wrapped in a string is unwrapped), matched to the tool the model
+//! was offered, narrowed (MCP `only` and fixed values) and checked against the offered schema;
+//! one mismatch anywhere refuses the whole turn, so no call runs beside a refused sibling. For a
+//! turn that may run it returns the arguments each tool should receive, cast to the declared
+//! types where the tool's policy asks for it. It must not run, print or time anything, and it
+//! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
+//! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
+
+mod deep;
+mod narrow;
+mod offered;
+mod positional;
+mod repair;
+mod schema;
+mod turn;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
+pub use positional::validate_parameters;
+pub use schema::MAX_PROBLEMS;
+pub use turn::{Call, Turn};
+
+use schema::{Context, Findings};
+
+/// How a turn is checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Return the arguments of tools that declare `parameters` as a list in declared order
+    /// (the positional form) instead of an object.
+    pub positional: bool,
+}
+
+/// Whether a turn may run. Serialized as `"run"` or `"refused"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every call fits; run them all.
+    Run,
+    /// At least one call does not fit; run none.
+    Refused,
+}
+
+/// What becomes of one call. Serialized as `"ok"`, `"refused"` or `"not-run"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The call fits and may run with `arguments`.
+    Ok,
+    /// The call does not fit; its `problems` say why.
+    Refused,
+    /// The call fits but is not run because another call of the turn was refused.
+    NotRun,
+}
+
+/// Why a call did not run. Serialized as `"arguments"` or `"turn"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// The call itself does not fit: an unknown tool or mismatched arguments.
+    Arguments,
+    /// Another call of the same turn was refused.
+    Turn,
+}
+
+/// The answer for one call of the turn.
+///
+/// JSON fields, always all present:
+/// - `id` (string): the call's id, as the turn gave it.
+/// - `status` (string): `"ok"`, `"refused"` or `"not-run"`.
+/// - `refusal` (string or null): `"arguments"` when the call is refused, `"turn"` when it is not
+///   run because a sibling was refused, null when ok.
+/// - `problems` (list of strings): one sentence each, naming the tool, the argument path, what
+///   was expected and what came; at most [`MAX_PROBLEMS`], then one sentence counting the rest.
+///   Empty when ok.
+/// - `arguments` (object, list or null): what the tool should receive, when ok: repaired,
+///   narrowed and (where the tool's `coerce` is on) cast; a list in declared order for a tool
+///   with `parameters` when checked with `positional`. Null unless ok.
+/// - `notes` (list of strings): each repair or drop made, naming the call and the argument.
+#[derive(Debug, PartialEq, Serialize)]
+pub struct CallReport<'t> {
+    /// The call's id.
+    pub id: Cow<'t, str>,
+    /// What becomes of the call.
+    pub status: Status,
+    /// Why the call does not run, when it does not.
+    pub refusal: Option<Refusal>,
+    /// What is wrong, one sentence each.
+    pub problems: Vec<String>,
+    /// What the tool receives, when the call is ok; borrowed from the turn when the call goes
+    /// through exactly as sent.
+    pub arguments: Option<Cow<'t, Value>>,
+    /// Each repair or drop made.
+    pub notes: Vec<String>,
+}
+
+impl Drop for CallReport<'_> {
+    fn drop(&mut self) {
+        if let Some(Cow::Owned(arguments)) = self.arguments.take() {
+            deep::drop_value(arguments);
+        }
+    }
+}
+
+impl CallReport<'_> {
+    /// This answer with its arguments copied out of the turn, so it outlives the turn.
+    pub fn into_owned(mut self) -> CallReport<'static> {
+        CallReport {
+            id: Cow::Owned(std::mem::take(&mut self.id).into_owned()),
+            status: self.status,
+            refusal: self.refusal,
+            problems: std::mem::take(&mut self.problems),
+            arguments: self.arguments.take().map(|a| {
+                Cow::Owned(match a {
+                    Cow::Owned(value) => value,
+                    Cow::Borrowed(value) => deep::clone_value(value),
+                })
+            }),
+            notes: std::mem::take(&mut self.notes),
+        }
+    }
+}
+
+/// The gateway's answer for a turn. It borrows from the turn it answers (a call that goes
+/// through as sent forwards the turn's own arguments); [`Report::into_owned`] copies it out.
+///
+/// JSON: `{"verdict": "run" | "refused", "calls": [CallReport, ...]}`, with `calls` one per
+/// input call in the turn's order. See [`CallReport`] for each call's fields.
+#[derive(Debug, PartialEq, Serialize)]
+pub struct Report<'t> {
+    /// Whether the turn may run.
+    pub verdict: Verdict,
+    /// One answer per call, in the turn's order.
+    pub calls: Vec<CallReport<'t>>,
+}
+
+/// Checks every call of `turn` against the tools `plan` offered, and decides whether the turn
+/// may run and what each tool receives.
+///
+/// # Example
+/// ```
+/// use std::path::Path;
+/// use muster::check::{check_turn, CheckOptions, OfferedPlan, Turn, Verdict};
+/// let plan = OfferedPlan::from_json(r#"{"roster": [{"name": "memory.search",
+///     "input_schema": {"type": "object", "required": ["query"],
+///                      "properties": {"query": {"type": "string"}}}}]}"#,
+///     Path::new("plan.json")).unwrap();
+/// let turn = Turn::from_json(r#"{"calls": [{"id": "c1", "name": "memory.search",
+///     "arguments": "{\"query\": \"rust\"}"}]}"#, Path::new("turn.json")).unwrap();
+/// let report = check_turn(&plan, &turn, &CheckOptions::default());
+/// assert_eq!(report.verdict, Verdict::Run);
+/// assert_eq!(report.calls[0].arguments.as_deref(), Some(&serde_json::json!({"query": "rust"})));
+/// ```
+pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions) -> Report<'t> {
+    let mut calls: Vec<CallReport<'t>> = turn
+        .calls
+        .iter()
+        .map(|call| check_call(plan, call, options))
+        .collect();
+    let refused: Vec<&str> = calls
+        .iter()
+        .filter(|c| c.status == Status::Refused)
+        .map(|c| c.id.as_ref())
+        .collect();
+    if refused.is_empty() {
+        return Report {
+            verdict: Verdict::Run,
+            calls,
+        };
+    }
+    let ids = quoted_list(&refused);
+    let plural = if refused.len() == 1 { "" } else { "s" };
+    let sentence = format!(
+        "not run because call{plural} {ids} of this turn did not fit; send this call again together with the corrected call{plural}"
+    );
+    for (call, original) in calls.iter_mut().zip(&turn.calls) {
+        if call.status == Status::Ok {
+            call.status = Status::NotRun;
+            call.refusal = Some(Refusal::Turn);
+            call.problems = vec![format!("tool \"{}\": {sentence}", original.name)];
+            if let Some(Cow::Owned(arguments)) = call.arguments.take() {
+                deep::drop_value(arguments);
+            }
+        }
+    }
+    Report {
+        verdict: Verdict::Refused,
+        calls,
+    }
+}
+
+fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) -> CallReport<'t> {
+    let Some((tool, compiled)) = plan.entry(&call.name) else {
+        return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
+    };
+    // Arguments are copied only when something changes them; most calls go through as sent.
+    let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
+    match owned.as_ref().unwrap_or(&call.arguments) {
+        Value::Object(_) => {}
+        // No arguments at all is an empty argument object.
+        Value::Null => owned = Some(Value::Object(Map::new())),
+        other => {
+            let problem = format!(
+                "tool \"{}\": the arguments must be an object; got {}",
+                call.name,
+                match other {
+                    Value::String(_) => "a string that is not a JSON object",
+                    other => schema::kind(other),
+                }
+            );
+            return refused(call, vec![problem], 1, notes);
+        }
+    }
+    let empty = Map::new();
+    let as_map = |value: &'t Value| value.as_object().unwrap_or(&empty);
+    let drops = narrow::outside(
+        owned
+            .as_ref()
+            .and_then(Value::as_object)
+            .unwrap_or(as_map(&call.arguments)),
+        tool,
+        &call.id,
+    );
+    if !drops.is_empty() {
+        let value = owned.get_or_insert_with(|| deep::clone_value(&call.arguments));
+        if let Value::Object(map) = value {
+            notes.extend(narrow::restrict(map, tool, &call.id));
+        }
+    }
+    let cx = Context {
+        tool: &tool.name,
+        call_id: &call.id,
+        coerce: tool.coerce,
+        unknown: tool.unknown_arguments,
+    };
+    let mut found = Findings::default();
+    let map = owned
+        .as_ref()
+        .and_then(Value::as_object)
+        .unwrap_or(as_map(&call.arguments));
+    let edits = schema::check(compiled, map, &cx, &mut found);
+    notes.append(&mut found.notes);
+    if found.total > 0 {
+        if let Some(value) = owned {
+            deep::drop_value(value);
+        }
+        return refused(call, found.problems, found.total, notes);
+    }
+    let positional = match (&tool.parameters, options.positional) {
+        (Some(params), true) => Some(params),
+        _ => None,
+    };
+    let arguments = if edits.is_empty() && tool.fixed.is_empty() && positional.is_none() {
+        owned.map_or(Cow::Borrowed(&call.arguments), Cow::Owned)
+    } else {
+        let mut value = owned.unwrap_or_else(|| deep::clone_value(&call.arguments));
+        let mut map = match &mut value {
+            Value::Object(map) => std::mem::take(map),
+            _ => Map::new(),
+        };
+        schema::apply(&mut map, edits);
+        narrow::set_fixed(&mut map, tool);
+        match positional {
+            Some(params) => match positional::to_positional(
+                map,
+                params,
+                tool.variadic,
+                &tool.input_schema,
+                &tool.name,
+                &call.id,
+                &mut notes,
+            ) {
+                Ok(list) => Cow::Owned(list),
+                Err(problem) => return refused(call, vec![problem], 1, notes),
+            },
+            None => Cow::Owned(Value::Object(map)),
+        }
+    };
+    CallReport {
+        id: Cow::Borrowed(&call.id),
+        status: Status::Ok,
+        refusal: None,
+        problems: Vec::new(),
+        arguments: Some(arguments),
+        notes,
+    }
+}
+
+fn refused<'t>(
+    call: &'t Call,
+    mut problems: Vec<String>,
+    total: usize,
+    notes: Vec<String>,
+) -> CallReport<'t> {
+    if total > problems.len() {
+        let more = total - problems.len();
+        problems.push(format!(
+            "tool \"{}\": and {more} more problem{} not listed here",
+            call.name,
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    CallReport {
+        id: Cow::Borrowed(&call.id),
+        status: Status::Refused,
+        refusal: Some(Refusal::Arguments),
+        problems,
+        arguments: None,
+        notes,
+    }
+}
+
+/// The problem for a call naming a tool that was not offered.
+fn unknown_tool(plan: &OfferedPlan, name: &str) -> String {
+    if plan.deferred(name).is_some() {
+        return match plan.control_tool() {
+            Some(control) => format!(
+                "tool \"{name}\" is deferred, not loaded; call \"{control}\" to load it first, then call it in a later turn"
+            ),
+            None => format!(
+                "tool \"{name}\" is deferred and this plan offers no tool to load it; use an offered tool instead"
+            ),
+        };
+    }
+    let mut scored: Vec<(f64, &str)> = plan
+        .roster()
+        .iter()
+        .map(|t| (strsim::jaro_winkler(name, &t.name), t.name.as_str()))
+        .collect();
+    // Highest similarity first; ties by name so the sentence is the same on every run.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let closest: Vec<&str> = scored.iter().take(3).map(|(_, n)| *n).collect();
+    if closest.is_empty() {
+        format!("tool \"{name}\" was not offered, and this turn was offered no tools")
+    } else {
+        format!(
+            "tool \"{name}\" was not offered; expected an offered tool such as {}",
+            quoted_list(&closest)
+        )
+    }
+}
+
+fn quoted_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+impl Report<'_> {
+    /// This report with every call's arguments copied out of the turn, so it outlives the turn.
+    pub fn into_owned(self) -> Report<'static> {
+        Report {
+            verdict: self.verdict,
+            calls: self.calls.into_iter().map(CallReport::into_owned).collect(),
+        }
+    }
+
+    /// The report for people: the verdict, then each call with its problems and notes.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let refused = self
+            .calls
+            .iter()
+            .filter(|c| c.status == Status::Refused)
+            .count();
+        match self.verdict {
+            Verdict::Run => {
+                let _ = writeln!(out, "run: all {} calls fit; run them", self.calls.len());
+            }
+            Verdict::Refused => {
+                let _ = writeln!(
+                    out,
+                    "refused: {refused} of {} calls do not fit; nothing was run",
+                    self.calls.len()
+                );
+            }
+        }
+        for call in &self.calls {
+            let status = match call.status {
+                Status::Ok => "ok",
+                Status::Refused => "refused (arguments)",
+                Status::NotRun => "not run (turn)",
+            };
+            let _ = writeln!(out, "\ncall {}: {status}", call.id);
+            for problem in &call.problems {
+                let _ = writeln!(out, "  - {problem}");
+            }
+            if let Some(arguments) = &call.arguments {
+                let _ = writeln!(out, "  arguments: {arguments}");
+            }
+            for note in &call.notes {
+                let _ = writeln!(out, "  note: {note}");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,309 @@
+//! Reads the plan a model was offered (the JSON of `muster plan --format json`) into the few
+//! facts the gateway needs: each offered tool's schema and narrowing, the deferred tools and the
+//! control tool. It reads with its own types and ignores every other field, so the planner may
+//! grow its output without breaking the gateway; it must not judge the plan's decisions.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::deep;
+use super::schema::Compiled;
+use crate::error::{Error, ErrorKind, Problem};
+
+/// Where an offered tool comes from; only MCP tools are narrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// A tool declared in the policy file.
+    Configured,
+    /// A tool listed by an MCP server.
+    Mcp,
+    /// The control tool that loads deferred tools.
+    Control,
+}
+
+/// What happens to an argument name the tool's schema does not declare (where the schema
+/// does not already exclude it with `additionalProperties: false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownArguments {
+    /// The call is refused naming the argument (the default: ignoring a `limit` the tool does
+    /// not have would tell the model a bound applied that did not).
+    #[default]
+    Refuse,
+    /// The argument is dropped and the drop noted.
+    Drop,
+    /// The argument is forwarded to the tool as given.
+    Pass,
+}
+
+/// One entry of a configured tool's ordered parameter list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Parameter {
+    /// The argument name, as declared in the tool's schema.
+    pub name: String,
+    /// Whether a call must give it.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A tool as the model was offered it.
+#[derive(Debug, PartialEq)]
+pub struct OfferedTool {
+    /// Full name as offered to the model.
+    pub name: String,
+    /// Where the tool comes from.
+    pub source: Source,
+    /// The JSON Schema the model saw (already narrowed by the planner).
+    pub input_schema: Value,
+    /// Values set on every call (MCP tools); the model cannot change them.
+    pub fixed: Map<String, Value>,
+    /// The argument names the model may write (MCP tools); `None` means no restriction.
+    pub only: Option<Vec<String>>,
+    /// Policy for argument names the schema does not declare.
+    pub unknown_arguments: UnknownArguments,
+    /// Whether forwarded values are cast to the declared type.
+    pub coerce: bool,
+    /// Ordered positional parameters (configured tools), when declared.
+    pub parameters: Option<Vec<Parameter>>,
+    /// Whether the last parameter takes every remaining positional value.
+    pub variadic: bool,
+}
+
+impl Drop for OfferedTool {
+    fn drop(&mut self) {
+        // A schema built in code may nest far deeper than the default drop can recurse.
+        deep::drop_value(std::mem::take(&mut self.input_schema));
+    }
+}
+
+/// A tool the planner deferred: not offered, loadable through the control tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredTool {
+    /// Full name the tool would have when loaded.
+    pub name: String,
+    /// The finding code that deferred it (`item-cap`, `token-cap`, …).
+    pub code: Option<String>,
+}
+
+/// The plan a turn is checked against.
+#[derive(Debug, PartialEq)]
+pub struct OfferedPlan {
+    roster: Vec<OfferedTool>,
+    compiled: Vec<Compiled>,
+    by_name: BTreeMap<String, usize>,
+    deferred: Vec<DeferredTool>,
+    control_tool: Option<String>,
+}
+
+impl OfferedPlan {
+    /// A plan from tools built in code. A later tool of the same name replaces an earlier one in
+    /// look-ups; [`OfferedPlan::from_json`] refuses such plans instead.
+    pub fn new(
+        roster: Vec<OfferedTool>,
+        deferred: Vec<DeferredTool>,
+        control_tool: Option<String>,
+    ) -> Self {
+        let by_name = roster
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| (tool.name.clone(), i))
+            .collect();
+        let compiled = roster
+            .iter()
+            .map(|t| Compiled::new(&t.input_schema))
+            .collect();
+        Self {
+            roster,
+            compiled,
+            by_name,
+            deferred,
+            control_tool,
+        }
+    }
+
+    /// Reads the output of `muster plan --format json`, using only `roster`, `deferred` and
+    /// `control_tool` and ignoring every other field.
+    ///
+    /// # Errors
+    /// An [`ErrorKind::Input`] error naming `file` and the line when the text is not JSON, lacks
+    /// `roster`, or a roster entry lacks `name` or `input_schema` or has a field of the wrong
+    /// kind; also when two roster entries share a name.
+    pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
+        let raw: RawPlan = serde_json::from_str(text).map_err(|err| {
+            super::turn::json_error(
+                file,
+                "plan",
+                &err,
+                "give the JSON that `muster plan --format json` prints: an object with \
+                 \"roster\": [{\"name\", \"input_schema\", ...}]",
+            )
+        })?;
+        let mut problems = Vec::new();
+        let mut seen = BTreeMap::new();
+        for tool in &raw.roster {
+            if seen.insert(tool.name.as_str(), ()).is_some() {
+                problems.push(
+                    Problem::new(format!("the roster offers tool \"{}\" twice", tool.name))
+                        .in_file(file)
+                        .help("a plan names each offered tool once; make the plan again"),
+                );
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Error::many(ErrorKind::Input, problems));
+        }
+        let roster = raw
+            .roster
+            .into_iter()
+            .map(|tool| OfferedTool {
+                name: tool.name,
+                source: tool.source,
+                input_schema: tool.input_schema,
+                fixed: tool.fixed.unwrap_or_default(),
+                only: tool.only,
+                unknown_arguments: tool.unknown_arguments.unwrap_or_default(),
+                coerce: tool.coerce.unwrap_or(false),
+                parameters: tool.parameters,
+                variadic: tool.variadic,
+            })
+            .collect();
+        let deferred = raw
+            .deferred
+            .into_iter()
+            .map(|d| DeferredTool {
+                name: d.name,
+                code: d.code,
+            })
+            .collect();
+        Ok(Self::new(roster, deferred, raw.control_tool))
+    }
+
+    /// The offered tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&OfferedTool> {
+        self.by_name.get(name).map(|&i| &self.roster[i])
+    }
+
+    /// The offered tool called `name` with its compiled schema.
+    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled)> {
+        self.by_name
+            .get(name)
+            .map(|&i| (&self.roster[i], &self.compiled[i]))
+    }
+
+    /// Every offered tool, in plan order.
+    pub fn roster(&self) -> &[OfferedTool] {
+        &self.roster
+    }
+
+    /// The deferred tool called `name`.
+    pub fn deferred(&self, name: &str) -> Option<&DeferredTool> {
+        self.deferred.iter().find(|d| d.name == name)
+    }
+
+    /// The name of the control tool that loads deferred tools, when the plan has one.
+    pub fn control_tool(&self) -> Option<&str> {
+        self.control_tool.as_deref()
+    }
+}
+
+#[derive(Deserialize)]
+struct RawPlan {
+    roster: Vec<RawTool>,
+    #[serde(default)]
+    deferred: Vec<RawDeferred>,
+    #[serde(default)]
+    control_tool: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawTool {
+    name: String,
+    #[serde(default = "configured")]
+    source: Source,
+    input_schema: Value,
+    #[serde(default)]
+    fixed: Option<Map<String, Value>>,
+    #[serde(default)]
+    only: Option<Vec<String>>,
+    #[serde(default)]
+    unknown_arguments: Option<UnknownArguments>,
+    #[serde(default)]
+    coerce: Option<bool>,
+    #[serde(default)]
+    parameters: Option<Vec<Parameter>>,
+    #[serde(default)]
+    variadic: bool,
+}
+
+fn configured() -> Source {
+    Source::Configured
+}
+
+#[derive(Deserialize)]
+struct RawDeferred {
+    name: String,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_fields_it_needs_and_ignores_the_rest() {
+        let text = r#"{
+          "version": 3, "budget": {"tokens": 4000},
+          "roster": [
+            {"name": "mcp.files.search", "source": "mcp", "tokens": 88,
+             "input_schema": {"type": "object"}, "fixed": {"scope": "handbook"},
+             "only": ["query"], "unknown_arguments": "drop", "coerce": true},
+            {"name": "fs.read", "input_schema": {"type": "object"},
+             "parameters": [{"name": "path", "required": true}, {"name": "start"}]}
+          ],
+          "deferred": [{"name": "mcp.mail.get", "tokens": 120, "code": "item-cap", "detail": "x"}],
+          "control_tool": "tools.load"
+        }"#;
+        let plan = OfferedPlan::from_json(text, Path::new("plan.json")).unwrap();
+        let search = plan.tool("mcp.files.search").unwrap();
+        assert_eq!(search.source, Source::Mcp);
+        assert_eq!(search.fixed["scope"], "handbook");
+        assert_eq!(search.only.as_deref(), Some(&["query".to_string()][..]));
+        assert_eq!(search.unknown_arguments, UnknownArguments::Drop);
+        assert!(search.coerce);
+        let read = plan.tool("fs.read").unwrap();
+        assert_eq!(read.source, Source::Configured);
+        assert!(!read.coerce);
+        assert_eq!(read.unknown_arguments, UnknownArguments::Refuse);
+        assert_eq!(read.parameters.as_ref().unwrap().len(), 2);
+        assert!(plan.deferred("mcp.mail.get").is_some());
+        assert_eq!(plan.control_tool(), Some("tools.load"));
+    }
+
+    #[test]
+    fn a_plan_without_a_roster_is_an_input_error_naming_file_and_line() {
+        let err =
+            OfferedPlan::from_json("{\n  \"deferred\": []\n}", Path::new("p.json")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        let problem = &err.problems()[0];
+        assert_eq!(problem.file.as_deref(), Some(Path::new("p.json")));
+        assert_eq!(problem.line, Some(3));
+        assert!(problem.message.contains("roster"), "{}", problem.message);
+        assert!(problem.help.is_some());
+    }
+
+    #[test]
+    fn a_plan_that_offers_a_name_twice_is_refused_and_once_is_read() {
+        let twice =
+            r#"{"roster": [{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": {}}]}"#;
+        let err = OfferedPlan::from_json(twice, Path::new("p.json")).unwrap_err();
+        assert!(err.to_string().contains("\"a\" twice"));
+        let once =
+            r#"{"roster": [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]}"#;
+        assert!(OfferedPlan::from_json(once, Path::new("p.json")).is_ok());
+    }
+}

@@ -1,0 +1,873 @@
+//! Judges a call's arguments against the JSON Schema its tool was offered with, and casts
+//! forwarded values to the declared types where the tool's policy asks for it.
+//!
+//! It refuses only what a tool cannot read: a missing required argument or null where the
+//! declared types exclude it, a list or object where a scalar is declared, an object where a list
+//! is declared, anything but an object where an object is declared, a value outside an `enum`,
+//! and a name the schema excludes or the tool's policy refuses. It must not refuse what a tool
+//! commonly reads after a cast ("5" for an integer, 1 for a boolean, "NOTES" for "notes"), nor
+//! judge what it cannot read: a node with `$ref`, `oneOf`, `anyOf`, `allOf`, `not` or `if`, or an
+//! unknown type name, is skipped with everything under it. The walk keeps its own stack, so no
+//! schema or value nesting can overflow the thread's stack.
+
+use serde_json::{Map, Number, Value};
+
+use super::offered::UnknownArguments;
+
+/// The most problems a call lists; the rest are counted.
+pub const MAX_PROBLEMS: usize = 10;
+
+/// What one call's check found and did.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    /// The first [`MAX_PROBLEMS`] problems, one sentence each.
+    pub problems: Vec<String>,
+    /// How many problems there were in all.
+    pub total: usize,
+    /// Each drop the check made.
+    pub notes: Vec<String>,
+}
+
+impl Findings {
+    pub(crate) fn problem(&mut self, text: impl FnOnce() -> String) {
+        // Past the limit only the count matters; skip formatting a sentence nobody reads.
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(text());
+        }
+        self.total += 1;
+    }
+}
+
+/// How a call is judged: which tool, which call, and the tool's policy.
+pub(crate) struct Context<'c> {
+    pub tool: &'c str,
+    pub call_id: &'c str,
+    pub coerce: bool,
+    pub unknown: UnknownArguments,
+}
+
+/// A declared JSON type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ty {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Array,
+    Object,
+    Null,
+}
+
+impl Ty {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "string" => Self::String,
+            "number" => Self::Number,
+            "integer" => Self::Integer,
+            "boolean" => Self::Boolean,
+            "array" => Self::Array,
+            "object" => Self::Object,
+            "null" => Self::Null,
+            _ => return None,
+        })
+    }
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    fn article(self) -> &'static str {
+        match self {
+            Self::String => "a string",
+            Self::Number => "a number",
+            Self::Integer => "an integer",
+            Self::Boolean => "a boolean",
+            Self::Array => "a list",
+            Self::Object => "an object",
+            Self::Null => "null",
+        }
+    }
+
+    /// Whether a tool can read `value` as this type, possibly after a cast. Only containers
+    /// where a scalar is declared, an object where a list is declared, and a non-object where an
+    /// object is declared cannot be read; other scalar mismatches are left to the tool.
+    fn admits(self, value: &Value) -> bool {
+        match self {
+            Self::String | Self::Number | Self::Integer | Self::Boolean | Self::Null => {
+                !matches!(value, Value::Array(_) | Value::Object(_))
+            }
+            Self::Array => !value.is_object(),
+            Self::Object => value.is_object(),
+        }
+    }
+
+    /// Whether `value` already is this type, needing no cast.
+    fn holds(self, value: &Value) -> bool {
+        match (self, value) {
+            (Self::String, Value::String(_))
+            | (Self::Number, Value::Number(_))
+            | (Self::Boolean, Value::Bool(_))
+            | (Self::Array, Value::Array(_))
+            | (Self::Object, Value::Object(_))
+            | (Self::Null, Value::Null) => true,
+            (Self::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            _ => false,
+        }
+    }
+}
+
+/// The types a schema node declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Declared {
+    /// No `type` keyword: any kind.
+    #[default]
+    Any,
+    /// A set of known types (bits of [`Ty::bit`]).
+    Types(u8),
+    /// A type the check cannot read (an unknown name or a malformed `type`).
+    Unreadable,
+}
+
+impl Declared {
+    pub(crate) fn of(type_keyword: Option<&Value>) -> Self {
+        match type_keyword {
+            None => Self::Any,
+            Some(Value::String(name)) => {
+                Ty::parse(name).map_or(Self::Unreadable, |t| Self::Types(t.bit()))
+            }
+            Some(Value::Array(names)) if !names.is_empty() => {
+                let mut bits = 0;
+                for name in names {
+                    match name.as_str().and_then(Ty::parse) {
+                        Some(t) => bits |= t.bit(),
+                        None => return Self::Unreadable,
+                    }
+                }
+                Self::Types(bits)
+            }
+            Some(_) => Self::Unreadable,
+        }
+    }
+
+    /// The types of the schema node `schema`, without judging whether the node is skipped.
+    pub(crate) fn of_schema(schema: &Value) -> Self {
+        match schema {
+            Value::Object(node) => Self::of(node.get("type")),
+            _ => Self::Any,
+        }
+    }
+
+    pub(crate) fn has(self, ty: Ty) -> bool {
+        matches!(self, Self::Types(bits) if bits & ty.bit() != 0)
+    }
+
+    /// Whether null is excluded: only a readable type list without "null" excludes it.
+    fn excludes_null(self) -> bool {
+        matches!(self, Self::Types(_)) && !self.has(Ty::Null)
+    }
+}
+
+/// A tool's schema compiled once, when the plan is read: each node's keywords in a flat arena,
+/// so checking a call neither re-reads keyword names nor recurses.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Compiled {
+    nodes: Vec<CNode>,
+    /// Top-level members declared as a list or object and not as text: the ones a model may
+    /// have wrapped in a JSON string.
+    wrappable: Vec<String>,
+}
+
+/// One compiled schema node.
+#[derive(Debug, PartialEq, Default)]
+struct CNode {
+    /// False for a node the check does not judge (`$ref`, `oneOf`, …, an unreadable type, or a
+    /// node that is not an object): it and everything under it pass.
+    judged: bool,
+    declared: Declared,
+    /// The declared types in the order written; casts try them in this order.
+    order: Vec<Ty>,
+    enumeration: Option<Vec<Value>>,
+    /// Declared members, sorted by name: (name, node, required).
+    properties: Vec<(String, usize, bool)>,
+    has_properties: bool,
+    /// Required names: (name, node when `properties` declares it).
+    required: Vec<(String, Option<usize>)>,
+    pattern_properties: bool,
+    additional: Additional,
+    items: Items,
+}
+
+#[derive(Debug, PartialEq, Default)]
+enum Additional {
+    #[default]
+    Open,
+    Closed,
+    Schema(usize),
+}
+
+#[derive(Debug, PartialEq, Default)]
+enum Items {
+    #[default]
+    None,
+    Each(usize),
+    Tuple(Vec<usize>),
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            for member in node.enumeration.take().unwrap_or_default() {
+                super::deep::drop_value(member);
+            }
+        }
+    }
+}
+
+impl Compiled {
+    /// Compiles `schema` level by level on the heap, so any nesting compiles.
+    pub(crate) fn new(schema: &Value) -> Self {
+        let mut nodes = vec![CNode::default()];
+        let mut todo = vec![(schema, 0usize)];
+        while let Some((schema, at)) = todo.pop() {
+            nodes[at] = compile_one(schema, &mut nodes, &mut todo);
+        }
+        let wrappable = nodes[0]
+            .properties
+            .iter()
+            .filter(|(_, at, _)| {
+                let declared = nodes[*at].declared;
+                (declared.has(Ty::Array) || declared.has(Ty::Object)) && !declared.has(Ty::String)
+            })
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        Self { nodes, wrappable }
+    }
+
+    /// Top-level members a model may have wrapped in a JSON string.
+    pub(crate) fn wrappable(&self) -> &[String] {
+        &self.wrappable
+    }
+
+    fn root(&self) -> &CNode {
+        &self.nodes[0]
+    }
+}
+
+fn compile_one<'s>(
+    schema: &'s Value,
+    nodes: &mut Vec<CNode>,
+    todo: &mut Vec<(&'s Value, usize)>,
+) -> CNode {
+    let mut node = CNode::default();
+    let Some(map) = schema.as_object() else {
+        return node;
+    };
+    let mut child = |schema: &'s Value| {
+        nodes.push(CNode::default());
+        todo.push((schema, nodes.len() - 1));
+        nodes.len() - 1
+    };
+    if ["$ref", "oneOf", "anyOf", "allOf", "not", "if"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return node;
+    }
+    node.declared = Declared::of(map.get("type"));
+    if node.declared == Declared::Unreadable {
+        return node;
+    }
+    node.judged = true;
+    node.order = match map.get("type") {
+        Some(Value::String(name)) => Ty::parse(name).into_iter().collect(),
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(Ty::parse))
+            .collect(),
+        _ => Vec::new(),
+    };
+    node.enumeration = map
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|members| members.iter().map(super::deep::clone_value).collect());
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+        node.has_properties = true;
+        node.properties = properties
+            .iter()
+            .map(|(name, schema)| {
+                (
+                    name.clone(),
+                    child(schema),
+                    required.contains(&name.as_str()),
+                )
+            })
+            .collect();
+        node.properties.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for name in required {
+        if !seen.contains(&name) {
+            seen.push(name);
+            let at = node
+                .properties
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, at, _)| *at);
+            node.required.push((name.to_string(), at));
+        }
+    }
+    node.pattern_properties = map.contains_key("patternProperties");
+    node.additional = match map.get("additionalProperties") {
+        Some(Value::Bool(false)) => Additional::Closed,
+        Some(schema @ Value::Object(_)) => Additional::Schema(child(schema)),
+        _ => Additional::Open,
+    };
+    node.items = match map.get("items") {
+        Some(Value::Array(tuple)) => Items::Tuple(tuple.iter().map(&mut child).collect()),
+        Some(schema) => Items::Each(child(schema)),
+        None => Items::None,
+    };
+    node
+}
+
+impl CNode {
+    /// The declared member `name`: (node, required). Members usually arrive in name order, as
+    /// the properties are kept, so the entry after the last hit (`hint`) is tried first.
+    fn member(&self, name: &str, hint: &mut usize) -> Option<(usize, bool)> {
+        let at = match self.properties.get(*hint) {
+            Some((n, _, _)) if n == name => *hint,
+            _ => self
+                .properties
+                .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+                .ok()?,
+        };
+        *hint = at + 1;
+        let (_, node, required) = &self.properties[at];
+        Some((*node, *required))
+    }
+
+    fn excludes_null(&self) -> bool {
+        self.judged && self.declared.excludes_null()
+    }
+
+    fn expected(&self) -> String {
+        let words: Vec<&str> = self.order.iter().map(|t| t.article()).collect();
+        match words.as_slice() {
+            [] => "a value".to_string(),
+            [one] => (*one).to_string(),
+            [init @ .., last] => format!("{} or {last}", init.join(", ")),
+        }
+    }
+}
+
+/// One step of an argument path: a name or a list index.
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// A path step that outlives the arguments it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A change the check makes to what the tool receives.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Edit {
+    /// Replace the value at the path (a cast, or the declared enum member).
+    Set(Vec<Step>, Value),
+    /// Remove the member at the path.
+    Remove(Vec<Step>),
+}
+
+/// Argument paths as a tree in one vector: each entry points at its parent, so a path is
+/// spelled out only when a problem or edit needs it.
+struct Paths<'a> {
+    entries: Vec<(usize, Seg<'a>)>,
+}
+
+const ROOT: usize = usize::MAX;
+
+impl<'a> Paths<'a> {
+    fn push(&mut self, parent: usize, seg: Seg<'a>) -> usize {
+        self.entries.push((parent, seg));
+        self.entries.len() - 1
+    }
+
+    fn segs(&self, mut at: usize, last: Option<Seg<'a>>) -> Vec<Seg<'a>> {
+        let mut segs: Vec<Seg<'a>> = Vec::new();
+        if let Some(last) = last {
+            segs.push(last);
+        }
+        while at != ROOT {
+            let (parent, seg) = self.entries[at];
+            segs.push(seg);
+            at = parent;
+        }
+        segs.reverse();
+        segs
+    }
+
+    fn steps(&self, at: usize, last: Option<Seg<'a>>) -> Vec<Step> {
+        self.segs(at, last)
+            .into_iter()
+            .map(|seg| match seg {
+                Seg::Key(key) => Step::Key(key.to_string()),
+                Seg::Index(index) => Step::Index(index),
+            })
+            .collect()
+    }
+
+    fn render(&self, at: usize, last: Option<Seg<'a>>) -> String {
+        let mut out = String::new();
+        for (i, seg) in self.segs(at, last).iter().enumerate() {
+            match seg {
+                Seg::Key(key) if i == 0 => out.push_str(key),
+                Seg::Key(key) => {
+                    out.push('.');
+                    out.push_str(key);
+                }
+                Seg::Index(index) => {
+                    out.push('[');
+                    out.push_str(&index.to_string());
+                    out.push(']');
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Applies `edits` to `arguments`. Paths come from the same arguments, so each resolves;
+/// one that does not is ignored rather than trusted.
+pub(crate) fn apply(arguments: &mut Map<String, Value>, edits: Vec<Edit>) {
+    for edit in edits {
+        let (steps, value) = match edit {
+            Edit::Set(steps, value) => (steps, Some(value)),
+            Edit::Remove(steps) => (steps, None),
+        };
+        let Some((Step::Key(first), rest)) = steps.split_first() else {
+            continue;
+        };
+        let Some((last, middle)) = rest.split_last() else {
+            match value {
+                Some(value) => {
+                    if let Some(target) = arguments.get_mut(first) {
+                        *target = value;
+                    }
+                }
+                None => {
+                    if let Some(old) = arguments.remove(first) {
+                        super::deep::drop_value(old);
+                    }
+                }
+            }
+            continue;
+        };
+        let mut at = arguments.get_mut(first);
+        for step in middle {
+            at = match (at, step) {
+                (Some(Value::Object(map)), Step::Key(key)) => map.get_mut(key),
+                (Some(Value::Array(items)), Step::Index(i)) => items.get_mut(*i),
+                _ => None,
+            };
+        }
+        match (at, last, value) {
+            (Some(Value::Object(map)), Step::Key(key), None) => {
+                if let Some(old) = map.remove(key) {
+                    super::deep::drop_value(old);
+                }
+            }
+            (Some(Value::Object(map)), Step::Key(key), Some(value)) => {
+                if let Some(target) = map.get_mut(key) {
+                    *target = value;
+                }
+            }
+            (Some(Value::Array(items)), Step::Index(i), Some(value)) => {
+                if let Some(target) = items.get_mut(*i) {
+                    *target = value;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A value to judge: its schema node, and its path as the parent entry plus a last step (the
+/// entry itself is recorded only when the value is a container with children to judge).
+struct Task<'a> {
+    node: usize,
+    value: &'a Value,
+    path: usize,
+    last: Option<Seg<'a>>,
+}
+
+/// Checks the argument object `arguments` against the tool's compiled schema. Problems and
+/// notes go to `found`; the casts and drops the tool's policy asks for are returned as edits,
+/// so arguments are copied only when something changes.
+pub(crate) fn check(
+    schema: &Compiled,
+    arguments: &Map<String, Value>,
+    cx: &Context<'_>,
+    found: &mut Findings,
+) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let root = schema.root();
+    // The top level is an object by construction; only its members are judged.
+    if !root.judged {
+        return edits;
+    }
+    let mut paths = Paths {
+        entries: Vec::new(),
+    };
+    let mut stack: Vec<Task<'_>> = Vec::new();
+    let mut w = Walk {
+        schema,
+        cx,
+        found,
+        edits: &mut edits,
+        paths: &mut paths,
+        stack: &mut stack,
+    };
+    w.object(root, arguments, ROOT, true);
+    w.stack.reverse();
+    while let Some(task) = w.stack.pop() {
+        w.one(task);
+    }
+    edits
+}
+
+struct Walk<'w, 'a> {
+    schema: &'a Compiled,
+    cx: &'w Context<'w>,
+    found: &'w mut Findings,
+    edits: &'w mut Vec<Edit>,
+    paths: &'w mut Paths<'a>,
+    stack: &'w mut Vec<Task<'a>>,
+}
+
+impl<'a> Walk<'_, 'a> {
+    fn problem(&mut self, path: usize, last: Option<Seg<'a>>, text: impl FnOnce(String) -> String) {
+        let paths = &*self.paths;
+        let tool = self.cx.tool;
+        self.found.problem(|| {
+            format!(
+                "tool \"{tool}\": argument \"{}\" {}",
+                paths.render(path, last),
+                text(String::new())
+            )
+        });
+    }
+
+    /// Queues a container for later and judges a scalar at once, so paths are recorded only
+    /// for containers and scalars cost no stack entry.
+    fn visit(&mut self, task: Task<'a>) {
+        if matches!(task.value, Value::Array(_) | Value::Object(_)) {
+            self.stack.push(task);
+        } else {
+            self.one(task);
+        }
+    }
+
+    fn one(&mut self, task: Task<'a>) {
+        let Task {
+            node,
+            value,
+            path,
+            last,
+        } = task;
+        let node = &self.schema.nodes[node];
+        // Null is judged by the parent (required or not); here it is nothing to look into.
+        if !node.judged || value.is_null() {
+            return;
+        }
+        let mut cast_value: Option<Value> = None;
+        if let Declared::Types(_) = node.declared {
+            if !node.order.iter().any(|t| t.admits(value)) {
+                self.problem(path, last, |_| {
+                    format!("must be {}; got {}", node.expected(), kind(value))
+                });
+                return;
+            }
+            if self.cx.coerce && !node.order.iter().any(|t| t.holds(value)) {
+                cast_value = node.order.iter().find_map(|t| cast_to(value, *t));
+            }
+        }
+        if let Some(members) = &node.enumeration {
+            let current = cast_value.as_ref().unwrap_or(value);
+            match members.iter().find(|m| enum_matches(m, current)) {
+                Some(member) => {
+                    if self.cx.coerce && member != current {
+                        cast_value = Some(member.clone());
+                    }
+                }
+                None => {
+                    self.problem(path, last, |_| {
+                        format!(
+                            "must be one of {}; got {}",
+                            list_values(members),
+                            shown(value)
+                        )
+                    });
+                    return;
+                }
+            }
+        }
+        if let Some(cast) = cast_value {
+            let steps = self.paths.steps(path, last);
+            self.edits.push(Edit::Set(steps, cast));
+            return;
+        }
+        if !matches!(value, Value::Array(_) | Value::Object(_)) {
+            return;
+        }
+        let here = last.map_or(path, |seg| self.paths.push(path, seg));
+        let first_task = self.stack.len();
+        match value {
+            Value::Object(map) => self.object(node, map, here, false),
+            Value::Array(items) => match &node.items {
+                Items::Tuple(tuple) => {
+                    for (i, (item, node)) in items.iter().zip(tuple).enumerate() {
+                        self.visit(Task {
+                            node: *node,
+                            value: item,
+                            path: here,
+                            last: Some(Seg::Index(i)),
+                        });
+                    }
+                }
+                Items::Each(node) => {
+                    for (i, item) in items.iter().enumerate() {
+                        self.visit(Task {
+                            node: *node,
+                            value: item,
+                            path: here,
+                            last: Some(Seg::Index(i)),
+                        });
+                    }
+                }
+                Items::None => {}
+            },
+            _ => {}
+        }
+        // Children were queued in order; the stack pops last first, so turn them round to
+        // report problems in order.
+        self.stack[first_task..].reverse();
+    }
+
+    /// Judges the members of an object: required names, names the schema does not declare,
+    /// null for optional members; then queues each member for its own check.
+    fn object(&mut self, node: &'a CNode, map: &'a Map<String, Value>, path: usize, top: bool) {
+        let mut required_seen = 0;
+        let mut hint = 0;
+        for (name, value) in map {
+            match node.member(name, &mut hint) {
+                Some((child, required)) => {
+                    required_seen += usize::from(required);
+                    let schema = &self.schema.nodes[child];
+                    if value.is_null() {
+                        if required && schema.excludes_null() {
+                            self.problem(path, Some(Seg::Key(name)), |_| {
+                                format!("must be {}; got null", schema.expected())
+                            });
+                        } else if !required && self.cx.coerce && schema.excludes_null() {
+                            // A null optional member means "left out"; a server that validates
+                            // strictly refuses null where its types exclude it.
+                            self.drop_member(
+                                path,
+                                name,
+                                "null for an optional argument is sent as left out",
+                            );
+                        }
+                        continue;
+                    }
+                    self.visit(Task {
+                        node: child,
+                        value,
+                        path,
+                        last: Some(Seg::Key(name)),
+                    });
+                }
+                None if node.pattern_properties => {}
+                None => match node.additional {
+                    Additional::Closed => {
+                        let names = list_names(node);
+                        self.problem(path, Some(Seg::Key(name)), |_| {
+                            format!("is not accepted; expected only {names}")
+                        });
+                    }
+                    Additional::Schema(child) => {
+                        self.visit(Task {
+                            node: child,
+                            value,
+                            path,
+                            last: Some(Seg::Key(name)),
+                        });
+                    }
+                    Additional::Open if top && node.has_properties => match self.cx.unknown {
+                        UnknownArguments::Refuse => {
+                            let names = list_names(node);
+                            self.problem(path, Some(Seg::Key(name)), |_| {
+                                format!("is not declared; expected only {names}")
+                            });
+                        }
+                        UnknownArguments::Drop => {
+                            self.drop_member(path, name, "the tool does not declare it");
+                        }
+                        UnknownArguments::Pass => {}
+                    },
+                    Additional::Open => {}
+                },
+            }
+        }
+        // Counting required members seen spares a look-up per required name when none is missing.
+        if required_seen < node.required.len() {
+            for (name, child) in &node.required {
+                if map.contains_key(name) {
+                    continue;
+                }
+                let must = child
+                    .map(|c| &self.schema.nodes[c])
+                    .filter(|c| c.judged && !c.order.is_empty())
+                    .map(|c| format!(" and must be {}", c.expected()))
+                    .unwrap_or_default();
+                self.problem(path, Some(Seg::Key(name)), |_| {
+                    format!("is required{must}; got nothing")
+                });
+            }
+        }
+    }
+
+    fn drop_member(&mut self, path: usize, name: &'a str, why: &str) {
+        let steps = self.paths.steps(path, Some(Seg::Key(name)));
+        self.found.notes.push(format!(
+            "call \"{}\": dropped argument \"{}\": {why}",
+            self.cx.call_id,
+            self.paths.render(path, Some(Seg::Key(name)))
+        ));
+        self.edits.push(Edit::Remove(steps));
+    }
+}
+
+fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
+    match (ty, value) {
+        (Ty::String, Value::Number(n)) => Some(Value::String(n.to_string())),
+        (Ty::String, Value::Bool(b)) => Some(Value::String(b.to_string())),
+        (Ty::Integer, Value::Number(n)) => integral(n.as_f64()?),
+        (Ty::Integer, Value::String(s)) => match s.trim().parse::<i64>() {
+            Ok(i) => Some(Value::from(i)),
+            Err(_) => integral(s.trim().parse::<f64>().ok()?),
+        },
+        (Ty::Number, Value::String(s)) => {
+            let s = s.trim();
+            if let Ok(i) = s.parse::<i64>() {
+                return Some(Value::from(i));
+            }
+            Number::from_f64(s.parse::<f64>().ok()?).map(Value::Number)
+        }
+        (Ty::Boolean, Value::String(s)) => {
+            if s.trim().eq_ignore_ascii_case("true") {
+                Some(Value::Bool(true))
+            } else if s.trim().eq_ignore_ascii_case("false") {
+                Some(Value::Bool(false))
+            } else {
+                None
+            }
+        }
+        (Ty::Boolean, Value::Number(n)) => match n.as_f64() {
+            Some(1.0) => Some(Value::Bool(true)),
+            Some(0.0) => Some(Value::Bool(false)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn integral(x: f64) -> Option<Value> {
+    // Beyond 2^53 a float no longer names one integer; leave such values as given.
+    (x.is_finite() && x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0)
+        .then(|| Value::from(x as i64))
+}
+
+/// Whether `value` is the enum member `member`, allowing the casts a tool commonly makes:
+/// 2 for "2" and back, and text in another letter case.
+fn enum_matches(member: &Value, value: &Value) -> bool {
+    if member == value {
+        return true;
+    }
+    match (member, value) {
+        (Value::String(m), Value::String(v)) => {
+            m.eq_ignore_ascii_case(v)
+                || m.chars()
+                    .flat_map(char::to_lowercase)
+                    .eq(v.chars().flat_map(char::to_lowercase))
+        }
+        (Value::String(s), Value::Number(n)) | (Value::Number(n), Value::String(s)) => {
+            match (s.trim().parse::<f64>(), n.as_f64()) {
+                (Ok(a), Some(b)) => a == b,
+                _ => false,
+            }
+        }
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::String(s), Value::Bool(b)) | (Value::Bool(b), Value::String(s)) => s
+            .trim()
+            .eq_ignore_ascii_case(if *b { "true" } else { "false" }),
+        _ => false,
+    }
+}
+
+/// "an object", "a list", … for the kind of `value`.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A scalar as JSON, cut short when long; a container by its kind.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind(value).to_string(),
+        Value::String(s) if s.chars().count() > 60 => {
+            let head: String = s.chars().take(57).collect();
+            format!("{}…", Value::String(head))
+        }
+        scalar => scalar.to_string(),
+    }
+}
+
+fn list_values(members: &[Value]) -> String {
+    let mut out: Vec<String> = members.iter().take(10).map(shown).collect();
+    if members.len() > 10 {
+        out.push(format!("(and {} more)", members.len() - 10));
+    }
+    out.join(", ")
+}
+
+fn list_names(node: &CNode) -> String {
+    if node.properties.is_empty() {
+        return "no arguments".to_string();
+    }
+    let mut out: Vec<String> = node
+        .properties
+        .iter()
+        .take(10)
+        .map(|(k, _, _)| format!("\"{k}\""))
+        .collect();
+    if node.properties.len() > 10 {
+        out.push(format!("(and {} more)", node.properties.len() - 10));
+    }
+    out.join(", ")
+}

@@ -1,0 +1,234 @@
+//! The `check` report read back through its own types, as a consumer of the JSON would: the
+//! field names and values documented in docs/check.md are the contract pinned here.
+
+use std::path::Path;
+
+use muster::ErrorKind;
+use muster::check::{CheckOptions, OfferedPlan, Turn, check_turn};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    verdict: String,
+    calls: Vec<CallReport>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct CallReport {
+    id: String,
+    status: String,
+    refusal: Option<String>,
+    problems: Vec<String>,
+    arguments: Option<Value>,
+    notes: Vec<String>,
+}
+
+const PLAN: &str = r##"{
+  "budget": {"tokens": 6000, "used": 1480},
+  "roster": [
+    {"name": "mcp.bland_call.start_call", "source": "mcp", "tokens": 212, "coerce": true,
+     "unknown_arguments": "refuse", "fixed": {"from_number": "+15550199"},
+     "only": ["phone_number", "task", "max_duration"],
+     "input_schema": {"type": "object", "required": ["phone_number", "task"],
+       "properties": {
+         "phone_number": {"type": "string", "description": "E.164 number to call"},
+         "task": {"type": "string", "description": "What the agent on the call should do"},
+         "max_duration": {"type": "integer", "description": "Minutes before hanging up"}}}},
+    {"name": "email.send", "source": "configured", "tokens": 140,
+     "input_schema": {"type": "object", "required": ["to", "subject", "body"],
+       "additionalProperties": false,
+       "properties": {
+         "to": {"type": "array", "items": {"type": "string"}},
+         "subject": {"type": "string"}, "body": {"type": "string"}}}},
+    {"name": "memory.search", "source": "configured", "tokens": 96,
+     "parameters": [{"name": "query", "required": true}, {"name": "limit", "required": false},
+                    {"name": "scope", "required": false}],
+     "input_schema": {"type": "object", "required": ["query"],
+       "properties": {
+         "query": {"type": "string"},
+         "limit": {"type": "integer"},
+         "scope": {"type": "string", "enum": ["notes", "mail", "calendar"]}}}},
+    {"name": "tools.load", "source": "control", "tokens": 60,
+     "input_schema": {"type": "object", "required": ["names"],
+       "properties": {"names": {"type": "array", "items": {"type": "string"}}}}}
+  ],
+  "deferred": [
+    {"name": "mcp.gmail_read.get_thread", "tokens": 120, "code": "item-cap",
+     "detail": "outranked by 12 tools"}
+  ],
+  "control_tool": "tools.load",
+  "findings": []
+}"##;
+
+fn check(turn: &str, options: CheckOptions) -> Report {
+    let plan = OfferedPlan::from_json(PLAN, Path::new("plan.json")).unwrap();
+    let turn = Turn::from_json(turn, Path::new("turn.json")).unwrap();
+    let report = check_turn(&plan, &turn, &options);
+    let text = serde_json::to_string_pretty(&report).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
+    let report = check(
+        r#"{"calls": [
+          {"id": "call_1", "name": "mcp.bland_call.start_call",
+           "arguments": "{\"phone_number\": 15550100, \"task\": \"Book a table\", \"max_duration\": \"5\", \"from_number\": \"+1999\", \"voice\": \"nat\"}"},
+          {"id": "call_2", "name": "email.send",
+           "arguments": {"to": "[\"ana@example.com\"]", "subject": "Dinner", "body": ""}},
+          {"id": "call_3", "name": "memory.search", "arguments": {"query": "dinner", "limit": 0}}
+        ]}"#,
+        CheckOptions::default(),
+    );
+    assert_eq!(report.verdict, "run");
+    let ids: Vec<&str> = report.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_2", "call_3"]);
+    for call in &report.calls {
+        assert_eq!(call.status, "ok");
+        assert_eq!(call.refusal, None);
+        assert!(call.problems.is_empty());
+    }
+    assert_eq!(
+        report.calls[0].arguments,
+        Some(
+            json!({"phone_number": "15550100", "task": "Book a table", "max_duration": 5,
+                    "from_number": "+15550199"})
+        )
+    );
+    assert_eq!(
+        report.calls[0].notes,
+        [
+            "call \"call_1\": the arguments were a JSON string holding an object; read as that object",
+            "call \"call_1\": dropped argument \"from_number\": the policy sets it to \"+15550199\"",
+            "call \"call_1\": dropped argument \"voice\": tool \"mcp.bland_call.start_call\" takes only \"phone_number\", \"task\", \"max_duration\"",
+        ]
+    );
+    assert_eq!(
+        report.calls[1].arguments,
+        Some(json!({"to": ["ana@example.com"], "subject": "Dinner", "body": ""}))
+    );
+    assert_eq!(report.calls[1].notes.len(), 1);
+    // A given 0 is forwarded, never dropped as "empty".
+    assert_eq!(
+        report.calls[2].arguments,
+        Some(json!({"query": "dinner", "limit": 0}))
+    );
+}
+
+#[test]
+fn one_bad_call_refuses_the_turn_and_the_others_are_asked_again() {
+    let report = check(
+        r#"{"calls": [
+          {"id": "a", "name": "memory.search", "arguments": {"query": "x"}},
+          {"id": "b", "name": "mcp.bland_call.start_call", "arguments": {"task": ["call"], "max_duration": {"min": 3}}},
+          {"id": "c", "name": "mcp.gmail_read.get_thread", "arguments": {"thread": "t1"}}
+        ]}"#,
+        CheckOptions::default(),
+    );
+    assert_eq!(report.verdict, "refused");
+    let a = &report.calls[0];
+    assert_eq!(
+        (a.status.as_str(), a.refusal.as_deref()),
+        ("not-run", Some("turn"))
+    );
+    assert_eq!(a.arguments, None);
+    assert_eq!(
+        a.problems,
+        [
+            "tool \"memory.search\": not run because calls \"b\" and \"c\" of this turn did not fit; send this call again together with the corrected calls"
+        ]
+    );
+    let b = &report.calls[1];
+    assert_eq!(
+        (b.status.as_str(), b.refusal.as_deref()),
+        ("refused", Some("arguments"))
+    );
+    assert_eq!(
+        b.problems,
+        [
+            "tool \"mcp.bland_call.start_call\": argument \"phone_number\" is required and must be a string; got nothing",
+            "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got an object",
+            "tool \"mcp.bland_call.start_call\": argument \"task\" must be a string; got a list",
+        ]
+    );
+    let c = &report.calls[2];
+    assert_eq!(c.status, "refused");
+    assert_eq!(
+        c.problems,
+        [
+            "tool \"mcp.gmail_read.get_thread\" is deferred, not loaded; call \"tools.load\" to load it first, then call it in a later turn"
+        ]
+    );
+}
+
+#[test]
+fn enums_extra_names_and_unknown_tools_name_what_was_expected() {
+    let report = check(
+        r#"{"calls": [
+          {"id": "1", "name": "memory.search", "arguments": {"query": "x", "scope": "web"}},
+          {"id": "2", "name": "email.send", "arguments": {"to": ["a@x"], "subject": "s", "body": "b", "cc": ["b@x"]}},
+          {"id": "3", "name": "memory.serch", "arguments": {}}
+        ]}"#,
+        CheckOptions::default(),
+    );
+    assert_eq!(
+        report.calls[0].problems,
+        [
+            "tool \"memory.search\": argument \"scope\" must be one of \"notes\", \"mail\", \"calendar\"; got \"web\""
+        ]
+    );
+    assert_eq!(
+        report.calls[1].problems,
+        [
+            "tool \"email.send\": argument \"cc\" is not accepted; expected only \"body\", \"subject\", \"to\""
+        ]
+    );
+    assert!(report.calls[2].problems[0].starts_with(
+        "tool \"memory.serch\" was not offered; expected an offered tool such as \"memory.search\""
+    ));
+}
+
+#[test]
+fn the_positional_form_is_a_list_in_declared_order() {
+    let turn = r#"{"calls": [
+        {"id": "1", "name": "memory.search", "arguments": {"scope": "MAIL", "query": "x"}},
+        {"id": "2", "name": "email.send", "arguments": {"to": [], "subject": "s", "body": "b"}}
+    ]}"#;
+    let report = check(turn, CheckOptions { positional: true });
+    assert_eq!(report.verdict, "run");
+    assert_eq!(report.calls[0].arguments, Some(json!(["x", 0, "MAIL"])));
+    assert_eq!(
+        report.calls[1].arguments,
+        Some(json!({"to": [], "subject": "s", "body": "b"}))
+    );
+    let named = check(turn, CheckOptions::default());
+    assert_eq!(
+        named.calls[0].arguments,
+        Some(json!({"query": "x", "scope": "MAIL"}))
+    );
+}
+
+#[test]
+fn unreadable_input_is_an_input_error_naming_file_line_and_fix() {
+    let err = Turn::from_json(
+        "{\"calls\": [\n  {\"id\": 1, \"name\": \"x\"}\n]}",
+        Path::new("turn.json"),
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    let text = err.to_string();
+    assert!(
+        text.starts_with("turn.json:2: cannot read the turn: invalid type"),
+        "{text}"
+    );
+    assert!(text.contains("help: give an object {\"calls\""), "{text}");
+    let err = OfferedPlan::from_json("{\"roster\": 3}", Path::new("plan.json")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Input);
+    assert!(
+        err.to_string()
+            .starts_with("plan.json:1: cannot read the plan")
+    );
+}
