@@ -23,7 +23,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
-pub use positional::validate_parameters;
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn};
 

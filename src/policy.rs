@@ -681,6 +681,12 @@ impl Loader {
                     .help("list only properties the schema declares"),
                 );
             }
+            if names.iter().any(|n| n == name) {
+                self.problems.push(
+                    at.problem(format!("tool {tool:?}: parameter {name:?} is listed twice"))
+                        .help("list each parameter once"),
+                );
+            }
             let is_required = required.contains(name);
             match (is_required, first_optional) {
                 (true, Some(optional)) => self.problems.push(

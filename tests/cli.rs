@@ -235,3 +235,29 @@ fn validate_reports_counts_and_warnings_for_every_agent_and_profile() {
         "{out}"
     );
 }
+
+#[test]
+fn positional_parameter_lists_are_validated_with_lines() {
+    let schema = "input_schema = { type = \"object\", properties = { path = { type = \"string\" }, start = { type = \"integer\" } }, required = [\"path\"] }\n";
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        &format!(
+            "{TOOL}{schema}parameters = [\"start\", \"path\", \"path\"]\n\n[[tool]]\nname = \"v.tool\"\nvariadic = true\n{schema}parameters = [\"path\", \"start\"]\n"
+        ),
+    )]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("tools/t.toml:5: tool \"a.tool\": required parameter \"path\" comes after optional parameter \"start\""), "{err}");
+    assert!(err.contains("parameter \"path\" is listed twice"), "{err}");
+    assert!(
+        err.contains(
+            "tools/t.toml:11: tool \"v.tool\" is variadic and has optional parameter \"start\""
+        ),
+        "{err}"
+    );
+    // The nearest passing list: required first.
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        &format!("{TOOL}{schema}parameters = [\"path\", \"start\"]\n"),
+    )]);
+    muster(fx.path()).arg("validate").assert().success();
+}

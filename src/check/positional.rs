@@ -1,5 +1,5 @@
 //! The positional form of a call, for hosts that call configured tools with an ordered list of
-//! arguments, and the rule an ordered parameter list must follow. A call may stop before any
+//! arguments (the policy loader enforces the order rule when the list is declared). A call may stop before any
 //! trailing optional parameters; an optional one skipped before a given one gets its type's empty
 //! value, because models pass options by name, not position, and refusing such calls cost rounds.
 //! It must not reorder or invent arguments beyond those empty values.
@@ -8,59 +8,6 @@ use serde_json::{Map, Value};
 
 use super::offered::Parameter;
 use super::schema::{Declared, Ty};
-use crate::error::Problem;
-
-/// Checks an ordered parameter list: optional parameters come last, a variadic tool has none,
-/// and no name appears twice.
-///
-/// # Errors
-/// Every problem found, each naming the parameter and what to change; the caller adds the file,
-/// line and tool.
-///
-/// # Example
-/// ```
-/// use muster::check::{validate_parameters, Parameter};
-/// let p = |name: &str, required| Parameter { name: name.into(), required };
-/// assert!(validate_parameters(&[p("path", true), p("start", false)], false).is_ok());
-/// assert!(validate_parameters(&[p("start", false), p("path", true)], false).is_err());
-/// ```
-pub fn validate_parameters(params: &[Parameter], variadic: bool) -> Result<(), Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut first_optional: Option<&str> = None;
-    for (i, param) in params.iter().enumerate() {
-        if params[..i].iter().any(|p| p.name == param.name) {
-            problems.push(
-                Problem::new(format!("parameter \"{}\" is listed twice", param.name))
-                    .help("list each parameter once"),
-            );
-        }
-        match (param.required, first_optional) {
-            (true, Some(optional)) => problems.push(
-                Problem::new(format!(
-                    "required parameter \"{}\" follows optional parameter \"{optional}\"",
-                    param.name
-                ))
-                .help("move the optional parameters to the end of the list"),
-            ),
-            (false, None) => first_optional = Some(&param.name),
-            _ => {}
-        }
-        if variadic && !param.required {
-            problems.push(
-                Problem::new(format!(
-                    "parameter \"{}\" is optional, but the tool is variadic",
-                    param.name
-                ))
-                .help("make it required, or declare the tool not variadic"),
-            );
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems)
-    }
-}
 
 /// The arguments `named` as a list in the order of `params`. Trailing optional parameters that
 /// were not given (or given as null) are left off; a skipped one before a given one gets the
@@ -169,29 +116,6 @@ mod tests {
             "c1",
             &mut notes,
         )
-    }
-
-    #[test]
-    fn a_required_parameter_after_an_optional_one_is_refused_and_before_it_passes() {
-        let err = validate_parameters(&[p("start", false), p("path", true)], false).unwrap_err();
-        assert!(
-            err[0]
-                .message
-                .contains("\"path\" follows optional parameter \"start\"")
-        );
-        assert!(validate_parameters(&[p("path", true), p("start", false)], false).is_ok());
-    }
-
-    #[test]
-    fn optional_parameters_on_a_variadic_tool_are_refused_and_required_ones_pass() {
-        let err = validate_parameters(&[p("cmd", true), p("args", false)], true).unwrap_err();
-        assert!(err[0].message.contains("variadic"));
-        assert!(validate_parameters(&[p("cmd", true), p("args", true)], true).is_ok());
-    }
-
-    #[test]
-    fn a_parameter_listed_twice_is_refused() {
-        assert!(validate_parameters(&[p("a", true), p("a", true)], false).is_err());
     }
 
     #[test]

@@ -49,6 +49,22 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Repair, narrow and check a turn's tool calls against the plan they
+    /// were offered with; exit 1 if the turn is refused.
+    Check {
+        /// The plan the model was offered (`muster plan --format json`).
+        #[arg(long, value_name = "PLAN.json")]
+        plan: PathBuf,
+        /// The turn: {"calls": [{"id", "name", "arguments"}]}.
+        #[arg(long, value_name = "TURN.json")]
+        turn: PathBuf,
+        /// Return each ok call's arguments as a list in declared parameter order.
+        #[arg(long)]
+        positional: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
     /// Check the policies and print every problem at once.
     Validate {
         /// Policy directory.

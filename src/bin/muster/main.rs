@@ -10,7 +10,7 @@ use args::{Cli, Command, Select, TableOrJson, TextOrJson};
 use clap::Parser;
 use muster::catalog::{Catalog, Selection};
 use muster::policy::{Caps, Policy};
-use muster::{Error, ErrorKind, Problem, explain, gate, plan};
+use muster::{Error, ErrorKind, Problem, check, explain, gate, plan};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -137,6 +137,29 @@ fn run(command: Command) -> Result<u8, Error> {
             lock,
         } => mcp::discover(&policies, &servers, lock),
         Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
+        Command::Check {
+            plan,
+            turn,
+            positional,
+            format,
+        } => {
+            let read = |path: &std::path::Path| {
+                std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))
+            };
+            let offered = check::OfferedPlan::from_json(&read(&plan)?, &plan)?;
+            let turn_value = check::Turn::from_json(&read(&turn)?, &turn)?;
+            let report =
+                check::check_turn(&offered, &turn_value, &check::CheckOptions { positional });
+            let text = match format {
+                TextOrJson::Text => report.render_text(),
+                TextOrJson::Json => json_text(&report),
+            };
+            emit(&text)?;
+            Ok(match report.verdict {
+                check::Verdict::Run => 0,
+                _ => EXIT_FAILED,
+            })
+        }
         Command::Validate { policies } => {
             let policy = Policy::load(&policies)?;
             emit(&render::validate_text(&policy)?)?;
