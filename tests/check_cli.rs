@@ -1,0 +1,130 @@
+//! `muster check` at the command line, on the plan of the bundled
+//! production-shaped policies: exit codes, both formats, and bad input.
+
+mod common;
+
+use common::{Fixture, muster, stdout};
+use serde_json::Value;
+
+fn setup(turn: &str) -> Fixture {
+    let fx = Fixture::bundled();
+    let plan = stdout(
+        fx.path(),
+        &["plan", "--flags", "production", "--format", "json"],
+        0,
+    );
+    fx.write("plan.json", &plan);
+    fx.write("turn.json", turn);
+    fx
+}
+
+fn check_json(fx: &Fixture, code: i32) -> Value {
+    let out = stdout(
+        fx.path(),
+        &[
+            "check",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ],
+        code,
+    );
+    serde_json::from_str(&out).expect("check JSON")
+}
+
+#[test]
+fn a_fitting_turn_runs_with_repaired_and_cast_arguments() {
+    let fx = setup(
+        r#"{"calls": [
+            {"id": "c1", "name": "memory.search", "arguments": "{\"query\": \"seat preference\", \"limit\": \"5\"}"},
+            {"id": "c2", "name": "mcp.bland_call.start_call", "arguments": {"phone_number": "+14155550100", "task": "Book a table for two at 7pm.", "max_duration": "12"}}
+        ]}"#,
+    );
+    let report = check_json(&fx, 0);
+    assert_eq!(report["verdict"], "run");
+    let c1 = &report["calls"][0];
+    assert_eq!(c1["status"], "ok");
+    assert_eq!(c1["refusal"], Value::Null);
+    // Configured tools are not cast by default: "5" passes and rides as given.
+    assert_eq!(c1["arguments"]["limit"], "5");
+    assert!(
+        c1["notes"][0].as_str().unwrap().contains("JSON string"),
+        "{c1}"
+    );
+    // MCP tools are cast: their servers validate strictly.
+    assert_eq!(report["calls"][1]["arguments"]["max_duration"], 12);
+}
+
+#[test]
+fn one_mismatch_refuses_the_whole_turn_and_names_what_to_fix() {
+    let fx = setup(
+        r#"{"calls": [
+            {"id": "a", "name": "memory.search", "arguments": {"query": "x", "limit": {"n": 5}}},
+            {"id": "b", "name": "system.current_time", "arguments": {}}
+        ]}"#,
+    );
+    let report = check_json(&fx, 1);
+    assert_eq!(report["verdict"], "refused");
+    let a = &report["calls"][0];
+    assert_eq!(
+        (a["status"].as_str(), a["refusal"].as_str()),
+        (Some("refused"), Some("arguments"))
+    );
+    assert_eq!(a["arguments"], Value::Null);
+    let problem = a["problems"][0].as_str().unwrap();
+    assert!(
+        problem.contains("memory.search") && problem.contains("\"limit\""),
+        "{problem}"
+    );
+    assert!(
+        problem.contains("integer") && problem.contains("object"),
+        "{problem}"
+    );
+    let b = &report["calls"][1];
+    assert_eq!(
+        (b["status"].as_str(), b["refusal"].as_str()),
+        (Some("not-run"), Some("turn"))
+    );
+
+    // Text form, same exit code.
+    let text = stdout(
+        fx.path(),
+        &["check", "--plan", "plan.json", "--turn", "turn.json"],
+        1,
+    );
+    assert!(text.contains("refused"), "{text}");
+}
+
+#[test]
+fn a_cut_tool_is_an_unknown_tool_with_the_closest_offered_names() {
+    let fx = setup(
+        r#"{"calls": [{"id": "x", "name": "mcp.gmail_read.get_thread", "arguments": {"thread_id": "1"}}]}"#,
+    );
+    let report = check_json(&fx, 1);
+    let problem = report["calls"][0]["problems"][0].as_str().unwrap();
+    assert!(problem.contains("mcp.gmail_read.get_thread"), "{problem}");
+    assert!(
+        problem.contains("not offered") || problem.contains("was not offered"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn unreadable_plan_or_turn_exits_2_naming_the_file() {
+    let fx = setup("{\"calls\": [\n  {\"id\": 1,,}\n]}");
+    let assert = muster(fx.path())
+        .args(["check", "--plan", "plan.json", "--turn", "turn.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("turn.json:2"), "{err}");
+    let assert = muster(fx.path())
+        .args(["check", "--plan", "missing.json", "--turn", "turn.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("missing.json"), "{err}");
+}
