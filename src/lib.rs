@@ -3,8 +3,9 @@
 //! turn's tool calls before they run.
 //!
 //! Data flows one way: [`policy`] → [`catalog`] (with [`narrow`] and
-//! [`tokens`]) → [`plan`] → [`explain`] | [`gate`]. [`discover`] and
-//! [`lock`] keep the recorded MCP listings the policy reads.
+//! [`tokens`]) → [`plan`] → [`explain`] | [`gate`], and the plan's JSON →
+//! [`check`]. [`discover`] and [`lock`] keep the recorded MCP listings the
+//! policy reads.
 
 pub mod atomic;
 pub mod canon;

@@ -216,6 +216,17 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
         "{again}"
     );
     assert!(!again.contains("+ "), "{again}");
+
+    // discover --lock accepts what it listed into the lock.
+    let locked = stdout(fx.path(), &["discover", "--lock"], 0);
+    assert!(locked.contains("accepted"), "{locked}");
+    assert!(locked.contains("new     mcp.fs.search_files"), "{locked}");
+    let lock = fx.read("policies/mcp.lock");
+    assert!(
+        lock.contains("[mcp.fs]") && lock.contains("search_files = \"sha256:"),
+        "{lock}"
+    );
+    assert_narrowed(&plan(&fx), &allowed);
 }
 
 #[test]
