@@ -8,7 +8,11 @@
 //! hung server leaves its old snapshot byte for byte. It must not print:
 //! progress goes out as [`Event`]s and results as [`ServerOutcome`]s for
 //! the binary to render. It does not narrow or plan.
+//!
+//! [`call_tool`] reuses the same session to run one `tools/call`, so a
+//! checked call can be forwarded to the real server.
 
+mod call;
 mod session;
 mod snapshot;
 
@@ -20,6 +24,7 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Problem};
 
+pub use call::call_tool;
 pub use snapshot::{
     ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
 };
@@ -201,6 +206,31 @@ fn mcp_error(server: &str, message: String, help: Option<String>) -> Error {
     Error::new(ErrorKind::Mcp, p)
 }
 
+/// The error for a session that ran past `spec.timeout`: what it was doing,
+/// how many pages it had read, what the server printed; and the tool, for a
+/// call.
+fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> Error {
+    let (phase, pages) = {
+        let p = watch.progress.lock().unwrap_or_else(|e| e.into_inner());
+        (p.phase, p.pages)
+    };
+    let after = if pages > 0 {
+        format!(" after {pages} page(s)")
+    } else {
+        String::new()
+    };
+    let tool = tool.map(|t| format!("tool `{t}`: ")).unwrap_or_default();
+    mcp_error(
+        &spec.name,
+        format!(
+            "{tool}timed out after {:?} while {phase}{after}{}",
+            spec.timeout,
+            watch.evidence()
+        ),
+        Some("check that `command` starts an MCP server on stdio, or raise its timeout".into()),
+    )
+}
+
 async fn discover_one(
     spec: &ServerSpec,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
@@ -231,29 +261,7 @@ async fn discover_one(
                 .collect();
             return Err(Error::many(ErrorKind::Mcp, problems));
         }
-        Err(_) => {
-            let (phase, pages) = {
-                let p = watch.progress.lock().unwrap_or_else(|e| e.into_inner());
-                (p.phase, p.pages)
-            };
-            let after = if pages > 0 {
-                format!(" after {pages} page(s)")
-            } else {
-                String::new()
-            };
-            return Err(mcp_error(
-                &spec.name,
-                format!(
-                    "timed out after {:?} while {phase}{after}{}",
-                    spec.timeout,
-                    watch.evidence()
-                ),
-                Some(
-                    "check that `command` starts an MCP server on stdio, or raise its timeout"
-                        .into(),
-                ),
-            ));
-        }
+        Err(_) => return Err(timed_out(spec, &watch, None)),
     };
 
     let previous = match std::fs::read(&spec.snapshot) {

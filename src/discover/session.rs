@@ -1,5 +1,6 @@
 //! One live session with a stdio MCP server: start it, initialize with
-//! rmcp, list every tool page by page, close it.
+//! rmcp, list every tool page by page (or, for [`super::call`], call one
+//! tool), close it.
 //!
 //! The child is spawned here rather than through rmcp's `TokioChildProcess`
 //! so its stdout can pass through [`Tap`] on the way to rmcp's stdio
@@ -15,9 +16,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use rmcp::ServiceExt;
 use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
-use rmcp::service::PeerRequestOptions;
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::mpsc::UnboundedSender;
@@ -100,7 +101,7 @@ pub(super) struct Failure {
 }
 
 impl Failure {
-    fn new(message: impl Into<String>) -> Self {
+    pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             help: None,
@@ -133,6 +134,14 @@ pub(super) struct Watch {
 }
 
 impl Watch {
+    /// Records what the session is doing, for a timeout to report.
+    pub fn set_phase(&self, phase: &'static str) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .phase = phase;
+    }
+
     /// Facts to append to a failure: non-JSON output and the tail of stderr.
     pub fn evidence(&self) -> String {
         let mut out = String::new();
@@ -153,19 +162,68 @@ impl Watch {
     }
 }
 
-pub(super) async fn run(
-    spec: &ServerSpec,
+/// A started server that completed the MCP handshake. Discovery lists its
+/// tools and [`super::call`] calls one; both end with [`Open::close`].
+pub(super) struct Open {
+    pub client: RunningService<RoleClient, ()>,
+    child: tokio::process::Child,
+    /// `serverInfo` from the initialize result.
+    pub server_info: Option<Value>,
+}
+
+impl Open {
+    /// Stops the server: closing stdin is how a stdio server is told to
+    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores it.
+    pub async fn close(mut self, watch: &Watch) {
+        watch.set_phase("closing");
+        let _ = self.client.cancel().await;
+        if tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// Sends one request and returns the server's response exactly as it sent
+/// it (`result` or `error` included), read from the tap. `what` names the
+/// request in failures (`tools/list page 2`).
+///
+/// rmcp may fail to type a response muster can still read, so only a
+/// transport or protocol error, or a JSON-RPC error response, ends here.
+pub(super) async fn request_raw(
+    client: &RunningService<RoleClient, ()>,
     watch: &Watch,
-    events: &UnboundedSender<Event>,
-) -> Result<Listing, Failure> {
-    let set_phase = |phase: &'static str| {
-        watch
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .phase = phase;
-    };
-    set_phase("starting");
+    request: ClientRequest,
+    what: &str,
+) -> Result<Value, Failure> {
+    let handle = client
+        .peer()
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| Failure::new(format!("cannot send {what}: {e}")))?;
+    let id = serde_json::to_value(&handle.id)
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    if let Err(e) = handle.await_response().await {
+        use rmcp::service::ServiceError;
+        if !matches!(e, ServiceError::UnexpectedResponse) {
+            return Err(Failure::new(format!("{what} failed: {e}")));
+        }
+    }
+    let response = watch
+        .seen
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .responses
+        .remove(&id);
+    response.ok_or_else(|| Failure::new(format!("gave no readable response to {what}")))
+}
+
+/// Starts the server in `spec` and completes the MCP handshake.
+pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
+    watch.set_phase("starting");
     let Some((program, args)) = spec.command.split_first() else {
         return Err(Failure {
             help: Some("give `command = [\"program\", \"arg\", ...]`".into()),
@@ -192,7 +250,7 @@ pub(super) async fn run(
         return Err(Failure::new("started without piped stdio"));
     };
     let stderr_buf = watch.stderr.clone();
-    tokio::spawn(async move {
+    let stderr_reader = tokio::spawn(async move {
         let mut chunk = [0u8; 1024];
         while let Ok(n) = stderr.read(&mut chunk).await {
             if n == 0 {
@@ -209,7 +267,7 @@ pub(super) async fn run(
         inner: stdout,
         seen: watch.seen.clone(),
     };
-    set_phase("initializing");
+    watch.set_phase("initializing");
     let client = match ().serve((tap, stdin)).await {
         Ok(c) => c,
         Err(e) => {
@@ -218,6 +276,9 @@ pub(super) async fn run(
                 .await
                 .ok()
                 .and_then(Result::ok);
+            // And its stderr a moment to drain, so the failure can quote it.
+            let _ =
+                tokio::time::timeout(std::time::Duration::from_millis(500), stderr_reader).await;
             let message = match status {
                 Some(s) => format!("exited during initialize ({s})"),
                 None => format!("failed to initialize: {e}"),
@@ -228,23 +289,27 @@ pub(super) async fn run(
     let server_info = client
         .peer_info()
         .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    Ok(Open {
+        client,
+        child,
+        server_info,
+    })
+}
+
+pub(super) async fn run(
+    spec: &ServerSpec,
+    watch: &Watch,
+    events: &UnboundedSender<Event>,
+) -> Result<Listing, Failure> {
+    let open = open(spec, watch).await?;
     let _ = events.send(Event::Initialized {
         server: spec.name.clone(),
-        server_info: server_info.clone(),
+        server_info: open.server_info.clone(),
     });
-
-    set_phase("listing tools");
-    let result = list_all(spec, &client, watch, events).await;
-    set_phase("closing");
-    // Closing stdin is how a stdio server is told to stop; kill_on_drop is
-    // the backstop for one that ignores it.
-    let _ = client.cancel().await;
-    if tokio::time::timeout(std::time::Duration::from_secs(2), child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.kill().await;
-    }
+    watch.set_phase("listing tools");
+    let result = list_all(spec, &open.client, watch, events).await;
+    let server_info = open.server_info.clone();
+    open.close(watch).await;
     let (tools, pages) = result?;
     Ok(Listing {
         tools,
@@ -255,7 +320,7 @@ pub(super) async fn run(
 
 async fn list_all(
     spec: &ServerSpec,
-    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    client: &RunningService<RoleClient, ()>,
     watch: &Watch,
     events: &UnboundedSender<Event>,
 ) -> Result<(Vec<ListedTool>, usize), Failure> {
@@ -266,37 +331,13 @@ async fn list_all(
     loop {
         let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let handle = client
-            .peer()
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| Failure::new(format!("cannot send tools/list: {e}")))?;
-        let id = serde_json::to_value(&handle.id)
-            .map(|v| v.to_string())
-            .unwrap_or_default();
-        // rmcp may fail to type a page muster can still read (and say which
-        // tool is wrong), so only a transport or protocol error ends here.
-        if let Err(e) = handle.await_response().await {
-            use rmcp::service::ServiceError;
-            if !matches!(e, ServiceError::UnexpectedResponse) {
-                return Err(Failure::new(format!(
-                    "tools/list failed on page {}: {e}",
-                    pages + 1
-                )));
-            }
-        }
-        let response = watch
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .responses
-            .remove(&id);
-        let Some(response) = response else {
-            return Err(Failure::new(format!(
-                "gave no readable response to tools/list page {}",
-                pages + 1
-            )));
-        };
+        let response = request_raw(
+            client,
+            watch,
+            request,
+            &format!("tools/list page {}", pages + 1),
+        )
+        .await?;
         let Some(result) = response.get("result").and_then(Value::as_object) else {
             return Err(Failure::new(format!(
                 "answered tools/list page {} without a result object: {}",
