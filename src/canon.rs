@@ -63,6 +63,32 @@ pub fn labelled_hex(digest: &[u8]) -> String {
     out
 }
 
+/// Schemas nested deeper than this are refused: the plan JSON that carries
+/// them must stay readable by JSON parsers with a recursion limit (serde_json
+/// stops at 128, and the plan adds a few levels around each schema).
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// How deeply `value` nests (a scalar is 0, `[]` and `{}` are 1), without
+/// recursion.
+pub fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(items) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(items.iter().map(|i| (i, d + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(d + 1);
+                stack.extend(map.values().map(|i| (i, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

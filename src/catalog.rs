@@ -130,7 +130,9 @@ pub struct Candidate {
     pub tokens: u32,
     /// Hash of the offered definition, for the roster fingerprint.
     pub definition_hash: [u8; 32],
-    order: (bool, i64, u8, usize),
+    /// Declared index among configured tools (0 for others): the last
+    /// tie-breaker before the name.
+    index: usize,
 }
 
 impl Candidate {
@@ -159,8 +161,12 @@ pub struct Tier {
 
 impl Tier {
     /// Sort key: lower ranks earlier.
-    pub fn key(self) -> (bool, i64, bool) {
-        (!self.required, -self.priority, self.discovered)
+    pub fn key(self) -> (bool, std::cmp::Reverse<i64>, bool) {
+        (
+            !self.required,
+            std::cmp::Reverse(self.priority),
+            self.discovered,
+        )
     }
 
     /// Words for the tier, e.g. `required configured, priority 0`.
@@ -328,7 +334,7 @@ impl<'p> Builder<'p> {
         let policy = self.policy;
         if policy.deferral.enabled {
             let schema = crate::policy::Deferral::control_schema();
-            let mut c = self.candidate(
+            let c = self.candidate(
                 policy.deferral.control_tool.clone(),
                 Source::Control,
                 policy.deferral.description.clone(),
@@ -337,7 +343,6 @@ impl<'p> Builder<'p> {
                 false,
                 self.call_spec(UnknownArguments::Refuse, false),
             );
-            c.order = (false, i64::MIN, 0, 0);
             self.push(c);
         }
         self.configured();
@@ -349,9 +354,12 @@ impl<'p> Builder<'p> {
             .filter(|&i| self.candidates[i].exclusion.is_none())
             .collect();
         ranked.sort_by(|&a, &b| {
-            let (ca, cb) = (&self.candidates[a], &self.candidates[b]);
-            let control = |c: &Candidate| !matches!(c.source, Source::Control);
-            (control(ca), ca.order, &ca.name, a).cmp(&(control(cb), cb.order, &cb.name, b))
+            let key = |i: usize| {
+                let c = &self.candidates[i];
+                let not_control = !matches!(c.source, Source::Control);
+                (not_control, c.tier().key(), c.index, &c.name, i)
+            };
+            key(a).cmp(&key(b))
         });
         let encoding = policy.encoding;
         Catalog {
@@ -410,23 +418,19 @@ impl<'p> Builder<'p> {
             exclusion: None,
             tokens: 0,
             definition_hash: [0; 32],
-            order: (false, 0, 0, 0),
+            index: 0,
         }
     }
 
     /// Adds a candidate, marking a repeated name and hashing the definition.
     fn push(&mut self, mut c: Candidate) {
-        if c.exclusion.is_none() && !self.names.insert(c.name.clone()) {
+        // Every repeat of a name is cut, whatever became of the first: the
+        // name a model calls and `why` answers for must mean one tool.
+        if !self.names.insert(c.name.clone()) && c.exclusion.is_none() {
             c.exclusion = Some(Exclusion {
                 code: Code::DuplicateName,
                 detail: format!("an earlier candidate is already named {:?}", c.name),
             });
-        }
-        let tier = c.tier().key();
-        c.order.0 = tier.0;
-        if !matches!(c.source, Source::Control) {
-            c.order.1 = tier.1;
-            c.order.2 = u8::from(tier.2);
         }
         let definition = serde_json::json!({
             "name": c.name,
@@ -481,7 +485,7 @@ impl<'p> Builder<'p> {
                 tool.deferrable,
                 call,
             );
-            c.order.3 = index;
+            c.index = index;
             if !self.flag_on(&tool.when) {
                 c.exclusion = Some(Exclusion {
                     code: Code::FlagOff,
@@ -731,6 +735,15 @@ impl<'p> Builder<'p> {
                 }
             }
         }
+        if policy.locked.is_none() && policy.servers.iter().any(|s| !s.listed.is_empty()) {
+            self.warnings.push(Warning::new(
+                WarningCode::NoLock,
+                format!(
+                    "there is no lock file {}, so discovered tool definitions are not checked against a reviewed version; review the snapshots, then run `muster lock`",
+                    policy.lock.file.display()
+                ),
+            ));
+        }
         for group in &policy.groups {
             for (member, origin) in &group.members {
                 if !registered.contains(member) {
@@ -776,6 +789,18 @@ impl<'p> Builder<'p> {
                     ));
                 }
             }
+            for name in server.tool_priority.keys() {
+                if !listed.contains(name.as_str()) {
+                    self.warnings.push(Warning::at(
+                        WarningCode::UnmatchedToolPriority,
+                        format!(
+                            "server {} gives a priority to {name:?}, which the server does not list",
+                            server.name
+                        ),
+                        &server.origin,
+                    ));
+                }
+            }
             for (name, origin) in &server.deny {
                 if !listed.contains(name.as_str()) {
                     self.warnings.push(Warning::at(
@@ -811,5 +836,14 @@ fn schema_problem(schema: &Value) -> Option<String> {
         map.get("properties")
             .filter(|p| !p.is_object())
             .map(|_| "has \"properties\" that is not an object".to_string())
+    })
+    .or_else(|| {
+        let depth = crate::canon::depth(schema);
+        (depth > crate::canon::MAX_SCHEMA_DEPTH).then(|| {
+            format!(
+                "nests {depth} levels deep; at most {} are accepted",
+                crate::canon::MAX_SCHEMA_DEPTH
+            )
+        })
     })
 }

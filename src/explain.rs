@@ -81,7 +81,7 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
                 "outranked by all {offered_ahead} offered tools: {}",
                 ahead.join(", ")
             ));
-            reasons.push(priority_rule(c.required, c.priority, &c.source));
+            reasons.push(priority_rule(c));
             to_fit.push(format!(
                 "raise the item cap to {item_cap_needed} (--item-cap {item_cap_needed}), tokens permitting"
             ));
@@ -128,7 +128,9 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
                     later.join(", ")
                 ));
             }
-            to_fit.push(format!("make its definition {short} tokens smaller"));
+            if *room > 0 {
+                to_fit.push(format!("make its definition {short} tokens smaller"));
+            }
             to_fit.push(format!(
                 "raise the token cap to {token_cap_needed} (--token-cap {token_cap_needed})"
             ));
@@ -160,19 +162,16 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
     }
 }
 
-fn priority_rule(required: bool, priority: i64, source: &Source) -> String {
+fn priority_rule(c: &crate::catalog::Candidate) -> String {
+    let tier = c.tier();
+    let within = match c.source {
+        Source::Configured => "within it, configured tools rank in declared order",
+        Source::Mcp { .. } => "within it, discovered tools rank by full name",
+        Source::Control => "the control tool ranks before every tier",
+    };
     format!(
-        "priority: {}priority {priority}, {}",
-        if required {
-            "required, "
-        } else {
-            "not required, "
-        },
-        match source {
-            Source::Configured => "configured tools rank in declared order",
-            Source::Mcp { .. } => "discovered tools rank after configured ones, by name",
-            Source::Control => "the control tool ranks first",
-        }
+        "its tier is {}: required tools rank first, then higher priority, then configured before discovered; {within}",
+        tier.label()
     )
 }
 

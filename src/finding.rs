@@ -155,8 +155,11 @@ pub enum WarningCode {
     UnmatchedAllow,
     /// A server block's `deny` names a tool the server does not list.
     UnmatchedDeny,
-    /// `params` or `only` names a tool the server does not list.
-    UnmatchedNarrowing,
+    /// `tool_priority` names a tool the server does not list.
+    UnmatchedToolPriority,
+    /// Servers list tools but there is no lock file, so their definitions
+    /// are not checked against a reviewed version.
+    NoLock,
     /// `only` lists an argument the server's schema does not declare.
     OnlyUndeclared,
     /// A required argument is neither in `only` nor fixed (the tool is cut).

@@ -64,8 +64,8 @@ pub struct Gate {
     pub require: Vec<(String, usize)>,
     /// Least headroom.
     pub min_headroom: Option<MinHeadroom>,
-    /// The pinned roster, in order, with its line.
-    pub roster: Option<(Vec<String>, usize)>,
+    /// The pinned roster, in order, each name with its line.
+    pub roster: Option<Vec<(String, usize)>>,
 }
 
 /// The outcome of one gate.
@@ -142,6 +142,22 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             .help("gate keys: name, agent, flags, extra_flags, require, min_headroom, roster")
     })?;
     let line = |s: &Spanned<String>| line_of(&text, s.span().start);
+    for (key, list) in [
+        ("require", Some(&raw.require)),
+        ("roster", raw.roster.as_ref()),
+    ] {
+        let mut seen = std::collections::BTreeSet::new();
+        for name in list.into_iter().flatten() {
+            if !seen.insert(name.get_ref().as_str()) {
+                return Err(
+                    Problem::new(format!("{key} lists {:?} twice", name.get_ref()))
+                        .in_file(file)
+                        .at_line(Some(line(name)))
+                        .help("list each tool once"),
+                );
+            }
+        }
+    }
     Ok(Gate {
         name: raw.name.unwrap_or_else(|| {
             file.file_stem()
@@ -160,9 +176,11 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             .map(|r| (r.get_ref().clone(), line(r)))
             .collect(),
         min_headroom: raw.min_headroom,
-        roster: raw.roster.map(|names| {
-            let first = names.first().map(&line).unwrap_or(1);
-            (names.into_iter().map(Spanned::into_inner).collect(), first)
+        roster: raw.roster.as_ref().map(|names| {
+            names
+                .iter()
+                .map(|n| (n.get_ref().clone(), line(n)))
+                .collect()
         }),
     })
 }
@@ -203,11 +221,9 @@ pub fn run(
             problems.push(unknown(name, *line, "require"));
         }
     }
-    if let Some((names, line)) = &gate.roster {
-        for name in names {
-            if !registered.contains(name) && policy.deferral.control_tool != *name {
-                problems.push(unknown(name, *line, "roster"));
-            }
+    for (name, line) in gate.roster.iter().flatten() {
+        if !registered.contains(name) && policy.deferral.control_tool != *name {
+            problems.push(unknown(name, *line, "roster"));
         }
     }
     if !problems.is_empty() {
@@ -265,14 +281,17 @@ pub fn run(
             ));
         }
     }
-    if let Some((pinned, line)) = &gate.roster {
+    if let Some(pinned) = &gate.roster {
+        let line = pinned.first().map_or(1, |(_, line)| *line);
+        let pinned: Vec<String> = pinned.iter().map(|(n, _)| n.clone()).collect();
+        let pinned = &pinned;
         let actual: Vec<&str> = plan
             .roster
             .iter()
             .map(|&i| catalog.candidates[i].name.as_str())
             .collect();
         if actual != pinned.iter().map(String::as_str).collect::<Vec<_>>() {
-            failures.push(roster_diff(&plan, pinned, &actual, &gate.file, *line));
+            failures.push(roster_diff(&plan, pinned, &actual, &gate.file, line));
         }
     }
     Ok(GateResult {

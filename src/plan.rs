@@ -186,7 +186,12 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
                 Facts::TokenCap {
                     tokens: c.tokens,
                     room: tokens_left,
-                    token_cap_needed: caps.tokens.saturating_add(c.tokens - tokens_left),
+                    // The wrapper is paid first, so a cap below it needs
+                    // the wrapper's worth before anything counts.
+                    token_cap_needed: caps
+                        .tokens
+                        .max(wrapper)
+                        .saturating_add(c.tokens - tokens_left),
                 },
             ))
         } else {
@@ -430,11 +435,18 @@ impl Plan<'_> {
                 tokens,
                 room,
                 token_cap_needed,
-            } => format!(
-                "{tokens} tokens with {room} left: {} short; it needs a token cap of {token_cap_needed} or a definition {} tokens smaller",
-                tokens - room,
-                tokens - room
-            ),
+            } => {
+                let short = tokens - room;
+                if *room == 0 {
+                    format!(
+                        "{tokens} tokens with none left; it needs a token cap of {token_cap_needed}"
+                    )
+                } else {
+                    format!(
+                        "{tokens} tokens with {room} left: {short} short; it needs a token cap of {token_cap_needed} or a definition {short} tokens smaller"
+                    )
+                }
+            }
         }
     }
 }

@@ -381,6 +381,16 @@ impl Loader {
                 .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
             );
         }
+        if settings.lock_explicit && !settings.lock.file.exists() {
+            self.problems.push(
+                Problem::new(format!(
+                    "the lock file {} named by [lock] file does not exist",
+                    settings.lock.file.display()
+                ))
+                .in_file(self.root.join("muster.toml"))
+                .help("correct the path, or create the lock with `muster lock` after reviewing the snapshots"),
+            );
+        }
         let locked = if settings.lock.file.exists() {
             match crate::lock::Lock::read(&settings.lock.file) {
                 Ok(lock) => Some(lock),
@@ -401,6 +411,7 @@ impl Loader {
             deferral,
             calls,
             lock,
+            lock_explicit: _,
             groups,
             agents,
             default_agent,
@@ -452,7 +463,7 @@ impl Loader {
                 let help = if message.contains("unknown field") {
                     "remove the key or correct its spelling; the keys this table accepts are listed above"
                 } else {
-                    "fix the TOML syntax at this line"
+                    "fix the value or the TOML syntax at this line"
                 };
                 self.problems
                     .push(Problem::new(message).in_file(path).at_line(line).help(help));
@@ -468,9 +479,21 @@ impl Loader {
         };
         let mut files: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
             .collect();
         files.sort();
+        // A .toml entry that is not a readable file (a directory, a dangling
+        // or looping link) would silently drop its tools.
+        files.retain(|p| {
+            let ok = p.is_file();
+            if !ok {
+                self.problems
+                    .push(Problem::new("is not a readable file").in_file(p).help(
+                        "replace it with a policy file, or rename it so it does not end in .toml",
+                    ));
+            }
+            ok
+        });
         files
     }
 
@@ -641,6 +664,17 @@ impl Loader {
                 );
                 return None;
             }
+        }
+        let depth = crate::canon::depth(&value);
+        if depth > crate::canon::MAX_SCHEMA_DEPTH {
+            self.problems.push(
+                at.problem(format!(
+                    "tool {tool:?}: input schema nests {depth} levels deep; at most {} are accepted",
+                    crate::canon::MAX_SCHEMA_DEPTH
+                ))
+                .help("flatten the schema or use $ref definitions"),
+            );
+            return None;
         }
         if let Some(props) = map.get("properties")
             && !props.is_object()
@@ -835,13 +869,27 @@ impl Loader {
             .unknown_arguments
             .as_ref()
             .and_then(|u| self.unknown_arguments(src, u, &format!("MCP server {name:?}")));
+        let timeout = Duration::from_secs(match raw.timeout_secs {
+            Some(0) => {
+                self.problems.push(
+                    origin
+                        .problem(format!(
+                            "MCP server {name:?}: timeout_secs = 0 leaves no time to list tools"
+                        ))
+                        .help("use a whole number of seconds, 1 or more (default 30)"),
+                );
+                30
+            }
+            Some(secs) => secs,
+            None => 30,
+        });
         let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
         Some(ServerDef {
             name,
             command: raw.command,
             env: raw.env,
             snapshot,
-            timeout: Duration::from_secs(raw.timeout_secs.unwrap_or(30)),
+            timeout,
             when,
             priority: raw.priority,
             tool_priority: raw
@@ -1090,6 +1138,7 @@ impl Loader {
             file: self.root.join("mcp.lock"),
             on_mismatch: LockMode::Cut,
         };
+        let lock_explicit = file.lock.as_ref().is_some_and(|l| l.file.is_some());
         if let Some(l) = &file.lock {
             if let Some(f) = &l.file {
                 lock.file = self.root.join(f);
@@ -1218,6 +1267,7 @@ impl Loader {
             deferral,
             calls,
             lock,
+            lock_explicit,
             groups,
             agents,
             default_agent: default_agent.unwrap_or(0),
@@ -1245,6 +1295,7 @@ struct Settings {
     deferral: Deferral,
     calls: CallPolicy,
     lock: LockPolicy,
+    lock_explicit: bool,
     groups: Vec<Group>,
     agents: Vec<Agent>,
     default_agent: usize,
@@ -1261,7 +1312,7 @@ fn bad_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("is empty")
     } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        Some("contains whitespace")
+        Some("contains whitespace or a control character")
     } else {
         None
     }

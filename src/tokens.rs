@@ -116,118 +116,147 @@ const WRAPPER_TAIL: &str = "} // namespace functions";
 
 /// Renders one tool the way OpenAI chat models are shown it.
 pub fn render_function(name: &str, description: &str, input_schema: &Value) -> String {
-    let mut out = String::with_capacity(256 + description.len());
+    let mut r = Renderer {
+        out: String::with_capacity(256 + description.len()),
+        budget: MAX_RENDER_NODES,
+    };
     if !description.is_empty() {
-        write_comment(&mut out, description);
+        r.comment(description);
     }
     let has_properties = input_schema
         .get("properties")
         .and_then(Value::as_object)
         .is_some_and(|p| !p.is_empty());
     if has_properties {
-        let _ = write!(out, "type {name} = (_: ");
-        render_object(&mut out, input_schema, 0);
-        out.push_str(") => any;\n\n");
+        let _ = write!(r.out, "type {name} = (_: ");
+        r.object(input_schema, 0);
+        r.out.push_str(") => any;\n\n");
     } else {
-        let _ = write!(out, "type {name} = () => any;\n\n");
+        let _ = write!(r.out, "type {name} = () => any;\n\n");
     }
-    out
+    r.out
 }
 
-fn write_comment(out: &mut String, text: &str) {
-    for line in text.lines() {
-        out.push_str("// ");
-        out.push_str(line);
-        out.push('\n');
-    }
+/// Schema nodes rendered per tool at most; past it, nodes render as `any`.
+/// Keeps a schema built to multiply (a type list naming `object` twice at
+/// every level, say) from costing more than a large honest one.
+const MAX_RENDER_NODES: usize = 20_000;
+
+struct Renderer {
+    out: String,
+    budget: usize,
 }
 
-fn render_object(out: &mut String, schema: &Value, depth: usize) {
-    out.push_str("{\n");
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (key, prop) in properties {
-            if let Some(desc) = prop.get("description").and_then(Value::as_str) {
-                write_comment(out, desc);
-            }
-            out.push_str(key);
-            if !required.contains(&key.as_str()) {
-                out.push('?');
-            }
-            out.push_str(": ");
-            render_type(out, prop, depth + 1);
-            out.push(',');
-            if let Some(default) = prop.get("default") {
-                let _ = write!(out, " // default: {default}");
-            }
-            out.push('\n');
+impl Renderer {
+    fn comment(&mut self, text: &str) {
+        for line in text.lines() {
+            self.out.push_str("// ");
+            self.out.push_str(line);
+            self.out.push('\n');
         }
     }
-    out.push('}');
-}
 
-fn render_type(out: &mut String, schema: &Value, depth: usize) {
-    if depth > MAX_RENDER_DEPTH {
-        out.push_str("any");
-        return;
+    /// Spends one node of the budget; false once it is gone.
+    fn spend(&mut self) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
+        self.budget -= 1;
+        true
     }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        join(out, values.iter(), |out, v| {
-            let _ = write!(out, "{v}");
-        });
-        return;
+
+    fn object(&mut self, schema: &Value, depth: usize) {
+        self.out.push_str("{\n");
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            for (key, prop) in properties {
+                if let Some(desc) = prop.get("description").and_then(Value::as_str) {
+                    self.comment(desc);
+                }
+                self.out.push_str(key);
+                if !required.contains(&key.as_str()) {
+                    self.out.push('?');
+                }
+                self.out.push_str(": ");
+                self.ty(prop, depth + 1);
+                self.out.push(',');
+                if let Some(default) = prop.get("default") {
+                    let _ = write!(self.out, " // default: {default}");
+                }
+                self.out.push('\n');
+            }
+        }
+        self.out.push('}');
     }
-    if let Some(value) = schema.get("const") {
-        let _ = write!(out, "{value}");
-        return;
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(variants) = schema.get(key).and_then(Value::as_array) {
-            join(out, variants.iter(), |out, v| {
-                render_type(out, v, depth + 1)
+
+    fn ty(&mut self, schema: &Value, depth: usize) {
+        if depth > MAX_RENDER_DEPTH || !self.spend() {
+            self.out.push_str("any");
+            return;
+        }
+        if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+            self.join(values.iter(), |r, v| {
+                let _ = write!(r.out, "{v}");
             });
             return;
         }
-    }
-    match schema.get("type") {
-        Some(Value::String(t)) => render_named_type(out, t, schema, depth),
-        Some(Value::Array(types)) => join(out, types.iter().filter_map(Value::as_str), |out, t| {
-            render_named_type(out, t, schema, depth)
-        }),
-        _ if schema.get("properties").is_some() => render_object(out, schema, depth),
-        _ => out.push_str("any"),
-    }
-}
-
-fn render_named_type(out: &mut String, name: &str, schema: &Value, depth: usize) {
-    match name {
-        "string" => out.push_str("string"),
-        "integer" | "number" => out.push_str("number"),
-        "boolean" => out.push_str("boolean"),
-        "null" => out.push_str("null"),
-        "array" => {
-            match schema.get("items") {
-                Some(items) if items.is_object() => render_type(out, items, depth + 1),
-                _ => out.push_str("any"),
+        if let Some(value) = schema.get("const") {
+            let _ = write!(self.out, "{value}");
+            return;
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(variants) = schema.get(key).and_then(Value::as_array) {
+                self.join(variants.iter(), |r, v| r.ty(v, depth + 1));
+                return;
             }
-            out.push_str("[]");
         }
-        "object" if schema.get("properties").is_some() => render_object(out, schema, depth),
-        "object" => out.push_str("object"),
-        _ => out.push_str("any"),
+        match schema.get("type") {
+            Some(Value::String(t)) => self.named(t, schema, depth),
+            Some(Value::Array(types)) => {
+                // A type named twice renders once.
+                let mut names: Vec<&str> = Vec::new();
+                for t in types.iter().filter_map(Value::as_str) {
+                    if !names.contains(&t) {
+                        names.push(t);
+                    }
+                }
+                self.join(names.into_iter(), |r, t| r.named(t, schema, depth));
+            }
+            _ if schema.get("properties").is_some() => self.object(schema, depth),
+            _ => self.out.push_str("any"),
+        }
     }
-}
 
-fn join<T>(out: &mut String, items: impl Iterator<Item = T>, mut each: impl FnMut(&mut String, T)) {
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push_str(" | ");
+    fn named(&mut self, name: &str, schema: &Value, depth: usize) {
+        match name {
+            "string" => self.out.push_str("string"),
+            "integer" | "number" => self.out.push_str("number"),
+            "boolean" => self.out.push_str("boolean"),
+            "null" => self.out.push_str("null"),
+            "array" => {
+                match schema.get("items") {
+                    Some(items) if items.is_object() => self.ty(items, depth + 1),
+                    _ => self.out.push_str("any"),
+                }
+                self.out.push_str("[]");
+            }
+            "object" if schema.get("properties").is_some() => self.object(schema, depth),
+            "object" => self.out.push_str("object"),
+            _ => self.out.push_str("any"),
         }
-        each(out, item);
+    }
+
+    fn join<T>(&mut self, items: impl Iterator<Item = T>, mut each: impl FnMut(&mut Self, T)) {
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                self.out.push_str(" | ");
+            }
+            each(self, item);
+        }
     }
 }
 
@@ -301,6 +330,33 @@ mod tests {
     fn a_tool_without_arguments_renders_an_empty_call() {
         let text = render_function("now", "", &json!({"type": "object"}));
         assert_eq!(text, "type now = () => any;\n\n");
+    }
+
+    #[test]
+    fn a_type_named_twice_renders_once() {
+        // Rendering ["object", "object"] twice at each of 30 levels would
+        // cost 2^30 object renderings.
+        let mut schema = json!({"type": "string"});
+        for _ in 0..30 {
+            schema = json!({"type": ["object", "object"], "properties": {"a": schema}});
+        }
+        let text = render_function("twice", "d", &schema);
+        assert_eq!(text.matches("a?:").count(), 30);
+    }
+
+    #[test]
+    fn a_schema_built_to_multiply_stays_within_the_node_budget() {
+        // Items and properties both hold the level below: 2^16 nodes.
+        let mut schema = json!({"type": "string"});
+        for _ in 0..16 {
+            schema = json!({"type": ["object", "array"], "items": schema.clone(), "properties": {"a": schema}});
+        }
+        let text = render_function("bomb", "d", &schema);
+        assert!(
+            text.matches("any").count() > 1,
+            "rendered past the budget as any"
+        );
+        assert!(text.len() < 1_000_000, "{} bytes", text.len());
     }
 
     #[test]

@@ -261,3 +261,67 @@ fn positional_parameter_lists_are_validated_with_lines() {
     )]);
     muster(fx.path()).arg("validate").assert().success();
 }
+
+#[test]
+fn the_extremes_of_numbers_and_nesting_are_answered_not_panicked() {
+    // The lowest and highest priorities rank last and first.
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"low\"\npriority = -9223372036854775808\n\n[[tool]]\nname = \"high\"\npriority = 9223372036854775807\n",
+    )]);
+    let out = common::plan_value(fx.path(), &[]);
+    assert_eq!(common::names_in(&out, "roster"), ["high", "low"]);
+
+    // A schema nested past the limit is refused with its file.
+    let mut deep = String::from("{\"type\": \"string\"}");
+    for _ in 0..40 {
+        deep = format!("{{\"type\": \"object\", \"properties\": {{\"a\": {deep}}}}}");
+    }
+    let fx = Fixture::new(&[
+        (
+            "policies/tools/t.toml",
+            &format!("{TOOL}input_schema_file = \"deep.json\"\n"),
+        ),
+        ("policies/tools/deep.json", &deep),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("nests 81 levels deep; at most 64 are accepted"),
+        "{err}"
+    );
+
+    // Caps of 0 are usage errors, like a policy's.
+    let fx = Fixture::bundled();
+    let err = stderr_of(&fx, &["plan", "--item-cap", "0"], 2);
+    assert!(err.contains("--item-cap"), "{err}");
+    stderr_of(&fx, &["gate", "--token-cap", "0"], 2);
+}
+
+#[test]
+fn a_toml_entry_that_is_not_a_file_is_reported() {
+    let fx = Fixture::new(&[("policies/tools/t.toml", TOOL)]);
+    std::fs::create_dir_all(fx.path().join("policies/tools/more.toml")).unwrap();
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("tools/more.toml: is not a readable file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_with_no_time_to_answer_and_a_missing_named_lock_are_refused() {
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"kb\"\ncommand = [\"kb-server\"]\nsnapshot = \"kb.json\"\ntimeout_secs = 0\n",
+        ),
+        ("policies/muster.toml", "[lock]\nfile = \"mcp.lokc\"\n"),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(err.contains("timeout_secs = 0 leaves no time"), "{err}");
+    assert!(
+        err.contains("mcp.lokc named by [lock] file does not exist"),
+        "{err}"
+    );
+}

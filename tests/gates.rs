@@ -37,7 +37,7 @@ fn the_production_gate_requires_the_calling_tools_and_pins_the_roster() {
             "mcp.bland_read.list_calls"
         ]
     );
-    assert_eq!(g.roster.as_ref().map(|(r, _)| r.len()), Some(30));
+    assert_eq!(g.roster.as_ref().map(Vec::len), Some(30));
 }
 
 fn run_gate_text(text: &str) -> muster::gate::GateResult {
@@ -110,5 +110,22 @@ fn a_gate_without_flags_misses_what_production_turns_on() {
         result.failures[0].contains("- email.subscriptions (now cut (flag-off)"),
         "{:?}",
         result.failures
+    );
+}
+
+#[test]
+fn a_tool_named_twice_in_a_gate_is_bad_input_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("g.toml");
+    std::fs::write(
+        &file,
+        "require = [\n  \"math.calculate\",\n  \"math.calculate\",\n]\n",
+    )
+    .unwrap();
+    let err = gate::load(&[file]).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("g.toml:3: require lists \"math.calculate\" twice"),
+        "{text}"
     );
 }

@@ -353,6 +353,8 @@ fn with_deferral_the_control_tool_is_reserved_first_and_misses_are_deferred() {
 #[test]
 fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes() {
     let snapshot = r#"{"tools": [
+        {"name": "twice", "inputSchema": "broken"},
+        {"name": "twice", "description": "fine, but a repeat", "inputSchema": {"type": "object"}},
         {"name": "ok", "description": "fine", "inputSchema": {"type": "object", "properties": {}}},
         {"name": "ok", "description": "again", "inputSchema": {"type": "object"}},
         {"name": "list", "inputSchema": ["not", "an", "object"]},
@@ -368,6 +370,10 @@ fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes(
     ]);
     let (_, doc) = plan_json(fx.path(), &[]);
     assert!(names(&doc.roster).contains(&"mcp.srv.ok"));
+    // Every repeat is cut, even when the first copy was cut too: the name
+    // means one tool or none.
+    assert!(!names(&doc.roster).contains(&"mcp.srv.twice"));
+    assert!(doc.warnings.iter().any(|w| w.code == "no-lock"));
     let codes: Vec<(&str, &str)> = doc
         .cut
         .iter()
@@ -376,6 +382,8 @@ fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes(
     assert_eq!(
         codes,
         [
+            ("mcp.srv.twice", "invalid-schema"),
+            ("mcp.srv.twice", "duplicate-name"),
             ("mcp.srv.ok", "duplicate-name"),
             ("mcp.srv.list", "invalid-schema"),
             ("mcp.srv.text", "invalid-schema"),

@@ -37,7 +37,7 @@ fn gen_tool() -> impl Strategy<Value = GenTool> {
         0usize..5,
         prop::option::weighted(0.2, 0u8..3),
         prop::bool::weighted(0.9),
-        -1i64..=1,
+        prop_oneof![4 => -1i64..=1, 1 => Just(i64::MIN), 1 => Just(i64::MAX)],
         prop::bool::weighted(0.8),
     )
         .prop_map(

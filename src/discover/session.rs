@@ -167,6 +167,8 @@ impl Watch {
 pub(super) struct Open {
     pub client: RunningService<RoleClient, ()>,
     child: tokio::process::Child,
+    /// Kills the server's whole process group when the session ends.
+    _group: ProcessGroup,
     /// `serverInfo` from the initialize result.
     pub server_info: Option<Value>,
 }
@@ -237,6 +239,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group, so whatever the server starts (a wrapper such
+    // as `sh -c` or `npx` runs the real server as a child) ends with it.
+    #[cfg(unix)]
+    cmd.process_group(0);
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
@@ -244,6 +250,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         help: Some("check the block's `command`".into()),
         ..Failure::new(format!("cannot start `{program}`: {e}"))
     })?;
+    let group = ProcessGroup(child.id());
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -292,6 +299,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     Ok(Open {
         client,
         child,
+        _group: group,
         server_info,
     })
 }
@@ -385,4 +393,25 @@ async fn list_all(
         tools: problems,
     })?;
     Ok((tools, pages))
+}
+
+/// The process group of a started server (its leader's pid). Dropping it
+/// kills the whole group: a timed-out or failed server leaves nothing
+/// running, grandchildren included.
+pub(super) struct ProcessGroup(Option<u32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok())
+            && pid > 0
+        {
+            // SAFETY: kill(2) with a negative pid signals the group the
+            // server was started in (process_group(0) made it the leader);
+            // it touches no memory of ours.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
 }

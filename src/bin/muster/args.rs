@@ -40,10 +40,10 @@ pub enum Command {
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
         /// Override the item cap for every gate.
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         item_cap: Option<u32>,
         /// Override the token cap for every gate.
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         token_cap: Option<u32>,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
@@ -112,10 +112,10 @@ pub struct Select {
     #[arg(long = "flag", value_name = "NAME")]
     pub flag: Vec<String>,
     /// What-if: a different item cap.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub item_cap: Option<u32>,
     /// What-if: a different token cap.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub token_cap: Option<u32>,
 }
 

@@ -127,7 +127,13 @@ pub fn discover(policies: &Path, names: &[String], also_lock: bool) -> Result<u8
                 for problem in err.problems() {
                     let _ = writeln!(out, "  {problem}");
                 }
-                let _ = writeln!(out, "  the previous snapshot is kept");
+                let kept = specs
+                    .iter()
+                    .find(|s| s.name == outcome.server)
+                    .is_some_and(|s| s.snapshot.exists());
+                if kept {
+                    let _ = writeln!(out, "  the previous snapshot is kept");
+                }
             }
         }
     }
@@ -187,6 +193,26 @@ pub fn lock(policies: &Path, names: &[String]) -> Result<u8, Error> {
     let servers = selected(&policy, names)?;
     let mut lock = Lock::read_or_empty(&policy.lock.file)?;
     let mut accepted = Vec::new();
+    let mut problems = Vec::new();
+    for server in &servers {
+        let mut seen = std::collections::BTreeSet::new();
+        for tool in &server.listed {
+            if !seen.insert(tool.name.as_str()) {
+                problems.push(
+                    server
+                        .origin
+                        .problem(format!(
+                            "MCP server {:?} lists {:?} twice; there is no single definition to lock",
+                            server.name, tool.name
+                        ))
+                        .help("record the snapshot again with `muster discover`, which refuses such listings"),
+                );
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::many(ErrorKind::Mcp, problems));
+    }
     for server in servers {
         let (next, findings) = lock.update(&server.name, &server.listed);
         lock = next;

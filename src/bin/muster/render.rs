@@ -110,6 +110,7 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
     for next in &plan.headroom.next {
         let what = match (next.displaces, next.misses) {
             (Some(j), _) => format!("displaces {}", cat.candidates[j].name),
+            (None, true) if cat.deferral => "is deferred itself (nothing ranks lower)".to_string(),
             (None, true) => "is cut itself (nothing ranks lower)".to_string(),
             (None, false) => "fits (a slot is free), tokens permitting".to_string(),
         };
