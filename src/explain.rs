@@ -223,19 +223,14 @@ fn server_of(source: &Source) -> &str {
 }
 
 fn unknown(plan: &Plan<'_>, name: &str) -> Explanation {
-    let mut scored: Vec<(f64, &str)> = plan
-        .catalog
-        .candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(name, &c.name), c.name.as_str()))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let closest: Vec<String> = scored
-        .iter()
-        .take(3)
-        .filter(|(score, _)| *score > 0.6)
-        .map(|(_, n)| n.to_string())
-        .collect();
+    let closest: Vec<String> = crate::names::closest(
+        name,
+        plan.catalog.candidates.iter().map(|c| c.name.as_str()),
+        3,
+    )
+    .into_iter()
+    .map(String::from)
+    .collect();
     let summary = if closest.is_empty() {
         format!("{name} is unknown: no policy registers a tool of that name")
     } else {

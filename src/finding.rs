@@ -172,6 +172,28 @@ pub enum WarningCode {
     ControlToolCut,
 }
 
+impl WarningCode {
+    /// The stable kebab-case string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::RequiredNotOffered => "required-not-offered",
+            WarningCode::UnknownEnabledTool => "unknown-enabled-tool",
+            WarningCode::EnabledDiscoveredTool => "enabled-discovered-tool",
+            WarningCode::UnmatchedGroupMember => "unmatched-group-member",
+            WarningCode::UnusedFlag => "unused-flag",
+            WarningCode::UnmatchedAllow => "unmatched-allow",
+            WarningCode::UnmatchedDeny => "unmatched-deny",
+            WarningCode::UnmatchedToolPriority => "unmatched-tool-priority",
+            WarningCode::NoLock => "no-lock",
+            WarningCode::OnlyUndeclared => "only-undeclared",
+            WarningCode::RequiredUnreachable => "required-unreachable",
+            WarningCode::NoSnapshot => "no-snapshot",
+            WarningCode::LockMismatch => "lock-mismatch",
+            WarningCode::ControlToolCut => "control-tool-cut",
+        }
+    }
+}
+
 /// A warning: not a decision about one candidate, but something in the
 /// policy or the plan a reviewer should see.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -222,5 +244,19 @@ impl fmt::Display for Warning {
             _ => {}
         }
         write!(f, "{}", self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strings_are_the_serialized_codes() {
+        for code in Code::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
+        let code = WarningCode::UnmatchedToolPriority;
+        assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
     }
 }

@@ -200,11 +200,7 @@ pub fn run(
     let registered = policy.registered_names();
     let mut problems = Vec::new();
     let unknown = |name: &str, line: usize, key: &str| {
-        let mut near: Vec<(f64, &String)> = registered
-            .iter()
-            .map(|r| (strsim::jaro_winkler(name, r), r))
-            .collect();
-        near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let near = crate::names::closest(name, registered.iter().map(String::as_str), 1);
         Problem::new(format!(
             "gate {:?}: {key} names {name:?}, which no policy registers",
             gate.name
@@ -212,7 +208,7 @@ pub fn run(
         .in_file(&gate.file)
         .at_line(Some(line))
         .help(match near.first() {
-            Some((_, best)) => format!("did you mean {best:?}?"),
+            Some(best) => format!("did you mean {best:?}?"),
             None => "name a registered tool".to_string(),
         })
     };

@@ -17,6 +17,7 @@ pub mod explain;
 pub mod finding;
 pub mod gate;
 pub mod lock;
+pub mod names;
 pub mod narrow;
 pub mod plan;
 pub mod policy;

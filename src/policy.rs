@@ -1318,17 +1318,7 @@ fn bad_name(name: &str) -> Option<&'static str> {
     }
 }
 
-/// A word for the JSON kind of `value`, for messages.
-pub fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "text",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+pub use crate::canon::kind_of;
 
 /// Parses a recorded `tools/list` result for planning. Unlike discovery,
 /// which refuses to record a listing with a bad tool, planning is lenient

@@ -262,7 +262,7 @@ fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others()
         ("missing", "cannot start `/nonexistent/mcp-server`"),
         (
             "non-object",
-            "tool `broken` has an inputSchema that is a string",
+            "tool `broken` has an inputSchema that is text",
         ),
         ("duplicate", "tool `twice` is listed twice"),
         ("empty", "has an empty command"),

@@ -32,7 +32,11 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
     let mut seen = BTreeSet::new();
     for (i, raw) in tools.iter().enumerate() {
         let Some(obj) = raw.as_object() else {
-            problems.push(format!("tool #{} is {}, not an object", i + 1, kind(raw)));
+            problems.push(format!(
+                "tool #{} is {}, not an object",
+                i + 1,
+                crate::canon::kind_of(raw)
+            ));
             continue;
         };
         let name = match obj.get("name") {
@@ -41,7 +45,7 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
                 problems.push(format!(
                     "tool #{} has a `name` that is {}, not a non-empty string",
                     i + 1,
-                    kind(other)
+                    crate::canon::kind_of(other)
                 ));
                 continue;
             }
@@ -59,7 +63,7 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
             Some(other) => {
                 problems.push(format!(
                     "tool `{name}` has an inputSchema that is {}, not an object",
-                    kind(other)
+                    crate::canon::kind_of(other)
                 ));
                 continue;
             }
@@ -74,7 +78,7 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
             Some(other) => {
                 problems.push(format!(
                     "tool `{name}` has a description that is {}, not a string",
-                    kind(other)
+                    crate::canon::kind_of(other)
                 ));
                 continue;
             }
@@ -90,17 +94,6 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
         Ok(out)
     } else {
         Err(problems)
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -243,7 +236,7 @@ mod tests {
             problems,
             vec![
                 "tool `a` is listed twice",
-                "tool `b` has an inputSchema that is a string, not an object",
+                "tool `b` has an inputSchema that is text, not an object",
                 "tool #4 has no `name`",
                 "tool #5 is a number, not an object",
                 "tool `c` has no inputSchema",

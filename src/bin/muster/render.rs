@@ -119,14 +119,7 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
     if !plan.warnings.is_empty() {
         let _ = writeln!(out, "\nWARNINGS");
         for w in &plan.warnings {
-            let _ = writeln!(
-                out,
-                "  {}: {w}",
-                serde_json::to_value(w.code)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default()
-            );
+            let _ = writeln!(out, "  {}: {w}", w.code.as_str());
         }
     }
     out
