@@ -14,7 +14,6 @@
 
 mod call;
 mod session;
-mod snapshot;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,10 +23,10 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Problem};
 
-pub use call::call_tool;
-pub use snapshot::{
+pub use crate::snapshot::{
     ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
 };
+pub use call::call_tool;
 
 /// How to reach one stdio MCP server and where its snapshot lives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,7 @@ pub mod names;
 pub mod narrow;
 pub mod plan;
 pub mod policy;
+pub mod snapshot;
 pub mod tokens;
 
 pub use error::{Error, ErrorKind, Problem};

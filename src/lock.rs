@@ -27,8 +27,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::discover::ListedTool;
 use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::snapshot::ListedTool;
 
 const HEADER: &str =
     "# muster lock of MCP tool definitions. Review changes, then run `muster lock`.\n";

@@ -17,9 +17,9 @@
 
 mod raw;
 
-pub use crate::discover::ListedTool;
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
+pub use crate::snapshot::ListedTool;
 use crate::tokens::Encoding;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -992,7 +992,7 @@ impl Loader {
                 return Vec::new();
             }
         };
-        match parse_snapshot(&text) {
+        match crate::snapshot::parse_lenient(&text) {
             Ok(tools) => tools,
             Err((line, message)) => {
                 self.problems.push(
@@ -1319,36 +1319,3 @@ fn bad_name(name: &str) -> Option<&'static str> {
 }
 
 pub use crate::canon::kind_of;
-
-/// Parses a recorded `tools/list` result for planning. Unlike discovery,
-/// which refuses to record a listing with a bad tool, planning is lenient
-/// per tool: a non-object schema or a repeated name becomes that tool's cut
-/// (`invalid-schema`, `duplicate-name`), so one bad entry in a
-/// hand-recorded snapshot does not take the whole roster down. A tool
-/// without a name cannot be reported at all and is an error.
-pub fn parse_snapshot(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
-    let tools = value
-        .get("tools")
-        .and_then(Value::as_array)
-        .ok_or((None, "has no \"tools\" list".to_string()))?;
-    let mut listed = Vec::with_capacity(tools.len());
-    for (i, tool) in tools.iter().enumerate() {
-        let name = tool
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-            .ok_or((None, format!("tool #{} has no name", i + 1)))?;
-        listed.push(ListedTool {
-            name: name.to_string(),
-            description: tool
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
-            raw: tool.clone(),
-        });
-    }
-    Ok(listed)
-}

@@ -23,8 +23,8 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::snapshot::{ListedTool, check_tools};
 use super::{Event, ServerSpec};
+use crate::snapshot::{ListedTool, check_tools};
 
 /// A page count no honest server reaches; stops a server that hands out
 /// cursors forever before the timeout does, with a clearer message.

@@ -1,6 +1,9 @@
 //! Snapshots: a server's recorded `tools/list` result, read, checked, written
-//! and compared. Checking is shared with live listing so a snapshot and a
-//! server are held to the same rules (object schemas, unique names).
+//! and compared. One per-tool reader serves both sides: discovery is strict
+//! (a listing with any bad tool is not recorded) and planning is lenient (a
+//! bad tool in a recorded snapshot becomes that tool's cut, so one entry
+//! cannot take the whole roster down). This module knows nothing of
+//! policies, plans or servers' processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -17,10 +20,72 @@ pub struct ListedTool {
     pub name: String,
     /// `description`, when given.
     pub description: Option<String>,
-    /// `inputSchema`, always a JSON object.
+    /// `inputSchema`: always a JSON object in a listing discovery accepted;
+    /// in a snapshot read for planning, whatever was recorded (the catalog
+    /// cuts a non-object as `invalid-schema`).
     pub input_schema: Value,
     /// The whole tool object as listed, fields muster does not read included.
     pub raw: Value,
+}
+
+/// Reads one listed tool object. A tool whose schema is missing or not an
+/// object is still returned (with `Value::Null` or what was sent as its
+/// schema) together with its problem, so planning can cut it by name; a
+/// tool without a usable name has nothing to cut and is an error.
+fn read_tool(i: usize, raw: &Value) -> Result<(ListedTool, Option<String>), String> {
+    let Some(obj) = raw.as_object() else {
+        return Err(format!(
+            "tool #{} is {}, not an object",
+            i + 1,
+            crate::canon::kind_of(raw)
+        ));
+    };
+    let name = match obj.get("name") {
+        Some(Value::String(n)) if !n.is_empty() => n.clone(),
+        Some(other) => {
+            return Err(format!(
+                "tool #{} has a `name` that is {}, not a non-empty string",
+                i + 1,
+                crate::canon::kind_of(other)
+            ));
+        }
+        None => return Err(format!("tool #{} has no `name`", i + 1)),
+    };
+    let mut problem = None;
+    let input_schema = match obj.get("inputSchema") {
+        Some(s @ Value::Object(_)) => s.clone(),
+        Some(other) => {
+            problem = Some(format!(
+                "tool `{name}` has an inputSchema that is {}, not an object",
+                crate::canon::kind_of(other)
+            ));
+            other.clone()
+        }
+        None => {
+            problem = Some(format!("tool `{name}` has no inputSchema"));
+            Value::Null
+        }
+    };
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.clone()),
+        Some(other) => {
+            problem.get_or_insert(format!(
+                "tool `{name}` has a description that is {}, not a string",
+                crate::canon::kind_of(other)
+            ));
+            None
+        }
+    };
+    Ok((
+        ListedTool {
+            name,
+            description,
+            input_schema,
+            raw: raw.clone(),
+        },
+        problem,
+    ))
 }
 
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
@@ -31,70 +96,49 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
     for (i, raw) in tools.iter().enumerate() {
-        let Some(obj) = raw.as_object() else {
-            problems.push(format!(
-                "tool #{} is {}, not an object",
-                i + 1,
-                crate::canon::kind_of(raw)
-            ));
-            continue;
-        };
-        let name = match obj.get("name") {
-            Some(Value::String(n)) if !n.is_empty() => n.clone(),
-            Some(other) => {
-                problems.push(format!(
-                    "tool #{} has a `name` that is {}, not a non-empty string",
-                    i + 1,
-                    crate::canon::kind_of(other)
-                ));
-                continue;
+        match read_tool(i, raw) {
+            Err(problem) => problems.push(problem),
+            Ok((tool, problem)) => {
+                if !seen.insert(tool.name.clone()) {
+                    problems.push(format!("tool `{}` is listed twice", tool.name));
+                } else if let Some(problem) = problem {
+                    problems.push(problem);
+                } else {
+                    out.push(tool);
+                }
             }
-            None => {
-                problems.push(format!("tool #{} has no `name`", i + 1));
-                continue;
-            }
-        };
-        if !seen.insert(name.clone()) {
-            problems.push(format!("tool `{name}` is listed twice"));
-            continue;
         }
-        let input_schema = match obj.get("inputSchema") {
-            Some(s @ Value::Object(_)) => s.clone(),
-            Some(other) => {
-                problems.push(format!(
-                    "tool `{name}` has an inputSchema that is {}, not an object",
-                    crate::canon::kind_of(other)
-                ));
-                continue;
-            }
-            None => {
-                problems.push(format!("tool `{name}` has no inputSchema"));
-                continue;
-            }
-        };
-        let description = match obj.get("description") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(d)) => Some(d.clone()),
-            Some(other) => {
-                problems.push(format!(
-                    "tool `{name}` has a description that is {}, not a string",
-                    crate::canon::kind_of(other)
-                ));
-                continue;
-            }
-        };
-        out.push(ListedTool {
-            name,
-            description,
-            input_schema,
-            raw: raw.clone(),
-        });
     }
     if problems.is_empty() {
         Ok(out)
     } else {
         Err(problems)
     }
+}
+
+/// A recorded snapshot read for planning: every tool that has a name, in
+/// listed order, repeats and bad schemas included (the catalog cuts them as
+/// `duplicate-name` and `invalid-schema`).
+///
+/// # Errors
+/// The 1-based line (for bad JSON) and what is wrong, when the text is not
+/// JSON, not `{"tools": [...]}`, or a tool has no usable name.
+pub fn parse_lenient(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
+    let tools = value
+        .get("tools")
+        .and_then(Value::as_array)
+        .ok_or((None, "has no \"tools\" list".to_string()))?;
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            read_tool(i, raw)
+                .map(|(tool, _)| tool)
+                .map_err(|p| (None, p))
+        })
+        .collect()
 }
 
 /// The snapshot file's bytes: `{"tools": [...]}`, pretty, tools in listed
