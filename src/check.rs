@@ -157,10 +157,21 @@ pub struct Report<'t> {
 /// assert_eq!(report.calls[0].arguments.as_deref(), Some(&serde_json::json!({"query": "rust"})));
 /// ```
 pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions) -> Report<'t> {
+    check_turn_with(plan, turn, options, true)
+}
+
+/// [`check_turn`], with the quick pass for calls that go through as sent (`quick`) or without
+/// it, so tests can show both give the same report.
+fn check_turn_with<'t>(
+    plan: &OfferedPlan,
+    turn: &'t Turn,
+    options: &CheckOptions,
+    quick: bool,
+) -> Report<'t> {
     let mut calls: Vec<CallReport<'t>> = turn
         .calls
         .iter()
-        .map(|call| check_call(plan, call, options))
+        .map(|call| check_call(plan, call, options, quick))
         .collect();
     let refused: Vec<&str> = calls
         .iter()
@@ -194,10 +205,27 @@ pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions
     }
 }
 
-fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) -> CallReport<'t> {
+fn check_call<'t>(
+    plan: &OfferedPlan,
+    call: &'t Call,
+    options: &CheckOptions,
+    quick: bool,
+) -> CallReport<'t> {
     let Some((tool, compiled)) = plan.entry(&call.name) else {
         return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
     };
+    // Most calls fit as sent: one pass that only answers yes or no settles them, and the steps
+    // below, which explain what they find, run only for the rest.
+    if quick
+        && let Value::Object(arguments) = &call.arguments
+        && compiled.fits_as_sent(arguments, tool)
+    {
+        return if tool.fixed.is_empty() && !(options.positional && tool.parameters.is_some()) {
+            ok(call, Cow::Borrowed(&call.arguments), Vec::new())
+        } else {
+            forward(call, tool, None, Vec::new(), Vec::new(), options)
+        };
+    }
     // Arguments are copied only when something changes them; most calls go through as sent.
     let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
     match owned.as_ref().unwrap_or(&call.arguments) {
@@ -251,6 +279,20 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
         }
         return refused(call, found.problems, found.total, notes);
     }
+    forward(call, tool, owned, edits, notes, options)
+}
+
+/// The answer for a call that fits: what the tool receives, built from the repaired and
+/// narrowed arguments (`owned`, or the call's own when nothing changed them) with the check's
+/// `edits`, the fixed values and, when asked, the positional form.
+fn forward<'t>(
+    call: &'t Call,
+    tool: &OfferedTool,
+    owned: Option<Value>,
+    edits: Vec<schema::Edit>,
+    mut notes: Vec<String>,
+    options: &CheckOptions,
+) -> CallReport<'t> {
     let positional = match (&tool.parameters, options.positional) {
         (Some(params), true) => Some(params),
         _ => None,
@@ -281,6 +323,11 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
             None => Cow::Owned(Value::Object(map)),
         }
     };
+    ok(call, arguments, notes)
+}
+
+/// The answer for a call that may run with `arguments`.
+fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<String>) -> CallReport<'t> {
     CallReport {
         id: Cow::Borrowed(&call.id),
         status: Status::Ok,

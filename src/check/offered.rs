@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::deep;
-use super::schema::Compiled;
+use super::schema::{Compiled, same};
 use crate::error::{Error, ErrorKind, Problem};
 
 /// Where an offered tool comes from; only MCP tools are narrowed.
@@ -94,7 +94,8 @@ pub struct DeferredTool {
 pub struct OfferedPlan {
     roster: Vec<OfferedTool>,
     compiled: Vec<Compiled>,
-    by_name: BTreeMap<String, usize>,
+    /// (hash of the name, roster index), sorted: the look-up of a call's tool.
+    by_name: Vec<(u64, usize)>,
     deferred: Vec<DeferredTool>,
     control_tool: Option<String>,
 }
@@ -107,11 +108,12 @@ impl OfferedPlan {
         deferred: Vec<DeferredTool>,
         control_tool: Option<String>,
     ) -> Self {
-        let by_name = roster
+        let mut by_name: Vec<(u64, usize)> = roster
             .iter()
             .enumerate()
-            .map(|(i, tool)| (tool.name.clone(), i))
+            .map(|(i, tool)| (name_hash(&tool.name), i))
             .collect();
+        by_name.sort_unstable();
         let compiled = roster
             .iter()
             .map(|t| Compiled::new(&t.input_schema))
@@ -184,14 +186,25 @@ impl OfferedPlan {
 
     /// The offered tool called `name`.
     pub fn tool(&self, name: &str) -> Option<&OfferedTool> {
-        self.by_name.get(name).map(|&i| &self.roster[i])
+        self.index(name).map(|i| &self.roster[i])
     }
 
     /// The offered tool called `name` with its compiled schema.
     pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled)> {
-        self.by_name
-            .get(name)
-            .map(|&i| (&self.roster[i], &self.compiled[i]))
+        self.index(name)
+            .map(|i| (&self.roster[i], &self.compiled[i]))
+    }
+
+    /// The roster index of the tool called `name`; the last one when the name is offered twice.
+    fn index(&self, name: &str) -> Option<usize> {
+        let hash = name_hash(name);
+        let first = self.by_name.partition_point(|(h, _)| *h < hash);
+        self.by_name[first..]
+            .iter()
+            .take_while(|(h, _)| *h == hash)
+            .filter(|(_, i)| same(&self.roster[*i].name, name))
+            .map(|(_, i)| *i)
+            .last()
     }
 
     /// Every offered tool, in plan order.
@@ -208,6 +221,27 @@ impl OfferedPlan {
     pub fn control_tool(&self) -> Option<&str> {
         self.control_tool.as_deref()
     }
+}
+
+/// A hash of a tool name for the roster look-up: its length and its first, middle and last
+/// eight bytes, mixed with the multiply-rotate of rustc's FxHash, so hashing costs the same for
+/// any name. Names with equal hashes are told apart by comparing the names, so a collision
+/// (names alike in all those bytes) costs only a comparison, never a wrong tool.
+fn name_hash(name: &str) -> u64 {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let add = |hash: u64, word: u64| (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    let bytes = name.as_bytes();
+    let n = bytes.len();
+    let hash = add(0, n as u64);
+    if n < 8 {
+        let word = bytes
+            .iter()
+            .rev()
+            .fold(0, |word, b| (word << 8) | u64::from(*b));
+        return add(hash, word);
+    }
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+    add(add(add(hash, word(0)), word((n - 8) / 2)), word(n - 8))
 }
 
 #[derive(Deserialize)]
@@ -294,6 +328,59 @@ mod tests {
         assert_eq!(problem.line, Some(3));
         assert!(problem.message.contains("roster"), "{}", problem.message);
         assert!(problem.help.is_some());
+    }
+
+    fn tool(name: &str, schema: serde_json::Value) -> OfferedTool {
+        OfferedTool {
+            name: name.into(),
+            source: Source::Configured,
+            input_schema: schema,
+            fixed: Map::new(),
+            only: None,
+            unknown_arguments: UnknownArguments::Refuse,
+            coerce: false,
+            parameters: None,
+            variadic: false,
+        }
+    }
+
+    #[test]
+    fn every_offered_name_is_found_and_no_other() {
+        let names: Vec<String> = (0..300)
+            .map(|i| format!("mcp.server_{}.tool_{}", i % 7, "x".repeat(i % 23)))
+            .chain((0..40).map(|i| "ab".repeat(i)))
+            .collect();
+        let plan = OfferedPlan::new(
+            names
+                .iter()
+                .map(|n| tool(n, serde_json::json!({})))
+                .collect(),
+            Vec::new(),
+            None,
+        );
+        for (i, name) in names.iter().enumerate() {
+            let found = plan.tool(name).unwrap();
+            assert_eq!(&found.name, name);
+            // A name listed twice is found as its last entry.
+            let last = names.iter().rposition(|n| n == name).unwrap();
+            assert!(std::ptr::eq(found, &plan.roster()[last]), "{i} {name}");
+        }
+        for other in ["mcp.server_0.tool", "ab ", "mcp.server_1.tool_y", "abab_"] {
+            assert!(plan.tool(other).is_none(), "{other}");
+        }
+    }
+
+    #[test]
+    fn a_later_tool_of_the_same_name_replaces_an_earlier_one_in_look_ups() {
+        let plan = OfferedPlan::new(
+            vec![
+                tool("a", serde_json::json!({"type": "object"})),
+                tool("a", serde_json::json!({})),
+            ],
+            Vec::new(),
+            None,
+        );
+        assert_eq!(plan.tool("a").unwrap().input_schema, serde_json::json!({}));
     }
 
     #[test]

@@ -60,12 +60,17 @@ pub(crate) fn repair(
 
 /// The JSON `text` holds, when it is exactly one JSON value (surrounding blanks allowed).
 fn parse(text: &str) -> Option<Value> {
-    let trimmed = text.trim_start();
     // Only text that opens a list or object can be a wrapper; skip the parser for the rest.
-    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+    if !may_wrap(text) {
         return None;
     }
     serde_json::from_str(text).ok()
+}
+
+/// Whether `text` opens a list or object, so the repair would try to read it as JSON.
+pub(crate) fn may_wrap(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    trimmed.starts_with('{') || trimmed.starts_with('[')
 }
 
 #[cfg(test)]

@@ -868,3 +868,161 @@ proptest! {
         prop_assert_eq!(second.calls[0].arguments.clone().map(Cow::into_owned), Some(forwarded));
     }
 }
+
+// ---- the quick pass ----
+
+/// `tool` with `only`, `fixed` and the undeclared-name policy drawn by the property test.
+fn narrowed_tool(
+    schema: Value,
+    coerce: bool,
+    unknown: UnknownArguments,
+    only: Option<Vec<String>>,
+    fixed: Option<&str>,
+) -> OfferedTool {
+    let mut tool = tool_with(schema);
+    tool.coerce = coerce;
+    tool.unknown_arguments = unknown;
+    tool.only = only;
+    if let Some(name) = fixed {
+        tool.fixed.insert(name.to_string(), json!("set"));
+    }
+    tool
+}
+
+/// `value` with every other member of each object, at every level, set to null.
+fn with_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .enumerate()
+                .map(|(i, (k, v))| {
+                    (
+                        k.clone(),
+                        if i % 2 == 0 {
+                            Value::Null
+                        } else {
+                            with_nulls(v)
+                        },
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(with_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+fn unknown_policy() -> impl Strategy<Value = UnknownArguments> {
+    prop_oneof![
+        Just(UnknownArguments::Refuse),
+        Just(UnknownArguments::Drop),
+        Just(UnknownArguments::Pass),
+    ]
+}
+
+#[test]
+fn the_quick_pass_clears_calls_that_fit_as_sent_and_leaves_the_rest_to_the_full_steps() {
+    let plan = plan();
+    let clears = |tool: &str, arguments: Value| {
+        let (offered, compiled) = plan.entry(tool).unwrap();
+        compiled.fits_as_sent(arguments.as_object().unwrap(), offered)
+    };
+    let call = "mcp.bland_call.start_call";
+    assert!(clears(
+        call,
+        json!({"phone_number": "+1", "max_duration": 5, "voice": null})
+    ));
+    assert!(clears("email.send", json!({"to": ["a@x"], "subject": "s"})));
+    assert!(clears(
+        "memory.search",
+        json!({"query": "q", "note": null, "scope": "mail"})
+    ));
+    assert!(clears(
+        "mcp.files.search",
+        json!({"query": "q", "limit": 2.5})
+    ));
+    // A cast, a null a coercing tool leaves out, a missing or undeclared name, a wrapped list,
+    // an enum member in another case, a name outside `only` or a fixed one: the full steps.
+    assert!(!clears(
+        call,
+        json!({"phone_number": "+1", "max_duration": "5"})
+    ));
+    assert!(!clears(call, json!({"phone_number": "+1", "task": null})));
+    assert!(!clears(call, json!({"task": "t"})));
+    assert!(!clears(call, json!({"phone_number": "+1", "speed": 2})));
+    assert!(!clears(
+        "email.send",
+        json!({"to": "[\"a@x\"]", "subject": "s"})
+    ));
+    assert!(!clears(
+        "memory.search",
+        json!({"query": "q", "note": "n", "limit": [1]})
+    ));
+    assert!(!clears(
+        "mcp.files.search",
+        json!({"query": "q", "scope": "all"})
+    ));
+    assert!(!clears(
+        "mcp.files.search",
+        json!({"query": "q", "other": 1})
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn the_quick_pass_gives_the_same_report_as_the_full_steps(
+        (schema, value) in arb_schema().prop_flat_map(|s| { let f = fitting(&s); (Just(s), f) }),
+        stray in arb_json(),
+        arbitrary in prop_oneof![arb_json(), arb_schema()],
+        coerce in any::<bool>(),
+        unknown in unknown_policy(),
+        only in prop::option::of(prop::collection::vec(prop_oneof![Just("arg".to_string()), "[a-c]"], 0..3)),
+        fixed in prop::option::of(prop_oneof![Just("arg"), Just("a"), Just("zz")]),
+    ) {
+        let fits = json!({"arg": value});
+        let cases = [
+            (root_object(schema.clone()), fits.clone()),
+            // The whole arguments, or the one member, wrapped in a JSON string.
+            (root_object(schema.clone()), Value::String(fits.to_string())),
+            (root_object(schema.clone()), json!({"arg": fits["arg"].to_string()})),
+            // Nulls in place of members, required or optional, at every level.
+            (root_object(schema.clone()), json!({"arg": with_nulls(&fits["arg"])})),
+            (root_object(schema), json!({"arg": stray.clone(), "a": 1})),
+            (arbitrary, stray),
+        ];
+        for (schema, arguments) in cases {
+            let tool = narrowed_tool(schema, coerce, unknown, only.clone(), fixed);
+            let plan = OfferedPlan::new(vec![tool], Vec::new(), None);
+            let turn = turn(&[("t", arguments)]);
+            for options in [CheckOptions { positional: false }, CheckOptions { positional: true }] {
+                let quick = check_turn_with(&plan, &turn, &options, true);
+                let full = check_turn_with(&plan, &turn, &options, false);
+                prop_assert_eq!(&quick, &full);
+                // Borrowed exactly when nothing changed, either way.
+                let borrowed = |r: &Report<'_>| {
+                    matches!(r.calls[0].arguments, Some(Cow::Borrowed(_)))
+                };
+                prop_assert_eq!(borrowed(&quick), borrowed(&full));
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn names_compare_equal_exactly_when_their_bytes_do(
+        a in "[a-c_.]{0,40}",
+        b in "[a-c_.]{0,40}",
+        same_len in any::<bool>(),
+    ) {
+        let b: String = if same_len {
+            a.chars().zip(b.chars().chain(std::iter::repeat('a'))).map(|(_, c)| c).collect()
+        } else {
+            b
+        };
+        prop_assert_eq!(schema::same(&a, &b), a == b);
+        prop_assert!(schema::same(&a, &a.clone()));
+    }
+}
