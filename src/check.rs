@@ -374,16 +374,13 @@ fn unknown_tool(plan: &OfferedPlan, name: &str) -> String {
             ),
         };
     }
-    let mut scored: Vec<(f64, &str)> = plan
-        .roster()
-        .iter()
-        .map(|t| (strsim::jaro_winkler(name, &t.name), t.name.as_str()))
-        .collect();
-    // Highest similarity first; ties by name so the sentence is the same on every run.
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let closest: Vec<&str> = scored.iter().take(3).map(|(_, n)| *n).collect();
-    if closest.is_empty() {
+    let closest = crate::names::closest(name, plan.roster().iter().map(|t| t.name.as_str()), 3);
+    if plan.roster().is_empty() {
         format!("tool \"{name}\" was not offered, and this turn was offered no tools")
+    } else if closest.is_empty() {
+        format!(
+            "tool \"{name}\" was not offered, and no offered tool has a similar name; call one of the tools you were offered"
+        )
     } else {
         format!(
             "tool \"{name}\" was not offered; expected an offered tool such as {}",

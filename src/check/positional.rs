@@ -1,6 +1,6 @@
 //! The positional form of a call, for hosts that call configured tools with an ordered list of
-//! arguments (the policy loader enforces the order rule when the list is declared). A call may stop before any
-//! trailing optional parameters; an optional one skipped before a given one gets its type's empty
+//! arguments (the policy loader enforces the order rule when the list is declared). A call may
+//! stop before any trailing optional parameters; an optional one skipped before a given one gets its type's empty
 //! value, because models pass options by name, not position, and refusing such calls cost rounds.
 //! It must not reorder or invent arguments beyond those empty values.
 
@@ -23,11 +23,20 @@ pub(crate) fn to_positional(
     call_id: &str,
     notes: &mut Vec<String>,
 ) -> Result<Value, String> {
-    let given = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
-    let last_given = params.iter().rposition(|p| given(named.get(&p.name)));
+    // A null counts as "not given" for an optional parameter only: for a
+    // required one the check has already judged whether its schema admits
+    // null, and the null is what the tool receives.
+    let given = |p: &Parameter| {
+        named
+            .get(&p.name)
+            .is_some_and(|v| p.required || !v.is_null())
+    };
+    let last_given = params.iter().rposition(given);
     let mut list = Vec::new();
     for (i, param) in params.iter().enumerate() {
-        let value = named.remove(&param.name).filter(|v| !v.is_null());
+        let value = named
+            .remove(&param.name)
+            .filter(|v| param.required || !v.is_null());
         match value {
             Some(Value::Array(items)) if variadic && i + 1 == params.len() => list.extend(items),
             Some(value) => list.push(value),
@@ -149,6 +158,16 @@ mod tests {
             positional(json!({"start": 1}))
                 .unwrap_err()
                 .contains("\"path\" is required")
+        );
+    }
+
+    #[test]
+    fn a_null_for_a_required_parameter_is_passed_on_and_for_an_optional_one_left_off() {
+        // Whether the schema admits the null is the check's to judge; the
+        // positional form must not turn it into "missing".
+        assert_eq!(
+            positional(json!({"path": null, "start": null})).unwrap(),
+            json!([null])
         );
     }
 
