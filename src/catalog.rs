@@ -228,26 +228,51 @@ impl Catalog {
 
     /// (Re)counts the tokens of every candidate that can be offered, on
     /// every core: tokenizing is the one costly step of building a plan.
+    /// Threads take candidates one at a time from a shared counter, so a
+    /// few large definitions do not leave one core idle.
     pub fn count_tokens(&mut self) {
         let encoding = self.encoding;
-        let count = |c: &mut Candidate| {
-            c.tokens = if c.exclusion.is_some() {
+        let count = |c: &Candidate| {
+            if c.exclusion.is_some() {
                 0
             } else {
                 encoding.count_definition(&c.name, &c.description, &c.input_schema)
-            };
+            }
         };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         if threads < 2 || self.candidates.len() < 64 {
-            self.candidates.iter_mut().for_each(count);
+            for c in &mut self.candidates {
+                c.tokens = count(c);
+            }
             return;
         }
-        let chunk = self.candidates.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            for part in self.candidates.chunks_mut(chunk) {
-                scope.spawn(move || part.iter_mut().for_each(count));
-            }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let candidates = &self.candidates;
+        let counted: Vec<(usize, u32)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(c) = candidates.get(i) else { break };
+                            done.push((i, count(c)));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
         });
+        for (i, tokens) in counted {
+            self.candidates[i].tokens = tokens;
+        }
     }
 
     /// The candidate called `name` (the first, if there are duplicates).
