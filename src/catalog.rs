@@ -590,6 +590,14 @@ impl<'p> Builder<'p> {
                     call,
                 );
                 c.exclusion = self.server_exclusion(server, server_used);
+                // A repeated name is settled before the lock and narrowing,
+                // so a second listing is reported as what it is.
+                if c.exclusion.is_none() && self.names.contains(&c.name) {
+                    c.exclusion = Some(Exclusion {
+                        code: Code::DuplicateName,
+                        detail: format!("an earlier candidate is already named {:?}", c.name),
+                    });
+                }
                 if c.exclusion.is_none() {
                     c.exclusion = self.narrow(server, listed, &mut c, &mut drift);
                 }

@@ -734,6 +734,19 @@ impl Loader {
             }
             names.push(name.to_string());
         }
+        // A positional call carries listed parameters only; a property left
+        // out could be written by the model and silently lost.
+        for name in props.into_iter().flat_map(|p| p.keys()) {
+            if !names.iter().any(|n| n == name) {
+                self.problems.push(
+                    src.at(params)
+                        .problem(format!(
+                            "tool {tool:?}: parameters leaves out property {name:?}, so a positional call could not carry it"
+                        ))
+                        .help("list every property of the input schema, required ones first"),
+                );
+            }
+        }
         if variadic && let Some(optional) = first_optional {
             self.problems.push(
                 src.at(params)
@@ -1078,42 +1091,52 @@ impl Loader {
                 ),
             }
         }
-        let deferral =
-            match &file.deferral {
-                Some(d) => {
-                    let d = d.get_ref();
-                    let control_tool = d
-                        .control_tool
-                        .as_ref()
-                        .map(|n| n.get_ref().clone())
-                        .unwrap_or_else(|| DEFAULT_CONTROL_TOOL.to_string());
-                    if let Some(spanned) = &d.control_tool {
-                        if let Some(problem) = bad_name(&control_tool) {
-                            self.problems.push(src.at(spanned).problem(format!(
+        let deferral = match &file.deferral {
+            Some(d) => {
+                let d = d.get_ref();
+                let control_tool = d
+                    .control_tool
+                    .as_ref()
+                    .map(|n| n.get_ref().clone())
+                    .unwrap_or_else(|| DEFAULT_CONTROL_TOOL.to_string());
+                if let Some(spanned) = &d.control_tool {
+                    if control_tool.starts_with("mcp.") {
+                        self.problems.push(
+                                src.at(spanned)
+                                    .problem(format!(
+                                        "deferral.control_tool {control_tool:?} uses the reserved prefix \"mcp.\""
+                                    ))
+                                    .help("discovered tools are named mcp.<server>.<tool>; give the control tool a name of its own"),
+                            );
+                    }
+                    if let Some(problem) = bad_name(&control_tool) {
+                        self.problems.push(
+                            src.at(spanned).problem(format!(
                                 "deferral.control_tool {control_tool:?} {problem}"
-                            )));
-                        }
-                        if tools.iter().any(|t| t.name == control_tool) {
-                            self.problems.push(src.at(spanned).problem(format!(
+                            )),
+                        );
+                    }
+                    if tools.iter().any(|t| t.name == control_tool) {
+                        self.problems.push(src.at(spanned).problem(format!(
                             "deferral.control_tool {control_tool:?} is also a configured tool"
                         )).help("give the control tool a name of its own"));
-                        }
-                    }
-                    Deferral {
-                        enabled: d.enabled,
-                        control_tool,
-                        description: d
-                            .description
-                            .clone()
-                            .unwrap_or_else(default_control_description),
                     }
                 }
-                None => Deferral {
-                    enabled: false,
-                    control_tool: DEFAULT_CONTROL_TOOL.to_string(),
-                    description: default_control_description(),
-                },
-            };
+                Deferral {
+                    enabled: d.enabled,
+                    control_tool,
+                    description: d
+                        .description
+                        .clone()
+                        .unwrap_or_else(default_control_description),
+                }
+            }
+            None => Deferral {
+                enabled: false,
+                control_tool: DEFAULT_CONTROL_TOOL.to_string(),
+                description: default_control_description(),
+            },
+        };
         let mut calls = CallPolicy {
             configured_unknown: UnknownArguments::Refuse,
             mcp_unknown: UnknownArguments::Refuse,

@@ -254,6 +254,16 @@ fn positional_parameter_lists_are_validated_with_lines() {
         ),
         "{err}"
     );
+    // A list that leaves a property out would lose what the model writes.
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        &format!("{TOOL}{schema}parameters = [\"path\"]\n"),
+    )]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains("tools/t.toml:5: tool \"a.tool\": parameters leaves out property \"start\""),
+        "{err}"
+    );
     // The nearest passing list: required first.
     let fx = Fixture::new(&[(
         "policies/tools/t.toml",
@@ -322,6 +332,24 @@ fn a_server_with_no_time_to_answer_and_a_missing_named_lock_are_refused() {
     assert!(err.contains("timeout_secs = 0 leaves no time"), "{err}");
     assert!(
         err.contains("mcp.lokc named by [lock] file does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_control_tool_cannot_take_a_discovered_tools_name() {
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        (
+            "policies/muster.toml",
+            "[deferral]\nenabled = true\ncontrol_tool = \"mcp.kb.search\"\n",
+        ),
+    ]);
+    let err = stderr_of(&fx, &["validate"], 2);
+    assert!(
+        err.contains(
+            "muster.toml:3: deferral.control_tool \"mcp.kb.search\" uses the reserved prefix"
+        ),
         "{err}"
     );
 }

@@ -330,6 +330,27 @@ fn a_definition_that_differs_from_the_lock_is_cut_until_accepted() {
                 .contains("mcp.memory.search_nodes")
     }));
 
+    // A second listing of a locked name is reported as a repeat, not as a
+    // changed definition, and the first (reviewed) copy stays offered.
+    let mut twice: Value = serde_json::from_str(&memory).unwrap();
+    let first = twice["tools"][0].clone();
+    twice["tools"].as_array_mut().unwrap().push(json!({
+        "name": first["name"], "description": "a second copy", "inputSchema": {"type": "object"}
+    }));
+    fx.write("policies/muster.toml", "");
+    fx.write(
+        "policies/mcp/memory.json",
+        &serde_json::to_string_pretty(&twice).unwrap(),
+    );
+    let doc = plan(&fx);
+    let name = format!("mcp.memory.{}", first["name"].as_str().unwrap());
+    assert_eq!(entry(&doc, "roster", &name)["code"], "fits");
+    assert_eq!(entry(&doc, "cut", &name)["code"], "duplicate-name");
+    fx.write(
+        "policies/mcp/memory.json",
+        &serde_json::to_string_pretty(&snapshot).unwrap(),
+    );
+
     // After review, `muster lock` accepts the change.
     fx.write("policies/muster.toml", "");
     let out = stdout(fx.path(), &["lock"], 0);
