@@ -546,7 +546,7 @@ impl<'p> Builder<'p> {
 
     fn discovered(&mut self) {
         let policy = self.policy;
-        let mut drift: BTreeSet<(WarningCode, String, String)> = BTreeSet::new();
+        let mut drift: BTreeSet<(WarningCode, String, String, String)> = BTreeSet::new();
         for server in &policy.servers {
             if server.command.is_some()
                 && server.listed.is_empty()
@@ -604,12 +604,14 @@ impl<'p> Builder<'p> {
                 self.push(c);
             }
         }
-        for (code, server, message) in drift {
+        for (code, server, tool, message) in drift {
+            // Point at the `only` entry the warning is about when there is
+            // one, else at the server block.
             let origin = policy
                 .servers
                 .iter()
                 .find(|s| s.name == server)
-                .map(|s| &s.origin);
+                .map(|s| s.only_origins.get(&tool).unwrap_or(&s.origin));
             self.warnings.push(match origin {
                 Some(origin) => Warning::at(code, message, origin),
                 None => Warning::new(code, message),
@@ -649,7 +651,7 @@ impl<'p> Builder<'p> {
         server: &ServerDef,
         listed: &ListedTool,
         c: &mut Candidate,
-        drift: &mut BTreeSet<(WarningCode, String, String)>,
+        drift: &mut BTreeSet<(WarningCode, String, String, String)>,
     ) -> Option<Exclusion> {
         let tool = listed.name.as_str();
         let outcome = narrow_tool(tool, &listed.input_schema, &server.narrowing);
@@ -690,6 +692,7 @@ impl<'p> Builder<'p> {
             drift.insert((
                 code,
                 server.name.clone(),
+                w.tool.clone(),
                 format!("MCP server {}: {w}", server.name),
             ));
         }

@@ -229,6 +229,8 @@ pub struct ServerDef {
     pub deny: Vec<(String, Origin)>,
     /// The validated `allow` / `deny` / `params` / `only` the catalog applies.
     pub narrowing: Narrowing,
+    /// Where each tool's `only` entry is written, for drift warnings.
+    pub only_origins: BTreeMap<String, Origin>,
     /// Override of the call policy for undeclared argument names.
     pub unknown_arguments: Option<UnknownArguments>,
     /// Override of the call policy for casting values.
@@ -878,6 +880,11 @@ impl Loader {
             .map(|n| (n.get_ref().clone(), src.at(n)))
             .collect();
         let narrowing = self.narrowing(src, &name, &origin, &raw);
+        let only_origins = raw
+            .only
+            .keys()
+            .map(|tool| (tool.get_ref().clone(), src.at(tool)))
+            .collect();
         let unknown_arguments = raw
             .unknown_arguments
             .as_ref()
@@ -914,6 +921,7 @@ impl Loader {
             allow,
             deny,
             narrowing,
+            only_origins,
             unknown_arguments,
             coerce: raw.coerce,
             listed,

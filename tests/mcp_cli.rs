@@ -74,7 +74,7 @@ fn entry<'a>(doc: &'a Value, list: &str, name: &str) -> &'a Value {
 }
 
 /// What narrowing must show, whichever way the snapshots were made.
-fn assert_narrowed(doc: &Value, allowed: &str) {
+fn assert_narrowed(dir: &Path, doc: &Value, allowed: &str) {
     let search = entry(doc, "roster", "mcp.fs.search_files");
     assert_eq!(
         search["input_schema"]["properties"]
@@ -141,6 +141,20 @@ fn assert_narrowed(doc: &Value, allowed: &str) {
         only_undeclared[0].1.contains("read_text_file")
             && only_undeclared[0].1.contains("encoding")
     );
+    // The drift warning points at the `only` entry it is about.
+    let w = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "only-undeclared")
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join(w["file"].as_str().unwrap())).unwrap();
+    let entry_line = text
+        .lines()
+        .position(|l| l.starts_with("read_text_file = ["))
+        .unwrap()
+        + 1;
+    assert_eq!(w["line"].as_u64(), Some(entry_line as u64));
     let unreachable: Vec<_> = warnings
         .iter()
         .filter(|(c, _)| *c == "required-unreachable")
@@ -207,7 +221,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
     assert!(out.contains("3 server(s) listed, 0 failed"), "{out}");
     assert!(fx.path().join("policies/mcp/fs.json").is_file());
 
-    assert_narrowed(&plan(&fx), &allowed);
+    assert_narrowed(fx.path(), &plan(&fx), &allowed);
 
     // A second discovery changes nothing.
     let again = stdout(fx.path(), &["discover"], 0);
@@ -226,7 +240,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
         lock.contains("[mcp.fs]") && lock.contains("search_files = \"sha256:"),
         "{lock}"
     );
-    assert_narrowed(&plan(&fx), &allowed);
+    assert_narrowed(fx.path(), &plan(&fx), &allowed);
 }
 
 #[test]
@@ -263,7 +277,7 @@ fn narrowing_from_recorded_snapshots_matches_the_live_run() {
         "policies/mcp/servers.toml",
         &blocks("", "", "", "/srv/allowed"),
     );
-    assert_narrowed(&plan(&fx), "/srv/allowed");
+    assert_narrowed(fx.path(), &plan(&fx), "/srv/allowed");
 }
 
 #[test]

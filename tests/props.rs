@@ -143,6 +143,7 @@ fn policy(w: &World) -> Policy {
             allow: None,
             deny: Vec::new(),
             narrowing: Default::default(),
+            only_origins: BTreeMap::new(),
             unknown_arguments: None,
             coerce: None,
             listed: listed
