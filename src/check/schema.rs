@@ -493,7 +493,7 @@ impl Compiled {
             return false;
         }
         if let Some(members) = &node.enumeration {
-            match members.iter().find(|m| enum_matches(m, value)) {
+            match enum_member(members, value) {
                 Some(member) if !coerce || member == value => {}
                 _ => return false,
             }
@@ -840,7 +840,7 @@ impl<'a> Walk<'_, 'a> {
         }
         if let Some(members) = &node.enumeration {
             let current = cast_value.as_ref().unwrap_or(value);
-            match members.iter().find(|m| enum_matches(m, current)) {
+            match enum_member(members, current) {
                 Some(member) => {
                     if self.cx.coerce && member != current {
                         cast_value = Some(member.clone());
@@ -1032,6 +1032,15 @@ fn integral(x: f64) -> Option<Value> {
     // Beyond 2^53 a float no longer names one integer; leave such values as given.
     (x.is_finite() && x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0)
         .then(|| Value::from(x as i64))
+}
+
+/// The enum member `value` stands for: the member equal to it when there is one, else the first
+/// it matches after a cast (see [`enum_matches`]), so `"A"` stays `"A"` in `["a", "A"]`.
+fn enum_member<'m>(members: &'m [Value], value: &Value) -> Option<&'m Value> {
+    members
+        .iter()
+        .find(|m| *m == value)
+        .or_else(|| members.iter().find(|m| enum_matches(m, value)))
 }
 
 /// Whether `value` is the enum member `member`, allowing the casts a tool commonly makes:

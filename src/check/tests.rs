@@ -287,6 +287,56 @@ fn a_coercing_tool_gets_the_declared_enum_member() {
     );
 }
 
+/// What a coercing tool with the one argument `arg` of `schema` receives for `value`.
+fn coerced_arg(schema: Value, value: Value) -> Value {
+    let report = run(
+        root_object(schema),
+        json!({ "arg": value }),
+        true,
+        UnknownArguments::Refuse,
+    );
+    assert_eq!(
+        report.verdict,
+        Verdict::Run,
+        "{:?}",
+        report.calls[0].problems
+    );
+    report.calls[0].arguments.as_deref().unwrap()["arg"].clone()
+}
+
+#[test]
+fn an_enum_member_given_exactly_is_kept_and_one_in_another_form_becomes_the_member() {
+    // Refused before: the first loosely matching member replaced an exact one.
+    assert_eq!(
+        coerced_arg(json!({"enum": ["a", "A"]}), json!("A")),
+        json!("A")
+    );
+    assert_eq!(
+        coerced_arg(json!({"enum": ["a", "A"]}), json!("a")),
+        json!("a")
+    );
+    assert_eq!(coerced_arg(json!({"enum": ["2", 2]}), json!(2)), json!(2));
+    assert_eq!(
+        coerced_arg(json!({"enum": ["2", 2]}), json!("2")),
+        json!("2")
+    );
+    // The twins: with no exact member, the loose match still gives the declared member.
+    assert_eq!(
+        coerced_arg(json!({"enum": ["a", "b"]}), json!("A")),
+        json!("a")
+    );
+    assert_eq!(
+        coerced_arg(json!({"enum": ["2", "3"]}), json!(2)),
+        json!("2")
+    );
+    // The quick pass clears the exact member as sent, as the full steps forward it.
+    let mut tool = tool_with(root_object(json!({"enum": ["a", "A"]})));
+    tool.coerce = true;
+    let compiled = schema::Compiled::new(&tool.input_schema);
+    assert!(compiled.fits_as_sent(json!({"arg": "A"}).as_object().unwrap(), &tool));
+    assert!(!compiled.fits_as_sent(json!({"arg": "B"}).as_object().unwrap(), &tool));
+}
+
 #[test]
 fn a_name_excluded_by_additional_properties_false_is_refused_and_a_declared_one_passes() {
     let p = problems("email.send", json!({"to": [], "subject": "s", "cc": "b@x"}));
@@ -654,6 +704,7 @@ fn arb_schema() -> impl Strategy<Value = Value> {
         Just(json!({"type": "null"})),
         Just(json!({"type": ["string", "null"]})),
         Just(json!({"enum": ["a", "B", 2, true]})),
+        Just(json!({"enum": ["a", "A", "2", 2]})),
         Just(json!({"type": "string", "enum": ["x", "y"]})),
         Just(json!({"$ref": "#/x"})),
         Just(json!({"anyOf": [{"type": "string"}]})),
