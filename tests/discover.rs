@@ -2,10 +2,13 @@
 //! servers from npm, a scripted server for pagination and bad listings, and
 //! plain programs that are not MCP servers at all.
 //!
-//! Needs node and `npm ci --prefix tests/mcp-servers`; without them these
+//! Needs node and npm; the pinned servers are installed on first use. Without them these
 //! tests fail and say so rather than skip. With `MUSTER_RECORD_FIXTURES=1`
 //! the reference test also refreshes `tests/fixtures/mcp/`.
 
+mod common;
+
+use common::reference_server;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,19 +19,6 @@ use serde_json::{Value, json};
 
 fn servers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers")
-}
-
-fn reference_server(package: &str) -> String {
-    let entry = servers_dir()
-        .join("node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        entry.is_file(),
-        "{} is missing: run `npm ci --prefix tests/mcp-servers` (needs node 20+)",
-        entry.display()
-    );
-    entry.to_string_lossy().into_owned()
 }
 
 fn spec(name: &str, command: &[&str], dir: &Path) -> ServerSpec {

@@ -3,29 +3,16 @@
 //! model got wrong, then forward the checked arguments to the real server
 //! with `muster::discover::call_tool` and read what it answers.
 //!
-//! Needs node and `npm ci --prefix tests/mcp-servers`, as `tests/mcp_cli.rs`.
+//! Needs node and npm; the pinned servers are installed on first use.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Fixture, plan_value, stdout};
+use common::{Fixture, plan_value, reference_server, stdout};
 use muster::discover::{ServerSpec, call_tool};
 use serde_json::{Map, Value, json};
-
-fn reference_server(package: &str) -> String {
-    let entry = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp-servers/node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        entry.is_file(),
-        "{} is missing: run `npm ci --prefix tests/mcp-servers` (needs node 20+)",
-        entry.display()
-    );
-    entry.to_string_lossy().into_owned()
-}
 
 const TOOL: &str = "[[tool]]\nname = \"math.calculate\"\ndescription = \"Evaluate.\"\n";
 

@@ -5,22 +5,9 @@
 
 mod common;
 
-use common::{Fixture, plan_value, stdout};
+use common::{Fixture, plan_value, reference_server, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
-
-fn reference_server(package: &str) -> String {
-    let entry = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp-servers/node_modules/@modelcontextprotocol")
-        .join(package)
-        .join("dist/index.js");
-    assert!(
-        entry.is_file(),
-        "{} is missing: run `npm ci --prefix tests/mcp-servers` (needs node 20+)",
-        entry.display()
-    );
-    entry.to_string_lossy().into_owned()
-}
 
 const TOOL: &str = "[[tool]]\nname = \"math.calculate\"\ndescription = \"Evaluate.\"\n";
 

@@ -103,3 +103,51 @@ pub fn names_in(doc: &serde_json::Value, list: &str) -> Vec<String> {
         .map(|e| e["name"].as_str().expect("a name").to_string())
         .collect()
 }
+
+/// The entry point of a reference MCP server from the npm registry,
+/// installing the pinned servers (`npm ci --prefix tests/mcp-servers`)
+/// first when they are missing, so `cargo test` needs no set-up of its own.
+pub fn reference_server(package: &str) -> String {
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
+    let entry = servers
+        .join("node_modules/@modelcontextprotocol")
+        .join(package)
+        .join("dist/index.js");
+    if !entry.is_file() {
+        install_servers(&servers);
+    }
+    assert!(
+        entry.is_file(),
+        "{} is missing and `npm ci --prefix tests/mcp-servers` did not provide it (needs node 20+ and npm)",
+        entry.display()
+    );
+    entry.to_string_lossy().into_owned()
+}
+
+/// Runs `npm ci` once: one test process installs while the others (in this
+/// process or another) wait for it.
+fn install_servers(servers: &Path) {
+    static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    let done = servers.join("node_modules/.package-lock.json");
+    let lock = servers.join(".install-lock");
+    for _ in 0..600 {
+        if done.is_file() {
+            return;
+        }
+        if std::fs::create_dir(&lock).is_ok() {
+            let status = std::process::Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+                .arg(servers)
+                .status();
+            let _ = std::fs::remove_dir(&lock);
+            match status {
+                Ok(s) if s.success() => return,
+                Ok(s) => panic!("`npm ci --prefix tests/mcp-servers` failed: {s}"),
+                Err(e) => panic!("cannot run npm to install the MCP test servers: {e}"),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    panic!("timed out waiting for another test to install the MCP test servers");
+}
