@@ -214,6 +214,13 @@ fn check_call<'t>(
     let Some((tool, compiled)) = plan.entry(&call.name) else {
         return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
     };
+    if let Some(why) = &call.unreadable {
+        let problem = format!(
+            "tool \"{}\": the arguments cannot be read as JSON: {why}; send them again as valid JSON",
+            call.name
+        );
+        return refused(call, vec![problem], 1, Vec::new());
+    }
     // Most calls fit as sent: one pass that only answers yes or no settles them, and the steps
     // below, which explain what they find, run only for the rest.
     if quick

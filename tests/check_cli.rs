@@ -128,3 +128,32 @@ fn unreadable_plan_or_turn_exits_2_naming_the_file() {
     let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
     assert!(err.contains("missing.json"), "{err}");
 }
+
+#[test]
+fn a_bad_value_inside_arguments_refuses_the_call_and_the_turn_file_is_still_read() {
+    let fx = setup(
+        r#"{"calls": [
+            {"id": "a", "name": "memory.search", "arguments": {"query": "x", "limit": 1e400}},
+            {"id": "b", "name": "memory.search", "arguments": {"query": "\ud800"}},
+            {"id": "c", "name": "memory.search", "arguments": {"query": "x", "limit": 5}}
+        ]}"#,
+    );
+    let report = check_json(&fx, 1);
+    let a = &report["calls"][0];
+    assert_eq!(a["status"], "refused");
+    assert_eq!(
+        a["problems"][0],
+        "tool \"memory.search\": the arguments cannot be read as JSON: number out of range at column 29; send them again as valid JSON"
+    );
+    assert_eq!(report["calls"][1]["status"], "refused");
+    assert_eq!(report["calls"][2]["status"], "not-run");
+    // The twin: the same calls with readable arguments run.
+    let fx = setup(
+        r#"{"calls": [
+            {"id": "a", "name": "memory.search", "arguments": {"query": "x", "limit": 1e300}},
+            {"id": "b", "name": "memory.search", "arguments": {"query": "\ud83d\ude00"}}
+        ]}"#,
+    );
+    let report = check_json(&fx, 0);
+    assert_eq!(report["calls"][1]["arguments"]["query"], "\u{1F600}");
+}

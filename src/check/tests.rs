@@ -61,6 +61,7 @@ fn turn(calls: &[(&str, Value)]) -> Turn {
                 id: format!("c{}", i + 1),
                 name: (*name).to_string(),
                 arguments: arguments.clone(),
+                unreadable: None,
             })
             .collect(),
     }
@@ -676,6 +677,7 @@ fn schemas_and_arguments_nested_ten_thousand_deep_are_checked_without_overflow()
                 id: "c1".into(),
                 name: "t".into(),
                 arguments,
+                unreadable: None,
             }],
         };
         let report = check_turn(&plan, &turn, &CheckOptions::default());

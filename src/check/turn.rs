@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::deep;
 use crate::error::{Error, ErrorKind, Problem};
@@ -18,8 +19,13 @@ pub struct Call {
     /// The tool the call names.
     pub name: String,
     /// The arguments as the model sent them: usually an object, sometimes a string holding
-    /// one. A missing `arguments` reads as null, which the check takes as no arguments.
+    /// one. A missing `arguments` reads as null, which the check takes as no arguments; so do
+    /// arguments that could not be read (see `unreadable`).
     pub arguments: Value,
+    /// Why the call's `arguments` could not be read as JSON (a number out of range, a lone
+    /// surrogate, nesting deeper than the parser allows), where in them, when they could not.
+    /// The check refuses such a call; the rest of the turn is still read.
+    pub unreadable: Option<String>,
 }
 
 impl Drop for Call {
@@ -41,9 +47,11 @@ impl Turn {
     ///
     /// # Errors
     /// An [`ErrorKind::Input`] error naming `file`, the line and what to change when the text is
-    /// not JSON or lacks `calls`, or a call lacks a text `id` or `name`.
+    /// not JSON or lacks `calls`, or a call lacks a text `id` or `name`. A call whose
+    /// `arguments` cannot be read is not an error here: it is read with
+    /// [`Call::unreadable`] set, for the check to refuse.
     pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
-        let raw: RawTurn = serde_json::from_str(text).map_err(|err| {
+        let raw: RawTurn<'_> = serde_json::from_str(text).map_err(|err| {
             json_error(
                 file,
                 "turn",
@@ -56,27 +64,63 @@ impl Turn {
             calls: raw
                 .calls
                 .into_iter()
-                .map(|c| Call {
-                    id: c.id,
-                    name: c.name,
-                    arguments: c.arguments,
+                .map(|c| {
+                    // Each call's arguments are read on their own: what a model wrote there is
+                    // answered in the report, and never makes the whole turn unreadable.
+                    let (arguments, unreadable) = match c.arguments.map(read_arguments) {
+                        None => (Value::Null, None),
+                        Some(Ok(value)) => (value, None),
+                        Some(Err(why)) => (Value::Null, Some(why)),
+                    };
+                    Call {
+                        id: c.id,
+                        name: c.name,
+                        arguments,
+                        unreadable,
+                    }
                 })
                 .collect(),
         })
     }
 }
 
-#[derive(Deserialize)]
-struct RawTurn {
-    calls: Vec<RawCall>,
+/// The arguments `raw` holds, or why they cannot be read and where in them.
+fn read_arguments(raw: &RawValue) -> Result<Value, String> {
+    serde_json::from_str(raw.get()).map_err(|err| reason(&err))
+}
+
+/// serde_json's reason for `err`, with the place it stopped given as a column of the text when
+/// the text is one line, and "recursion limit exceeded" said plainly.
+pub(crate) fn reason(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(at) if err.line() > 0 => &text[..at],
+        _ => text.as_str(),
+    };
+    let message = match message {
+        "recursion limit exceeded" => "JSON text nested too deep (more than 128 levels)",
+        other => other,
+    };
+    match err.line() {
+        0 => message.to_string(),
+        1 => format!("{message} at column {}", err.column()),
+        line => format!("{message} at line {line} column {}", err.column()),
+    }
 }
 
 #[derive(Deserialize)]
-struct RawCall {
+struct RawTurn<'t> {
+    #[serde(borrow)]
+    calls: Vec<RawCall<'t>>,
+}
+
+#[derive(Deserialize)]
+struct RawCall<'t> {
     id: String,
     name: String,
-    #[serde(default)]
-    arguments: Value,
+    /// Kept as text and read per call; `null` and a missing member are `None`.
+    #[serde(default, borrow)]
+    arguments: Option<&'t RawValue>,
 }
 
 /// An input error for a JSON file serde_json could not read, with the line it stopped at.
@@ -126,6 +170,37 @@ mod tests {
         assert!(p.message.contains("missing field `name`"), "{}", p.message);
         assert!(!p.message.contains(" at line "), "{}", p.message);
         assert!(p.help.as_deref().unwrap().contains("\"calls\""));
+    }
+
+    #[test]
+    fn a_bad_value_inside_arguments_is_kept_for_the_report_and_bad_text_elsewhere_is_not() {
+        let text = r#"{"calls": [
+            {"id": "1", "name": "a", "arguments": {"a":1e400}},
+            {"id": "2", "name": "b", "arguments": {"s": "\ud800"}},
+            {"id": "3", "name": "c", "arguments": {"a": 1e300, "s": "\ud83d\ude00"}},
+            {"id": "4", "name": "d", "arguments": null}
+        ]}"#;
+        let turn = Turn::from_json(text, Path::new("t.json")).unwrap();
+        assert_eq!(
+            turn.calls[0].unreadable.as_deref(),
+            Some("number out of range at column 10")
+        );
+        assert!(turn.calls[0].arguments.is_null());
+        let why = turn.calls[1].unreadable.as_deref().unwrap();
+        assert!(why.contains("escape at column 14"), "{why}");
+        // The twins: a large but finite number and a surrogate pair are read.
+        assert_eq!(turn.calls[2].unreadable, None);
+        assert_eq!(turn.calls[2].arguments["s"], "\u{1F600}");
+        assert_eq!(turn.calls[3].unreadable, None);
+        assert!(turn.calls[3].arguments.is_null());
+        // The same kind of flaw outside `arguments` still makes the turn unreadable.
+        let err = Turn::from_json(
+            r#"{"calls": [{"id": "1", "name": "\ud800"}]}"#,
+            Path::new("t.json"),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        assert!(err.to_string().contains("escape"), "{err}");
     }
 
     #[test]
