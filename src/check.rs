@@ -244,8 +244,8 @@ fn check_call<'t>(
                 "tool \"{}\": the arguments must be an object; got {}",
                 call.name,
                 match other {
-                    Value::String(_) => "a string that is not a JSON object",
-                    other => schema::kind(other),
+                    Value::String(text) => Cow::Owned(repair::unread(text)),
+                    other => Cow::Borrowed(schema::kind(other)),
                 }
             );
             return refused(call, vec![problem], 1, notes);

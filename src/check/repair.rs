@@ -67,6 +67,22 @@ fn parse(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
+/// What the whole arguments sent as the string `text` are, when the repair did not read them
+/// as an object: for text that opens a list or object but cannot be read, serde_json's reason
+/// and where it stopped (a number out of range, nesting too deep), so the model is not told
+/// that valid-looking JSON text is "not a JSON object" without saying why.
+pub(crate) fn unread(text: &str) -> String {
+    if may_wrap(text)
+        && let Err(err) = serde_json::from_str::<Value>(text)
+    {
+        return format!(
+            "a string that cannot be read as JSON: {}",
+            super::turn::reason(&err)
+        );
+    }
+    "a string that is not a JSON object".to_string()
+}
+
 /// Whether `text` opens a list or object, so the repair would try to read it as JSON.
 pub(crate) fn may_wrap(text: &str) -> bool {
     let trimmed = text.trim_start();

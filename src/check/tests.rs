@@ -538,6 +538,50 @@ fn wrapped_arguments_are_repaired_and_noted_and_plain_text_is_judged() {
 }
 
 #[test]
+fn wrapped_arguments_that_cannot_be_read_say_why_and_readable_ones_are_repaired() {
+    let nested =
+        |levels: usize| format!("{{\"a\": {}1{}}}", "[".repeat(levels), "]".repeat(levels));
+    let refused = |text: String| {
+        let report = run(
+            json!({"type": "object"}),
+            json!(text),
+            false,
+            UnknownArguments::Refuse,
+        );
+        assert_eq!(report.verdict, Verdict::Refused);
+        report.calls[0].problems.clone()
+    };
+    assert_eq!(
+        refused(nested(200)),
+        [
+            "tool \"t\": the arguments must be an object; got a string that cannot be read as JSON: JSON text nested too deep (more than 128 levels) at column 133"
+        ]
+    );
+    assert_eq!(
+        refused("{\"a\":1e400}".to_string()),
+        [
+            "tool \"t\": the arguments must be an object; got a string that cannot be read as JSON: number out of range at column 10"
+        ]
+    );
+    // The twins: the same objects within the parser's limits are read and noted.
+    for text in [nested(100), "{\"a\":1e300}".to_string()] {
+        let report = run(
+            json!({"type": "object"}),
+            json!(text),
+            false,
+            UnknownArguments::Refuse,
+        );
+        assert_eq!(
+            report.verdict,
+            Verdict::Run,
+            "{:?}",
+            report.calls[0].problems
+        );
+        assert_eq!(report.calls[0].notes.len(), 1);
+    }
+}
+
+#[test]
 fn narrowing_drops_what_only_excludes_and_sets_fixed_values() {
     let call = one(
         "mcp.files.search",
