@@ -149,9 +149,9 @@ fn one_bad_call_refuses_the_turn_and_the_others_are_asked_again() {
     assert_eq!(
         b.problems,
         [
-            "tool \"mcp.bland_call.start_call\": argument \"phone_number\" is required and must be a string; got nothing",
             "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got an object",
             "tool \"mcp.bland_call.start_call\": argument \"task\" must be a string; got a list",
+            "tool \"mcp.bland_call.start_call\": argument \"phone_number\" is required and must be a string; got nothing",
         ]
     );
     let c = &report.calls[2];

@@ -777,7 +777,7 @@ pub(crate) fn check(
     w.object(root, arguments, ROOT, true);
     w.stack.reverse();
     while let Some(task) = w.stack.pop() {
-        w.one(task);
+        w.descend(task);
     }
     edits
 }
@@ -804,18 +804,21 @@ impl<'a> Walk<'_, 'a> {
         });
     }
 
-    /// Queues a container for later and judges a scalar at once, so paths are recorded only
-    /// for containers and scalars cost no stack entry.
+    /// Judges a value's own kind and enum at once, so a container's own problem is listed
+    /// beside its siblings' before anything inside it; then queues a container that fits for
+    /// its members to be judged later. Paths are recorded only for containers looked into, and
+    /// scalars cost no stack entry.
     fn visit(&mut self, task: Task<'a>) {
-        if matches!(task.value, Value::Array(_) | Value::Object(_)) {
+        if self.judge(&task) {
             self.stack.push(task);
-        } else {
-            self.one(task);
         }
     }
 
-    fn one(&mut self, task: Task<'a>) {
-        let Task {
+    /// Judges the value of `task` itself: its kind against the declared types, its enum, and
+    /// the cast the tool's policy asks for. Returns whether it is a list or object whose
+    /// members are still to be judged.
+    fn judge(&mut self, task: &Task<'a>) -> bool {
+        let &Task {
             node,
             value,
             path,
@@ -824,7 +827,7 @@ impl<'a> Walk<'_, 'a> {
         let node = &self.schema.nodes[node];
         // Null is judged by the parent (required or not); here it is nothing to look into.
         if !node.judged || value.is_null() {
-            return;
+            return false;
         }
         let mut cast_value: Option<Value> = None;
         if let Declared::Types(_) = node.declared {
@@ -832,7 +835,7 @@ impl<'a> Walk<'_, 'a> {
                 self.problem(path, last, |_| {
                     format!("must be {}; got {}", node.expected(), kind(value))
                 });
-                return;
+                return false;
             }
             if self.cx.coerce && !node.order.iter().any(|t| t.holds(value)) {
                 cast_value = node.order.iter().find_map(|t| cast_to(value, *t));
@@ -854,18 +857,27 @@ impl<'a> Walk<'_, 'a> {
                             shown(value)
                         )
                     });
-                    return;
+                    return false;
                 }
             }
         }
         if let Some(cast) = cast_value {
             let steps = self.paths.steps(path, last);
             self.edits.push(Edit::Set(steps, cast));
-            return;
+            return false;
         }
-        if !matches!(value, Value::Array(_) | Value::Object(_)) {
-            return;
-        }
+        matches!(value, Value::Array(_) | Value::Object(_))
+    }
+
+    /// Queues the members of a list or object [`Walk::judge`] let through.
+    fn descend(&mut self, task: Task<'a>) {
+        let Task {
+            node,
+            value,
+            path,
+            last,
+        } = task;
+        let node = &self.schema.nodes[node];
         let here = last.map_or(path, |seg| self.paths.push(path, seg));
         let first_task = self.stack.len();
         match value {

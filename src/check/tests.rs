@@ -392,9 +392,10 @@ fn a_nested_mismatch_names_its_path_and_a_fitting_nested_value_passes() {
     assert_eq!(
         p,
         [
-            // Scalars are judged as they are met, lists and objects after them.
-            "tool \"memory.search\": argument \"filters[2].kind\" must be one of \"a\", \"b\"; got \"c\"",
+            // Each value's own kind is judged as it is met, in name order; what is inside a
+            // list or object that fits comes after its siblings.
             "tool \"memory.search\": argument \"filters[2].date\" must be a string; got an object",
+            "tool \"memory.search\": argument \"filters[2].kind\" must be one of \"a\", \"b\"; got \"c\"",
         ]
     );
     let filters = json!([{"date": "x"}, {"kind": "A"}, {"date": "y", "kind": "b"}]);
@@ -487,6 +488,48 @@ fn at_most_ten_problems_are_listed_and_the_rest_counted() {
         )
         .len(),
         10
+    );
+}
+
+#[test]
+fn a_containers_own_kind_is_listed_before_problems_inside_its_siblings() {
+    // `limit` (a list where an integer is declared) comes after `filters` in name order, and
+    // `filters` holds more problems than are listed: its own problem must still be listed.
+    let filters: Vec<Value> = (0..13).map(|_| json!({"date": []})).collect();
+    let p = problems(
+        "memory.search",
+        json!({"query": "q", "note": "", "filters": filters, "limit": [1]}),
+    );
+    assert_eq!(
+        p[0],
+        "tool \"memory.search\": argument \"limit\" must be an integer; got a list"
+    );
+    assert_eq!(
+        p[1],
+        "tool \"memory.search\": argument \"filters[0].date\" must be a string; got a list"
+    );
+    // The twin: `limit` given as an integer leaves only the problems inside `filters`.
+    let filters: Vec<Value> = (0..13).map(|_| json!({"date": []})).collect();
+    let p = problems(
+        "memory.search",
+        json!({"query": "q", "note": "", "filters": filters, "limit": 1}),
+    );
+    assert_eq!(
+        p[0],
+        "tool \"memory.search\": argument \"filters[0].date\" must be a string; got a list"
+    );
+    // Inside a list too: an item that is not an object is listed before what is inside the
+    // items that are.
+    let p = problems(
+        "memory.search",
+        json!({"query": "q", "note": "", "filters": [{"date": []}, [], {"date": 1}]}),
+    );
+    assert_eq!(
+        p,
+        [
+            "tool \"memory.search\": argument \"filters[1]\" must be an object; got a list",
+            "tool \"memory.search\": argument \"filters[0].date\" must be a string; got a list",
+        ]
     );
 }
 
@@ -647,8 +690,9 @@ fn text_rendering_names_the_verdict_calls_problems_and_notes() {
     assert!(text.contains("call c1: not run (turn)"));
     assert!(
         text.contains(
-            "call c2: refused (arguments)\n  - tool \"email.send\": argument \"subject\""
-        )
+            "call c2: refused (arguments)\n  - tool \"email.send\": argument \"to\" must be a list; got an object\n  - tool \"email.send\": argument \"subject\""
+        ),
+        "{text}"
     );
     assert!(text.contains("  note: call \"c2\": the arguments were a JSON string"));
     let text = check_calls(&plan(), &calls[..1], &CheckOptions::default()).render_text();
