@@ -239,6 +239,14 @@ fn check_call<'t>(
         Value::Object(_) => {}
         // No arguments at all is an empty argument object.
         Value::Null => owned = Some(Value::Object(Map::new())),
+        // So is blank text: OpenAI-style hosts send "" for a tool called without arguments.
+        Value::String(text) if text.trim().is_empty() => {
+            owned = Some(Value::Object(Map::new()));
+            notes.push(format!(
+                "call \"{}\": the arguments were blank text; read as no arguments",
+                call.id
+            ));
+        }
         other => {
             let problem = format!(
                 "tool \"{}\": the arguments must be an object; got {}",

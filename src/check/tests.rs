@@ -581,6 +581,38 @@ fn wrapped_arguments_are_repaired_and_noted_and_plain_text_is_judged() {
 }
 
 #[test]
+fn blank_text_arguments_read_as_no_arguments_and_other_text_is_refused() {
+    for blank in ["", "  ", " \n\t"] {
+        let call = one("mcp.files.search", json!(blank));
+        assert_eq!(call.status, Status::Ok, "{:?}", call.problems);
+        assert_eq!(
+            call.arguments.as_deref(),
+            Some(&json!({"scope": "team-handbook"}))
+        );
+        assert_eq!(
+            call.notes,
+            ["call \"c1\": the arguments were blank text; read as no arguments"]
+        );
+        // Read as no arguments, a required argument is still missing.
+        assert_eq!(
+            problems("fs.read", json!(blank)),
+            ["tool \"fs.read\": argument \"path\" is required and must be a string; got nothing"]
+        );
+    }
+    // Null reads the same way, without a note.
+    let call = one("mcp.files.search", Value::Null);
+    assert_eq!(call.status, Status::Ok);
+    assert!(call.notes.is_empty());
+    // The twin: text that is not blank and not an object is refused.
+    assert_eq!(
+        problems("mcp.files.search", json!(" x ")),
+        [
+            "tool \"mcp.files.search\": the arguments must be an object; got a string that is not a JSON object"
+        ]
+    );
+}
+
+#[test]
 fn wrapped_arguments_that_cannot_be_read_say_why_and_readable_ones_are_repaired() {
     let nested =
         |levels: usize| format!("{{\"a\": {}1{}}}", "[".repeat(levels), "]".repeat(levels));
@@ -1130,7 +1162,9 @@ proptest! {
             (root_object(schema.clone()), json!({"arg": fits["arg"].to_string()})),
             // Nulls in place of members, required or optional, at every level.
             (root_object(schema.clone()), json!({"arg": with_nulls(&fits["arg"])})),
-            (root_object(schema), json!({"arg": stray.clone(), "a": 1})),
+            (root_object(schema.clone()), json!({"arg": stray.clone(), "a": 1})),
+            // Blank text, read as no arguments.
+            (json!({"type": "object", "properties": {"arg": schema}}), json!(" ")),
             (arbitrary, stray),
         ];
         for (schema, arguments) in cases {

@@ -19,7 +19,8 @@ pub struct Call {
     /// The tool the call names.
     pub name: String,
     /// The arguments as the model sent them: usually an object, sometimes a string holding
-    /// one. A missing `arguments` reads as null, which the check takes as no arguments; so do
+    /// one. A missing `arguments` reads as null, which the check takes as no arguments (as it
+    /// takes blank text); so do
     /// arguments that could not be read (see `unreadable`).
     pub arguments: Value,
     /// Why the call's `arguments` could not be read as JSON (a number out of range, a lone
