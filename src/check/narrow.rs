@@ -23,7 +23,8 @@ pub(crate) fn outside(
             drops.push((
                 name.clone(),
                 format!(
-                    "call \"{call_id}\": dropped argument \"{name}\": the policy sets it to {}",
+                    "call \"{call_id}\": dropped argument \"{}\": the policy sets it to {}",
+                    super::schema::render_name(name),
                     short(fixed)
                 ),
             ));
@@ -31,7 +32,8 @@ pub(crate) fn outside(
             drops.push((
                 name.clone(),
                 format!(
-                    "call \"{call_id}\": dropped argument \"{name}\": tool \"{}\" takes only {}",
+                    "call \"{call_id}\": dropped argument \"{}\": tool \"{}\" takes only {}",
+                    super::schema::render_name(name),
                     tool.name,
                     only.iter()
                         .map(|o| format!("\"{o}\""))

@@ -43,7 +43,7 @@ pub(crate) fn to_positional(
             None if param.required => {
                 return Err(format!(
                     "tool \"{tool}\": argument \"{}\" is required; got nothing",
-                    param.name
+                    super::schema::render_name(&param.name)
                 ));
             }
             None if last_given.is_some_and(|last| i < last) => {
@@ -54,7 +54,8 @@ pub(crate) fn to_positional(
     }
     for name in named.keys() {
         notes.push(format!(
-            "call \"{call_id}\": dropped argument \"{name}\": tool \"{tool}\" has no parameter of that name in its positional form"
+            "call \"{call_id}\": dropped argument \"{}\": tool \"{tool}\" has no parameter of that name in its positional form",
+            super::schema::render_name(name)
         ));
     }
     Ok(Value::Array(list))

@@ -49,7 +49,8 @@ pub(crate) fn repair(
         for (name, held) in fixes {
             let what = if held.is_array() { "list" } else { "object" };
             notes.push(format!(
-                "call \"{call_id}\": argument \"{name}\" was a JSON string holding {} {what}; read as that {what}",
+                "call \"{call_id}\": argument \"{}\" was a JSON string holding {} {what}; read as that {what}",
+                super::schema::render_name(&name),
                 if what == "list" { "a" } else { "an" }
             ));
             map.insert(name, held);

@@ -667,6 +667,7 @@ impl<'a> Paths<'a> {
         let mut out = String::new();
         for (i, seg) in self.segs(at, last).iter().enumerate() {
             match seg {
+                Seg::Key(key) if !plain(key) => push_quoted_key(&mut out, key),
                 Seg::Key(key) if i == 0 => out.push_str(key),
                 Seg::Key(key) => {
                     out.push('.');
@@ -680,6 +681,36 @@ impl<'a> Paths<'a> {
             }
         }
         out
+    }
+}
+
+/// Whether `key` can stand in an argument path as written: a plain identifier
+/// (`[A-Za-z_][A-Za-z0-9_-]*`), which no `.`, `[`, `"` or emptiness can make ambiguous.
+fn plain(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `key` as a path step in brackets, quoted and escaped as a JSON string: `["c.d"]`.
+fn push_quoted_key(out: &mut String, key: &str) {
+    out.push('[');
+    // Writing a string into a String cannot fail.
+    let _ = std::fmt::Write::write_fmt(out, format_args!("{}", Value::from(key)));
+    out.push(']');
+}
+
+/// A top-level argument name as an argument path renders it: as written when it is a plain
+/// identifier, else quoted in brackets (`["c.d"]`).
+pub(crate) fn render_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if plain(name) {
+        std::borrow::Cow::Borrowed(name)
+    } else {
+        let mut out = String::new();
+        push_quoted_key(&mut out, name);
+        std::borrow::Cow::Owned(out)
     }
 }
 

@@ -406,6 +406,48 @@ fn a_nested_mismatch_names_its_path_and_a_fitting_nested_value_passes() {
 }
 
 #[test]
+fn argument_names_that_are_not_plain_identifiers_are_quoted_in_paths() {
+    let schema = json!({"type": "object", "additionalProperties": {"type": "integer"},
+        "properties": {"m": {"type": "object", "additionalProperties": {"type": "integer"}}}});
+    let report = run(
+        schema.clone(),
+        json!({"m": {"x[0]": [], "c.d": {}, "e\"f": [], "": [], "Ok_name-2": [], "_x": []},
+               "a.b": []}),
+        false,
+        UnknownArguments::Pass,
+    );
+    assert_eq!(
+        report.calls[0].problems,
+        [
+            "tool \"t\": argument \"[\"a.b\"]\" must be an integer; got a list",
+            "tool \"t\": argument \"m[\"\"]\" must be an integer; got a list",
+            // The twins: names that are plain identifiers are written as they are.
+            "tool \"t\": argument \"m.Ok_name-2\" must be an integer; got a list",
+            "tool \"t\": argument \"m._x\" must be an integer; got a list",
+            "tool \"t\": argument \"m[\"c.d\"]\" must be an integer; got an object",
+            "tool \"t\": argument \"m[\"e\\\"f\"]\" must be an integer; got a list",
+            "tool \"t\": argument \"m[\"x[0]\"]\" must be an integer; got a list",
+        ]
+    );
+    // Notes name such arguments the same way.
+    let mut tool = tool_with(json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+    tool.only = Some(vec!["q".into()]);
+    let plan = OfferedPlan::new(vec![tool], Vec::new(), None);
+    let report = check_calls(
+        &plan,
+        &[("t", json!({"q": "x", "a.b": 1, "ab": 2}))],
+        &CheckOptions::default(),
+    );
+    assert_eq!(
+        report.calls[0].notes,
+        [
+            "call \"c1\": dropped argument \"[\"a.b\"]\": tool \"t\" takes only \"q\"",
+            "call \"c1\": dropped argument \"ab\": tool \"t\" takes only \"q\"",
+        ]
+    );
+}
+
+#[test]
 fn a_deferred_tool_asks_to_be_loaded_and_an_unknown_one_names_the_closest() {
     let p = problems("mcp.gmail_read.get_thread", json!({}));
     assert_eq!(
