@@ -870,6 +870,23 @@ impl<'a> Walk<'_, 'a> {
             }
             if self.cx.coerce && !node.order.iter().any(|t| t.holds(value)) {
                 cast_value = node.order.iter().find_map(|t| cast_to(value, *t));
+                // An integer no tool's integer type holds would be forwarded as a float or
+                // as text, which a strictly validating server reads as another number or not
+                // at all.
+                if cast_value.is_none()
+                    && node.declared.has(Ty::Integer)
+                    && integer_out_of_range(value)
+                {
+                    self.problem(path, last, |_| {
+                        format!(
+                            "must be an integer from {} to {}; got {}",
+                            i64::MIN,
+                            u64::MAX,
+                            shown(value)
+                        )
+                    });
+                    return false;
+                }
             }
         }
         if let Some(members) = &node.enumeration {
@@ -1042,16 +1059,19 @@ fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
         (Ty::String, Value::Number(n)) => Some(Value::String(n.to_string())),
         (Ty::String, Value::Bool(b)) => Some(Value::String(b.to_string())),
         (Ty::Integer, Value::Number(n)) => integral(n.as_f64()?),
-        (Ty::Integer, Value::String(s)) => match s.trim().parse::<i64>() {
-            Ok(i) => Some(Value::from(i)),
-            Err(_) => integral(s.trim().parse::<f64>().ok()?),
-        },
+        (Ty::Integer, Value::String(s)) => {
+            let s = s.trim();
+            match integer_text(s) {
+                Some(i) => Some(i),
+                // Digits alone that fit no integer type are out of range, not a float.
+                None if is_digits(s) => None,
+                None => integral(number_text(s)?),
+            }
+        }
         (Ty::Number, Value::String(s)) => {
             let s = s.trim();
-            if let Ok(i) = s.parse::<i64>() {
-                return Some(Value::from(i));
-            }
-            Number::from_f64(s.parse::<f64>().ok()?).map(Value::Number)
+            // Integers first, so a large one keeps every digit.
+            integer_text(s).or_else(|| Number::from_f64(number_text(s)?).map(Value::Number))
         }
         (Ty::Boolean, Value::String(s)) => {
             if s.trim().eq_ignore_ascii_case("true") {
@@ -1071,10 +1091,55 @@ fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
     }
 }
 
+/// The integer a float with no fraction is, when an `i64` or `u64` holds it.
 fn integral(x: f64) -> Option<Value> {
-    // Beyond 2^53 a float no longer names one integer; leave such values as given.
-    (x.is_finite() && x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0)
-        .then(|| Value::from(x as i64))
+    if !x.is_finite() || x.fract() != 0.0 {
+        return None;
+    }
+    // 2^63 and 2^64 are exact as floats; the casts below are exact inside these bounds.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+        Some(Value::from(x as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&x) {
+        Some(Value::from(x as u64))
+    } else {
+        None
+    }
+}
+
+/// The integer the text `s` spells with digits alone, when an `i64` or else a `u64` holds it.
+fn integer_text(s: &str) -> Option<Value> {
+    s.parse::<i64>()
+        .map(Value::from)
+        .or_else(|_| s.parse::<u64>().map(Value::from))
+        .ok()
+}
+
+/// Whether `s` is an optional sign and decimal digits only.
+fn is_digits(s: &str) -> bool {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The number the text `s` spells in decimal notation (no `inf` or `NaN`); infinite when it
+/// is too large for a float.
+fn number_text(s: &str) -> Option<f64> {
+    let numeric = s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+    numeric.then(|| s.parse::<f64>().ok()).flatten()
+}
+
+/// Whether `value`, given where an integer is declared and cast to nothing, is an integer no
+/// `i64` or `u64` holds: digits beyond their range, or a number with no fraction beyond it
+/// (`1e20`, `"1e400"`).
+fn integer_out_of_range(value: &Value) -> bool {
+    let x = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) if is_digits(s.trim()) => return integer_text(s.trim()).is_none(),
+        Value::String(s) => number_text(s.trim()),
+        _ => None,
+    };
+    x.is_some_and(|x| x.is_infinite() || (x.fract() == 0.0 && integral(x).is_none()))
 }
 
 /// The enum member `value` stands for: the member equal to it when there is one, else the first

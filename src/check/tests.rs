@@ -339,6 +339,71 @@ fn an_enum_member_given_exactly_is_kept_and_one_in_another_form_becomes_the_memb
 }
 
 #[test]
+fn large_integers_are_cast_exactly_and_ones_no_integer_type_holds_are_refused() {
+    let number = json!({"type": "number"});
+    let integer = json!({"type": "integer"});
+    // Text of an integer becomes that integer, every digit kept, before any float.
+    assert_eq!(
+        coerced_arg(number.clone(), json!("18446744073709551615")),
+        json!(u64::MAX)
+    );
+    assert_eq!(
+        coerced_arg(number.clone(), json!("-9223372036854775808")),
+        json!(i64::MIN)
+    );
+    assert_eq!(coerced_arg(number.clone(), json!(" 2.5 ")), json!(2.5));
+    assert_eq!(
+        coerced_arg(integer.clone(), json!("18446744073709551615")),
+        json!(u64::MAX)
+    );
+    assert_eq!(
+        coerced_arg(integer.clone(), json!(1e19)),
+        json!(10_000_000_000_000_000_000u64)
+    );
+    assert_eq!(coerced_arg(integer.clone(), json!("5.0")), json!(5));
+    // Beyond what an i64 or u64 holds, where an integer is declared: refused.
+    let refused = |value: Value| {
+        let report = run(
+            root_object(integer.clone()),
+            json!({ "arg": value }),
+            true,
+            UnknownArguments::Refuse,
+        );
+        assert_eq!(report.verdict, Verdict::Refused);
+        report.calls[0].problems.clone()
+    };
+    assert_eq!(
+        refused(json!("18446744073709551616")),
+        [
+            "tool \"t\": argument \"arg\" must be an integer from -9223372036854775808 to 18446744073709551615; got \"18446744073709551616\""
+        ]
+    );
+    for value in [json!("-9223372036854775809"), json!(1e20), json!("1e400")] {
+        assert_eq!(refused(value.clone()).len(), 1, "{value}");
+    }
+    // The twins: a declared number takes it as a float, and a tool that does not coerce gets
+    // it as given.
+    assert_eq!(
+        coerced_arg(
+            json!({"type": ["integer", "number"]}),
+            json!("18446744073709551616")
+        ),
+        json!(18_446_744_073_709_551_616.0)
+    );
+    let report = run(
+        root_object(integer),
+        json!({"arg": "18446744073709551616"}),
+        false,
+        UnknownArguments::Refuse,
+    );
+    assert_eq!(report.verdict, Verdict::Run);
+    assert_eq!(
+        report.calls[0].arguments.as_deref(),
+        Some(&json!({"arg": "18446744073709551616"}))
+    );
+}
+
+#[test]
 fn a_name_excluded_by_additional_properties_false_is_refused_and_a_declared_one_passes() {
     let p = problems("email.send", json!({"to": [], "subject": "s", "cc": "b@x"}));
     assert_eq!(p.len(), 1);
@@ -935,6 +1000,7 @@ fn fitting(schema: &Value) -> BoxedStrategy<Value> {
         .boxed(),
         Some("integer") => prop_oneof![
             any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(|u| json!(u.to_string())),
             any::<i32>().prop_map(|i| json!(i.to_string())),
             any::<i32>().prop_map(|i| json!(f64::from(i)))
         ]
@@ -943,7 +1009,8 @@ fn fitting(schema: &Value) -> BoxedStrategy<Value> {
             any::<f64>()
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(Value::from),
-            any::<i32>().prop_map(|i| json!(i.to_string()))
+            any::<i32>().prop_map(|i| json!(i.to_string())),
+            any::<u64>().prop_map(|u| json!(u.to_string()))
         ]
         .boxed(),
         Some("boolean") => prop_oneof![
@@ -1005,6 +1072,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
         ".{0,8}".prop_map(Value::from),
         Just(json!("type")),
         Just(json!("object")),
+        // Integers beyond what an i64 or u64 holds, as text and as numbers.
+        Just(json!("18446744073709551616")),
+        Just(json!(1e20)),
+        Just(json!("1e400")),
     ];
     leaf.prop_recursive(5, 64, 6, |inner| {
         prop_oneof![
