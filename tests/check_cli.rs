@@ -157,3 +157,21 @@ fn a_bad_value_inside_arguments_refuses_the_call_and_the_turn_file_is_still_read
     let report = check_json(&fx, 0);
     assert_eq!(report["calls"][1]["arguments"]["query"], "\u{1F600}");
 }
+
+#[test]
+fn a_call_id_used_twice_exits_2_naming_the_id_and_line() {
+    let turn = "{\"calls\": [\n  {\"id\": \"a\", \"name\": \"memory.search\", \"arguments\": {\"query\": \"x\"}},\n  {\"id\": \"a\", \"name\": \"memory.search\", \"arguments\": {\"query\": \"y\"}}\n]}";
+    let fx = setup(turn);
+    let assert = muster(fx.path())
+        .args(["check", "--plan", "plan.json", "--turn", "turn.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("turn.json:3: call id \"a\" is used by two calls of the turn (lines 2 and 3)"),
+        "{err}"
+    );
+    // The twin: distinct ids run.
+    let fx = setup(&turn.replacen("\"a\"", "\"b\"", 1));
+    assert_eq!(check_json(&fx, 0)["verdict"], "run");
+}

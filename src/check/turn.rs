@@ -2,6 +2,7 @@
 //! readable turn; what a call's arguments hold is the model's business and is judged by the
 //! check, never here, so a call with odd arguments is still read.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -9,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::deep;
-use crate::error::{Error, ErrorKind, Problem};
+use crate::error::{Error, ErrorKind, Problem, line_of};
 
 /// One tool call of a turn.
 #[derive(Debug, PartialEq)]
@@ -48,7 +49,8 @@ impl Turn {
     ///
     /// # Errors
     /// An [`ErrorKind::Input`] error naming `file`, the line and what to change when the text is
-    /// not JSON or lacks `calls`, or a call lacks a text `id` or `name`. A call whose
+    /// not JSON or lacks `calls`, a call lacks a text `id` or `name`, or two calls share an
+    /// `id` (naming the id and both lines). A call whose
     /// `arguments` cannot be read is not an error here: it is read with
     /// [`Call::unreadable`] set, for the check to refuse.
     pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
@@ -61,6 +63,9 @@ impl Turn {
                  \"arguments\": {...}}]}",
             )
         })?;
+        if let Some(err) = repeated_id(&raw.calls, text, file) {
+            return Err(err);
+        }
         Ok(Self {
             calls: raw
                 .calls
@@ -83,6 +88,59 @@ impl Turn {
                 .collect(),
         })
     }
+}
+
+/// The input error for the first call whose id an earlier call of the turn already used:
+/// answers name calls by id, so two calls with one id could not be told apart.
+fn repeated_id(calls: &[RawCall<'_>], text: &str, file: &Path) -> Option<Error> {
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(calls.len());
+    let (first, again) = calls
+        .iter()
+        .enumerate()
+        .find_map(|(i, call)| seen.insert(&call.id, i).map(|first| (first, i)))?;
+    // Lines are looked up only now, on the rare turn that repeats an id.
+    let lines = id_lines(text);
+    let line = |i: usize| lines.as_ref().and_then(|l| l.get(i).copied());
+    let id = &calls[again].id;
+    let message = match (line(first), line(again)) {
+        (Some(a), Some(b)) => {
+            format!("call id \"{id}\" is used by two calls of the turn (lines {a} and {b})")
+        }
+        _ => format!(
+            "call id \"{id}\" is used by two calls of the turn (calls {} and {})",
+            first + 1,
+            again + 1
+        ),
+    };
+    Some(Error::new(
+        ErrorKind::Input,
+        Problem::new(message)
+            .in_file(file)
+            .at_line(line(again))
+            .help("give each call of the turn its own id; answers name calls by id"),
+    ))
+}
+
+/// The line of each call's `id` in `text`, in the calls' order.
+fn id_lines(text: &str) -> Option<Vec<usize>> {
+    #[derive(Deserialize)]
+    struct Spans<'t> {
+        #[serde(borrow)]
+        calls: Vec<IdSpan<'t>>,
+    }
+    #[derive(Deserialize)]
+    struct IdSpan<'t> {
+        #[serde(borrow)]
+        id: &'t RawValue,
+    }
+    let spans: Spans<'_> = serde_json::from_str(text).ok()?;
+    Some(
+        spans
+            .calls
+            .iter()
+            .map(|c| line_of(text, c.id.get().as_ptr() as usize - text.as_ptr() as usize))
+            .collect(),
+    )
 }
 
 /// The arguments `raw` holds, or why they cannot be read and where in them.
@@ -202,6 +260,29 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
         assert!(err.to_string().contains("escape"), "{err}");
+    }
+
+    #[test]
+    fn a_call_id_used_twice_is_an_error_naming_the_id_and_lines_and_distinct_ids_are_read() {
+        let text = "{\"calls\": [\n  {\"id\": \"c1\", \"name\": \"a\"},\n  {\"id\": \"c2\", \"name\": \"a\"},\n  {\"name\": \"b\",\n   \"id\": \"c1\"}\n]}";
+        let err = Turn::from_json(text, Path::new("t.json")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        let p = &err.problems()[0];
+        assert_eq!(p.line, Some(5));
+        assert_eq!(
+            p.message,
+            "call id \"c1\" is used by two calls of the turn (lines 2 and 5)"
+        );
+        assert!(p.help.as_deref().unwrap().contains("its own id"));
+        // The twin: the same turn with distinct ids is read.
+        let text = text.replacen("\"c1\"}\n]", "\"c3\"}\n]", 1);
+        assert_eq!(
+            Turn::from_json(&text, Path::new("t.json"))
+                .unwrap()
+                .calls
+                .len(),
+            3
+        );
     }
 
     #[test]
