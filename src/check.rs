@@ -76,8 +76,9 @@ pub enum Refusal {
 /// - `refusal` (string or null): `"arguments"` when the call is refused, `"turn"` when it is not
 ///   run because a sibling was refused, null when ok.
 /// - `problems` (list of strings): one sentence each, naming the tool, the argument path, what
-///   was expected and what came; at most [`MAX_PROBLEMS`], then one sentence counting the rest.
-///   Empty when ok.
+///   was expected and what came; at most [`MAX_PROBLEMS`] sentences in all: when there are
+///   more problems, the first `MAX_PROBLEMS - 1` and one sentence counting the rest. Empty when
+///   ok.
 /// - `arguments` (object, list or null): what the tool should receive, when ok: repaired,
 ///   narrowed and (where the tool's `coerce` is on) cast; a list in declared order for a tool
 ///   with `parameters` when checked with `positional`. Null unless ok.
@@ -359,8 +360,11 @@ fn refused<'t>(
     total: usize,
     notes: Vec<String>,
 ) -> CallReport<'t> {
-    if total > problems.len() {
-        let more = total - problems.len();
+    // At most MAX_PROBLEMS sentences in all: past that, the last place counts the rest.
+    if total > MAX_PROBLEMS {
+        let listed = MAX_PROBLEMS - 1;
+        problems.truncate(listed);
+        let more = total - listed;
         problems.push(format!(
             "tool \"{}\": and {more} more problem{} not listed here",
             call.name,

@@ -14,13 +14,16 @@ use serde_json::{Map, Number, Value};
 
 use super::offered::{OfferedTool, UnknownArguments};
 
-/// The most problems a call lists; the rest are counted.
+/// The most problem sentences a call's answer holds. A call with more problems lists the
+/// first `MAX_PROBLEMS - 1` and one sentence counting the rest ("and N more problems not
+/// listed here").
 pub const MAX_PROBLEMS: usize = 10;
 
 /// What one call's check found and did.
 #[derive(Debug, Default)]
 pub(crate) struct Findings {
-    /// The first [`MAX_PROBLEMS`] problems, one sentence each.
+    /// The first [`MAX_PROBLEMS`] problems, one sentence each (the answer lists one fewer when
+    /// there are more, to make room for the count).
     pub problems: Vec<String>,
     /// How many problems there were in all.
     pub total: usize,

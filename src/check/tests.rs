@@ -582,11 +582,28 @@ fn at_most_ten_problems_are_listed_and_the_rest_counted() {
         "memory.search",
         json!({"query": "q", "note": "", "filters": filters}),
     );
-    assert_eq!(p.len(), MAX_PROBLEMS + 1);
+    // Ten sentences in all: nine problems and one counting the other four.
+    assert_eq!(p.len(), MAX_PROBLEMS);
     assert_eq!(
-        p[10],
-        "tool \"memory.search\": and 3 more problems not listed here"
+        p[9],
+        "tool \"memory.search\": and 4 more problems not listed here"
     );
+    assert_eq!(
+        p[8],
+        "tool \"memory.search\": argument \"filters[8].date\" must be a string; got a list"
+    );
+    // Eleven problems: nine listed, two counted.
+    let filters: Vec<Value> = (0..11).map(|_| json!({"date": []})).collect();
+    let p = problems(
+        "memory.search",
+        json!({"query": "q", "note": "", "filters": filters}),
+    );
+    assert_eq!(p.len(), MAX_PROBLEMS);
+    assert_eq!(
+        p[9],
+        "tool \"memory.search\": and 2 more problems not listed here"
+    );
+    // The twin: exactly ten problems are all listed.
     let filters: Vec<Value> = (0..10).map(|_| json!({"date": []})).collect();
     assert_eq!(
         problems(
@@ -1139,6 +1156,7 @@ proptest! {
             let report = run(schema.clone(), arguments.clone(), coerce, unknown);
             prop_assert_eq!(report.calls.len(), 1);
             prop_assert!(report.calls[0].problems.len() <= MAX_PROBLEMS + 1);
+            prop_assert!(report.calls[0].problems.len() <= MAX_PROBLEMS);
             serde_json::to_string(&report).unwrap();
         }
     }
