@@ -168,7 +168,7 @@ fn a_call_id_used_twice_exits_2_naming_the_id_and_line() {
         .code(2);
     let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
     assert!(
-        err.contains("turn.json:3: call id \"a\" is used by two calls of the turn (lines 2 and 3)"),
+        err.contains("turn.json:3: call id \"a\" is used by two calls of the turn (calls 1 and 2, on lines 2 and 3)"),
         "{err}"
     );
     // The twin: distinct ids run.

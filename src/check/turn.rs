@@ -102,15 +102,15 @@ fn repeated_id(calls: &[RawCall<'_>], text: &str, file: &Path) -> Option<Error> 
     let lines = id_lines(text);
     let line = |i: usize| lines.as_ref().and_then(|l| l.get(i).copied());
     let id = &calls[again].id;
+    let (a, b) = (first + 1, again + 1);
     let message = match (line(first), line(again)) {
-        (Some(a), Some(b)) => {
-            format!("call id \"{id}\" is used by two calls of the turn (lines {a} and {b})")
-        }
-        _ => format!(
-            "call id \"{id}\" is used by two calls of the turn (calls {} and {})",
-            first + 1,
-            again + 1
+        (Some(x), Some(y)) if x == y => format!(
+            "call id \"{id}\" is used by two calls of the turn (calls {a} and {b}, both on line {x})"
         ),
+        (Some(x), Some(y)) => format!(
+            "call id \"{id}\" is used by two calls of the turn (calls {a} and {b}, on lines {x} and {y})"
+        ),
+        _ => format!("call id \"{id}\" is used by two calls of the turn (calls {a} and {b})"),
     };
     Some(Error::new(
         ErrorKind::Input,
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(p.line, Some(5));
         assert_eq!(
             p.message,
-            "call id \"c1\" is used by two calls of the turn (lines 2 and 5)"
+            "call id \"c1\" is used by two calls of the turn (calls 1 and 3, on lines 2 and 5)"
         );
         assert!(p.help.as_deref().unwrap().contains("its own id"));
         // The twin: the same turn with distinct ids is read.
