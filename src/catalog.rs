@@ -27,7 +27,6 @@ use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
 use crate::tokens::Encoding;
 use serde_json::Value;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Which agent and which flags to plan for.
@@ -291,7 +290,6 @@ struct Builder<'p> {
     names: BTreeSet<String>,
     required: BTreeSet<&'p str>,
     groups: BTreeMap<&'p str, &'p str>,
-    lock_warnings: RefCell<Vec<Warning>>,
 }
 
 impl<'p> Builder<'p> {
@@ -351,7 +349,6 @@ impl<'p> Builder<'p> {
             names: BTreeSet::new(),
             required,
             groups,
-            lock_warnings: RefCell::new(Vec::new()),
         })
     }
 
@@ -372,8 +369,6 @@ impl<'p> Builder<'p> {
         }
         self.configured();
         self.discovered();
-        let lock_warnings = self.lock_warnings.take();
-        self.warnings.extend(lock_warnings);
         self.warn_unmatched();
         let mut ranked: Vec<usize> = (0..self.candidates.len())
             .filter(|&i| self.candidates[i].exclusion.is_none())
@@ -451,12 +446,10 @@ impl<'p> Builder<'p> {
     fn push(&mut self, mut c: Candidate) {
         // Every repeat of a name is cut, whatever became of the first: the
         // name a model calls and `why` answers for must mean one tool.
-        if !self.names.insert(c.name.clone()) && c.exclusion.is_none() {
-            c.exclusion = Some(Exclusion {
-                code: Code::DuplicateName,
-                detail: format!("an earlier candidate is already named {:?}", c.name),
-            });
+        if c.exclusion.is_none() {
+            c.exclusion = self.repeated(&c.name);
         }
+        self.names.insert(c.name.clone());
         let definition = serde_json::json!({
             "name": c.name,
             "description": c.description,
@@ -466,6 +459,14 @@ impl<'p> Builder<'p> {
         });
         c.definition_hash = canon::digest(&definition);
         self.candidates.push(c);
+    }
+
+    /// The exclusion for a name an earlier candidate already has.
+    fn repeated(&self, name: &str) -> Option<Exclusion> {
+        self.names.contains(name).then(|| Exclusion {
+            code: Code::DuplicateName,
+            detail: format!("an earlier candidate is already named {name:?}"),
+        })
     }
 
     fn flag_on(&self, flag: &Option<String>) -> bool {
@@ -592,11 +593,8 @@ impl<'p> Builder<'p> {
                 c.exclusion = self.server_exclusion(server, server_used);
                 // A repeated name is settled before the lock and narrowing,
                 // so a second listing is reported as what it is.
-                if c.exclusion.is_none() && self.names.contains(&c.name) {
-                    c.exclusion = Some(Exclusion {
-                        code: Code::DuplicateName,
-                        detail: format!("an earlier candidate is already named {:?}", c.name),
-                    });
+                if c.exclusion.is_none() {
+                    c.exclusion = self.repeated(&c.name);
                 }
                 if c.exclusion.is_none() {
                     c.exclusion = self.narrow(server, listed, &mut c, &mut drift);
@@ -647,7 +645,7 @@ impl<'p> Builder<'p> {
     /// narrowed to what the model is shown. Drift warnings are collected
     /// into `drift`, so each is reported once per plan.
     fn narrow(
-        &self,
+        &mut self,
         server: &ServerDef,
         listed: &ListedTool,
         c: &mut Candidate,
@@ -717,7 +715,7 @@ impl<'p> Builder<'p> {
 
     /// With a lock file, a tool whose definition is not the reviewed one is
     /// kept away (`lock.on_mismatch = "cut"`) or warned about.
-    fn lock_check(&self, server: &ServerDef, listed: &ListedTool) -> Option<Exclusion> {
+    fn lock_check(&mut self, server: &ServerDef, listed: &ListedTool) -> Option<Exclusion> {
         let lock = self.policy.locked.as_ref()?;
         let current = crate::lock::definition_hash(listed);
         let detail = match lock.get(&server.name, &listed.name) {
@@ -736,7 +734,7 @@ impl<'p> Builder<'p> {
                 detail,
             }),
             LockMode::Warn => {
-                self.lock_warnings.borrow_mut().push(Warning::new(
+                self.warnings.push(Warning::new(
                     WarningCode::LockMismatch,
                     format!("{}: {detail}", mcp_name(&server.name, &listed.name)),
                 ));

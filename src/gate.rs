@@ -21,7 +21,7 @@ use crate::finding::Status;
 use crate::plan::plan;
 use crate::policy::{Caps, Policy};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -279,15 +279,14 @@ pub fn run(
     }
     if let Some(pinned) = &gate.roster {
         let line = pinned.first().map_or(1, |(_, line)| *line);
-        let pinned: Vec<String> = pinned.iter().map(|(n, _)| n.clone()).collect();
-        let pinned = &pinned;
+        let pinned: Vec<&str> = pinned.iter().map(|(n, _)| n.as_str()).collect();
         let actual: Vec<&str> = plan
             .roster
             .iter()
             .map(|&i| catalog.candidates[i].name.as_str())
             .collect();
-        if actual != pinned.iter().map(String::as_str).collect::<Vec<_>>() {
-            failures.push(roster_diff(&plan, pinned, &actual, &gate.file, line));
+        if actual != pinned {
+            failures.push(roster_diff(&plan, &pinned, &actual, &gate.file, line));
         }
     }
     Ok(GateResult {
@@ -305,26 +304,21 @@ pub fn run(
 
 fn roster_diff(
     plan: &crate::plan::Plan<'_>,
-    pinned: &[String],
+    pinned: &[&str],
     actual: &[&str],
     file: &Path,
     line: usize,
 ) -> String {
-    let pinned_pos: BTreeMap<&str, usize> = pinned
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
-    let actual_pos: BTreeMap<&str, usize> =
-        actual.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let pinned_set: BTreeSet<&str> = pinned.iter().copied().collect();
+    let actual_set: BTreeSet<&str> = actual.iter().copied().collect();
     let mut parts = Vec::new();
     for (i, name) in actual.iter().enumerate() {
-        if !pinned_pos.contains_key(name) {
+        if !pinned_set.contains(name) {
             parts.push(format!("+ {name} (now offered at position {})", i + 1));
         }
     }
     for name in pinned {
-        if !actual_pos.contains_key(name.as_str()) {
+        if !actual_set.contains(name) {
             let why = match plan.decision(name) {
                 Some((i, d)) => {
                     format!("now {} ({}): {}", d.status.as_str(), d.code, plan.detail(i))
@@ -338,7 +332,7 @@ fn roster_diff(
         let first = actual
             .iter()
             .zip(pinned)
-            .position(|(a, p)| *a != p.as_str())
+            .position(|(a, p)| a != p)
             .unwrap_or(0);
         parts.push(format!(
             "order changed from position {}: {} where the pin has {}",
