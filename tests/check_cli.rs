@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Fixture, muster, stdout};
+use common::{Fixture, check_value, muster, stdout};
 use serde_json::Value;
 
 fn setup(turn: &str) -> Fixture {
@@ -19,20 +19,7 @@ fn setup(turn: &str) -> Fixture {
 }
 
 fn check_json(fx: &Fixture, code: i32) -> Value {
-    let out = stdout(
-        fx.path(),
-        &[
-            "check",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ],
-        code,
-    );
-    serde_json::from_str(&out).expect("check JSON")
+    check_value(fx.path(), code)
 }
 
 #[test]

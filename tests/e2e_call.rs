@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{Fixture, plan_value, reference_server, stdout};
+use common::{Fixture, check_value, plan_value, reference_server, stdout};
 use muster::discover::{ServerSpec, call_tool};
 use serde_json::{Map, Value, json};
 
@@ -38,20 +38,7 @@ fn check(fx: &Fixture, turn: &Value, code: i32) -> Value {
     let plan = plan_value(fx.path(), &[]);
     fx.write("plan.json", &serde_json::to_string_pretty(&plan).unwrap());
     fx.write("turn.json", &serde_json::to_string_pretty(turn).unwrap());
-    let out = stdout(
-        fx.path(),
-        &[
-            "check",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ],
-        code,
-    );
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("check JSON: {e}\n{out}"))
+    check_value(fx.path(), code)
 }
 
 /// The text of every `text` content block of a CallToolResult, joined.

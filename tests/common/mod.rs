@@ -151,3 +151,22 @@ fn install_servers(servers: &Path) {
     }
     panic!("timed out waiting for another test to install the MCP test servers");
 }
+
+/// `muster check --plan plan.json --turn turn.json --format json` in `dir`,
+/// expecting exit `code`, parsed.
+pub fn check_value(dir: &Path, code: i32) -> serde_json::Value {
+    let out = stdout(
+        dir,
+        &[
+            "check",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ],
+        code,
+    );
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("check JSON: {e}\n{out}"))
+}
