@@ -21,6 +21,7 @@ pub mod names;
 pub mod narrow;
 pub mod plan;
 pub mod policy;
+pub mod search;
 pub mod snapshot;
 pub mod tokens;
 

@@ -1,0 +1,701 @@
+//! The deferred-tool index: given tool (or group) definitions and a request
+//! in the user's words, it decides which entries match best and how well,
+//! as a score from 0 to 1. Lexical and offline: BM25F over the name's words,
+//! the namespace, the description and the parameters, with stemming, a small
+//! synonym table and typo tolerance (see `docs/search.md`).
+//!
+//! It must not decide what may be found or loaded (callers index only the
+//! deferred tools), and it must not read models, the network, the clock or
+//! the environment. The same entries and query always give the same hits.
+
+mod stem;
+mod text;
+mod typo;
+
+use serde_json::Value;
+use std::collections::HashMap;
+use typo::Neighbours;
+
+/// One searchable entry: a deferred tool, or a group/server entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    /// The muster name, `mcp.<server>.<tool>` or a group such as `mcp.gmail_read`.
+    pub name: &'a str,
+    pub description: &'a str,
+    /// The tool's JSON Schema; its parameter names and descriptions are indexed.
+    pub input_schema: Option<&'a Value>,
+}
+
+/// One match: which entry and how well it matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Index into the entries given to [`Index::build`].
+    pub entry: usize,
+    /// 1.0 for an exact name; otherwise the share of the best score the query
+    /// could reach, below 1.0, rounded to 4 decimals.
+    pub score: f64,
+}
+
+/// Where a word stands in an entry, and how much a match there counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    /// The words of the last name segment (`search_threads`).
+    Name,
+    /// The words of the earlier segments (`mcp`, `gmail_read`).
+    Namespace,
+    Description,
+    /// Parameter names, top level and one nested level.
+    Param,
+    /// Parameter descriptions, same levels.
+    ParamDescription,
+}
+
+impl Field {
+    const ALL: [Field; 5] = [
+        Field::Name,
+        Field::Namespace,
+        Field::Description,
+        Field::Param,
+        Field::ParamDescription,
+    ];
+
+    /// (weight, length normalization b) for BM25F.
+    fn weight_and_b(self) -> (f64, f64) {
+        match self {
+            Field::Name => (3.0, 0.3),
+            Field::Namespace => (1.5, 0.3),
+            Field::Description => (1.0, 0.75),
+            Field::Param => (0.6, 0.5),
+            Field::ParamDescription => (0.3, 0.75),
+        }
+    }
+}
+
+/// BM25 term-frequency saturation.
+const K1: f64 = 1.2;
+/// Parameter words indexed per entry, at most; a huge schema is cut here.
+const MAX_PARAM_WORDS: usize = 256;
+/// How much a typo match counts, by edit distance (1, 2).
+const TYPO_FACTOR: [f64; 2] = [0.7, 0.5];
+/// How much each half of a split compound (`filesystem`) counts.
+const COMPOUND_FACTOR: f64 = 0.9;
+/// The largest rounded score a query that is not an exact name may get.
+const BELOW_EXACT: i64 = 9_999;
+
+/// A search index over owned copies of the entries' words. Cheap to share
+/// (`Send + Sync`, immutable once built).
+#[derive(Clone)]
+pub struct Index {
+    names: Vec<String>,
+    /// First entry of each name, for [`Index::exact`].
+    by_name: HashMap<String, usize>,
+    /// Stem → term id (lookups only; never iterated).
+    terms: HashMap<String, u32>,
+    /// Per term: (entry, BM25F saturation in 0..1), entries ascending.
+    postings: Vec<Vec<(u32, f64)>>,
+    /// Per term: inverse document frequency.
+    idf: Vec<f64>,
+    /// The idf a term found in one entry would have, charged for query words
+    /// that match nothing.
+    idf_unmatched: f64,
+    /// Lowercase surface words seen in the entries, for typos.
+    surface: Neighbours,
+    /// Surface word → its stem.
+    surface_stem: HashMap<String, String>,
+    /// Stem → stems of its synonyms (only those in the index).
+    synonyms: HashMap<String, Vec<String>>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("entries", &self.names.len())
+            .field("terms", &self.idf.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One query word, resolved against the vocabulary: the terms it may match,
+/// each with the factor its match counts.
+struct QueryTerm {
+    count: f64,
+    expansions: Vec<(u32, f64)>,
+}
+
+impl Index {
+    /// Index `entries`; time and memory linear in their text (schemas bounded
+    /// by [`MAX_PARAM_WORDS`]).
+    pub fn build<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Index {
+        let mut names = Vec::new();
+        let mut by_name = HashMap::new();
+        let mut terms: HashMap<String, u32> = HashMap::new();
+        let mut term_list: Vec<String> = Vec::new();
+        let mut surface_stem: HashMap<String, String> = HashMap::new();
+        let mut surface_words: Vec<String> = Vec::new();
+        // Per entry: (term, field, count) and per-field lengths.
+        let mut bags: Vec<(Vec<(u32, Field, u32)>, [u32; 5])> = Vec::new();
+        let mut total_len = [0f64; 5];
+
+        for entry in entries {
+            let i = names.len();
+            names.push(entry.name.to_owned());
+            by_name.entry(entry.name.to_owned()).or_insert(i);
+            let mut bag: Vec<(u32, Field, u32)> = Vec::new();
+            let mut lens = [0u32; 5];
+            for (field, text) in field_texts(&entry) {
+                for word in text::words(&text) {
+                    let Some(stem) = text::term(&word) else {
+                        continue;
+                    };
+                    if !surface_stem.contains_key(&word) {
+                        surface_words.push(word.clone());
+                        surface_stem.insert(word, stem.clone());
+                    }
+                    let id = *terms.entry(stem).or_insert_with_key(|s| {
+                        term_list.push(s.clone());
+                        term_list.len() as u32 - 1
+                    });
+                    lens[field as usize] += 1;
+                    match bag.iter_mut().find(|(t, f, _)| *t == id && *f == field) {
+                        Some((_, _, n)) => *n += 1,
+                        None => bag.push((id, field, 1)),
+                    }
+                }
+            }
+            for f in Field::ALL {
+                total_len[f as usize] += f64::from(lens[f as usize]);
+            }
+            bags.push((bag, lens));
+        }
+
+        let n = names.len() as f64;
+        let avg_len = total_len.map(|t| if n > 0.0 { t / n } else { 0.0 });
+        let mut postings: Vec<Vec<(u32, f64)>> = vec![Vec::new(); term_list.len()];
+        for (i, (bag, lens)) in bags.iter().enumerate() {
+            // Sum each term's weighted, length-normalized frequency over fields.
+            let mut pseudo: Vec<(u32, f64)> = Vec::new();
+            for &(id, field, count) in bag {
+                let (w, b) = field.weight_and_b();
+                let avg = avg_len[field as usize];
+                let norm = if avg > 0.0 {
+                    1.0 - b + b * f64::from(lens[field as usize]) / avg
+                } else {
+                    1.0
+                };
+                let tf = w * f64::from(count) / norm;
+                match pseudo.iter_mut().find(|(t, _)| *t == id) {
+                    Some((_, sum)) => *sum += tf,
+                    None => pseudo.push((id, tf)),
+                }
+            }
+            for (id, tf) in pseudo {
+                postings[id as usize].push((i as u32, tf / (K1 + tf)));
+            }
+        }
+        let idf_of = |df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let idf = postings.iter().map(|p| idf_of(p.len() as f64)).collect();
+
+        let mut synonyms = HashMap::new();
+        for group in text::SYNONYMS {
+            for word in *group {
+                let stem = stem::stem(word);
+                let others: Vec<String> = text::synonyms(&stem)
+                    .into_iter()
+                    .filter(|s| terms.contains_key(s))
+                    .collect();
+                if !others.is_empty() {
+                    synonyms.insert(stem, others);
+                }
+            }
+        }
+
+        Index {
+            names,
+            by_name,
+            terms,
+            postings,
+            idf,
+            idf_unmatched: idf_of(1.0),
+            surface: Neighbours::build(surface_words),
+            surface_stem,
+            synonyms,
+        }
+    }
+
+    /// How many entries were indexed.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no entries were indexed.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The name of entry `entry`, as given to [`Index::build`].
+    pub fn name(&self, entry: usize) -> Option<&str> {
+        self.names.get(entry).map(String::as_str)
+    }
+
+    /// Index of the entry whose name equals `name` exactly (the first, if
+    /// several do). The provider spelling, where `.` is written `__`
+    /// (`mcp__gmail_read__get_thread`), is accepted too.
+    pub fn exact(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied().or_else(|| {
+            name.contains("__")
+                .then(|| self.by_name.get(&name.replace("__", ".")).copied())
+                .flatten()
+        })
+    }
+
+    /// Best matches first, at most `limit`; ties broken by entry name, then
+    /// index. An exact name (see [`Index::exact`]) comes first with 1.0.
+    /// Empty or stop-word-only query → empty. Scores are in 0.0..=1.0 and
+    /// rounded to 4 decimals so JSON output is byte-stable.
+    ///
+    /// # Example
+    /// ```
+    /// use muster::search::{Entry, Index};
+    /// let index = Index::build([
+    ///     Entry { name: "mcp.mail.list_labels", description: "List all labels.", input_schema: None },
+    ///     Entry { name: "mcp.mail.get_thread", description: "Get a conversation.", input_schema: None },
+    /// ]);
+    /// let hits = index.search("show me the whole email thred", 5);
+    /// assert_eq!(hits[0].entry, 1);
+    /// ```
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        if limit == 0 {
+            return Vec::new();
+        }
+        let exact = self.exact(query.trim());
+        let terms = self.query_terms(query);
+        let mut hits: Vec<Hit> = exact
+            .map(|entry| Hit { entry, score: 1.0 })
+            .into_iter()
+            .collect();
+        let best_possible: f64 = terms
+            .iter()
+            .map(|t| {
+                let best = t
+                    .expansions
+                    .iter()
+                    .map(|&(id, _)| self.idf[id as usize])
+                    .fold(0.0, f64::max);
+                t.count * if best > 0.0 { best } else { self.idf_unmatched }
+            })
+            .sum();
+        if best_possible <= 0.0 {
+            return hits;
+        }
+
+        let n = self.names.len();
+        let mut total = vec![0.0f64; n];
+        let mut term_best = vec![0.0f64; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut term_touched: Vec<u32> = Vec::new();
+        for term in &terms {
+            // A word counts once per entry: its best expansion there.
+            for &(id, factor) in &term.expansions {
+                let weight = self.idf[id as usize] * factor;
+                for &(entry, saturation) in &self.postings[id as usize] {
+                    let slot = &mut term_best[entry as usize];
+                    if *slot == 0.0 {
+                        term_touched.push(entry);
+                    }
+                    *slot = slot.max(weight * saturation);
+                }
+            }
+            for entry in term_touched.drain(..) {
+                let e = entry as usize;
+                if total[e] == 0.0 {
+                    touched.push(entry);
+                }
+                total[e] += term.count * term_best[e];
+                term_best[e] = 0.0;
+            }
+        }
+
+        let mut ranked: Vec<(i64, u32)> = touched
+            .into_iter()
+            .filter(|&e| Some(e as usize) != exact)
+            .map(|e| {
+                let score = (total[e as usize] / best_possible * 10_000.0).round() as i64;
+                (score.min(BELOW_EXACT), e)
+            })
+            .filter(|&(score, _)| score > 0)
+            .collect();
+        let order = |a: &(i64, u32), b: &(i64, u32)| {
+            b.0.cmp(&a.0)
+                .then_with(|| self.names[a.1 as usize].cmp(&self.names[b.1 as usize]))
+                .then(a.1.cmp(&b.1))
+        };
+        let keep = limit - hits.len();
+        if ranked.len() > keep && keep > 0 {
+            ranked.select_nth_unstable_by(keep - 1, order);
+            ranked.truncate(keep);
+        }
+        ranked.sort_unstable_by(order);
+        hits.extend(ranked.into_iter().take(keep).map(|(score, e)| Hit {
+            entry: e as usize,
+            score: score as f64 / 10_000.0,
+        }));
+        hits
+    }
+
+    /// The query's words resolved against the vocabulary, repeats merged.
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut resolved: Vec<(String, QueryTerm)> = Vec::new();
+        let mut push = |key: String, count: f64, expansions: Vec<(u32, f64)>| match resolved
+            .iter_mut()
+            .find(|(k, _)| *k == key)
+        {
+            Some((_, t)) => t.count += count,
+            None => resolved.push((key, QueryTerm { count, expansions })),
+        };
+        for word in text::words(query) {
+            let Some(stem) = text::term(&word) else {
+                continue;
+            };
+            let mut expansions = Vec::new();
+            if let Some(&id) = self.terms.get(&stem) {
+                expansions.push((id, 1.0));
+            } else if let Some(halves) = self.compound(&word) {
+                for half in halves {
+                    let id = self.terms[&half];
+                    push(half, 1.0, vec![(id, COMPOUND_FACTOR)]);
+                }
+                continue;
+            } else {
+                for (near, distance) in self.surface.near(&word) {
+                    let id = self.terms[&self.surface_stem[near]];
+                    add_max(&mut expansions, id, TYPO_FACTOR[distance - 1]);
+                }
+            }
+            for synonym in self.synonyms.get(&stem).into_iter().flatten() {
+                add_max(&mut expansions, self.terms[synonym], text::SYNONYM_FACTOR);
+            }
+            push(stem, 1.0, expansions);
+        }
+        resolved.into_iter().map(|(_, t)| t).collect()
+    }
+}
+
+impl Index {
+    /// A query word unknown to the index read as two known words run
+    /// together (`filesystem`, `listcalls`): the stems of both halves, the
+    /// most even split first. Halves have at least 3 letters.
+    fn compound(&self, word: &str) -> Option<[String; 2]> {
+        let chars: Vec<char> = word.chars().collect();
+        if chars.len() < 6 {
+            return None;
+        }
+        let mut cuts: Vec<usize> = (3..=chars.len() - 3).collect();
+        cuts.sort_by_key(|&c| (c.abs_diff(chars.len() - c), c));
+        cuts.into_iter().find_map(|cut| {
+            let left: String = chars[..cut].iter().collect();
+            let right: String = chars[cut..].iter().collect();
+            let left = text::term(&left).filter(|s| self.terms.contains_key(s))?;
+            let right = text::term(&right).filter(|s| self.terms.contains_key(s))?;
+            Some([left, right])
+        })
+    }
+}
+
+/// Add `id` at `factor`, or raise its factor if already there.
+fn add_max(expansions: &mut Vec<(u32, f64)>, id: u32, factor: f64) {
+    match expansions.iter_mut().find(|(t, _)| *t == id) {
+        Some((_, f)) => *f = f.max(factor),
+        None => expansions.push((id, factor)),
+    }
+}
+
+/// The text of each field of `entry`. Parameters are read from
+/// `properties` at the top level and one level down (an object's
+/// `properties`, an array's `items.properties`), up to [`MAX_PARAM_WORDS`].
+fn field_texts(entry: &Entry<'_>) -> Vec<(Field, String)> {
+    let (namespace, name) = match entry.name.rsplit_once('.') {
+        Some((namespace, name)) => (namespace, name),
+        None => ("", entry.name),
+    };
+    let mut out = vec![
+        (Field::Name, name.to_owned()),
+        (Field::Namespace, namespace.to_owned()),
+        (Field::Description, entry.description.to_owned()),
+    ];
+    let mut budget = MAX_PARAM_WORDS;
+    let mut add = |field: Field, text: &str, out: &mut Vec<(Field, String)>| {
+        if budget == 0 {
+            return;
+        }
+        let words = text::words(text);
+        let take = words.len().min(budget);
+        budget -= take;
+        out.push((field, words[..take].join(" ")));
+    };
+    let properties = |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+    let Some(top) = entry.input_schema.and_then(properties) else {
+        return out;
+    };
+    for (name, property) in &top {
+        add(Field::Param, name, &mut out);
+        if let Some(d) = property.get("description").and_then(Value::as_str) {
+            add(Field::ParamDescription, d, &mut out);
+        }
+        let nested = properties(property)
+            .or_else(|| property.get("items").and_then(properties))
+            .unwrap_or_default();
+        for (name, property) in &nested {
+            add(Field::Param, name, &mut out);
+            if let Some(d) = property.get("description").and_then(Value::as_str) {
+                add(Field::ParamDescription, d, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// A one-line description: the first sentence of the first line, cut to
+/// about 120 characters at a word boundary (marked with `…`).
+///
+/// # Example
+/// ```
+/// assert_eq!(
+///     muster::search::one_line("Get one call's details. Returns the status."),
+///     "Get one call's details."
+/// );
+/// ```
+pub fn one_line(description: &str) -> String {
+    const MAX: usize = 120;
+    const ABBREVIATIONS: [&str; 4] = ["e.g.", "i.e.", "etc.", "vs."];
+    let line = description.trim().lines().next().unwrap_or("").trim();
+    let mut end = line.len();
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at_space = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+        if matches!(c, '.' | '!' | '?') && at_space {
+            let word_start = line[..i].rfind(char::is_whitespace).map_or(0, |s| s + 1);
+            let word = line[word_start..=i].to_lowercase();
+            if !ABBREVIATIONS.contains(&word.as_str()) {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+    }
+    let sentence = &line[..end];
+    if sentence.chars().count() <= MAX {
+        return sentence.to_owned();
+    }
+    let cut = sentence
+        .char_indices()
+        .nth(MAX)
+        .map_or(sentence.len(), |(i, _)| i);
+    let head = &sentence[..cut];
+    let head = head.rfind(char::is_whitespace).map_or(head, |s| &head[..s]);
+    format!("{}…", head.trim_end_matches([',', ';', ':', ' ']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn entries(schema: &Value) -> Vec<Entry<'_>> {
+        vec![
+            Entry {
+                name: "mcp.gmail_read.search_threads",
+                description: "Search the mailbox and return matching threads.",
+                input_schema: Some(schema),
+            },
+            Entry {
+                name: "mcp.gmail_read.get_thread",
+                description: "Get a whole conversation.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.gmail_read.list_labels",
+                description: "List all labels in the mailbox.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.filesystem.list_directory",
+                description: "Get a detailed listing of all files and directories.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.filesystem.read_text_file",
+                description: "Read the complete contents of a file as text.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.bland_read.listCalls",
+                description: "List calls placed from the account, newest first.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.bland_call.start_call",
+                description: "Place an outbound phone call.",
+                input_schema: None,
+            },
+            Entry {
+                name: "mcp.gmail_read",
+                description: "Read-only Gmail: threads, messages, labels.",
+                input_schema: None,
+            },
+        ]
+    }
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "query": {"type": "string", "description": "Gmail search syntax, e.g. from:alice"},
+            "page": {"type": "object", "properties": {"cursor": {"type": "string", "description": "opaque continuation token"}}}
+        }})
+    }
+
+    fn top(index: &Index, query: &str) -> Option<String> {
+        index
+            .search(query, 5)
+            .first()
+            .map(|h| index.names[h.entry].clone())
+    }
+
+    #[test]
+    fn an_exact_name_comes_first_with_a_full_score() {
+        let schema = schema();
+        let index = Index::build(entries(&schema));
+        for query in ["mcp.gmail_read.get_thread", " mcp__gmail_read__get_thread "] {
+            let hits = index.search(query, 3);
+            assert_eq!(
+                hits[0],
+                Hit {
+                    entry: 1,
+                    score: 1.0
+                }
+            );
+            assert!(hits[1..].iter().all(|h| h.score < 1.0 && h.entry != 1));
+        }
+        assert_eq!(index.exact("mcp.gmail_read"), Some(7));
+        assert_eq!(index.exact("get_thread"), None);
+    }
+
+    #[test]
+    fn empty_and_stop_word_queries_find_nothing() {
+        let schema = schema();
+        let index = Index::build(entries(&schema));
+        for query in ["", "   ", "what is the", "?!", "a"] {
+            assert_eq!(index.search(query, 5), [], "{query:?}");
+        }
+        assert_eq!(index.search("threads", 0), []);
+    }
+
+    #[test]
+    fn names_are_split_stemmed_and_weighed_above_descriptions() {
+        let schema = schema();
+        let index = Index::build(entries(&schema));
+        assert_eq!(
+            top(&index, "list calls").as_deref(),
+            Some("mcp.bland_read.listCalls")
+        );
+        assert_eq!(
+            top(&index, "listing directories").as_deref(),
+            Some("mcp.filesystem.list_directory")
+        );
+        assert_eq!(
+            top(&index, "labels").as_deref(),
+            Some("mcp.gmail_read.list_labels")
+        );
+        // The group entry says "threads" only in its description.
+        let hits: Vec<usize> = index.search("thread", 5).iter().map(|h| h.entry).collect();
+        assert_eq!(hits[..2], [0, 1]);
+        assert_eq!(hits[2], 7);
+    }
+
+    #[test]
+    fn typos_synonyms_and_compounds_still_match() {
+        let schema = schema();
+        let index = Index::build(entries(&schema));
+        assert_eq!(
+            top(&index, "serch thraeds").as_deref(),
+            Some("mcp.gmail_read.search_threads")
+        );
+        assert_eq!(
+            top(&index, "show folder").as_deref(),
+            Some("mcp.filesystem.list_directory")
+        );
+        assert_eq!(
+            top(&index, "listcalls").as_deref(),
+            Some("mcp.bland_read.listCalls")
+        );
+        // A typo counts less than the word itself.
+        let exact = index.search("labels", 1)[0].score;
+        let typo = index.search("lables", 1)[0].score;
+        assert!(typo < exact, "{typo} < {exact}");
+    }
+
+    #[test]
+    fn parameters_are_indexed_one_level_deep() {
+        let schema = schema();
+        let index = Index::build(entries(&schema));
+        assert_eq!(
+            top(&index, "continuation cursor").as_deref(),
+            Some("mcp.gmail_read.search_threads")
+        );
+    }
+
+    #[test]
+    fn one_line_takes_the_first_sentence_and_cuts_at_a_word() {
+        assert_eq!(
+            one_line("Echoes back the input string"),
+            "Echoes back the input string"
+        );
+        assert_eq!(
+            one_line("  Get a file, e.g. a log. Then more.\nSecond line."),
+            "Get a file, e.g. a log."
+        );
+        assert_eq!(
+            one_line("Version 1.2 is out. Really."),
+            "Version 1.2 is out."
+        );
+        let long = "word ".repeat(40);
+        let line = one_line(&long);
+        assert!(
+            line.chars().count() <= 121 && line.ends_with("word…"),
+            "{line}"
+        );
+        assert_eq!(one_line(""), "");
+    }
+
+    fn arbitrary_entries() -> impl Strategy<Value = Vec<(String, String)>> {
+        let word = prop::sample::select(vec![
+            "get", "list", "email", "emails", "thread", "file", "files", "read", "write", "call",
+            "calls", "label", "delete", "search", "graph", "node", "the", "of",
+        ]);
+        let name = prop::collection::vec(word.clone(), 1..4)
+            .prop_map(|w| format!("mcp.s.{}", w.join("_")));
+        let description = prop::collection::vec(word, 0..12).prop_map(|w| w.join(" "));
+        prop::collection::vec((name, description), 0..30)
+    }
+
+    proptest! {
+        #[test]
+        fn search_is_deterministic_sorted_and_bounded(
+            tools in arbitrary_entries(),
+            query in "[a-z ]{0,30}",
+            limit in 0usize..12,
+        ) {
+            let build = || Index::build(tools.iter().map(|(n, d)| Entry { name: n, description: d, input_schema: None }));
+            let (a, b) = (build(), build());
+            let hits = a.search(&query, limit);
+            prop_assert_eq!(&hits, &b.search(&query, limit));
+            prop_assert!(hits.len() <= limit);
+            for pair in hits.windows(2) {
+                let key = |h: &Hit| (std::cmp::Reverse((h.score * 10_000.0) as i64), &a.names[h.entry], h.entry);
+                prop_assert!(key(&pair[0]) < key(&pair[1]));
+            }
+            for hit in &hits {
+                prop_assert!((0.0..=1.0).contains(&hit.score));
+                prop_assert_eq!(hit.score, (hit.score * 10_000.0).round() / 10_000.0);
+            }
+        }
+    }
+}

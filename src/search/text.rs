@@ -1,0 +1,153 @@
+//! Text into index terms: words (names split at `_ . - /`, camelCase humps
+//! and digit runs), lowercased, stop words dropped, Porter-stemmed; and the
+//! small synonym table. One rule for tool text and for queries, so both sides
+//! meet. It must not weigh or rank anything.
+
+use super::stem::stem;
+
+/// The lowercased words of `text`, in order. A word breaks at anything not
+/// alphanumeric, where a lowercase letter meets an uppercase one (`listCalls`),
+/// before the last capital of an acronym (`HTTPServer` → `http`, `server`) and
+/// between letters and digits (`base64` → `base`, `64`). Single letters are
+/// dropped (the `s` of `call's`); single digits are kept.
+pub fn words(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        let keep = word.chars().nth(1).is_some() || word.chars().all(|c| c.is_numeric());
+        if !word.is_empty() && keep {
+            out.push(word.to_lowercase());
+        }
+        word.clear();
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut word, &mut out);
+            continue;
+        }
+        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
+            let next = chars.get(i + 1).copied();
+            let hump = prev.is_lowercase() && c.is_uppercase();
+            let acronym_end =
+                prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase());
+            let digits = prev.is_alphanumeric() && prev.is_numeric() != c.is_numeric();
+            if hump || acronym_end || digits {
+                flush(&mut word, &mut out);
+            }
+        }
+        word.push(c);
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Words too common in requests and descriptions to say which tool is meant.
+/// Sorted, for `binary_search`. Kept small and general: words that name an
+/// action or an object (`get`, `list`, `all`, `new`) are not here.
+const STOP_WORDS: &[&str] = &[
+    "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "if", "in", "into",
+    "is", "it", "its", "let", "me", "my", "need", "of", "on", "or", "our", "please", "should",
+    "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "this",
+    "those", "to", "us", "using", "via", "want", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// Whether `word` (lowercase) carries no meaning for search.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// The index term of a lowercase word, or `None` for a stop word.
+pub fn term(word: &str) -> Option<String> {
+    (!is_stop_word(word)).then(|| stem(word))
+}
+
+/// The index terms of `text`, in order, repeats kept.
+#[cfg(test)]
+pub fn terms(text: &str) -> Vec<String> {
+    words(text).iter().filter_map(|w| term(w)).collect()
+}
+
+/// Groups of words that name the same thing in requests and in tool text.
+/// General vocabulary only (abbreviations and common alternatives), never
+/// tuned to one tool; a query word also matches the others of its group at
+/// [`SYNONYM_FACTOR`].
+pub const SYNONYMS: &[&[&str]] = &[
+    &["mail", "email"],
+    &["delete", "remove", "erase"],
+    &["find", "search", "lookup", "locate"],
+    &["file", "document"],
+    &["folder", "directory", "dir"],
+    &["create", "make"],
+    &["get", "fetch", "retrieve"],
+    &["show", "display", "view"],
+    &["image", "picture", "photo"],
+    &["phone", "dial"],
+    &["label", "tag"],
+    &["compress", "zip"],
+    &["env", "environment"],
+    &["info", "information"],
+    &["config", "configuration"],
+];
+
+/// How much a synonym's match counts against the word itself.
+pub const SYNONYM_FACTOR: f64 = 0.6;
+
+/// The stems of the synonyms of the word whose stem is `stem`, without it.
+pub fn synonyms(stem_of_word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for group in SYNONYMS {
+        let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+        if stems.iter().any(|s| s == stem_of_word) {
+            out.extend(stems.into_iter().filter(|s| s != stem_of_word));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_words() {
+        let cases: [(&str, &[&str]); 9] = [
+            ("get_call", &["get", "call"]),
+            ("listCalls", &["list", "calls"]),
+            (
+                "mcp.gmail_read.search_threads",
+                &["mcp", "gmail", "read", "search", "threads"],
+            ),
+            ("read-text-file", &["read", "text", "file"]),
+            ("HTTPServer", &["http", "server"]),
+            ("base64", &["base", "64"]),
+            ("get2fa_code", &["get", "2", "fa", "code"]),
+            ("the call's ID", &["the", "call", "id"]),
+            ("", &[]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(words(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn stop_words_are_sorted_and_dropped() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            terms("Show me the listing of my emails"),
+            ["show", "list", "email"]
+        );
+        assert!(terms("what is it").is_empty());
+    }
+
+    #[test]
+    fn synonyms_go_both_ways_by_stem() {
+        assert_eq!(synonyms("email"), ["mail"]);
+        assert_eq!(synonyms(&stem("folders")), ["dir", "directori"]);
+        assert!(synonyms("thread").is_empty());
+    }
+}

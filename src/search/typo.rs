@@ -1,0 +1,138 @@
+//! Typo tolerance: which known words are within a small edit distance of a
+//! query word. A symmetric-delete index (every word with up to one or two
+//! letters deleted, pointing back at the word) makes a lookup a few dozen
+//! hash probes however large the vocabulary. It decides only which words are
+//! near; it must not rank (the caller discounts by distance).
+
+use std::collections::HashMap;
+
+/// The largest edit distance (optimal string alignment: insert, delete,
+/// substitute, swap neighbours) forgiven for a query word of `len` letters:
+/// none under 4, one under 8, two from 8.
+pub fn allowed_distance(len: usize) -> usize {
+    match len {
+        0..4 => 0,
+        4..8 => 1,
+        _ => 2,
+    }
+}
+
+/// Known words by their deletion neighbourhoods.
+#[derive(Debug, Clone, Default)]
+pub struct Neighbours {
+    words: Vec<String>,
+    /// Deletion variant → indices into `words`, ascending, no repeats.
+    by_delete: HashMap<String, Vec<u32>>,
+}
+
+impl Neighbours {
+    /// Index `words` (distinct). A word of `n` letters is stored with up to
+    /// the deletions a query of `n + d` letters could need at distance `d`.
+    pub fn build(words: Vec<String>) -> Neighbours {
+        let mut by_delete: HashMap<String, Vec<u32>> = HashMap::new();
+        for (id, word) in words.iter().enumerate() {
+            let n = word.chars().count();
+            // The longest query that may reach this word decides the depth.
+            let depth = (1..=2).filter(|d| allowed_distance(n + d) >= *d).max();
+            let Some(depth) = depth else { continue };
+            for variant in deletes(word, depth) {
+                let ids = by_delete.entry(variant).or_default();
+                if ids.last() != Some(&(id as u32)) {
+                    ids.push(id as u32);
+                }
+            }
+        }
+        Neighbours { words, by_delete }
+    }
+
+    /// The known words within [`allowed_distance`] of `query` (other than
+    /// `query` itself), each with its distance, in word order.
+    pub fn near(&self, query: &str) -> Vec<(&str, usize)> {
+        let max = allowed_distance(query.chars().count());
+        if max == 0 {
+            return Vec::new();
+        }
+        let mut ids: Vec<u32> = deletes(query, max)
+            .iter()
+            .filter_map(|v| self.by_delete.get(v))
+            .flatten()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .map(|id| self.words[id as usize].as_str())
+            .filter(|w| *w != query)
+            .map(|w| (w, strsim::osa_distance(query, w)))
+            .filter(|&(_, d)| d <= max)
+            .collect()
+    }
+}
+
+/// `word` and every string made from it by deleting up to `depth` letters.
+fn deletes(word: &str, depth: usize) -> Vec<String> {
+    let mut all = vec![word.to_owned()];
+    let mut frontier = vec![word.to_owned()];
+    for _ in 0..depth {
+        let mut next = Vec::new();
+        for w in &frontier {
+            let chars: Vec<char> = w.chars().collect();
+            if chars.len() <= 1 {
+                continue;
+            }
+            for skip in 0..chars.len() {
+                let v: String = chars
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != skip)
+                    .map(|(_, c)| c)
+                    .collect();
+                next.push(v);
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        all.extend(next.iter().cloned());
+        frontier = next;
+    }
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocabulary() -> Neighbours {
+        let words = [
+            "email",
+            "search",
+            "directory",
+            "thread",
+            "list",
+            "addresses",
+            "cat",
+        ];
+        Neighbours::build(words.iter().map(|w| w.to_string()).collect())
+    }
+
+    #[test]
+    fn one_slip_is_forgiven_from_four_letters_two_from_eight() {
+        let v = vocabulary();
+        assert_eq!(v.near("emial"), [("email", 1)]); // swapped neighbours
+        assert_eq!(v.near("serch"), [("search", 1)]); // dropped letter
+        assert_eq!(v.near("threadd"), [("thread", 1)]); // doubled letter
+        assert_eq!(v.near("dirctroy"), [("directory", 2)]);
+        assert_eq!(v.near("adresess"), [("addresses", 2)]);
+        assert!(v.near("lits").contains(&("list", 1)));
+    }
+
+    #[test]
+    fn short_words_and_far_words_are_not_matched() {
+        let v = vocabulary();
+        assert!(v.near("cot").is_empty()); // three letters: exact only
+        assert!(v.near("emxyl").is_empty()); // two edits at five letters
+        assert!(v.near("email").is_empty()); // itself is not a typo
+    }
+}
