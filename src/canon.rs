@@ -63,6 +63,19 @@ pub fn labelled_hex(digest: &[u8]) -> String {
     out
 }
 
+/// The digest in a `sha256:<64 lowercase hex>` string, if it is one.
+pub fn parse_labelled_hex(text: &str) -> Option<[u8; 32]> {
+    let hex = text.strip_prefix("sha256:")?;
+    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
 /// Schemas nested deeper than this are refused: the plan JSON that carries
 /// them must stay readable by JSON parsers with a recursion limit (serde_json
 /// stops at 128, and the plan adds a few levels around each schema).

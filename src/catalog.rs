@@ -38,6 +38,52 @@ pub struct Selection {
     pub profile: Option<String>,
     /// Extra flags turned on.
     pub flags: Vec<String>,
+    /// Agent version; `None` is the agent's current version.
+    pub version: Option<u64>,
+}
+
+/// The usage error for a selection naming an agent, or an agent version,
+/// the policy does not declare.
+fn unknown_agent(policy: &Policy, selection: &Selection) -> Error {
+    let name = selection
+        .agent
+        .clone()
+        .or_else(|| {
+            policy
+                .agents
+                .get(policy.default_agent)
+                .map(|a| a.name.clone())
+        })
+        .unwrap_or_default();
+    let versions: Vec<String> = policy
+        .agents
+        .iter()
+        .filter(|a| a.name == name)
+        .map(|a| a.version.to_string())
+        .collect();
+    let file = policy.root.join("muster.toml");
+    let problem = match (selection.version, versions.is_empty()) {
+        (Some(version), false) => Problem::new(format!(
+            "agent {name:?} has no version {version} in {}",
+            file.display()
+        ))
+        .help(format!(
+            "choose one of its versions: {}",
+            versions.join(", ")
+        )),
+        _ => {
+            let names: BTreeSet<&str> = policy.agents.iter().map(|a| a.name.as_str()).collect();
+            Problem::new(format!(
+                "agent {name:?} is not declared in {}",
+                file.display()
+            ))
+            .help(format!(
+                "choose one of: {}",
+                names.into_iter().collect::<Vec<_>>().join(", ")
+            ))
+        }
+    };
+    Error::new(ErrorKind::Usage, problem)
 }
 
 /// Where a candidate comes from.
@@ -125,6 +171,9 @@ pub struct Candidate {
     pub call: CallSpec,
     /// Set when it cannot be offered whatever the caps.
     pub exclusion: Option<Exclusion>,
+    /// The kind it is summarized and, when deferred together, loaded
+    /// under (index into [`Catalog::kinds`]); `None` for the control tool.
+    pub kind: Option<usize>,
     /// Tokens its definition costs (0 for excluded candidates).
     pub tokens: u32,
     /// Hash of the offered definition, for the roster fingerprint.
@@ -144,6 +193,19 @@ impl Candidate {
             discovered: matches!(self.source, Source::Mcp { .. }),
         }
     }
+}
+
+/// What a deferred tool is summarized under in the control tool's
+/// description: its MCP server, its group, or its name's first part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    /// `mcp.<server>`, a group's name, or a configured tool name's part
+    /// before the first dot.
+    pub name: String,
+    /// The server's or group's one-line description, if it has one.
+    pub description: Option<String>,
+    /// Whether its deferred members load together as one entry.
+    pub together: bool,
 }
 
 /// A priority tier: candidates that rank together except for their order
@@ -202,6 +264,10 @@ pub struct Catalog {
     pub wrapper_tokens: u32,
     /// Whether deferral is on.
     pub deferral: bool,
+    /// The policy's deferral settings (summary budget, load bounds).
+    pub deferral_policy: crate::policy::Deferral,
+    /// Kinds of candidates, in the order first met.
+    pub kinds: Vec<Kind>,
     /// The control tool's name when deferral is on.
     pub control_tool: Option<String>,
     /// Candidates: the control tool first when deferral is on, then
@@ -290,22 +356,15 @@ struct Builder<'p> {
     names: BTreeSet<String>,
     required: BTreeSet<&'p str>,
     groups: BTreeMap<&'p str, &'p str>,
+    kinds: Vec<Kind>,
+    kind_index: BTreeMap<String, usize>,
 }
 
 impl<'p> Builder<'p> {
     fn new(policy: &'p Policy, selection: &Selection) -> Result<Self, Error> {
-        let agent = policy.agent(selection.agent.as_deref()).ok_or_else(|| {
-            let names: Vec<&str> = policy.agents.iter().map(|a| a.name.as_str()).collect();
-            Error::new(
-                ErrorKind::Usage,
-                Problem::new(format!(
-                    "agent {:?} is not declared in {}",
-                    selection.agent.as_deref().unwrap_or_default(),
-                    policy.root.join("muster.toml").display()
-                ))
-                .help(format!("choose one of: {}", names.join(", "))),
-            )
-        })?;
+        let agent = policy
+            .agent(selection.agent.as_deref(), selection.version)
+            .ok_or_else(|| unknown_agent(policy, selection))?;
         let mut flags: BTreeSet<String> = selection.flags.iter().cloned().collect();
         if let Some(name) = &selection.profile {
             let profile = policy.profiles.get(name).ok_or_else(|| {
@@ -349,6 +408,8 @@ impl<'p> Builder<'p> {
             names: BTreeSet::new(),
             required,
             groups,
+            kinds: Vec::new(),
+            kind_index: BTreeMap::new(),
         })
     }
 
@@ -391,6 +452,8 @@ impl<'p> Builder<'p> {
             encoding,
             wrapper_tokens: encoding.wrapper_tokens(),
             deferral: policy.deferral.enabled,
+            deferral_policy: policy.deferral.clone(),
+            kinds: self.kinds,
             control_tool: policy
                 .deferral
                 .enabled
@@ -436,6 +499,7 @@ impl<'p> Builder<'p> {
             deferrable,
             call,
             exclusion: None,
+            kind: None,
             tokens: 0,
             definition_hash: [0; 32],
             index: 0,
@@ -450,15 +514,53 @@ impl<'p> Builder<'p> {
             c.exclusion = self.repeated(&c.name);
         }
         self.names.insert(c.name.clone());
-        let definition = serde_json::json!({
-            "name": c.name,
-            "description": c.description,
-            "input_schema": c.input_schema,
-            "fixed": c.call.fixed,
-            "only": c.call.only,
-        });
-        c.definition_hash = canon::digest(&definition);
+        c.definition_hash = definition_hash(
+            &c.name,
+            &c.description,
+            &c.input_schema,
+            &c.call.fixed,
+            c.call.only.as_deref(),
+        );
+        c.kind = self.kind_of(&c);
         self.candidates.push(c);
+    }
+
+    /// The kind `c` is summarized under: a group that defers together, its
+    /// MCP server, its group, or its name's first part.
+    fn kind_of(&mut self, c: &Candidate) -> Option<usize> {
+        let policy = self.policy;
+        let group = c
+            .group
+            .as_deref()
+            .and_then(|g| policy.groups.iter().find(|group| group.name == g));
+        let (name, description, together) = match (&c.source, group) {
+            (Source::Control, _) => return None,
+            (_, Some(g)) if g.defer_together => (g.name.clone(), g.description.clone(), true),
+            (Source::Mcp { server, .. }, _) => {
+                let def = policy.servers.iter().find(|s| &s.name == server);
+                (
+                    format!("mcp.{server}"),
+                    def.and_then(|s| s.description.clone()),
+                    def.is_some_and(|s| s.defer_together),
+                )
+            }
+            (Source::Configured, Some(g)) => (g.name.clone(), g.description.clone(), false),
+            (Source::Configured, None) => {
+                let first = c.name.split('.').next().unwrap_or(&c.name);
+                (first.to_string(), None, false)
+            }
+        };
+        if let Some(&i) = self.kind_index.get(&name) {
+            return Some(i);
+        }
+        let i = self.kinds.len();
+        self.kind_index.insert(name.clone(), i);
+        self.kinds.push(Kind {
+            name,
+            description,
+            together,
+        });
+        Some(i)
     }
 
     /// The exclusion for a name an earlier candidate already has.
@@ -849,6 +951,24 @@ impl<'p> Builder<'p> {
             }
         }
     }
+}
+
+/// Hash of one definition as offered: what the model is shown and the
+/// fixed values and `only` list that shape its calls.
+pub(crate) fn definition_hash(
+    name: &str,
+    description: &str,
+    input_schema: &Value,
+    fixed: &BTreeMap<String, Value>,
+    only: Option<&[String]>,
+) -> [u8; 32] {
+    canon::digest(&serde_json::json!({
+        "name": name,
+        "description": description,
+        "input_schema": input_schema,
+        "fixed": fixed,
+        "only": only,
+    }))
 }
 
 /// Why `schema` cannot be a tool's input schema, if it cannot.

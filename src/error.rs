@@ -109,6 +109,25 @@ impl Error {
         )
     }
 
+    /// An [`ErrorKind::Input`] error for JSON in `file` that cannot be read
+    /// as `what`, with the line serde_json found the problem on.
+    pub fn json(file: &Path, what: &str, err: &serde_json::Error, help: &str) -> Self {
+        // serde_json appends " at line L column C"; the line goes in its own field instead.
+        let text = err.to_string();
+        let message = match text.rfind(" at line ") {
+            Some(at) if err.line() > 0 => &text[..at],
+            _ => text.as_str(),
+        };
+        let line = (err.line() > 0).then_some(err.line());
+        Error::new(
+            ErrorKind::Input,
+            Problem::new(format!("cannot read the {what}: {message}"))
+                .in_file(file)
+                .at_line(line)
+                .help(help),
+        )
+    }
+
     /// The broad kind of this error.
     pub fn kind(&self) -> ErrorKind {
         self.kind

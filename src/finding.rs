@@ -2,12 +2,12 @@
 //! reported in. `plan`, `why` and `gate` render these codes; none of them
 //! invents its own wording for a decision.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Why a candidate was offered, deferred or cut. Serialized kebab-case;
 /// the strings are a stable contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Code {
     /// Offered: a member of a required group, placed before everything else.
@@ -17,6 +17,9 @@ pub enum Code {
     /// Offered: the control tool that loads deferred tools; its slot and
     /// tokens are reserved before anything else is placed.
     ControlTool,
+    /// Offered in an agent session: deferred when it was planned, then
+    /// loaded through the control tool.
+    Loaded,
     /// Deferred or cut: every slot was taken by higher-ranked tools.
     ItemCap,
     /// Deferred or cut: its definition was larger than the tokens left when
@@ -47,10 +50,11 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::Required,
         Code::Fits,
         Code::ControlTool,
+        Code::Loaded,
         Code::ItemCap,
         Code::TokenCap,
         Code::FlagOff,
@@ -70,6 +74,7 @@ impl Code {
             Code::Required => "required",
             Code::Fits => "fits",
             Code::ControlTool => "control-tool",
+            Code::Loaded => "loaded",
             Code::ItemCap => "item-cap",
             Code::TokenCap => "token-cap",
             Code::FlagOff => "flag-off",
@@ -90,6 +95,7 @@ impl Code {
             Code::Required => "member of a required group; placed first",
             Code::Fits => "fit both caps at its place in the priority order",
             Code::ControlTool => "loads deferred tools; reserved before anything else",
+            Code::Loaded => "deferred when planned, loaded since through the control tool",
             Code::ItemCap => "every slot was taken by higher-ranked tools",
             Code::TokenCap => "larger than the tokens left when its turn came",
             Code::FlagOff => "the flag its `when` names is off",
@@ -114,7 +120,7 @@ impl fmt::Display for Code {
 }
 
 /// Where a candidate ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// In the roster the model is shown.

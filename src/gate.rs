@@ -30,6 +30,7 @@ use toml::Spanned;
 struct RawGate {
     name: Option<String>,
     agent: Option<String>,
+    agent_version: Option<u64>,
     flags: Option<String>,
     #[serde(default)]
     extra_flags: Vec<String>,
@@ -169,6 +170,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             agent: raw.agent,
             profile: raw.flags,
             flags: raw.extra_flags,
+            version: raw.agent_version,
         },
         require: raw
             .require

@@ -11,6 +11,7 @@ pub mod atomic;
 pub mod canon;
 pub mod catalog;
 pub mod check;
+pub mod contract;
 pub mod discover;
 pub mod error;
 pub mod explain;
@@ -22,6 +23,7 @@ pub mod narrow;
 pub mod plan;
 pub mod policy;
 pub mod search;
+pub mod session;
 pub mod snapshot;
 pub mod tokens;
 

@@ -122,6 +122,8 @@ pub struct Plan<'c> {
     pub headroom: Headroom,
     /// Catalog warnings followed by the plan's own.
     pub warnings: Vec<Warning>,
+    /// The control tool as offered, when deferral is on and it was placed.
+    pub control: Option<ControlOffer>,
 }
 
 /// Plans the roster of `catalog` under `caps`.
@@ -170,6 +172,14 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         let d = &mut decisions[i];
         d.rank = Some(position as u32 + 1);
         let is_control = matches!(c.source, Source::Control);
+        // The control tool is charged its summary's budget as well: the
+        // summary is written after placement, for what was deferred.
+        let cost = if is_control {
+            c.tokens
+                .saturating_add(catalog.deferral_policy.summary_tokens)
+        } else {
+            c.tokens
+        };
         let miss = if items_left == 0 {
             item_misses += 1;
             Some((
@@ -180,18 +190,15 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
                     displace: Vec::new(),
                 },
             ))
-        } else if c.tokens > tokens_left {
+        } else if cost > tokens_left {
             Some((
                 Code::TokenCap,
                 Facts::TokenCap {
-                    tokens: c.tokens,
+                    tokens: cost,
                     room: tokens_left,
                     // The wrapper is paid first, so a cap below it needs
                     // the wrapper's worth before anything counts.
-                    token_cap_needed: caps
-                        .tokens
-                        .max(wrapper)
-                        .saturating_add(c.tokens - tokens_left),
+                    token_cap_needed: caps.tokens.max(wrapper).saturating_add(cost - tokens_left),
                 },
             ))
         } else {
@@ -200,7 +207,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         match miss {
             None => {
                 items_left -= 1;
-                tokens_left -= c.tokens;
+                tokens_left -= cost;
                 d.status = Status::Offered;
                 d.code = if is_control {
                     control_placed = true;
@@ -293,6 +300,21 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         }
     }
 
+    let control = roster
+        .iter()
+        .copied()
+        .find(|&i| matches!(catalog.candidates[i].source, Source::Control))
+        .map(|i| {
+            let reserved = catalog.candidates[i]
+                .tokens
+                .saturating_add(catalog.deferral_policy.summary_tokens);
+            control::offer(catalog, i, &deferred, reserved)
+        });
+    // What the summary left of its reservation goes back to the roster's
+    // room: the totals count the control tool as offered.
+    if let Some(offer) = &control {
+        tokens_left += offer.reserved - offer.tokens;
+    }
     let used_tokens = caps.tokens.saturating_sub(wrapper) - tokens_left;
     let totals = Totals {
         items: caps.items - items_left,
@@ -321,7 +343,22 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         totals,
         headroom,
         warnings,
+        control,
     }
+}
+
+/// The roster fingerprint: agent name and version and each offered
+/// definition's hash, in roster order.
+pub fn fingerprint(agent: &str, version: u64, definition_hashes: &[[u8; 32]]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"muster-roster-v1\0");
+    hasher.update(agent.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(version.to_be_bytes());
+    for hash in definition_hashes {
+        hasher.update(hash);
+    }
+    crate::canon::labelled_hex(&hasher.finalize())
 }
 
 fn headroom(catalog: &Catalog, roster: &[usize], slots: u32, tokens: u32) -> Headroom {
@@ -376,15 +413,37 @@ impl Plan<'_> {
     /// every offered definition in order. Sessions pin it; it changes when
     /// anything the model is shown changes.
     pub fn fingerprint(&self) -> String {
-        let mut hasher = Sha256::new();
-        hasher.update(b"muster-roster-v1\0");
-        hasher.update(self.catalog.agent.as_bytes());
-        hasher.update(b"\0");
-        hasher.update(self.catalog.agent_version.to_be_bytes());
-        for &i in &self.roster {
-            hasher.update(self.catalog.candidates[i].definition_hash);
+        let hashes: Vec<[u8; 32]> = self
+            .roster
+            .iter()
+            .map(|&i| self.definition_hash(i))
+            .collect();
+        fingerprint(&self.catalog.agent, self.catalog.agent_version, &hashes)
+    }
+
+    /// The hash of candidate `i`'s definition as offered (the control
+    /// tool's with its summary).
+    pub fn definition_hash(&self, i: usize) -> [u8; 32] {
+        match &self.control {
+            Some(offer) if offer.index == i => offer.definition_hash,
+            _ => self.catalog.candidates[i].definition_hash,
         }
-        crate::canon::labelled_hex(&hasher.finalize())
+    }
+
+    /// Candidate `i`'s description as offered.
+    pub fn description(&self, i: usize) -> &str {
+        match &self.control {
+            Some(offer) if offer.index == i => &offer.description,
+            _ => &self.catalog.candidates[i].description,
+        }
+    }
+
+    /// Tokens candidate `i`'s definition costs as offered.
+    pub fn tokens(&self, i: usize) -> u32 {
+        match &self.control {
+            Some(offer) if offer.index == i => offer.tokens,
+            _ => self.catalog.candidates[i].tokens,
+        }
     }
 
     /// The decision about the candidate called `name` (the first, if the
@@ -451,5 +510,7 @@ impl Plan<'_> {
     }
 }
 
+mod control;
 mod json;
-pub use json::{FORMAT_VERSION, PlanJson};
+pub use control::ControlOffer;
+pub use json::{FORMAT_VERSION, PlanJson, RosterEntry};

@@ -59,6 +59,17 @@ pub struct Caps {
     pub tokens: u32,
 }
 
+impl Caps {
+    /// These caps with what-if overrides applied (`--item-cap`,
+    /// `--token-cap`, a gate's or a request's overrides).
+    pub fn with_overrides(self, items: Option<u32>, tokens: Option<u32>) -> Caps {
+        Caps {
+            items: items.unwrap_or(self.items),
+            tokens: tokens.unwrap_or(self.tokens),
+        }
+    }
+}
+
 /// What to do with an argument name a tool's schema does not declare
 /// (where the schema does not already refuse it with
 /// `additionalProperties: false`).
@@ -123,22 +134,32 @@ pub struct Deferral {
     pub enabled: bool,
     /// The control tool's name.
     pub control_tool: String,
-    /// The control tool's description.
+    /// The control tool's description, before the summary of what is
+    /// deferred behind it.
     pub description: String,
+    /// Most tokens the summary of deferred kinds may add to the control
+    /// tool's description; reserved with its slot before planning.
+    pub summary_tokens: u32,
+    /// Most tools an agent session may load.
+    pub max_loaded: u32,
+    /// Most tokens the loaded tools' definitions may cost together.
+    pub max_loaded_tokens: u32,
+    /// Most tools one query to the control tool loads.
+    pub per_query: u32,
 }
 
 impl Deferral {
-    /// The control tool's input schema: it takes the name of a deferred tool.
+    /// The control tool's input schema: a request in words, or exact names.
     pub fn control_schema() -> Value {
         serde_json::json!({
             "type": "object",
             "properties": {
-                "name": {
+                "query": {
                     "type": "string",
-                    "description": "Exact name of the deferred tool to load."
+                    "description": "What you need a tool for, in a few words; or the exact name of a tool or kind listed above (several names separated by commas)."
                 }
             },
-            "required": ["name"],
+            "required": ["query"],
             "additionalProperties": false
         })
     }
@@ -153,6 +174,12 @@ pub struct Group {
     pub required: bool,
     /// Full tool names.
     pub members: Vec<(String, Origin)>,
+    /// One line on what its tools are for, shown in the control tool's
+    /// summary of deferred kinds.
+    pub description: Option<String>,
+    /// Whether its deferred members load together, as one entry named
+    /// after the group.
+    pub defer_together: bool,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -162,7 +189,8 @@ pub struct Group {
 pub struct Agent {
     /// Agent name.
     pub name: String,
-    /// Version pinned by sessions; part of the roster fingerprint.
+    /// Version pinned by sessions; part of the roster fingerprint. One
+    /// name may be declared at several versions.
     pub version: u64,
     /// An explicit list of tools to enable; `None` means the default roster.
     pub enabled_tools: Option<Vec<(String, Origin)>>,
@@ -206,6 +234,12 @@ pub struct ToolDef {
 pub struct ServerDef {
     /// Server name; tools are `mcp.<name>.<tool>`.
     pub name: String,
+    /// One line on what its tools are for, shown in the control tool's
+    /// summary of deferred kinds.
+    pub description: Option<String>,
+    /// Whether its deferred tools load together, as one entry named
+    /// `mcp.<name>`.
+    pub defer_together: bool,
     /// The stdio command `discover` starts.
     pub command: Option<Vec<String>>,
     /// Extra environment for the command.
@@ -271,10 +305,14 @@ pub struct Policy {
     pub locked: Option<crate::lock::Lock>,
     /// Groups in declared order.
     pub groups: Vec<Group>,
-    /// Agents; the first is the default unless one says `default = true`.
+    /// Agents, every declared version of each; the first name is the
+    /// default unless one says `default = true`.
     pub agents: Vec<Agent>,
-    /// Index into `agents` of the default agent.
+    /// Index into `agents` of the default agent at its current version.
     pub default_agent: usize,
+    /// For each agent name, the index into `agents` of the version new
+    /// sessions pin: the one marked `current = true`, else the highest.
+    pub current_versions: BTreeMap<String, usize>,
     /// Configured tools in declared order (files by name, then file order).
     pub tools: Vec<ToolDef>,
     /// MCP servers in declared order.
@@ -296,11 +334,22 @@ impl Policy {
         Loader::new(dir).load()
     }
 
-    /// The agent called `name`, or the default agent for `None`.
-    pub fn agent(&self, name: Option<&str>) -> Option<&Agent> {
-        match name {
-            None => self.agents.get(self.default_agent),
-            Some(name) => self.agents.iter().find(|a| a.name == name),
+    /// The agent called `name` (the default agent for `None`) at
+    /// `version` (its current version for `None`).
+    pub fn agent(&self, name: Option<&str>, version: Option<u64>) -> Option<&Agent> {
+        let name = match name {
+            Some(name) => name,
+            None => self.agents.get(self.default_agent)?.name.as_str(),
+        };
+        match version {
+            Some(v) => self
+                .agents
+                .iter()
+                .find(|a| a.name == name && a.version == v),
+            None => self
+                .current_versions
+                .get(name)
+                .and_then(|&i| self.agents.get(i)),
         }
     }
 
@@ -417,6 +466,7 @@ impl Loader {
             groups,
             agents,
             default_agent,
+            current_versions,
         } = settings;
         Ok(Policy {
             root: self.root,
@@ -429,6 +479,7 @@ impl Loader {
             groups,
             agents,
             default_agent,
+            current_versions,
             tools,
             servers,
             profiles,
@@ -906,6 +957,8 @@ impl Loader {
         let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
         Some(ServerDef {
             name,
+            description: raw.description.clone(),
+            defer_together: raw.defer_together,
             command: raw.command,
             env: raw.env,
             snapshot,
@@ -1130,20 +1183,38 @@ impl Loader {
                         )).help("give the control tool a name of its own"));
                     }
                 }
-                Deferral {
+                let mut deferral = Deferral {
                     enabled: d.enabled,
                     control_tool,
-                    description: d
-                        .description
-                        .clone()
-                        .unwrap_or_else(default_control_description),
+                    ..Deferral::default()
+                };
+                if let Some(text) = &d.description {
+                    deferral.description = text.clone();
                 }
+                let bounds = [
+                    (
+                        &d.summary_tokens,
+                        "summary_tokens",
+                        &mut deferral.summary_tokens,
+                    ),
+                    (&d.max_loaded, "max_loaded", &mut deferral.max_loaded),
+                    (
+                        &d.max_loaded_tokens,
+                        "max_loaded_tokens",
+                        &mut deferral.max_loaded_tokens,
+                    ),
+                    (&d.per_query, "per_query", &mut deferral.per_query),
+                ];
+                for (value, key, slot) in bounds {
+                    if let Some(value) = value
+                        && let Some(v) = self.positive(src, value, &format!("deferral.{key}"))
+                    {
+                        *slot = v;
+                    }
+                }
+                deferral
             }
-            None => Deferral {
-                enabled: false,
-                control_tool: DEFAULT_CONTROL_TOOL.to_string(),
-                description: default_control_description(),
-            },
+            None => Deferral::default(),
         };
         let mut calls = CallPolicy {
             configured_unknown: UnknownArguments::Refuse,
@@ -1204,6 +1275,16 @@ impl Loader {
                         .help("list full tool names in members = [...]"),
                 );
             }
+            if g.defer_together && g.required {
+                self.problems.push(
+                    origin
+                        .problem(format!(
+                            "group {:?} is both required and defer_together",
+                            g.name.get_ref()
+                        ))
+                        .help("required members are always offered, so they are never deferred; drop one of the two"),
+                );
+            }
             groups.push(Group {
                 name: g.name.get_ref().clone(),
                 required: g.required,
@@ -1212,22 +1293,18 @@ impl Loader {
                     .iter()
                     .map(|m| (m.get_ref().clone(), src.at(m)))
                     .collect(),
+                description: g.description.clone(),
+                defer_together: g.defer_together,
                 origin,
             });
         }
         let mut agents: Vec<Agent> = Vec::new();
-        let mut default_agent = None;
+        let mut default_agent: Option<usize> = None;
+        let mut current_marked: BTreeMap<String, usize> = BTreeMap::new();
         for a in &file.agent {
             let origin = src.at(a);
             let a = a.get_ref();
             let name = a.name.get_ref().clone();
-            if agents.iter().any(|other| other.name == name) {
-                self.problems.push(
-                    src.at(&a.name)
-                        .problem(format!("agent {name:?} is declared twice")),
-                );
-                continue;
-            }
             let version = match &a.version {
                 Some(v) if *v.get_ref() < 0 => {
                     self.problems.push(
@@ -1239,19 +1316,45 @@ impl Loader {
                 Some(v) => *v.get_ref() as u64,
                 None => 1,
             };
+            if agents
+                .iter()
+                .any(|other| other.name == name && other.version == version)
+            {
+                self.problems.push(
+                    src.at(&a.name)
+                        .problem(format!(
+                            "agent {name:?} version {version} is declared twice"
+                        ))
+                        .help("give each declaration of one agent its own version"),
+                );
+                continue;
+            }
             if a.default {
-                if let Some(first) = default_agent {
-                    let first: &Agent = &agents[first];
-                    self.problems.push(
+                match default_agent.map(|i| &agents[i]) {
+                    Some(first) if first.name != name => self.problems.push(
                         origin
                             .problem(format!(
                                 "agents {:?} and {name:?} are both marked default",
                                 first.name
                             ))
                             .help("mark exactly one agent default = true"),
+                    ),
+                    Some(_) => {}
+                    None => default_agent = Some(agents.len()),
+                }
+            }
+            if a.current {
+                if let Some(&first) = current_marked.get(&name) {
+                    self.problems.push(
+                        origin
+                            .problem(format!(
+                                "agent {name:?}: versions {} and {version} are both marked current",
+                                agents[first].version
+                            ))
+                            .help("mark at most one version current = true; without it the highest version is current"),
                     );
                 } else {
-                    default_agent = Some(agents.len());
+                    current_marked.insert(name.clone(), agents.len());
                 }
             }
             if let Some(servers_list) = &a.servers {
@@ -1292,6 +1395,21 @@ impl Loader {
                 },
             });
         }
+        // Each name's current version: the one marked, else the highest.
+        let mut current_versions = BTreeMap::new();
+        for (i, agent) in agents.iter().enumerate() {
+            if current_marked.contains_key(&agent.name) {
+                continue;
+            }
+            let current = current_versions.entry(agent.name.clone()).or_insert(i);
+            if agents[*current].version < agent.version {
+                *current = i;
+            }
+        }
+        current_versions.extend(current_marked);
+        // The default agent is its name at its current version.
+        let default_name = &agents[default_agent.unwrap_or(0)].name;
+        let default_agent = current_versions[default_name];
         Settings {
             caps,
             encoding,
@@ -1301,7 +1419,8 @@ impl Loader {
             lock_explicit,
             groups,
             agents,
-            default_agent: default_agent.unwrap_or(0),
+            default_agent,
+            current_versions,
         }
     }
 
@@ -1330,12 +1449,25 @@ struct Settings {
     groups: Vec<Group>,
     agents: Vec<Agent>,
     default_agent: usize,
+    current_versions: BTreeMap<String, usize>,
 }
 
-fn default_control_description() -> String {
-    "Load a tool that is available but not listed here, by its exact name. The tool's \
-     definition is added for the rest of the session; call it normally afterwards."
-        .to_string()
+impl Default for Deferral {
+    fn default() -> Self {
+        Deferral {
+            enabled: false,
+            control_tool: DEFAULT_CONTROL_TOOL.to_string(),
+            description: "Find and load tools that are available but not listed here. Say \
+                          what you need in a few words, or give exact names. Loaded tools \
+                          stay for the rest of the session; call them directly from your \
+                          next step."
+                .to_string(),
+            summary_tokens: 200,
+            max_loaded: 8,
+            max_loaded_tokens: 4000,
+            per_query: 3,
+        }
+    }
 }
 
 /// Why `name` cannot be a tool name, if it cannot.

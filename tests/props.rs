@@ -1,12 +1,14 @@
 //! Properties of the planner over random catalogs and caps.
 
 use muster::catalog::{Catalog, Selection};
+use muster::contract::ResumeStatus;
 use muster::finding::Status;
 use muster::plan::plan;
 use muster::policy::{
     Agent, CallPolicy, Caps, Deferral, Group, ListedTool, LockMode, LockPolicy, Origin, Policy,
     Profile, ServerDef, ToolDef, UnknownArguments,
 };
+use muster::session;
 use muster::tokens::Encoding;
 use proptest::prelude::*;
 use serde_json::json;
@@ -132,6 +134,9 @@ fn policy(w: &World) -> Policy {
         .enumerate()
         .map(|(s, listed)| ServerDef {
             name: format!("srv{s}"),
+            description: None,
+            // Every other server's deferred tools load together.
+            defer_together: s % 2 == 1,
             command: None,
             env: BTreeMap::new(),
             snapshot: None,
@@ -196,6 +201,10 @@ fn policy(w: &World) -> Policy {
             enabled: w.deferral,
             control_tool: "tools.load".into(),
             description: "Load a deferred tool by name.".into(),
+            // Small bounds, so loads meet them.
+            max_loaded: 1 + w.caps.0 % 6,
+            max_loaded_tokens: 100 + w.caps.1 % 900,
+            ..Deferral::default()
         },
         calls: CallPolicy {
             configured_unknown: UnknownArguments::Refuse,
@@ -215,6 +224,8 @@ fn policy(w: &World) -> Policy {
                 name: "req".into(),
                 required: true,
                 members,
+                description: None,
+                defer_together: false,
                 origin: origin(),
             }]
         },
@@ -226,6 +237,7 @@ fn policy(w: &World) -> Policy {
             origin: origin(),
         }],
         default_agent: 0,
+        current_versions: BTreeMap::from([("gen".to_string(), 0)]),
         tools,
         servers,
         profiles,
@@ -238,7 +250,7 @@ proptest! {
     #[test]
     fn plans_respect_caps_and_place_every_candidate_once(w in world()) {
         let policy = policy(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new() };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
         let catalog = Catalog::build(&policy, &selection).unwrap();
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let p = plan(&catalog, caps);
@@ -271,7 +283,8 @@ proptest! {
             .filter(|c| c.name == "tools.load");
         let need_items = required.len() as u32 + u32::from(control.is_some());
         let need_tokens: u32 = required.iter().map(|c| c.tokens).sum::<u32>()
-            + control.map_or(0, |c| c.tokens) + catalog.wrapper_tokens;
+            + control.map_or(0, |c| c.tokens + catalog.deferral_policy.summary_tokens)
+            + catalog.wrapper_tokens;
         if need_items <= caps.items && need_tokens <= caps.tokens {
             prop_assert!(required.iter().all(|c| offered.iter().any(|o| o.name == c.name)));
         }
@@ -280,10 +293,51 @@ proptest! {
     #[test]
     fn the_same_input_gives_byte_identical_json(w in world()) {
         let policy = policy(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new() };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let a = Catalog::build(&policy, &selection).unwrap();
         let b = Catalog::build(&policy.clone(), &selection).unwrap();
         prop_assert_eq!(plan(&a, caps).to_json_string(), plan(&b, caps).to_json_string());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// Loads in any order keep every earlier roster entry byte for byte,
+    /// stay within the policy's bounds, leave a document that reads back to
+    /// the same bytes, and resume against the unchanged policy.
+    #[test]
+    fn session_loads_append_within_bounds_and_resume(w in world(), picks in prop::collection::vec((0usize..64, 1usize..3), 0..8)) {
+        let policy = policy(&w);
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
+        let doc = session::new(&policy, &selection, Some(w.caps.0.max(1)), Some(w.caps.1.max(1))).unwrap();
+        let text = session::to_json_string(&doc);
+        prop_assert_eq!(session::to_json_string(&session::read(&text, "s.json".as_ref()).unwrap()), text);
+        let mut live = match session::open(&policy, doc).unwrap() {
+            session::Opened::Live(live) => *live,
+            session::Opened::Mismatch(report) => panic!("a new session must resume: {report:?}"),
+        };
+        let bounds = policy.deferral.clone();
+        let deferred: Vec<String> = live.document().deferred.iter().map(|t| t.name.clone()).collect();
+        for (pick, many) in picks {
+            let before: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
+            let names: Vec<String> = (0..many)
+                .filter_map(|k| deferred.get((pick + k) % deferred.len().max(1)).cloned())
+                .collect();
+            let answer = live.load(&session::LoadRequest::Names(names));
+            let after: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
+            let (b, a) = (before["roster"].as_array().unwrap(), after["roster"].as_array().unwrap());
+            prop_assert!(a.len() >= b.len());
+            prop_assert_eq!(&a[..b.len()], &b[..], "earlier roster entries never change");
+            prop_assert_eq!(a.len() - b.len(), answer.loaded.len());
+            let doc = live.document();
+            prop_assert!(doc.loaded.len() as u32 <= bounds.max_loaded);
+            prop_assert!(doc.loaded.iter().map(|t| t.tokens).sum::<u32>() <= bounds.max_loaded_tokens);
+            let text = session::to_json_string(doc);
+            let back = session::read(&text, "s.json".as_ref()).unwrap();
+            prop_assert_eq!(&session::to_json_string(&back), &text);
+            prop_assert_eq!(session::resume(&policy, &back).unwrap().status, ResumeStatus::Ok);
+        }
     }
 }

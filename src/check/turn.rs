@@ -184,20 +184,7 @@ struct RawCall<'t> {
 
 /// An input error for a JSON file serde_json could not read, with the line it stopped at.
 pub(crate) fn json_error(file: &Path, what: &str, err: &serde_json::Error, help: &str) -> Error {
-    // serde_json appends " at line L column C"; the line goes in its own field instead.
-    let text = err.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(at) if err.line() > 0 => &text[..at],
-        _ => text.as_str(),
-    };
-    let line = (err.line() > 0).then_some(err.line());
-    Error::new(
-        ErrorKind::Input,
-        Problem::new(format!("cannot read the {what}: {message}"))
-            .in_file(file)
-            .at_line(line)
-            .help(help),
-    )
+    Error::json(file, what, err, help)
 }
 
 #[cfg(test)]

@@ -124,36 +124,36 @@ fn server_tool(c: &Candidate) -> (Option<&str>, Option<&str>) {
 }
 
 impl<'c> Plan<'c> {
+    /// Candidate `i` as an offered tool in the plan JSON's roster shape, with
+    /// its decision's rank and code.
+    pub fn roster_entry(&self, i: usize) -> RosterEntry<'_> {
+        let c = &self.catalog.candidates[i];
+        let d = &self.decisions[i];
+        let (server, tool) = server_tool(c);
+        RosterEntry {
+            name: &c.name,
+            source: c.source.as_str(),
+            server,
+            tool,
+            rank: d.rank.unwrap_or(0),
+            code: d.code,
+            group: c.group.as_deref(),
+            tokens: self.tokens(i),
+            description: self.description(i),
+            input_schema: &c.input_schema,
+            fixed: &c.call.fixed,
+            only: c.call.only.as_deref(),
+            unknown_arguments: c.call.unknown_arguments,
+            coerce: c.call.coerce,
+            parameters: c.call.parameters.as_deref(),
+            variadic: c.call.variadic,
+        }
+    }
+
     /// The plan as its JSON contract.
     pub fn to_json(&self) -> PlanJson<'_> {
         let cat = self.catalog;
-        let roster = self
-            .roster
-            .iter()
-            .map(|&i| {
-                let c = &cat.candidates[i];
-                let d = &self.decisions[i];
-                let (server, tool) = server_tool(c);
-                RosterEntry {
-                    name: &c.name,
-                    source: c.source.as_str(),
-                    server,
-                    tool,
-                    rank: d.rank.unwrap_or(0),
-                    code: d.code,
-                    group: c.group.as_deref(),
-                    tokens: c.tokens,
-                    description: &c.description,
-                    input_schema: &c.input_schema,
-                    fixed: &c.call.fixed,
-                    only: c.call.only.as_deref(),
-                    unknown_arguments: c.call.unknown_arguments,
-                    coerce: c.call.coerce,
-                    parameters: c.call.parameters.as_deref(),
-                    variadic: c.call.variadic,
-                }
-            })
-            .collect();
+        let roster = self.roster.iter().map(|&i| self.roster_entry(i)).collect();
         let miss = |&i: &usize| {
             let c = &cat.candidates[i];
             let d = &self.decisions[i];

@@ -46,6 +46,10 @@ pub struct RawDeferral {
     pub enabled: bool,
     pub control_tool: Option<Spanned<String>>,
     pub description: Option<String>,
+    pub summary_tokens: Option<Spanned<i64>>,
+    pub max_loaded: Option<Spanned<i64>>,
+    pub max_loaded_tokens: Option<Spanned<i64>>,
+    pub per_query: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +76,9 @@ pub struct RawGroup {
     pub required: bool,
     #[serde(default)]
     pub members: Vec<Spanned<String>>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub defer_together: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -82,6 +89,8 @@ pub struct RawAgent {
     pub version: Option<Spanned<i64>>,
     #[serde(default)]
     pub default: bool,
+    #[serde(default)]
+    pub current: bool,
     pub enabled_tools: Option<Vec<Spanned<String>>>,
     pub servers: Option<Vec<Spanned<String>>>,
 }
@@ -128,6 +137,9 @@ pub struct McpFile {
 #[serde(deny_unknown_fields)]
 pub struct RawServer {
     pub name: Spanned<String>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub defer_together: bool,
     pub command: Option<Vec<String>>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,

@@ -53,8 +53,20 @@ pub enum Command {
     /// were offered with; exit 1 if the turn is refused.
     Check {
         /// The plan the model was offered (`muster plan --format json`).
-        #[arg(long, value_name = "PLAN.json")]
-        plan: PathBuf,
+        #[arg(
+            long,
+            value_name = "PLAN.json",
+            required_unless_present = "session",
+            conflicts_with = "session"
+        )]
+        plan: Option<PathBuf>,
+        /// Or the agent session the turn belongs to: checked against its
+        /// pinned roster and loaded tools.
+        #[arg(long, value_name = "S.json")]
+        session: Option<PathBuf>,
+        /// Policy directory (with --session).
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
         /// The turn: {"calls": [{"id", "name", "arguments"}]}.
         #[arg(long, value_name = "TURN.json")]
         turn: PathBuf,
@@ -65,6 +77,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Agent sessions: pin a roster, find and load deferred tools, resume.
+    #[command(subcommand)]
+    Session(SessionCommand),
     /// Check the policies and print every problem at once.
     Validate {
         /// Policy directory.
@@ -96,6 +111,84 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Plan the roster and pin it in a new session document.
+    New {
+        #[command(flatten)]
+        select: Select,
+        /// Where to write the session document.
+        #[arg(long, value_name = "S.json")]
+        out: PathBuf,
+        /// Output format (json prints the document as written).
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Find the deferred tools that best match a query; changes nothing.
+    Search {
+        /// The session document.
+        session: PathBuf,
+        /// What the tool is needed for, in words.
+        #[arg(required_unless_present = "queries", conflicts_with = "queries")]
+        query: Option<String>,
+        /// Many queries, one JSON object {"query": ...} per line; prints one
+        /// JSON line of results per query, in order.
+        #[arg(long, value_name = "FILE")]
+        queries: Option<PathBuf>,
+        /// Most results per query (at most 10).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10))]
+        limit: u32,
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Load deferred tools into the session (what the control tool does) and
+    /// print the answer for the model.
+    Load {
+        /// The session document; rewritten in place when something loads.
+        session: PathBuf,
+        /// The control tool's query: words, or exact names separated by commas.
+        #[arg(long, required_unless_present = "name", conflicts_with = "name")]
+        query: Option<String>,
+        /// Exact names of deferred tools or kinds (repeatable).
+        #[arg(long, value_name = "NAME")]
+        name: Vec<String>,
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Print what the model is offered now: the pinned roster and the
+    /// loaded tools.
+    Roster {
+        /// The session document.
+        session: PathBuf,
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: TableOrJson,
+    },
+    /// Compare the session's pin with the current policies; exit 1 on a
+    /// tool pin mismatch. Never rewrites the document.
+    Resume {
+        /// The session document.
+        session: PathBuf,
+        /// Policy directory.
+        #[arg(long, default_value = "policies")]
+        policies: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+}
+
 /// Which roster to plan.
 #[derive(Debug, Args)]
 pub struct Select {
@@ -105,6 +198,9 @@ pub struct Select {
     /// Agent (default: the policy's default agent).
     #[arg(long)]
     pub agent: Option<String>,
+    /// Agent version (default: the agent's current version).
+    #[arg(long, value_name = "N")]
+    pub agent_version: Option<u64>,
     /// Flag profile: flags/<PROFILE>.toml.
     #[arg(long = "flags", value_name = "PROFILE")]
     pub profile: Option<String>,

@@ -5,6 +5,7 @@
 mod args;
 mod mcp;
 mod render;
+mod session;
 
 use args::{Cli, Command, Select, TableOrJson, TextOrJson};
 use clap::Parser;
@@ -15,7 +16,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// Exit code for a gate that failed or a turn that was refused.
-const EXIT_FAILED: u8 = 1;
+pub(crate) const EXIT_FAILED: u8 = 1;
 /// Exit code for bad input or usage.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
@@ -50,22 +51,26 @@ pub(crate) fn emit(text: &str) -> Result<(), Error> {
     }
 }
 
-fn load(select: &Select) -> Result<(Policy, Catalog), Error> {
-    let policy = Policy::load(&select.policies)?;
-    let selection = Selection {
+/// The selection `select` names.
+pub(crate) fn selection(select: &Select) -> Selection {
+    Selection {
         agent: select.agent.clone(),
         profile: select.profile.clone(),
         flags: select.flag.clone(),
-    };
-    let catalog = Catalog::build(&policy, &selection)?;
+        version: select.agent_version,
+    }
+}
+
+fn load(select: &Select) -> Result<(Policy, Catalog), Error> {
+    let policy = Policy::load(&select.policies)?;
+    let catalog = Catalog::build(&policy, &selection(select))?;
     Ok((policy, catalog))
 }
 
 fn caps(select: &Select, catalog: &Catalog) -> Caps {
-    Caps {
-        items: select.item_cap.unwrap_or(catalog.caps.items),
-        tokens: select.token_cap.unwrap_or(catalog.caps.tokens),
-    }
+    catalog
+        .caps
+        .with_overrides(select.item_cap, select.token_cap)
 }
 
 fn run(command: Command) -> Result<u8, Error> {
@@ -139,6 +144,8 @@ fn run(command: Command) -> Result<u8, Error> {
         Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
         Command::Check {
             plan,
+            session,
+            policies,
             turn,
             positional,
             format,
@@ -146,7 +153,20 @@ fn run(command: Command) -> Result<u8, Error> {
             let read = |path: &std::path::Path| {
                 std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))
             };
-            let offered = check::OfferedPlan::from_json(&read(&plan)?, &plan)?;
+            let offered = match (plan, session) {
+                (Some(plan), _) => check::OfferedPlan::from_json(&read(&plan)?, &plan)?,
+                (None, Some(path)) => match session::open(&policies, &path, format)? {
+                    // The session's offer has the plan's roster shape.
+                    Ok(live) => check::OfferedPlan::from_json(&live.roster_json(), &path)?,
+                    Err(code) => return Ok(code),
+                },
+                (None, None) => {
+                    return Err(Error::new(
+                        ErrorKind::Usage,
+                        Problem::new("give --plan PLAN.json or --session S.json"),
+                    ));
+                }
+            };
             let turn_value = check::Turn::from_json(&read(&turn)?, &turn)?;
             let report =
                 check::check_turn(&offered, &turn_value, &check::CheckOptions { positional });
@@ -160,6 +180,7 @@ fn run(command: Command) -> Result<u8, Error> {
                 _ => EXIT_FAILED,
             })
         }
+        Command::Session(command) => session::run(command),
         Command::Validate { policies } => {
             let policy = Policy::load(&policies)?;
             emit(&render::validate_text(&policy)?)?;
@@ -168,7 +189,7 @@ fn run(command: Command) -> Result<u8, Error> {
     }
 }
 
-fn json_text<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
     text.push('\n');
     text

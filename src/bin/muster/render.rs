@@ -158,6 +158,7 @@ pub fn validate_text(policy: &Policy) -> Result<String, Error> {
                 agent: Some(agent.name.clone()),
                 profile: profile.clone(),
                 flags: Vec::new(),
+                version: Some(agent.version),
             };
             let catalog = Catalog::build(policy, &selection)?;
             let plan = plan(&catalog, catalog.caps);

@@ -1,0 +1,305 @@
+//! `muster session ...`: reads the document, calls the library, renders,
+//! and writes the document back whole when a load changed it.
+
+use crate::args::{Select, SessionCommand, TableOrJson, TextOrJson};
+use crate::{EXIT_FAILED, emit, json_text, selection};
+use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
+use muster::policy::Policy;
+use muster::session::{self, Live, LoadRequest, Opened};
+use muster::{Error, ErrorKind, Problem};
+use std::fmt::Write as _;
+use std::path::Path;
+
+pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
+    match command {
+        SessionCommand::New {
+            select,
+            out,
+            format,
+        } => new(&select, &out, format),
+        SessionCommand::Search {
+            session,
+            query,
+            queries,
+            limit,
+            policies,
+            format,
+        } => {
+            let live = match open(&policies, &session, format)? {
+                Ok(live) => live,
+                Err(code) => return Ok(code),
+            };
+            match (query, queries) {
+                (_, Some(file)) => search_many(&live, &file, limit as usize),
+                (Some(query), None) => {
+                    let results = live.search(&query, limit as usize);
+                    emit(&match format {
+                        TextOrJson::Json => json_text(&results),
+                        TextOrJson::Text => search_text(&results),
+                    })?;
+                    Ok(0)
+                }
+                (None, None) => Err(usage("give a QUERY or --queries FILE")),
+            }
+        }
+        SessionCommand::Load {
+            session,
+            query,
+            name,
+            policies,
+            format,
+        } => {
+            let mut live = match open(&policies, &session, format)? {
+                Ok(live) => live,
+                Err(code) => return Ok(code),
+            };
+            let request = match query {
+                Some(query) => LoadRequest::Query(query),
+                None => LoadRequest::Names(name),
+            };
+            let answer = live.load(&request);
+            if answer.status == LoadStatus::Loaded {
+                let text = session::to_json_string(live.document());
+                muster::atomic::write_atomic(&session, text.as_bytes())?;
+            }
+            emit(&match format {
+                TextOrJson::Json => json_text(&answer),
+                TextOrJson::Text => format!("{}\n", answer.answer),
+            })?;
+            Ok(match answer.status {
+                LoadStatus::Refused => EXIT_FAILED,
+                _ => 0,
+            })
+        }
+        SessionCommand::Roster {
+            session,
+            policies,
+            format,
+        } => {
+            let text_format = match format {
+                TableOrJson::Json => TextOrJson::Json,
+                TableOrJson::Table => TextOrJson::Text,
+            };
+            let live = match open(&policies, &session, text_format)? {
+                Ok(live) => live,
+                Err(code) => return Ok(code),
+            };
+            let json = live.roster_json();
+            emit(&match format {
+                TableOrJson::Json => json,
+                TableOrJson::Table => roster_table(&json)?,
+            })?;
+            Ok(0)
+        }
+        SessionCommand::Resume {
+            session,
+            policies,
+            format,
+        } => {
+            let policy = Policy::load(&policies)?;
+            let doc = read(&session)?;
+            let report = session::resume(&policy, &doc)?;
+            emit_report(&report, format)
+        }
+    }
+}
+
+fn usage(message: &str) -> Error {
+    Error::new(ErrorKind::Usage, Problem::new(message))
+}
+
+fn new(select: &Select, out: &Path, format: TextOrJson) -> Result<u8, Error> {
+    let policy = Policy::load(&select.policies)?;
+    let doc = session::new(
+        &policy,
+        &selection(select),
+        select.item_cap,
+        select.token_cap,
+    )?;
+    let text = session::to_json_string(&doc);
+    muster::atomic::write_atomic(out, text.as_bytes())?;
+    emit(&match format {
+        TextOrJson::Json => text,
+        TextOrJson::Text => format!(
+            "session for agent {} v{}: {} offered, {} deferred{}; {}\nwritten to {}\n",
+            doc.agent.name,
+            doc.agent.version,
+            doc.roster.len(),
+            doc.deferred.len(),
+            match &doc.control_tool {
+                Some(control) => format!(" behind {control}"),
+                None => String::new(),
+            },
+            doc.fingerprint,
+            out.display()
+        ),
+    })?;
+    Ok(0)
+}
+
+/// Reads the session document at `path`.
+pub(crate) fn read(path: &Path) -> Result<muster::contract::SessionDocument, Error> {
+    let text = std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))?;
+    session::read(&text, path)
+}
+
+/// Opens the session at `path` against the policies in `policies`: the
+/// live session, or the exit code after printing the pin mismatch.
+pub(crate) fn open(
+    policies: &Path,
+    path: &Path,
+    format: TextOrJson,
+) -> Result<Result<Live, u8>, Error> {
+    let policy = Policy::load(policies)?;
+    let doc = read(path)?;
+    match session::open(&policy, doc)? {
+        Opened::Live(live) => Ok(Ok(*live)),
+        Opened::Mismatch(report) => Ok(Err(emit_report(&report, format)?)),
+    }
+}
+
+fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
+    emit(&match format {
+        TextOrJson::Json => json_text(report),
+        TextOrJson::Text => {
+            let mut text = match report.status {
+                ResumeStatus::Ok => format!(
+                    "ok: agent {} v{} resumes with its pinned tools ({})\n",
+                    report.agent.name, report.agent.version, report.fingerprint.pinned
+                ),
+                ResumeStatus::ToolPinMismatch => format!(
+                    "tool-pin-mismatch: agent {} v{} no longer gets the tools it was pinned to\n",
+                    report.agent.name, report.agent.version
+                ),
+            };
+            for change in &report.changes {
+                let _ = writeln!(text, "  {change}");
+            }
+            text
+        }
+    })?;
+    Ok(match report.status {
+        ResumeStatus::Ok => 0,
+        ResumeStatus::ToolPinMismatch => EXIT_FAILED,
+    })
+}
+
+fn search_text(results: &SearchResults) -> String {
+    if results.results.is_empty() {
+        return format!("no deferred tool matches {:?}\n", results.query);
+    }
+    let mut text = String::new();
+    for r in &results.results {
+        let _ = writeln!(
+            text,
+            "{:.4}  {}{}  {}",
+            r.score,
+            r.name,
+            if r.loaded { " (loaded)" } else { "" },
+            r.description
+        );
+    }
+    text
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryLine {
+    query: String,
+    /// Labelled query files carry the names they expect; search ignores them.
+    #[serde(default)]
+    #[allow(dead_code)]
+    expect: Vec<String>,
+}
+
+fn search_many(live: &Live, file: &Path, limit: usize) -> Result<u8, Error> {
+    let text = std::fs::read_to_string(file).map_err(|err| Error::io(file, &err))?;
+    let mut out = String::new();
+    let mut problems = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<QueryLine>(line) {
+            Ok(q) => {
+                let results = live.search(&q.query, limit);
+                out.push_str(&serde_json::to_string(&results).unwrap_or_default());
+                out.push('\n');
+            }
+            Err(err) => problems.push(
+                Problem::new(format!("cannot read the query: {err}"))
+                    .in_file(file)
+                    .at_line(Some(n + 1))
+                    .help("give one JSON object per line: {\"query\": \"...\"}"),
+            ),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::many(ErrorKind::Input, problems));
+    }
+    emit(&out)?;
+    Ok(0)
+}
+
+fn roster_table(json: &str) -> Result<String, Error> {
+    #[derive(serde::Deserialize)]
+    struct Roster {
+        agent: Agent,
+        roster: Vec<Entry>,
+        deferred: Vec<serde::de::IgnoredAny>,
+        totals: Totals,
+    }
+    #[derive(serde::Deserialize)]
+    struct Agent {
+        name: String,
+        version: u64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        name: String,
+        source: String,
+        tokens: u32,
+        code: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Totals {
+        pinned_items: u32,
+        pinned_tokens: u32,
+        loaded_items: u32,
+        loaded_tokens: u32,
+        max_loaded: u32,
+        max_loaded_tokens: u32,
+    }
+    let r: Roster = serde_json::from_str(json).map_err(|err| {
+        Error::new(
+            ErrorKind::Io,
+            Problem::new(format!("cannot render the session roster: {err}")),
+        )
+    })?;
+    let t = &r.totals;
+    let mut text = format!(
+        "agent {} v{}: {} pinned ({} tokens), {}/{} loaded ({}/{} tokens), {} more deferred\n\n",
+        r.agent.name,
+        r.agent.version,
+        t.pinned_items,
+        t.pinned_tokens,
+        t.loaded_items,
+        t.max_loaded,
+        t.loaded_tokens,
+        t.max_loaded_tokens,
+        r.deferred.len()
+    );
+    let _ = writeln!(
+        text,
+        "{:<42}  {:<10}  {:>6}  code",
+        "tool", "source", "tokens"
+    );
+    for e in &r.roster {
+        let _ = writeln!(
+            text,
+            "{:<42}  {:<10}  {:>6}  {}",
+            e.name, e.source, e.tokens, e.code
+        );
+    }
+    Ok(text)
+}

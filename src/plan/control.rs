@@ -1,0 +1,162 @@
+//! The control tool's description as offered: the policy's text, then one
+//! line per kind of deferred tool (its MCP server, group or name's first
+//! part), so the model knows what it can ask for without being shown the
+//! tools themselves.
+//!
+//! The planner reserves the control tool's base definition plus
+//! `deferral.summary_tokens` before placing anything; the summary is then
+//! written for what was actually deferred and never costs more than that
+//! reservation. Lines go in the rank order of each kind's best deferred
+//! tool; those past the budget are counted in a closing line instead.
+
+use crate::catalog::{Catalog, Kind};
+
+/// The control tool as this plan offers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlOffer {
+    /// Candidate index of the control tool.
+    pub index: usize,
+    /// Its description: the policy's text and the summary of deferred kinds.
+    pub description: String,
+    /// Tokens its definition costs with that description.
+    pub tokens: u32,
+    /// Tokens reserved for it before planning.
+    pub reserved: u32,
+    /// Hash of its definition as offered.
+    pub definition_hash: [u8; 32],
+    /// Kinds summarized, in order (indices into [`Catalog::kinds`]).
+    pub kinds_listed: Vec<usize>,
+    /// Kinds with deferred tools left out of the summary for its budget.
+    pub kinds_left_out: u32,
+}
+
+/// Writes the control tool's description for `deferred` (candidate
+/// indices in rank order) within `reserved` tokens for the whole
+/// definition.
+pub(crate) fn offer(
+    catalog: &Catalog,
+    index: usize,
+    deferred: &[usize],
+    reserved: u32,
+) -> ControlOffer {
+    let control = &catalog.candidates[index];
+    let mut kinds: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &i in deferred {
+        let Some(kind) = catalog.candidates[i].kind else {
+            continue;
+        };
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, members)) => members.push(i),
+            None => kinds.push((kind, vec![i])),
+        }
+    }
+    let lines: Vec<String> = kinds
+        .iter()
+        .map(|(kind, members)| line(catalog, &catalog.kinds[*kind], members))
+        .collect();
+    let encoding = catalog.encoding;
+    let count = |description: &str| {
+        encoding.count_definition(&control.name, description, &control.input_schema)
+    };
+    // Lines are added while the whole definition stays within the
+    // reservation; the reservation bounds how many can be tried.
+    let try_lines = |n: usize| {
+        let description = compose(&control.description, &lines[..n], kinds.len() - n);
+        let tokens = count(&description);
+        (tokens <= reserved).then_some((description, tokens))
+    };
+    let mut listed = 0;
+    let mut chosen = try_lines(0);
+    while listed < lines.len() {
+        match try_lines(listed + 1) {
+            Some(found) => {
+                chosen = Some(found);
+                listed += 1;
+            }
+            None => break,
+        }
+    }
+    let (description, tokens) = chosen.unwrap_or_else(|| {
+        // Not even the closing count fits: the policy's text alone, which
+        // the reservation always covers.
+        let description = control.description.clone();
+        let tokens = count(&description);
+        (description, tokens)
+    });
+    let definition_hash = crate::catalog::definition_hash(
+        &control.name,
+        &description,
+        &control.input_schema,
+        &control.call.fixed,
+        control.call.only.as_deref(),
+    );
+    ControlOffer {
+        index,
+        description,
+        tokens,
+        reserved,
+        definition_hash,
+        kinds_listed: kinds[..listed].iter().map(|(k, _)| *k).collect(),
+        kinds_left_out: (kinds.len() - listed) as u32,
+    }
+}
+
+/// The description with `lines` and a count of the kinds left out.
+fn compose(base: &str, lines: &[String], left_out: usize) -> String {
+    if lines.is_empty() && left_out == 0 {
+        return base.to_string();
+    }
+    let mut text = String::from(base);
+    text.push_str("\n\nAvailable to load:");
+    for line in lines {
+        text.push_str("\n- ");
+        text.push_str(line);
+    }
+    match left_out {
+        0 => {}
+        1 => text.push_str("\n- and 1 more kind; describe what you need to find it"),
+        n => text.push_str(&format!(
+            "\n- and {n} more kinds; describe what you need to find them"
+        )),
+    }
+    text
+}
+
+/// One summary line: the kind's name, how many tools, and what they do.
+fn line(catalog: &Catalog, kind: &Kind, members: &[usize]) -> String {
+    let name = |i: usize| catalog.candidates[i].name.as_str();
+    if let [only] = members
+        && kind.description.is_none()
+    {
+        let c = &catalog.candidates[*only];
+        let what = crate::search::one_line(&c.description);
+        return if what.is_empty() {
+            name(*only).to_string()
+        } else {
+            format!("{}: {what}", name(*only))
+        };
+    }
+    let count = match members.len() {
+        1 => "1 tool".to_string(),
+        n => format!("{n} tools"),
+    };
+    let what = match &kind.description {
+        Some(text) => crate::search::one_line(text),
+        None => {
+            // Without a description, the tools' own short names say it.
+            let prefix = format!("{}.", kind.name);
+            let short: Vec<&str> = members
+                .iter()
+                .map(|&i| name(i).strip_prefix(&prefix).unwrap_or(name(i)))
+                .take(6)
+                .collect();
+            let more = members.len().saturating_sub(short.len());
+            let mut what = short.join(", ");
+            if more > 0 {
+                what.push_str(&format!(", and {more} more"));
+            }
+            what
+        }
+    };
+    format!("{} ({count}): {what}", kind.name)
+}
