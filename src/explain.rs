@@ -54,7 +54,7 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
             reasons.push(format!(
                 "offered at {rank_text}: {}; {} tokens",
                 d.code.description(),
-                c.tokens
+                plan.tokens(i)
             ));
             if let Some(group) = &c.group {
                 reasons.push(format!("member of group {group}"));
@@ -154,7 +154,7 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
         status: d.status.as_str().to_string(),
         code: Some(d.code),
         rank: d.rank,
-        tokens: c.exclusion.is_none().then_some(c.tokens),
+        tokens: c.exclusion.is_none().then_some(plan.tokens(i)),
         summary,
         reasons,
         to_fit,

@@ -462,7 +462,13 @@ impl Plan<'_> {
         let name = |j: usize| self.catalog.candidates[j].name.as_str();
         match &d.facts {
             Facts::None => match d.code {
-                Code::ControlTool => "reserved first: it loads deferred tools".to_string(),
+                Code::ControlTool => match &self.control {
+                    Some(offer) => format!(
+                        "reserved first ({} tokens with its summary budget): it loads deferred tools; offered at {} tokens",
+                        offer.reserved, offer.tokens
+                    ),
+                    None => "reserved first: it loads deferred tools".to_string(),
+                },
                 Code::Required => format!(
                     "required by group {}; {} tokens",
                     c.group.as_deref().unwrap_or("?"),

@@ -75,7 +75,7 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
             d.rank.unwrap_or(0),
             c.name,
             c.source.as_str(),
-            c.tokens,
+            plan.tokens(i),
             d.code
         );
     }
