@@ -8,9 +8,12 @@
 //! deferred tools), and it must not read models, the network, the clock or
 //! the environment. The same entries and query always give the same hits.
 
+mod deferred;
 mod stem;
 mod text;
 mod typo;
+
+pub use deferred::{DeferredEntry, DeferredIndex};
 
 use serde_json::Value;
 use std::collections::HashMap;

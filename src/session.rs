@@ -16,16 +16,15 @@
 use crate::canon;
 use crate::catalog::{Catalog, Selection};
 use crate::contract::{
-    DefinitionPart, DefinitionParts, EntryKind, FingerprintPair, LoadAnswer, LoadNote, LoadStatus,
-    LoadedTool, PinChange, PinnedAgent, PinnedCaps, PinnedSelection, PinnedTool, Place,
-    ResumeReport, ResumeStatus, SESSION_FORMAT_VERSION, SearchResult, SearchResults,
-    SessionDocument,
+    DefinitionPart, DefinitionParts, FingerprintPair, LoadAnswer, LoadNote, LoadStatus, LoadedTool,
+    PinChange, PinnedAgent, PinnedCaps, PinnedSelection, PinnedTool, Place, ResumeReport,
+    ResumeStatus, SESSION_FORMAT_VERSION, SearchResult, SearchResults, SessionDocument,
 };
 use crate::error::{Error, ErrorKind, Problem};
 use crate::finding::{Code, Status};
 use crate::plan::{self, Plan, RosterEntry};
 use crate::policy::{Caps, Policy};
-use crate::search::{self, Index};
+use crate::search::{self, DeferredEntry, DeferredIndex};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -296,16 +295,6 @@ pub fn open(policy: &Policy, doc: SessionDocument) -> Result<Opened, Error> {
     })
 }
 
-/// One entry of the search index: a deferred tool, or a kind whose deferred
-/// tools load together.
-struct SearchEntry {
-    name: String,
-    description: String,
-    kind: EntryKind,
-    /// Candidate indices it loads, in rank order.
-    tools: Vec<usize>,
-}
-
 impl Live {
     /// The plan the session was pinned to, rebuilt.
     pub fn plan(&self) -> Plan<'_> {
@@ -392,69 +381,6 @@ impl Live {
         changes
     }
 
-    /// The search entries: deferred tools, with those of a kind that loads
-    /// together folded into one entry named after the kind.
-    fn entries(&self, plan: &Plan<'_>) -> Vec<SearchEntry> {
-        let mut entries: Vec<SearchEntry> = Vec::new();
-        let mut kinds: BTreeMap<usize, usize> = BTreeMap::new();
-        for &i in &plan.deferred {
-            let c = &plan.catalog.candidates[i];
-            let together = c.kind.filter(|&k| plan.catalog.kinds[k].together);
-            match together {
-                Some(k) => match kinds.get(&k) {
-                    Some(&e) => entries[e].tools.push(i),
-                    None => {
-                        kinds.insert(k, entries.len());
-                        let kind = &plan.catalog.kinds[k];
-                        entries.push(SearchEntry {
-                            name: kind.name.clone(),
-                            description: kind.description.clone().unwrap_or_default(),
-                            kind: EntryKind::Kind,
-                            tools: vec![i],
-                        });
-                    }
-                },
-                None => entries.push(SearchEntry {
-                    name: c.name.clone(),
-                    description: c.description.clone(),
-                    kind: EntryKind::Tool,
-                    tools: vec![i],
-                }),
-            }
-        }
-        entries
-    }
-
-    fn index(&self, plan: &Plan<'_>, entries: &[SearchEntry]) -> Index {
-        // A kind is found by its own words and by its members' names and
-        // descriptions.
-        let texts: Vec<String> = entries
-            .iter()
-            .map(|e| match e.kind {
-                EntryKind::Tool => e.description.clone(),
-                EntryKind::Kind => {
-                    let mut text = e.description.clone();
-                    for &i in &e.tools {
-                        let c = &plan.catalog.candidates[i];
-                        text.push('\n');
-                        text.push_str(&c.name);
-                        text.push_str(": ");
-                        text.push_str(&search::one_line(&c.description));
-                    }
-                    text
-                }
-            })
-            .collect();
-        Index::build(entries.iter().zip(&texts).map(|(e, text)| search::Entry {
-            name: &e.name,
-            description: text,
-            input_schema: match e.kind {
-                EntryKind::Tool => Some(&plan.catalog.candidates[e.tools[0]].input_schema),
-                EntryKind::Kind => None,
-            },
-        }))
-    }
-
     fn is_loaded(&self, name: &str) -> bool {
         self.doc.loaded.iter().any(|t| t.name == name)
     }
@@ -463,12 +389,11 @@ impl Live {
     /// `limit` (and never more than [`MAX_RESULTS`]). Changes nothing.
     pub fn search(&self, query: &str, limit: usize) -> SearchResults {
         let plan = self.plan();
-        let entries = self.entries(&plan);
-        let index = self.index(&plan, &entries);
+        let index = DeferredIndex::new(&plan);
         let results = index
             .search(query, limit.min(MAX_RESULTS))
             .into_iter()
-            .map(|hit| self.result(&plan, &entries[hit.entry], hit.score))
+            .map(|hit| self.result(&plan, &index.entries[hit.entry], hit.score))
             .collect();
         SearchResults {
             query: query.to_string(),
@@ -476,7 +401,7 @@ impl Live {
         }
     }
 
-    fn result(&self, plan: &Plan<'_>, entry: &SearchEntry, score: f64) -> SearchResult {
+    fn result(&self, plan: &Plan<'_>, entry: &DeferredEntry, score: f64) -> SearchResult {
         let tools: Vec<String> = entry
             .tools
             .iter()
@@ -556,8 +481,8 @@ impl Live {
     /// the best, at most `deferral.per_query`.
     fn pick_query(&self, query: &str, notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
         let plan = self.plan();
-        let entries = self.entries(&plan);
-        let index = self.index(&plan, &entries);
+        let index = DeferredIndex::new(&plan);
+        let entries = &index.entries;
         let hits = index.search(query, MAX_RESULTS);
         let Some(best) = hits.first().map(|h| h.score) else {
             notes.push(LoadNote::NothingFound {
@@ -593,7 +518,8 @@ impl Live {
     /// The units exact names load; names that cannot be loaded get a note.
     fn pick_names(&self, names: &[String], notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
         let plan = self.plan();
-        let entries = self.entries(&plan);
+        let index = DeferredIndex::new(&plan);
+        let entries = &index.entries;
         let mut units: Vec<Vec<usize>> = Vec::new();
         for name in names {
             let name = canonical_name(name);
@@ -636,14 +562,14 @@ impl Live {
                         units.push(todo);
                     }
                 }
-                None => notes.push(self.unavailable(&plan, &name, &entries)),
+                None => notes.push(self.unavailable(&plan, &name, entries)),
             }
         }
         units
     }
 
     /// Why `name` cannot be loaded.
-    fn unavailable(&self, plan: &Plan<'_>, name: &str, entries: &[SearchEntry]) -> LoadNote {
+    fn unavailable(&self, plan: &Plan<'_>, name: &str, entries: &[DeferredEntry]) -> LoadNote {
         match plan.decision(name) {
             Some((_, d)) if d.status == Status::Offered => LoadNote::AlreadyOffered {
                 name: name.to_string(),
@@ -836,14 +762,14 @@ pub struct SessionRoster<'a> {
     /// Pinned roster, then loaded tools in load order (code `loaded`).
     pub roster: Vec<RosterEntry<'a>>,
     /// Deferred tools not loaded yet.
-    pub deferred: Vec<DeferredEntry<'a>>,
+    pub deferred: Vec<UnloadedTool<'a>>,
     /// Sizes.
     pub totals: SessionTotals,
 }
 
 /// A deferred tool not loaded yet.
 #[derive(Debug, Serialize)]
-pub struct DeferredEntry<'a> {
+pub struct UnloadedTool<'a> {
     /// Tool name.
     pub name: &'a str,
     /// Why it was deferred.
@@ -886,7 +812,7 @@ impl<'a> SessionRoster<'a> {
             .iter()
             .copied()
             .filter(|&i| !live.is_loaded(&catalog.candidates[i].name))
-            .map(|i| DeferredEntry {
+            .map(|i| UnloadedTool {
                 name: &catalog.candidates[i].name,
                 code: plan.decisions[i].code,
                 tokens: catalog.candidates[i].tokens,

@@ -1,0 +1,95 @@
+//! The index over one plan's deferred tools: what the control tool can
+//! find. Tools of a kind that loads together are one entry named after the
+//! kind, found by its own words and by its members' names and descriptions.
+//! Offered and cut tools are never entries.
+
+use super::{Entry, Hit, Index, one_line};
+use crate::contract::EntryKind;
+use crate::plan::Plan;
+use std::collections::BTreeMap;
+
+/// One entry: a deferred tool, or a kind whose deferred tools load
+/// together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferredEntry {
+    /// The tool's name, or the kind's.
+    pub name: String,
+    /// The tool's description, or the kind's.
+    pub description: String,
+    /// A tool or a kind.
+    pub kind: EntryKind,
+    /// Candidate indices it loads, in rank order.
+    pub tools: Vec<usize>,
+}
+
+/// The searchable deferred tools of one plan.
+#[derive(Debug)]
+pub struct DeferredIndex {
+    /// Entries, in the rank order of their first tool.
+    pub entries: Vec<DeferredEntry>,
+    index: Index,
+}
+
+impl DeferredIndex {
+    /// Indexes `plan`'s deferred tools.
+    pub fn new(plan: &Plan<'_>) -> Self {
+        let catalog = plan.catalog;
+        let mut entries: Vec<DeferredEntry> = Vec::new();
+        let mut kinds: BTreeMap<usize, usize> = BTreeMap::new();
+        for &i in &plan.deferred {
+            let c = &catalog.candidates[i];
+            match c.kind.filter(|&k| catalog.kinds[k].together) {
+                Some(k) => match kinds.get(&k) {
+                    Some(&e) => entries[e].tools.push(i),
+                    None => {
+                        kinds.insert(k, entries.len());
+                        let kind = &catalog.kinds[k];
+                        entries.push(DeferredEntry {
+                            name: kind.name.clone(),
+                            description: kind.description.clone().unwrap_or_default(),
+                            kind: EntryKind::Kind,
+                            tools: vec![i],
+                        });
+                    }
+                },
+                None => entries.push(DeferredEntry {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    kind: EntryKind::Tool,
+                    tools: vec![i],
+                }),
+            }
+        }
+        let texts: Vec<String> = entries
+            .iter()
+            .map(|e| match e.kind {
+                EntryKind::Tool => e.description.clone(),
+                EntryKind::Kind => {
+                    let mut text = e.description.clone();
+                    for &i in &e.tools {
+                        let c = &catalog.candidates[i];
+                        text.push('\n');
+                        text.push_str(&c.name);
+                        text.push_str(": ");
+                        text.push_str(&one_line(&c.description));
+                    }
+                    text
+                }
+            })
+            .collect();
+        let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
+            name: &e.name,
+            description: text,
+            input_schema: match e.kind {
+                EntryKind::Tool => Some(&catalog.candidates[e.tools[0]].input_schema),
+                EntryKind::Kind => None,
+            },
+        }));
+        DeferredIndex { entries, index }
+    }
+
+    /// The best entries for `query`, at most `limit`.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.index.search(query, limit)
+    }
+}
