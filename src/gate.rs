@@ -19,7 +19,7 @@ use crate::catalog::{Catalog, Selection};
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::finding::Status;
 use crate::plan::plan;
-use crate::policy::{Caps, Policy};
+use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -38,6 +38,66 @@ struct RawGate {
     require: Vec<Spanned<String>>,
     min_headroom: Option<MinHeadroom>,
     roster: Option<Vec<Spanned<String>>>,
+    findability: Option<Spanned<RawFindability>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFindability {
+    queries: String,
+    #[serde(default = "default_k")]
+    k: u32,
+    min_recall: f64,
+}
+
+fn default_k() -> u32 {
+    5
+}
+
+/// A findability check: the share of labelled queries whose expected tool
+/// the control tool's search puts in its top `k`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Findability {
+    /// The labelled queries: JSON lines `{"query": ..., "expect": [names]}`.
+    pub queries: PathBuf,
+    /// How many results count.
+    pub k: u32,
+    /// The least recall@k the gate accepts, from 0 to 1.
+    pub min_recall: f64,
+    /// The `[findability]` table's line.
+    pub line: usize,
+}
+
+/// What a findability check measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FindabilityResult {
+    /// The query file.
+    pub queries: String,
+    /// How many results counted.
+    pub k: u32,
+    /// Queries whose expected tool was offered or in the top `k`.
+    pub found: u32,
+    /// Queries in the file.
+    pub total: u32,
+    /// `found / total`, rounded to 4 decimals.
+    pub recall: f64,
+    /// The least the gate accepts.
+    pub min_recall: f64,
+    /// The queries missed, at most ten, in file order.
+    pub missed: Vec<MissedQuery>,
+}
+
+/// A labelled query whose tool was not found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MissedQuery {
+    /// Its line in the query file.
+    pub line: usize,
+    /// The query.
+    pub query: String,
+    /// The tools it expects.
+    pub expect: Vec<String>,
+    /// What the search returned instead, best first.
+    pub top: Vec<String>,
 }
 
 /// The least room a gate accepts.
@@ -53,7 +113,7 @@ pub struct MinHeadroom {
 }
 
 /// A parsed gate file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gate {
     /// Its name (the `name` key, or the file stem).
     pub name: String,
@@ -67,10 +127,12 @@ pub struct Gate {
     pub min_headroom: Option<MinHeadroom>,
     /// The pinned roster, in order, each name with its line.
     pub roster: Option<Vec<(String, usize)>>,
+    /// The findability check, if any.
+    pub findability: Option<Findability>,
 }
 
 /// The outcome of one gate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateResult {
     /// Gate name.
     pub name: String,
@@ -84,6 +146,9 @@ pub struct GateResult {
     pub roster: String,
     /// The planned roster's fingerprint.
     pub fingerprint: String,
+    /// What the findability check measured, when the gate has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findability: Option<FindabilityResult>,
 }
 
 /// Reads gate files: each path is a `.toml` file or a directory whose
@@ -140,7 +205,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
         Problem::new(err.message().trim().to_string())
             .in_file(file)
             .at_line(err.span().map(|s| line_of(&text, s.start)))
-            .help("gate keys: name, agent, flags, extra_flags, require, min_headroom, roster")
+            .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability")
     })?;
     let line = |s: &Spanned<String>| line_of(&text, s.span().start);
     for (key, list) in [
@@ -159,7 +224,30 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             }
         }
     }
+    let findability = match &raw.findability {
+        Some(f) => {
+            let line = line_of(&text, f.span().start);
+            let f = f.get_ref();
+            if !(1..=10).contains(&f.k) || !(0.0..=1.0).contains(&f.min_recall) {
+                return Err(Problem::new(format!(
+                    "findability: k = {} and min_recall = {} are out of range",
+                    f.k, f.min_recall
+                ))
+                .in_file(file)
+                .at_line(Some(line))
+                .help("k is 1 to 10 (search returns at most 10), min_recall 0 to 1"));
+            }
+            Some(Findability {
+                queries: file.parent().unwrap_or(Path::new(".")).join(&f.queries),
+                k: f.k,
+                min_recall: f.min_recall,
+                line,
+            })
+        }
+        None => None,
+    };
     Ok(Gate {
+        findability,
         name: raw.name.unwrap_or_else(|| {
             file.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -239,11 +327,12 @@ pub fn run(
             .collect();
         Error::many(err.kind(), problems)
     })?;
-    let caps = Caps {
-        items: caps.0.unwrap_or(catalog.caps.items),
-        tokens: caps.1.unwrap_or(catalog.caps.tokens),
-    };
+    let caps = catalog.caps.with_overrides(caps.0, caps.1);
     let plan = plan(&catalog, caps);
+    let findability = match &gate.findability {
+        Some(f) => Some(findability(&plan, gate, f, &registered)?),
+        None => None,
+    };
     let mut failures = Vec::new();
     let required: Vec<&str> = gate.require.iter().map(|(n, _)| n.as_str()).collect();
     if required.len() > caps.items as usize {
@@ -291,7 +380,39 @@ pub fn run(
             failures.push(roster_diff(&plan, &pinned, &actual, &gate.file, line));
         }
     }
+    if let Some(found) = &findability
+        && found.recall < found.min_recall
+    {
+        let missed: Vec<String> = found
+            .missed
+            .iter()
+            .map(|m| {
+                format!(
+                    "line {}: {:?} expects {} (found: {})",
+                    m.line,
+                    m.query,
+                    m.expect.join(" or "),
+                    if m.top.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        m.top.join(", ")
+                    }
+                )
+            })
+            .collect();
+        failures.push(format!(
+            "findability: recall@{} is {} ({}/{}) on {}; the gate wants at least {}; missed: {}",
+            found.k,
+            found.recall,
+            found.found,
+            found.total,
+            found.queries,
+            found.min_recall,
+            missed.join("; ")
+        ));
+    }
     Ok(GateResult {
+        findability,
         name: gate.name.clone(),
         file: gate.file.display().to_string(),
         passed: failures.is_empty(),
@@ -301,6 +422,129 @@ pub fn run(
             plan.totals.items, plan.totals.item_cap, plan.totals.tokens, plan.totals.token_cap
         ),
         fingerprint: plan.fingerprint(),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelledQuery {
+    query: String,
+    expect: Vec<String>,
+}
+
+/// Runs the labelled queries of `f` against the deferred tools of `plan`.
+/// A query counts as found when an expected tool is offered (the model
+/// sees it without searching) or is loaded by one of the top `k` entries.
+fn findability(
+    plan: &crate::plan::Plan<'_>,
+    gate: &Gate,
+    f: &Findability,
+    registered: &BTreeSet<String>,
+) -> Result<FindabilityResult, Error> {
+    let text = std::fs::read_to_string(&f.queries).map_err(|err| {
+        Error::new(
+            ErrorKind::Input,
+            Problem::new(format!(
+                "gate {:?}: cannot read the findability queries: {err}",
+                gate.name
+            ))
+            .in_file(&f.queries)
+            .help("queries is a JSON-lines file relative to the gate file"),
+        )
+    })?;
+    let index = crate::search::DeferredIndex::new(plan);
+    let catalog = plan.catalog;
+    let mut problems = Vec::new();
+    let (mut found, mut total) = (0u32, 0u32);
+    let mut missed = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let problem = |message: String, help: &str| {
+            Problem::new(message)
+                .in_file(&f.queries)
+                .at_line(Some(n + 1))
+                .help(help)
+        };
+        let q: LabelledQuery = match serde_json::from_str(line) {
+            Ok(q) => q,
+            Err(err) => {
+                problems.push(problem(
+                    format!("cannot read the labelled query: {err}"),
+                    "one JSON object per line: {\"query\": \"...\", \"expect\": [\"tool\"]}",
+                ));
+                continue;
+            }
+        };
+        let unknown: Vec<&String> = q
+            .expect
+            .iter()
+            .filter(|e| !registered.contains(*e))
+            .collect();
+        if q.expect.is_empty() || !unknown.is_empty() {
+            problems.push(problem(
+                format!(
+                    "the query {:?} expects {}, which no policy registers",
+                    q.query,
+                    if unknown.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        format!("{unknown:?}")
+                    }
+                ),
+                "expect lists full names of registered tools",
+            ));
+            continue;
+        }
+        total += 1;
+        let offered = q.expect.iter().any(|e| {
+            plan.decision(e)
+                .is_some_and(|(_, d)| d.status == Status::Offered)
+        });
+        let hits = index.search(&q.query, f.k as usize);
+        let hit = hits.iter().any(|h| {
+            index.entries[h.entry]
+                .tools
+                .iter()
+                .any(|&i| q.expect.contains(&catalog.candidates[i].name))
+        });
+        if offered || hit {
+            found += 1;
+        } else if missed.len() < 10 {
+            missed.push(MissedQuery {
+                line: n + 1,
+                query: q.query,
+                expect: q.expect,
+                top: hits
+                    .iter()
+                    .map(|h| index.entries[h.entry].name.clone())
+                    .collect(),
+            });
+        }
+    }
+    if total == 0 && problems.is_empty() {
+        problems.push(
+            Problem::new(format!(
+                "gate {:?}: the findability queries are empty",
+                gate.name
+            ))
+            .in_file(&f.queries)
+            .help("add labelled queries, one JSON object per line"),
+        );
+    }
+    if !problems.is_empty() {
+        return Err(Error::many(ErrorKind::Input, problems));
+    }
+    let recall = (f64::from(found) / f64::from(total) * 10_000.0).round() / 10_000.0;
+    Ok(FindabilityResult {
+        queries: f.queries.display().to_string(),
+        k: f.k,
+        found,
+        total,
+        recall,
+        min_recall: f.min_recall,
+        missed,
     })
 }
 

@@ -585,3 +585,69 @@ fn a_session_keeps_the_agent_version_it_was_pinned_to() {
     );
     assert_eq!(ok["status"], "ok");
 }
+
+#[test]
+fn a_findability_gate_fails_when_a_description_change_hides_a_tool() {
+    let fx = deferring();
+    fx.write(
+        "gates/find.toml",
+        "name = \"gmail findability\"\nflags = \"production\"\n\n[findability]\nqueries = \"find.jsonl\"\nk = 3\nmin_recall = 1.0\n",
+    );
+    fx.write(
+        "gates/find.jsonl",
+        concat!(
+            "{\"query\": \"the whole email conversation\", \"expect\": [\"mcp.gmail_read.get_thread\"]}\n",
+            "{\"query\": \"is my out of office auto reply on\", \"expect\": [\"mcp.gmail_read.get_vacation_settings\"]}\n",
+            "{\"query\": \"which labels do I have in my mailbox\", \"expect\": [\"mcp.gmail_read.list_labels\"]}\n",
+            "{\"query\": \"work out 17 percent of 230\", \"expect\": [\"math.calculate\"]}\n",
+        ),
+    );
+    let gate = |code: i32| json_out(&fx, &["gate", "gates/find.toml", "--format", "json"], code);
+    let passed = gate(0);
+    let found = &passed[0]["findability"];
+    assert_eq!(
+        (found["found"].as_u64(), found["total"].as_u64()),
+        (Some(4), Some(4))
+    );
+    assert_eq!(found["recall"], 1.0);
+
+    // The server rewrites a description; after review it is locked, and the
+    // tool can no longer be found by what users ask for.
+    fx.edit(
+        "policies/mcp/gmail_read.json",
+        "Get the vacation auto-reply settings",
+        "Return the settings object",
+    );
+    stdout(fx.path(), &["lock", "--server", "gmail_read"], 0);
+    let failed = gate(1);
+    let found = &failed[0]["findability"];
+    assert_eq!(found["found"], 3);
+    assert_eq!(found["recall"], 0.75);
+    assert_eq!(found["missed"][0]["line"], 2);
+    assert_eq!(
+        found["missed"][0]["expect"],
+        json!(["mcp.gmail_read.get_vacation_settings"])
+    );
+    assert!(
+        failed[0]["failures"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("findability: recall@3 is 0.75 (3/4)"),
+        "{failed:#}"
+    );
+
+    // A query expecting a tool no policy registers is bad input.
+    fx.write(
+        "gates/find.jsonl",
+        "{\"query\": \"x\", \"expect\": [\"mcp.gmail_read.nope\"]}\n",
+    );
+    let err = muster(fx.path())
+        .args(["gate", "gates/find.toml"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("find.jsonl:1") && err.contains("mcp.gmail_read.nope"),
+        "{err}"
+    );
+}

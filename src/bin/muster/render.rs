@@ -136,6 +136,13 @@ pub fn gate_text(results: &[GateResult]) -> String {
             r.file,
             r.roster
         );
+        if let Some(found) = &r.findability {
+            let _ = writeln!(
+                out,
+                "  findability: recall@{} {} ({}/{} queries), at least {} wanted",
+                found.k, found.recall, found.found, found.total, found.min_recall
+            );
+        }
         for f in &r.failures {
             let _ = writeln!(out, "  - {f}");
         }
