@@ -21,8 +21,9 @@
 //! With deferral on, the control tool is ranked before all of them.
 
 use crate::canon;
+use crate::contract::{Enabling, Reason, SchemaProblem};
 use crate::error::{Error, ErrorKind, Problem};
-use crate::finding::{Code, Warning, WarningCode};
+use crate::finding::{Warning, WarningCode};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
 use crate::tokens::Encoding;
@@ -139,14 +140,9 @@ pub struct CallSpec {
     pub variadic: bool,
 }
 
-/// Why a candidate cannot be offered whatever the caps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exclusion {
-    /// The reason code.
-    pub code: Code,
-    /// One sentence with the facts.
-    pub detail: String,
-}
+/// Why a candidate cannot be offered whatever the caps: one of the
+/// [`Reason`]s for a cut.
+pub type Exclusion = Reason;
 
 /// A candidate tool.
 #[derive(Debug, Clone, PartialEq)]
@@ -565,9 +561,8 @@ impl<'p> Builder<'p> {
 
     /// The exclusion for a name an earlier candidate already has.
     fn repeated(&self, name: &str) -> Option<Exclusion> {
-        self.names.contains(name).then(|| Exclusion {
-            code: Code::DuplicateName,
-            detail: format!("an earlier candidate is already named {name:?}"),
+        self.names.contains(name).then(|| Reason::DuplicateName {
+            name: name.to_string(),
         })
     }
 
@@ -615,12 +610,9 @@ impl<'p> Builder<'p> {
             );
             c.index = index;
             if !self.flag_on(&tool.when) {
-                c.exclusion = Some(Exclusion {
-                    code: Code::FlagOff,
-                    detail: format!(
-                        "exists only when flag {} is on; it is off in this selection",
-                        tool.when.as_deref().unwrap_or_default()
-                    ),
+                c.exclusion = Some(Reason::FlagOff {
+                    flag: tool.when.clone().unwrap_or_default(),
+                    server: None,
                 });
             } else {
                 let on = match &enabled {
@@ -628,18 +620,13 @@ impl<'p> Builder<'p> {
                     None => tool.default_roster,
                 };
                 if !on {
-                    c.exclusion = Some(Exclusion {
-                        code: Code::NotEnabled,
-                        detail: match &enabled {
-                            Some(_) => format!(
-                                "agent {} lists enabled_tools and this tool is not among them",
-                                self.agent.name
-                            ),
-                            None => format!(
-                                "registered, but agent {}'s default roster leaves it out (default_roster = false); name it in enabled_tools to enable it",
-                                self.agent.name
-                            ),
+                    c.exclusion = Some(Reason::NotEnabled {
+                        agent: self.agent.name.clone(),
+                        by: match &enabled {
+                            Some(_) => Enabling::EnabledTools,
+                            None => Enabling::DefaultRoster,
                         },
+                        server: None,
                     });
                 }
             }
@@ -721,22 +708,16 @@ impl<'p> Builder<'p> {
 
     fn server_exclusion(&self, server: &ServerDef, server_used: bool) -> Option<Exclusion> {
         if !self.flag_on(&server.when) {
-            return Some(Exclusion {
-                code: Code::FlagOff,
-                detail: format!(
-                    "server {} exists only when flag {} is on; it is off in this selection",
-                    server.name,
-                    server.when.as_deref().unwrap_or_default()
-                ),
+            return Some(Reason::FlagOff {
+                flag: server.when.clone().unwrap_or_default(),
+                server: Some(server.name.clone()),
             });
         }
         if !server_used {
-            return Some(Exclusion {
-                code: Code::NotEnabled,
-                detail: format!(
-                    "agent {} lists servers and {} is not among them",
-                    self.agent.name, server.name
-                ),
+            return Some(Reason::NotEnabled {
+                agent: self.agent.name.clone(),
+                by: Enabling::Servers,
+                server: Some(server.name.clone()),
             });
         }
         None
@@ -756,28 +737,17 @@ impl<'p> Builder<'p> {
         let tool = listed.name.as_str();
         let outcome = narrow_tool(tool, &listed.input_schema, &server.narrowing);
         if let NarrowOutcome::Excluded { code } = &outcome {
+            let (server, tool) = (server.name.clone(), tool.to_string());
             return Some(match code {
-                ExcludeCode::Denied => Exclusion {
-                    code: Code::Denied,
-                    detail: format!("server block {}'s deny list names {tool}", server.name),
-                },
-                ExcludeCode::NotAllowed => Exclusion {
-                    code: Code::NotAllowed,
-                    detail: format!(
-                        "server block {}'s allow list does not name {tool}",
-                        server.name
-                    ),
-                },
+                ExcludeCode::Denied => Reason::Denied { server, tool },
+                ExcludeCode::NotAllowed => Reason::NotAllowed { server, tool },
             });
         }
         if let Some(exclusion) = self.lock_check(server, listed) {
             return Some(exclusion);
         }
-        if let Some(problem) = schema_problem(&listed.input_schema) {
-            return Some(Exclusion {
-                code: Code::InvalidSchema,
-                detail: format!("the server's inputSchema {problem}"),
-            });
+        if let Some(problem) = crate::policy::input_schema_problem(&listed.input_schema) {
+            return Some(Reason::InvalidSchema { problem });
         }
         let warnings = match &outcome {
             NarrowOutcome::Offered(o) => &o.warnings,
@@ -803,14 +773,28 @@ impl<'p> Builder<'p> {
                 c.call.only = o.only;
                 None
             }
-            NarrowOutcome::KeptAway { code, detail, .. } => Some(Exclusion {
-                code: match code {
-                    KeepAwayCode::FixedUndeclared => Code::FixedUndeclared,
-                    KeepAwayCode::RequiredUnreachable => Code::RequiredUnreachable,
-                    KeepAwayCode::SchemaNotObject => Code::InvalidSchema,
-                },
-                detail,
-            }),
+            NarrowOutcome::KeptAway {
+                code, arguments, ..
+            } => {
+                let (server, tool) = (server.name.clone(), tool.to_string());
+                Some(match code {
+                    KeepAwayCode::FixedUndeclared => Reason::FixedUndeclared {
+                        server,
+                        tool,
+                        arguments,
+                    },
+                    KeepAwayCode::RequiredUnreachable => Reason::RequiredUnreachable {
+                        server,
+                        tool,
+                        arguments,
+                    },
+                    KeepAwayCode::SchemaNotObject => Reason::InvalidSchema {
+                        problem: SchemaProblem::NotAnObject {
+                            found: crate::policy::kind_of(&listed.input_schema).to_string(),
+                        },
+                    },
+                })
+            }
             NarrowOutcome::Excluded { .. } => None,
         }
     }
@@ -820,25 +804,23 @@ impl<'p> Builder<'p> {
     fn lock_check(&mut self, server: &ServerDef, listed: &ListedTool) -> Option<Exclusion> {
         let lock = self.policy.locked.as_ref()?;
         let current = crate::lock::definition_hash(listed);
-        let detail = match lock.get(&server.name, &listed.name) {
+        let locked = match lock.get(&server.name, &listed.name) {
             Some(locked) if locked == current => return None,
-            Some(locked) => format!(
-                "its definition changed since it was locked ({locked}, now {current}); review it, then run `muster lock`"
-            ),
-            None => format!(
-                "it is not in the lock {}; review it, then run `muster lock`",
-                self.policy.lock.file.display()
-            ),
+            locked => locked.map(str::to_string),
+        };
+        let reason = Reason::LockMismatch {
+            server: server.name.clone(),
+            tool: listed.name.clone(),
+            locked,
+            current,
+            lock_file: self.policy.lock.file.display().to_string(),
         };
         match self.policy.lock.on_mismatch {
-            LockMode::Cut => Some(Exclusion {
-                code: Code::LockMismatch,
-                detail,
-            }),
+            LockMode::Cut => Some(reason),
             LockMode::Warn => {
                 self.warnings.push(Warning::new(
                     WarningCode::LockMismatch,
-                    format!("{}: {detail}", mcp_name(&server.name, &listed.name)),
+                    format!("{}: {reason}", mcp_name(&server.name, &listed.name)),
                 ));
                 None
             }
@@ -969,35 +951,4 @@ pub(crate) fn definition_hash(
         "fixed": fixed,
         "only": only,
     }))
-}
-
-/// Why `schema` cannot be a tool's input schema, if it cannot.
-fn schema_problem(schema: &Value) -> Option<String> {
-    let Value::Object(map) = schema else {
-        return Some(format!(
-            "is {}, not a JSON Schema object",
-            crate::policy::kind_of(schema)
-        ));
-    };
-    match map.get("type") {
-        None => None,
-        Some(Value::String(t)) if t == "object" => None,
-        Some(other) => Some(format!(
-            "has type {other}; tool arguments must be an object"
-        )),
-    }
-    .or_else(|| {
-        map.get("properties")
-            .filter(|p| !p.is_object())
-            .map(|_| "has \"properties\" that is not an object".to_string())
-    })
-    .or_else(|| {
-        let depth = crate::canon::depth(schema);
-        (depth > crate::canon::MAX_SCHEMA_DEPTH).then(|| {
-            format!(
-                "nests {depth} levels deep; at most {} are accepted",
-                crate::canon::MAX_SCHEMA_DEPTH
-            )
-        })
-    })
 }

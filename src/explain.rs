@@ -138,7 +138,7 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
         (Facts::None, code) => {
             reasons.push(format!("{code}: {}", code.description()));
             if let Some(ex) = &c.exclusion {
-                reasons.push(ex.detail.clone());
+                reasons.push(ex.to_string());
             }
             to_fit.extend(exclusion_fix(code, plan, i));
         }

@@ -149,8 +149,8 @@ pub enum NarrowOutcome {
     KeptAway {
         /// Why.
         code: KeepAwayCode,
-        /// One line naming the tool and arguments involved.
-        detail: String,
+        /// The arguments involved (none for a schema that is not an object).
+        arguments: Vec<String>,
         /// Drift found along the way.
         warnings: Vec<DriftWarning>,
     },
@@ -213,7 +213,7 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> Narr
     let Some(schema) = input_schema.as_object() else {
         return NarrowOutcome::KeptAway {
             code: KeepAwayCode::SchemaNotObject,
-            detail: format!("{tool_name}: inputSchema is not a JSON object"),
+            arguments: Vec::new(),
             warnings: Vec::new(),
         };
     };
@@ -271,21 +271,14 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> Narr
     if !undeclared_fixed.is_empty() {
         return NarrowOutcome::KeptAway {
             code: KeepAwayCode::FixedUndeclared,
-            detail: format!(
-                "{tool_name}: `params` fixes {} which the server's schema does not declare",
-                quoted(&undeclared_fixed)
-            ),
+            arguments: undeclared_fixed.iter().map(|a| a.to_string()).collect(),
             warnings,
         };
     }
     if !unreachable.is_empty() {
         return NarrowOutcome::KeptAway {
             code: KeepAwayCode::RequiredUnreachable,
-            detail: format!(
-                "{tool_name}: the server's schema requires {} which `only` does not list \
-                 and `params` does not fix",
-                quoted(&unreachable)
-            ),
+            arguments: unreachable.iter().map(|a| a.to_string()).collect(),
             warnings,
         };
     }
@@ -312,14 +305,6 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> Narr
         only: only.cloned(),
         warnings,
     })
-}
-
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A name as the policy file writes it, with the 1-based line it is on.

@@ -19,6 +19,7 @@
 //! displace) so `why` and `gate` render them and never recompute.
 
 use crate::catalog::{Catalog, Source, Tier};
+use crate::contract::Reason;
 use crate::finding::{Code, Status, Warning, WarningCode};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
@@ -145,7 +146,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         .map(|c| match &c.exclusion {
             Some(ex) => Decision {
                 status: Status::Cut,
-                code: ex.code,
+                code: ex.code(),
                 rank: None,
                 facts: Facts::None,
             },
@@ -292,10 +293,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         {
             warnings.push(Warning::new(
                 WarningCode::RequiredNotOffered,
-                format!(
-                    "required tool {} is cut ({}): {}",
-                    c.name, ex.code, ex.detail
-                ),
+                format!("required tool {} is cut ({}): {ex}", c.name, ex.code()),
             ));
         }
     }
@@ -452,67 +450,54 @@ impl Plan<'_> {
         self.catalog.find(name).map(|i| (i, &self.decisions[i]))
     }
 
-    /// One sentence with the facts of candidate `i`'s decision.
-    pub fn detail(&self, i: usize) -> String {
+    /// The code and facts of candidate `i`'s decision.
+    pub fn reason(&self, i: usize) -> Reason {
         let c = &self.catalog.candidates[i];
         let d = &self.decisions[i];
         if let Some(ex) = &c.exclusion {
-            return ex.detail.clone();
+            return ex.clone();
         }
-        let name = |j: usize| self.catalog.candidates[j].name.as_str();
+        let name = |j: usize| self.catalog.candidates[j].name.clone();
         match &d.facts {
-            Facts::None => match d.code {
-                Code::ControlTool => match &self.control {
-                    Some(offer) => format!(
-                        "reserved first ({} tokens with its summary budget): it loads deferred tools; offered at {} tokens",
-                        offer.reserved, offer.tokens
-                    ),
-                    None => "reserved first: it loads deferred tools".to_string(),
-                },
-                Code::Required => format!(
-                    "required by group {}; {} tokens",
-                    c.group.as_deref().unwrap_or("?"),
-                    c.tokens
-                ),
-                _ => format!("{} tokens at rank {}", c.tokens, d.rank.unwrap_or(0)),
-            },
             Facts::ItemCap {
                 offered_ahead,
                 item_cap_needed,
                 displace,
-            } => {
-                let mut s = format!(
-                    "all {offered_ahead} slots went to higher-ranked tools; it needs an item cap of {item_cap_needed}"
-                );
-                match displace.as_slice() {
-                    [] => {}
-                    [one] => s.push_str(&format!(", or {} to give up its slot", name(*one))),
-                    [first, .., last] => s.push_str(&format!(
-                        ", or the {} lowest-ranked slot-holders that are not required ({} up to {}) to give up theirs",
-                        displace.len(),
-                        name(*first),
-                        name(*last)
-                    )),
-                }
-                s
-            }
+            } => Reason::ItemCap {
+                offered_ahead: *offered_ahead,
+                item_cap_needed: *item_cap_needed,
+                displace: displace.iter().map(|&j| name(j)).collect(),
+            },
             Facts::TokenCap {
                 tokens,
                 room,
                 token_cap_needed,
-            } => {
-                let short = tokens - room;
-                if *room == 0 {
-                    format!(
-                        "{tokens} tokens with none left; it needs a token cap of {token_cap_needed}"
-                    )
-                } else {
-                    format!(
-                        "{tokens} tokens with {room} left: {short} short; it needs a token cap of {token_cap_needed} or a definition {short} tokens smaller"
-                    )
-                }
-            }
+            } => Reason::TokenCap {
+                tokens: *tokens,
+                room: *room,
+                short: tokens - room,
+                token_cap_needed: *token_cap_needed,
+            },
+            Facts::None => match (d.code, &self.control) {
+                (Code::ControlTool, Some(offer)) => Reason::ControlTool {
+                    reserved: offer.reserved,
+                    tokens: offer.tokens,
+                },
+                (Code::Required, _) => Reason::Required {
+                    group: c.group.clone().unwrap_or_default(),
+                    tokens: c.tokens,
+                },
+                _ => Reason::Fits {
+                    tokens: self.tokens(i),
+                    rank: d.rank.unwrap_or(0),
+                },
+            },
         }
+    }
+
+    /// One sentence with the facts of candidate `i`'s decision.
+    pub fn detail(&self, i: usize) -> String {
+        self.reason(i).to_string()
     }
 }
 

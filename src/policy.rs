@@ -17,6 +17,7 @@
 
 mod raw;
 
+use crate::contract::SchemaProblem;
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
@@ -698,44 +699,18 @@ impl Loader {
     }
 
     fn object_schema(&mut self, tool: &str, value: Value, at: &Origin) -> Option<Value> {
-        let Value::Object(map) = &value else {
-            self.problems.push(at.problem(format!(
-                "tool {tool:?}: input schema must be a JSON object; got {}",
-                kind_of(&value)
-            )));
-            return None;
-        };
-        match map.get("type") {
-            None => {}
-            Some(Value::String(t)) if t == "object" => {}
-            Some(other) => {
-                self.problems.push(
-                    at.problem(format!(
-                        "tool {tool:?}: input schema must describe an object (type = \"object\"); got type {other}"
-                    ))
-                    .help("tool arguments are always an object; wrap the value in a property"),
-                );
-                return None;
-            }
-        }
-        let depth = crate::canon::depth(&value);
-        if depth > crate::canon::MAX_SCHEMA_DEPTH {
+        if let Some(problem) = input_schema_problem(&value) {
+            let help = match problem {
+                SchemaProblem::NotObjectType { .. } => {
+                    "tool arguments are always an object; wrap the value in a property"
+                }
+                SchemaProblem::TooDeep { .. } => "flatten the schema or use $ref definitions",
+                _ => "give a JSON Schema object with type = \"object\" and an object of properties",
+            };
             self.problems.push(
-                at.problem(format!(
-                    "tool {tool:?}: input schema nests {depth} levels deep; at most {} are accepted",
-                    crate::canon::MAX_SCHEMA_DEPTH
-                ))
-                .help("flatten the schema or use $ref definitions"),
+                at.problem(format!("tool {tool:?}: input schema {problem}"))
+                    .help(help),
             );
-            return None;
-        }
-        if let Some(props) = map.get("properties")
-            && !props.is_object()
-        {
-            self.problems.push(at.problem(format!(
-                "tool {tool:?}: input schema \"properties\" must be an object; got {}",
-                kind_of(props)
-            )));
             return None;
         }
         Some(value)
@@ -1482,3 +1457,33 @@ fn bad_name(name: &str) -> Option<&'static str> {
 }
 
 pub use crate::canon::kind_of;
+
+/// What keeps `schema` from being a tool's input schema, if anything: the
+/// one rule for configured tools, snapshots and the catalog. A schema must
+/// be a JSON object whose `type`, if given, is `"object"`, whose
+/// `properties`, if given, is an object, and which nests at most
+/// [`crate::canon::MAX_SCHEMA_DEPTH`] levels.
+pub fn input_schema_problem(schema: &Value) -> Option<SchemaProblem> {
+    let Value::Object(map) = schema else {
+        return Some(SchemaProblem::NotAnObject {
+            found: kind_of(schema).to_string(),
+        });
+    };
+    match map.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Some(SchemaProblem::NotObjectType {
+                found: other.to_string(),
+            });
+        }
+    }
+    if map.get("properties").is_some_and(|p| !p.is_object()) {
+        return Some(SchemaProblem::PropertiesNotObject);
+    }
+    let depth = crate::canon::depth(schema);
+    (depth > crate::canon::MAX_SCHEMA_DEPTH).then_some(SchemaProblem::TooDeep {
+        depth,
+        max: crate::canon::MAX_SCHEMA_DEPTH,
+    })
+}

@@ -58,7 +58,10 @@ fn a_schema_that_is_not_an_object_is_refused() {
         &format!("{TOOL}input_schema = {{ type = \"array\" }}\n"),
     )]);
     let err = stderr_of(&fx, &["validate"], 2);
-    assert!(err.contains("must describe an object"), "{err}");
+    assert!(
+        err.contains("input schema has type \"array\"; tool arguments must be an object"),
+        "{err}"
+    );
     let fx = Fixture::new(&[
         (
             "policies/tools/t.toml",
@@ -68,7 +71,7 @@ fn a_schema_that_is_not_an_object_is_refused() {
     ]);
     let err = stderr_of(&fx, &["validate"], 2);
     assert!(
-        err.contains("input schema must be a JSON object; got a list"),
+        err.contains("input schema is a list, not a JSON Schema object"),
         "{err}"
     );
 }

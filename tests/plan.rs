@@ -76,7 +76,66 @@ struct MissDoc {
     rank: Option<u32>,
     tokens: Option<u32>,
     detail: String,
-    facts: Option<serde_json::Value>,
+    facts: FactsDoc,
+}
+
+/// A decision's facts, tagged by code: this test's own reading of the
+/// contract, so a renamed or retyped field fails here.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
+#[allow(dead_code)]
+enum FactsDoc {
+    ItemCap {
+        offered_ahead: u32,
+        item_cap_needed: u32,
+        displace: Vec<String>,
+    },
+    TokenCap {
+        tokens: u32,
+        room: u32,
+        short: u32,
+        token_cap_needed: u32,
+    },
+    FlagOff {
+        flag: String,
+        server: Option<String>,
+    },
+    NotEnabled {
+        agent: String,
+        by: String,
+        server: Option<String>,
+    },
+    DuplicateName {
+        name: String,
+    },
+    InvalidSchema {
+        problem: serde_json::Value,
+    },
+    Denied {
+        server: String,
+        tool: String,
+    },
+    NotAllowed {
+        server: String,
+        tool: String,
+    },
+    FixedUndeclared {
+        server: String,
+        tool: String,
+        arguments: Vec<String>,
+    },
+    RequiredUnreachable {
+        server: String,
+        tool: String,
+        arguments: Vec<String>,
+    },
+    LockMismatch {
+        server: String,
+        tool: String,
+        locked: Option<String>,
+        current: String,
+        lock_file: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -154,7 +213,7 @@ fn find<'a>(doc: &'a PlanDoc, name: &str) -> &'a MissDoc {
 fn production_roster_offers_the_calling_tools_within_both_caps() {
     let fx = Fixture::bundled();
     let (_, doc) = plan_json(fx.path(), &["--flags", "production"]);
-    assert_eq!(doc.format_version, 1);
+    assert_eq!(doc.format_version, 2);
     assert_eq!(doc.encoding, "o200k_base");
     assert_eq!(doc.agent.name, "chat");
     assert_eq!(doc.agent.profile.as_deref(), Some("production"));
@@ -288,13 +347,17 @@ fn a_tool_too_large_for_the_tokens_left_is_skipped_and_smaller_ones_fill_the_roo
         (huge.status.as_str(), huge.code.as_str()),
         ("cut", "token-cap")
     );
-    let facts = huge.facts.as_ref().unwrap();
-    let short = facts["short"].as_u64().unwrap();
-    assert_eq!(
-        facts["tokens"].as_u64().unwrap() - facts["room"].as_u64().unwrap(),
-        short
-    );
-    assert_eq!(facts["token_cap_needed"].as_u64().unwrap(), 200 + short);
+    let FactsDoc::TokenCap {
+        tokens,
+        room,
+        short,
+        token_cap_needed,
+    } = huge.facts
+    else {
+        panic!("token-cap facts: {:?}", huge.facts)
+    };
+    assert_eq!(tokens - room, short);
+    assert_eq!(token_cap_needed, 200 + short);
     // why shows the skip and what it takes.
     let why = muster(fx.path())
         .args(["why", "t.huge", "--token-cap", "200"])

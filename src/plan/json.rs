@@ -2,8 +2,9 @@
 //! `docs/plan-json.md`. These types only borrow the plan: they render its
 //! decisions and never change them.
 
-use super::{Facts, Plan};
+use super::Plan;
 use crate::catalog::{Candidate, Parameter, Source};
+use crate::contract::Reason;
 use crate::finding::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
 use serde::Serialize;
@@ -11,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Version of the plan JSON contract; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The whole plan document.
 #[derive(Debug, Serialize)]
@@ -69,24 +70,10 @@ pub struct MissEntry<'a> {
     pub code: Code,
     pub rank: Option<u32>,
     pub tokens: Option<u32>,
+    /// The decision's sentence, rendered from `facts`.
     pub detail: String,
-    pub facts: Option<FactsJson<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-pub enum FactsJson<'a> {
-    ItemCap {
-        offered_ahead: u32,
-        item_cap_needed: u32,
-        displace: Vec<&'a str>,
-    },
-    TokenCap {
-        tokens: u32,
-        room: u32,
-        short: u32,
-        token_cap_needed: u32,
-    },
+    /// The decision's code and facts, tagged by `code`.
+    pub facts: Reason,
 }
 
 #[derive(Debug, Serialize)]
@@ -157,31 +144,6 @@ impl<'c> Plan<'c> {
         let miss = |&i: &usize| {
             let c = &cat.candidates[i];
             let d = &self.decisions[i];
-            let facts = match &d.facts {
-                Facts::None => None,
-                Facts::ItemCap {
-                    offered_ahead,
-                    item_cap_needed,
-                    displace,
-                } => Some(FactsJson::ItemCap {
-                    offered_ahead: *offered_ahead,
-                    item_cap_needed: *item_cap_needed,
-                    displace: displace
-                        .iter()
-                        .map(|&j| cat.candidates[j].name.as_str())
-                        .collect(),
-                }),
-                Facts::TokenCap {
-                    tokens,
-                    room,
-                    token_cap_needed,
-                } => Some(FactsJson::TokenCap {
-                    tokens: *tokens,
-                    room: *room,
-                    short: tokens - room,
-                    token_cap_needed: *token_cap_needed,
-                }),
-            };
             MissEntry {
                 name: &c.name,
                 source: c.source.as_str(),
@@ -190,7 +152,7 @@ impl<'c> Plan<'c> {
                 rank: d.rank,
                 tokens: c.exclusion.is_none().then_some(c.tokens),
                 detail: self.detail(i),
-                facts,
+                facts: self.reason(i),
             }
         };
         PlanJson {

@@ -1,0 +1,333 @@
+//! Why a candidate was offered, deferred or cut: its code with the facts
+//! behind it. The plan JSON carries one per candidate (`facts`), `why` and
+//! gates render it, and its `Display` is the one sentence every command
+//! shows for that decision.
+
+use crate::finding::Code;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A decision's code and facts, tagged by `code`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Reason {
+    /// Offered as a member of a required group.
+    Required {
+        /// The group.
+        group: String,
+        /// Tokens of its definition.
+        tokens: u32,
+    },
+    /// Offered: it fit both caps at its place.
+    Fits {
+        /// Tokens of its definition.
+        tokens: u32,
+        /// Its 1-based place in the priority order.
+        rank: u32,
+    },
+    /// The control tool, reserved before anything else.
+    ControlTool {
+        /// Tokens reserved: its base definition and the summary budget.
+        reserved: u32,
+        /// Tokens of its definition as offered, summary included.
+        tokens: u32,
+    },
+    /// Loaded into an agent session through the control tool.
+    Loaded,
+    /// Every slot was taken by higher-ranked tools.
+    ItemCap {
+        /// Offered tools ranked ahead of it.
+        offered_ahead: u32,
+        /// The item cap that would let it in, tokens permitting.
+        item_cap_needed: u32,
+        /// Offered tools, lowest-ranked first and not required, that would
+        /// each have to give up a slot for it at this cap.
+        displace: Vec<String>,
+    },
+    /// Its definition was larger than the tokens left when its turn came.
+    TokenCap {
+        /// Its definition's tokens.
+        tokens: u32,
+        /// Tokens left when its turn came.
+        room: u32,
+        /// `tokens - room`.
+        short: u32,
+        /// The token cap that would let it in at the same place.
+        token_cap_needed: u32,
+    },
+    /// The flag its (or its server's) `when` names is off.
+    FlagOff {
+        /// The flag.
+        flag: String,
+        /// The server, when the server block's `when` is the one.
+        server: Option<String>,
+    },
+    /// The agent does not enable it.
+    NotEnabled {
+        /// The agent.
+        agent: String,
+        /// Which rule leaves it out.
+        by: Enabling,
+        /// The server, for a discovered tool left out by `servers`.
+        server: Option<String>,
+    },
+    /// An earlier candidate has the same name.
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// Its input schema cannot be a tool's input schema.
+    InvalidSchema {
+        /// What is wrong with it.
+        problem: SchemaProblem,
+    },
+    /// The server block's `deny` names it.
+    Denied {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
+    /// The server block's `allow` does not name it.
+    NotAllowed {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
+    /// `params` fixes arguments its schema does not declare.
+    FixedUndeclared {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The undeclared arguments.
+        arguments: Vec<String>,
+    },
+    /// Its schema requires arguments neither `only` lists nor `params` fixes.
+    RequiredUnreachable {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The unreachable arguments.
+        arguments: Vec<String>,
+    },
+    /// Its definition differs from the lock.
+    LockMismatch {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The locked hash; `None` when the lock does not have the tool.
+        locked: Option<String>,
+        /// The hash of the definition listed now.
+        current: String,
+        /// The lock file.
+        lock_file: String,
+    },
+}
+
+/// Which rule leaves a tool out of an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enabling {
+    /// `default_roster = false` and the agent has no `enabled_tools`.
+    DefaultRoster,
+    /// The agent's `enabled_tools` does not name it.
+    EnabledTools,
+    /// The agent's `servers` does not name its server.
+    Servers,
+}
+
+/// What is wrong with an input schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SchemaProblem {
+    /// It is not a JSON object.
+    NotAnObject {
+        /// The JSON kind it is (`a string`, `an array`, ...).
+        found: String,
+    },
+    /// Its `type` is not `"object"`.
+    NotObjectType {
+        /// The `type` as JSON text.
+        found: String,
+    },
+    /// Its `properties` is not an object.
+    PropertiesNotObject,
+    /// It nests deeper than muster accepts.
+    TooDeep {
+        /// Its depth.
+        depth: usize,
+        /// The most accepted.
+        max: usize,
+    },
+}
+
+impl Reason {
+    /// The bare code.
+    pub fn code(&self) -> Code {
+        match self {
+            Reason::Required { .. } => Code::Required,
+            Reason::Fits { .. } => Code::Fits,
+            Reason::ControlTool { .. } => Code::ControlTool,
+            Reason::Loaded => Code::Loaded,
+            Reason::ItemCap { .. } => Code::ItemCap,
+            Reason::TokenCap { .. } => Code::TokenCap,
+            Reason::FlagOff { .. } => Code::FlagOff,
+            Reason::NotEnabled { .. } => Code::NotEnabled,
+            Reason::DuplicateName { .. } => Code::DuplicateName,
+            Reason::InvalidSchema { .. } => Code::InvalidSchema,
+            Reason::Denied { .. } => Code::Denied,
+            Reason::NotAllowed { .. } => Code::NotAllowed,
+            Reason::FixedUndeclared { .. } => Code::FixedUndeclared,
+            Reason::RequiredUnreachable { .. } => Code::RequiredUnreachable,
+            Reason::LockMismatch { .. } => Code::LockMismatch,
+        }
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Required { group, tokens } => {
+                write!(f, "required by group {group}; {tokens} tokens")
+            }
+            Reason::Fits { tokens, rank } => write!(f, "{tokens} tokens at rank {rank}"),
+            Reason::ControlTool { reserved, tokens } => write!(
+                f,
+                "reserved first ({reserved} tokens with its summary budget): it loads deferred tools; offered at {tokens} tokens"
+            ),
+            Reason::Loaded => f.write_str(Code::Loaded.description()),
+            Reason::ItemCap {
+                offered_ahead,
+                item_cap_needed,
+                displace,
+            } => {
+                write!(
+                    f,
+                    "all {offered_ahead} slots went to higher-ranked tools; it needs an item cap of {item_cap_needed}"
+                )?;
+                match displace.as_slice() {
+                    [] => Ok(()),
+                    [one] => write!(f, ", or {one} to give up its slot"),
+                    [first, .., last] => write!(
+                        f,
+                        ", or the {} lowest-ranked slot-holders that are not required ({first} up to {last}) to give up theirs",
+                        displace.len()
+                    ),
+                }
+            }
+            Reason::TokenCap {
+                tokens,
+                room,
+                short,
+                token_cap_needed,
+            } => {
+                if *room == 0 {
+                    write!(
+                        f,
+                        "{tokens} tokens with none left; it needs a token cap of {token_cap_needed}"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "{tokens} tokens with {room} left: {short} short; it needs a token cap of {token_cap_needed} or a definition {short} tokens smaller"
+                    )
+                }
+            }
+            Reason::FlagOff { flag, server } => match server {
+                Some(server) => write!(
+                    f,
+                    "server {server} exists only when flag {flag} is on; it is off in this selection"
+                ),
+                None => write!(
+                    f,
+                    "exists only when flag {flag} is on; it is off in this selection"
+                ),
+            },
+            Reason::NotEnabled { agent, by, server } => match by {
+                Enabling::EnabledTools => write!(
+                    f,
+                    "agent {agent} lists enabled_tools and this tool is not among them"
+                ),
+                Enabling::DefaultRoster => write!(
+                    f,
+                    "registered, but agent {agent}'s default roster leaves it out (default_roster = false); name it in enabled_tools to enable it"
+                ),
+                Enabling::Servers => write!(
+                    f,
+                    "agent {agent} lists servers and {} is not among them",
+                    server.as_deref().unwrap_or("its server")
+                ),
+            },
+            Reason::DuplicateName { name } => {
+                write!(f, "an earlier candidate is already named {name:?}")
+            }
+            Reason::InvalidSchema { problem } => write!(f, "the server's inputSchema {problem}"),
+            Reason::Denied { server, tool } => {
+                write!(f, "server block {server}'s deny list names {tool}")
+            }
+            Reason::NotAllowed { server, tool } => {
+                write!(f, "server block {server}'s allow list does not name {tool}")
+            }
+            Reason::FixedUndeclared {
+                tool, arguments, ..
+            } => write!(
+                f,
+                "{tool}: `params` fixes {} which the server's schema does not declare",
+                quoted(arguments)
+            ),
+            Reason::RequiredUnreachable {
+                tool, arguments, ..
+            } => write!(
+                f,
+                "{tool}: the server's schema requires {} which `only` does not list and `params` does not fix",
+                quoted(arguments)
+            ),
+            Reason::LockMismatch {
+                locked,
+                current,
+                lock_file,
+                ..
+            } => match locked {
+                Some(locked) => write!(
+                    f,
+                    "its definition changed since it was locked ({locked}, now {current}); review it, then run `muster lock`"
+                ),
+                None => write!(
+                    f,
+                    "it is not in the lock {lock_file}; review it, then run `muster lock`"
+                ),
+            },
+        }
+    }
+}
+
+impl fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaProblem::NotAnObject { found } => {
+                write!(f, "is {found}, not a JSON Schema object")
+            }
+            SchemaProblem::NotObjectType { found } => {
+                write!(f, "has type {found}; tool arguments must be an object")
+            }
+            SchemaProblem::PropertiesNotObject => {
+                f.write_str("has \"properties\" that is not an object")
+            }
+            SchemaProblem::TooDeep { depth, max } => {
+                write!(f, "nests {depth} levels deep; at most {max} are accepted")
+            }
+        }
+    }
+}
