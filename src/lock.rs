@@ -21,7 +21,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -96,11 +95,11 @@ impl LockFinding {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct LockFile {
     version: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     mcp: BTreeMap<String, BTreeMap<String, String>>,
 }
 
@@ -243,16 +242,17 @@ impl Lock {
     }
 
     /// The file text: header, version, one sorted table per server.
+    ///
+    /// Written by the `toml` serializer, so any name a server reports
+    /// (quotes, backslashes, control characters, DEL) is escaped exactly
+    /// as [`Lock::parse`] reads it back.
     pub fn to_toml(&self) -> String {
-        let mut out = String::from(HEADER);
-        out.push_str("version = 1\n");
-        for (server, tools) in &self.servers {
-            let _ = write!(out, "\n[mcp.{}]\n", toml_key(server));
-            for (tool, hash) in tools {
-                let _ = writeln!(out, "{} = \"{hash}\"", toml_key(tool));
-            }
-        }
-        out
+        let file = LockFile {
+            version: 1,
+            mcp: self.servers.clone(),
+        };
+        let body = toml::to_string(&file).expect("a map of strings serializes as TOML");
+        format!("{HEADER}{body}")
     }
 
     /// Writes the lock atomically.
@@ -261,20 +261,6 @@ impl Lock {
     /// [`ErrorKind::Io`] when it cannot be written; the old file is then kept.
     pub fn write(&self, path: &Path) -> Result<(), Error> {
         crate::atomic::write_atomic(path, self.to_toml().as_bytes())
-    }
-}
-
-/// A bare TOML key when the name allows one, else a quoted one (JSON string
-/// escapes are valid TOML basic-string escapes).
-fn toml_key(name: &str) -> String {
-    let bare = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if bare {
-        name.to_string()
-    } else {
-        serde_json::to_string(name).expect("a string serializes")
     }
 }
 
@@ -383,6 +369,59 @@ mod tests {
         assert_eq!(Lock::read(&path).unwrap(), lock);
         assert_eq!(
             Lock::read_or_empty(&dir.path().join("none")).unwrap(),
+            Lock::default()
+        );
+    }
+
+    /// Issue 11 item 6: a name with DEL made a lock muster then refused.
+    #[test]
+    fn hostile_names_round_trip_through_the_file() {
+        let names = [
+            "\u{7f}",
+            "del\u{7f}in",
+            "\"",
+            "'",
+            "\\",
+            "back\\slash\"quote",
+            "a\nb",
+            "cr\r",
+            "tab\t",
+            "nul\u{0}",
+            "\u{1b}[31m",
+            "\u{202e}rtl",
+            "zero\u{200b}width",
+            "é🙂日本",
+            " ",
+            "",
+            ".",
+            "a.b",
+            "[x]",
+            "= ",
+            "#",
+        ];
+        let tools: Vec<ListedTool> = names.iter().map(|n| tool(n, "", json!({}))).collect();
+        let mut lock = Lock::default();
+        for server in names {
+            lock = lock.update(server, &tools).0;
+        }
+        let text = lock.to_toml();
+        let back =
+            Lock::parse(&text, Path::new("mcp.lock")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, lock);
+        assert_eq!(back.to_toml(), text);
+        for server in names {
+            for name in names {
+                assert!(back.get(server, name).is_some(), "{server:?} {name:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_lock_is_the_header_and_version() {
+        let text = Lock::default().to_toml();
+        assert_eq!(text, format!("{HEADER}version = 1\n"));
+        assert_eq!(
+            Lock::parse(&text, Path::new("mcp.lock")).unwrap(),
             Lock::default()
         );
     }
