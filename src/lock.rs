@@ -25,8 +25,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toml::Spanned;
 
-use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::snapshot::ListedTool;
 
 const HEADER: &str =
@@ -95,12 +96,21 @@ impl LockFinding {
     }
 }
 
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct LockFile {
+/// The file as written.
+#[derive(Debug, Serialize)]
+struct LockFile<'a> {
     version: u32,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    mcp: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    mcp: &'a BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// The file as read, with spans so each problem names its line.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLockFile {
+    version: Spanned<u32>,
+    #[serde(default)]
+    mcp: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
 }
 
 /// Reviewed definition hashes, per server and tool.
@@ -138,7 +148,7 @@ impl Lock {
     /// # Errors
     /// As [`Lock::read`].
     pub fn parse(text: &str, path: &Path) -> Result<Lock, Error> {
-        let file: LockFile = toml::from_str(text).map_err(|e| {
+        let file: RawLockFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
             Error::new(
                 ErrorKind::Policy,
@@ -148,25 +158,29 @@ impl Lock {
                     .help("restore it from version control, or delete it and run `muster lock`"),
             )
         })?;
+        let lines = LineIndex::new(text);
         let mut problems = Vec::new();
-        if file.version != 1 {
+        if *file.version.get_ref() != 1 {
             problems.push(
-                Problem::new(format!("lock version {} is not supported", file.version))
-                    .in_file(path)
-                    .at_line(text.find("version").map(|o| line_of(text, o)))
-                    .help("this muster writes `version = 1`"),
+                Problem::new(format!(
+                    "lock version {} is not supported",
+                    file.version.get_ref()
+                ))
+                .in_file(path)
+                .at_line(Some(lines.line(file.version.span().start)))
+                .help("this muster writes `version = 1`"),
             );
         }
         for (server, tools) in &file.mcp {
             for (tool, hash) in tools {
-                let hex = hash.strip_prefix("sha256:").unwrap_or("");
+                let hex = hash.get_ref().strip_prefix("sha256:").unwrap_or("");
                 if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                     problems.push(
                         Problem::new(format!(
                             "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
                         ))
                         .in_file(path)
-                        .at_line(text.find(hash.as_str()).map(|o| line_of(text, o)))
+                        .at_line(Some(lines.line(hash.span().start)))
                         .help("run `muster lock` to record the tool again after review"),
                     );
                 }
@@ -175,7 +189,18 @@ impl Lock {
         if !problems.is_empty() {
             return Err(Error::many(ErrorKind::Policy, problems));
         }
-        Ok(Lock { servers: file.mcp })
+        let servers = file
+            .mcp
+            .into_iter()
+            .map(|(server, tools)| {
+                let tools = tools
+                    .into_iter()
+                    .map(|(tool, hash)| (tool, hash.into_inner()))
+                    .collect();
+                (server, tools)
+            })
+            .collect();
+        Ok(Lock { servers })
     }
 
     /// The locked hash of `server`'s `tool`.
@@ -249,7 +274,7 @@ impl Lock {
     pub fn to_toml(&self) -> String {
         let file = LockFile {
             version: 1,
-            mcp: self.servers.clone(),
+            mcp: &self.servers,
         };
         let body = toml::to_string(&file).expect("a map of strings serializes as TOML");
         format!("{HEADER}{body}")
@@ -435,6 +460,7 @@ mod tests {
         assert!(err.problems()[0].message.contains("mcp.a.t"));
         let err = Lock::parse("version = 1\nextra = 2\n", p).unwrap_err();
         assert_eq!(err.problems()[0].line, Some(2));
-        assert!(Lock::parse("version = 2\n", p).is_err());
+        let err = Lock::parse("# note\n\nversion = 2\n", p).unwrap_err();
+        assert_eq!(err.problems()[0].line, Some(3));
     }
 }

@@ -17,7 +17,7 @@
 
 mod raw;
 
-use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
 use crate::tokens::Encoding;
@@ -330,15 +330,19 @@ struct Loader {
 /// Text of a policy file and a way to turn byte spans into lines.
 struct Source {
     path: PathBuf,
-    text: String,
+    lines: LineIndex,
 }
 
 impl Source {
     fn origin(&self, span: std::ops::Range<usize>) -> Origin {
         Origin {
             file: self.path.clone(),
-            line: Some(line_of(&self.text, span.start)),
+            line: Some(self.line(span.start)),
         }
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        self.lines.line(offset)
     }
 
     fn at<T>(&self, spanned: &Spanned<T>) -> Origin {
@@ -455,7 +459,7 @@ impl Loader {
             Ok(value) => Some((
                 Source {
                     path: path.to_path_buf(),
-                    text,
+                    lines: LineIndex::new(&text),
                 },
                 value,
             )),
@@ -938,9 +942,7 @@ impl Loader {
         origin: &Origin,
         raw: &raw::RawServer,
     ) -> Narrowing {
-        let entry = |s: &Spanned<String>| {
-            Entry::at(s.get_ref().clone(), line_of(&src.text, s.span().start))
-        };
+        let entry = |s: &Spanned<String>| Entry::at(s.get_ref().clone(), src.line(s.span().start));
         let mut params = Vec::new();
         for (tool, args) in &raw.params {
             let mut fixed = Vec::new();
@@ -1065,7 +1067,7 @@ impl Loader {
     ) -> Settings {
         let fallback = Source {
             path: self.root.join("muster.toml"),
-            text: String::new(),
+            lines: LineIndex::new(""),
         };
         let src = src.unwrap_or(&fallback);
         let mut caps = Caps {
