@@ -28,6 +28,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
+use crate::input::{ReadError, read_text};
 use crate::snapshot::ListedTool;
 
 const HEADER: &str =
@@ -123,11 +124,13 @@ impl Lock {
     /// Reads a lock file.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when it cannot be read; [`ErrorKind::Policy`] with
+    /// [`ErrorKind::Io`] when it cannot be read, [`ErrorKind::Input`] when it
+    /// is not a regular UTF-8 file within [`crate::input::MAX_INPUT_BYTES`];
+    /// [`ErrorKind::Policy`] with
     /// file and line when it is not valid TOML, has an unknown key or
     /// version, or a hash that is not `sha256:` and 64 hex digits.
     pub fn read(path: &Path) -> Result<Lock, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+        let text = read_text(path).map_err(|e| e.into_error(path, "the lock file"))?;
         Self::parse(&text, path)
     }
 
@@ -136,10 +139,10 @@ impl Lock {
     /// # Errors
     /// As [`Lock::read`], except for a missing file.
     pub fn read_or_empty(path: &Path) -> Result<Lock, Error> {
-        match std::fs::read_to_string(path) {
+        match read_text(path) {
             Ok(text) => Self::parse(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
-            Err(e) => Err(Error::io(path, &e)),
+            Err(ReadError::Missing) => Ok(Lock::default()),
+            Err(e) => Err(e.into_error(path, "the lock file")),
         }
     }
 

@@ -143,11 +143,11 @@ fn run(command: Command) -> Result<u8, Error> {
             positional,
             format,
         } => {
-            let read = |path: &std::path::Path| {
-                std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))
+            let read = |path: &std::path::Path, what: &str| {
+                muster::input::read_text(path).map_err(|err| err.into_error(path, what))
             };
-            let offered = check::OfferedPlan::from_json(&read(&plan)?, &plan)?;
-            let turn_value = check::Turn::from_json(&read(&turn)?, &turn)?;
+            let offered = check::OfferedPlan::from_json(&read(&plan, "the plan")?, &plan)?;
+            let turn_value = check::Turn::from_json(&read(&turn, "the turn")?, &turn)?;
             let report =
                 check::check_turn(&offered, &turn_value, &check::CheckOptions { positional });
             let text = match format {
