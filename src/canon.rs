@@ -101,6 +101,38 @@ pub fn kind_of(value: &Value) -> &'static str {
     }
 }
 
+/// Why `schema` cannot be a tool's input schema, if it cannot: the rule the
+/// catalog cuts discovered tools by (`invalid-schema`) and the check refuses
+/// a plan by. See [`schema_shape_problem`] for all but the depth limit.
+pub(crate) fn input_schema_problem(schema: &Value) -> Option<String> {
+    schema_shape_problem(schema).or_else(|| {
+        let depth = depth(schema);
+        (depth > MAX_SCHEMA_DEPTH)
+            .then(|| format!("nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are accepted"))
+    })
+}
+
+/// Why `schema` does not describe tool arguments, if it does not: it must be
+/// a JSON object whose `type`, when given, is `"object"` and whose
+/// `properties`, when given, is an object.
+pub(crate) fn schema_shape_problem(schema: &Value) -> Option<String> {
+    let Value::Object(map) = schema else {
+        return Some(format!("is {}, not a JSON Schema object", kind_of(schema)));
+    };
+    match map.get("type") {
+        None => None,
+        Some(Value::String(t)) if t == "object" => None,
+        Some(other) => Some(format!(
+            "has type {other}; tool arguments must be an object"
+        )),
+    }
+    .or_else(|| {
+        map.get("properties")
+            .filter(|p| !p.is_object())
+            .map(|_| "has \"properties\" that is not an object".to_string())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -853,31 +853,5 @@ impl<'p> Builder<'p> {
 
 /// Why `schema` cannot be a tool's input schema, if it cannot.
 fn schema_problem(schema: &Value) -> Option<String> {
-    let Value::Object(map) = schema else {
-        return Some(format!(
-            "is {}, not a JSON Schema object",
-            crate::policy::kind_of(schema)
-        ));
-    };
-    match map.get("type") {
-        None => None,
-        Some(Value::String(t)) if t == "object" => None,
-        Some(other) => Some(format!(
-            "has type {other}; tool arguments must be an object"
-        )),
-    }
-    .or_else(|| {
-        map.get("properties")
-            .filter(|p| !p.is_object())
-            .map(|_| "has \"properties\" that is not an object".to_string())
-    })
-    .or_else(|| {
-        let depth = crate::canon::depth(schema);
-        (depth > crate::canon::MAX_SCHEMA_DEPTH).then(|| {
-            format!(
-                "nests {depth} levels deep; at most {} are accepted",
-                crate::canon::MAX_SCHEMA_DEPTH
-            )
-        })
-    })
+    crate::canon::input_schema_problem(schema)
 }

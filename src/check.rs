@@ -148,7 +148,7 @@ pub struct Report<'t> {
 /// ```
 /// use std::path::Path;
 /// use muster::check::{check_turn, CheckOptions, OfferedPlan, Turn, Verdict};
-/// let plan = OfferedPlan::from_json(r#"{"roster": [{"name": "memory.search",
+/// let plan = OfferedPlan::from_json(r#"{"format_version": 1, "roster": [{"name": "memory.search",
 ///     "input_schema": {"type": "object", "required": ["query"],
 ///                      "properties": {"query": {"type": "string"}}}}]}"#,
 ///     Path::new("plan.json")).unwrap();

@@ -27,6 +27,7 @@ struct CallReport {
 }
 
 const PLAN: &str = r##"{
+  "format_version": 1,
   "budget": {"tokens": 6000, "used": 1480},
   "roster": [
     {"name": "mcp.bland_call.start_call", "source": "mcp", "tokens": 212, "coerce": true,
