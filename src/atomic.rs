@@ -3,17 +3,15 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
 
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, creating the directory if needed.
+/// and a rename, creating the directory if needed. Every file muster writes
+/// (snapshots, the lock) goes through here.
 ///
 /// The temp file sits beside the target because a rename is only atomic
-/// within one filesystem.
+/// within one filesystem; `tempfile` removes it on every error path.
 ///
 /// # Errors
 /// An [`crate::ErrorKind::Io`] error naming `path` when the directory cannot be
@@ -25,25 +23,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(
-        ".{file_name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, &e));
-    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!(".{name}.");
+    builder.prefix(&prefix).suffix(".tmp");
+    // What `File::create` would give (0666 less the umask), not tempfile's
+    // owner-only default: locks and snapshots are shared through git.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, &e))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io(path, &e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, &e.error))?;
     Ok(())
 }
 
@@ -59,6 +51,34 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_as_readable_as_a_created_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let created = dir.path().join("created");
+        std::fs::write(&created, b"x").unwrap();
+        let path = dir.path().join("atomic");
+        write_atomic(&path, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&created));
+    }
+
+    #[test]
+    fn a_failed_write_keeps_the_old_file_and_leaves_no_temp_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be: the rename must fail.
+        let path = dir.path().join("x.json");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("keep"), b"old").unwrap();
+        let err = write_atomic(&path, b"new").unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::Io);
+        assert_eq!(err.problems()[0].file.as_deref(), Some(path.as_path()));
+        assert_eq!(std::fs::read(path.join("keep")).unwrap(), b"old");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
     }
 }

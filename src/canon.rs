@@ -1,6 +1,7 @@
 //! Canonical JSON and hashes over it: object keys sorted, no whitespace,
 //! so a definition hashes the same whatever order its keys were written in.
 
+use crate::contract::SchemaProblem;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -112,6 +113,43 @@ pub fn kind_of(value: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
     }
+}
+
+/// What keeps `schema` from being a tool's input schema, if anything: the
+/// one rule for configured tools, the catalog (which cuts a discovered tool
+/// as `invalid-schema`) and the check. The shape of
+/// [`schema_shape_problem`], and at most [`MAX_SCHEMA_DEPTH`] levels.
+pub fn input_schema_problem(schema: &Value) -> Option<SchemaProblem> {
+    schema_shape_problem(schema).or_else(|| {
+        let depth = depth(schema);
+        (depth > MAX_SCHEMA_DEPTH).then_some(SchemaProblem::TooDeep {
+            depth,
+            max: MAX_SCHEMA_DEPTH,
+        })
+    })
+}
+
+/// What keeps `schema` from describing tool arguments, if anything: it must
+/// be a JSON object whose `type`, when given, is `"object"` and whose
+/// `properties`, when given, is an object.
+pub fn schema_shape_problem(schema: &Value) -> Option<SchemaProblem> {
+    let Value::Object(map) = schema else {
+        return Some(SchemaProblem::NotAnObject {
+            found: kind_of(schema).to_string(),
+        });
+    };
+    match map.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Some(SchemaProblem::NotObjectType {
+                found: other.to_string(),
+            });
+        }
+    }
+    map.get("properties")
+        .is_some_and(|p| !p.is_object())
+        .then_some(SchemaProblem::PropertiesNotObject)
 }
 
 #[cfg(test)]

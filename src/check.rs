@@ -78,7 +78,8 @@ pub enum Refusal {
 /// - `problems` (list of strings): one sentence each, naming the tool, the argument path, what
 ///   was expected and what came; at most [`MAX_PROBLEMS`] sentences in all: when there are
 ///   more problems, the first `MAX_PROBLEMS - 1` and one sentence counting the rest. Empty when
-///   ok.
+///   ok. A not-run call's one sentence names the first three refused calls (ids cut at 64
+///   characters) and counts the rest, so the report stays linear in the turn.
 /// - `arguments` (object, list or null): what the tool should receive, when ok: repaired,
 ///   narrowed and (where the tool's `coerce` is on) cast; a list in declared order for a tool
 ///   with `parameters` when checked with `positional`. Null unless ok.
@@ -147,7 +148,7 @@ pub struct Report<'t> {
 /// ```
 /// use std::path::Path;
 /// use muster::check::{check_turn, CheckOptions, OfferedPlan, Turn, Verdict};
-/// let plan = OfferedPlan::from_json(r#"{"roster": [{"name": "memory.search",
+/// let plan = OfferedPlan::from_json(r#"{"format_version": 2, "roster": [{"name": "memory.search",
 ///     "input_schema": {"type": "object", "required": ["query"],
 ///                      "properties": {"query": {"type": "string"}}}}]}"#,
 ///     Path::new("plan.json")).unwrap();
@@ -185,11 +186,7 @@ fn check_turn_with<'t>(
             calls,
         };
     }
-    let ids = quoted_list(&refused);
-    let plural = if refused.len() == 1 { "" } else { "s" };
-    let sentence = format!(
-        "not run because call{plural} {ids} of this turn did not fit; send this call again together with the corrected call{plural}"
-    );
+    let sentence = not_run_sentence(&refused);
     for (call, original) in calls.iter_mut().zip(&turn.calls) {
         if call.status == Status::Ok {
             call.status = Status::NotRun;
@@ -204,6 +201,43 @@ fn check_turn_with<'t>(
         verdict: Verdict::Refused,
         calls,
     }
+}
+
+/// At most this many refused calls are named in each not-run call's problem, and each id at most
+/// [`NAMED_ID_CHARS`] characters: every not-run call repeats the sentence, so naming every
+/// refused call in full would make the report grow with the square of the turn.
+const NAMED_REFUSALS: usize = 3;
+/// See [`NAMED_REFUSALS`].
+const NAMED_ID_CHARS: usize = 64;
+
+/// Why the calls that fit are not run: the refused calls, named up to a bound.
+fn not_run_sentence(refused: &[&str]) -> String {
+    let named: Vec<Cow<'_, str>> = refused
+        .iter()
+        .take(NAMED_REFUSALS)
+        .map(|id| match id.char_indices().nth(NAMED_ID_CHARS) {
+            Some((cut, _)) => Cow::Owned(format!("{}…", &id[..cut])),
+            None => Cow::Borrowed(*id),
+        })
+        .collect();
+    let named: Vec<&str> = named.iter().map(AsRef::as_ref).collect();
+    let plural = if refused.len() == 1 { "" } else { "s" };
+    let ids = if refused.len() > named.len() {
+        format!(
+            "{} and {} more",
+            named
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", "),
+            refused.len() - named.len()
+        )
+    } else {
+        quoted_list(&named)
+    };
+    format!(
+        "not run because call{plural} {ids} of this turn did not fit; send this call again together with the corrected call{plural}"
+    )
 }
 
 fn check_call<'t>(

@@ -263,10 +263,10 @@ async fn discover_one(
         Err(_) => return Err(timed_out(spec, &watch, None)),
     };
 
-    let previous = match std::fs::read(&spec.snapshot) {
+    let previous = match crate::input::read_bytes(&spec.snapshot) {
         Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(&spec.snapshot, &e)),
+        Err(crate::input::ReadError::Missing) => None,
+        Err(e) => return Err(e.into_error(&spec.snapshot, "the old snapshot")),
     };
     let (old_tools, previous_unreadable) = match &previous {
         None => (Vec::new(), None),

@@ -153,7 +153,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The 1-based line holding byte `offset` of `text`.
+/// The 1-based line holding byte `offset` of `text`. Scans from the start:
+/// for more than a few offsets into one text use [`LineIndex`].
 pub fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
     text.as_bytes()[..end]
@@ -161,4 +162,50 @@ pub fn line_of(text: &str, offset: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+/// Where each line of a text starts, so that many byte offsets (every span
+/// of a policy file) turn into lines in O(log n) each rather than each
+/// scanning from the start of the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub(crate) fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, b)| b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        Self { starts }
+    }
+
+    /// The 1-based line holding byte `offset`; the same as [`line_of`].
+    pub(crate) fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&start| start <= offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_agrees_with_line_of_at_every_offset() {
+        for text in ["", "a", "\n", "a\nb", "a\n\nb\n", "\r\n\r\nx", "é\n🙂\n"] {
+            let index = LineIndex::new(text);
+            for offset in 0..=text.len() + 2 {
+                assert_eq!(
+                    index.line(offset),
+                    line_of(text, offset),
+                    "{text:?} {offset}"
+                );
+            }
+        }
+    }
 }

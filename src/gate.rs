@@ -199,8 +199,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Gate>, Error> {
 }
 
 fn read_gate(file: &Path) -> Result<Gate, Problem> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|err| Problem::new(format!("cannot read gate file: {err}")).in_file(file))?;
+    let text = crate::input::read_text(file).map_err(|err| err.problem(file, "gate file"))?;
     let raw: RawGate = toml::from_str(&text).map_err(|err| {
         Problem::new(err.message().trim().to_string())
             .in_file(file)

@@ -17,6 +17,7 @@ pub mod error;
 pub mod explain;
 pub mod finding;
 pub mod gate;
+pub mod input;
 pub mod lock;
 pub mod names;
 pub mod narrow;

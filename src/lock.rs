@@ -21,13 +21,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toml::Spanned;
 
-use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
+use crate::input::{ReadError, read_text};
 use crate::snapshot::ListedTool;
 
 const HEADER: &str =
@@ -96,12 +97,21 @@ impl LockFinding {
     }
 }
 
+/// The file as written.
+#[derive(Debug, Serialize)]
+struct LockFile<'a> {
+    version: u32,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    mcp: &'a BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// The file as read, with spans so each problem names its line.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LockFile {
-    version: u32,
+struct RawLockFile {
+    version: Spanned<u32>,
     #[serde(default)]
-    mcp: BTreeMap<String, BTreeMap<String, String>>,
+    mcp: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
 }
 
 /// Reviewed definition hashes, per server and tool.
@@ -114,11 +124,13 @@ impl Lock {
     /// Reads a lock file.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when it cannot be read; [`ErrorKind::Policy`] with
+    /// [`ErrorKind::Io`] when it cannot be read, [`ErrorKind::Input`] when it
+    /// is not a regular UTF-8 file within [`crate::input::MAX_INPUT_BYTES`];
+    /// [`ErrorKind::Policy`] with
     /// file and line when it is not valid TOML, has an unknown key or
     /// version, or a hash that is not `sha256:` and 64 hex digits.
     pub fn read(path: &Path) -> Result<Lock, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+        let text = read_text(path).map_err(|e| e.into_error(path, "the lock file"))?;
         Self::parse(&text, path)
     }
 
@@ -127,10 +139,10 @@ impl Lock {
     /// # Errors
     /// As [`Lock::read`], except for a missing file.
     pub fn read_or_empty(path: &Path) -> Result<Lock, Error> {
-        match std::fs::read_to_string(path) {
+        match read_text(path) {
             Ok(text) => Self::parse(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
-            Err(e) => Err(Error::io(path, &e)),
+            Err(ReadError::Missing) => Ok(Lock::default()),
+            Err(e) => Err(e.into_error(path, "the lock file")),
         }
     }
 
@@ -139,7 +151,7 @@ impl Lock {
     /// # Errors
     /// As [`Lock::read`].
     pub fn parse(text: &str, path: &Path) -> Result<Lock, Error> {
-        let file: LockFile = toml::from_str(text).map_err(|e| {
+        let file: RawLockFile = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
             Error::new(
                 ErrorKind::Policy,
@@ -149,25 +161,29 @@ impl Lock {
                     .help("restore it from version control, or delete it and run `muster lock`"),
             )
         })?;
+        let lines = LineIndex::new(text);
         let mut problems = Vec::new();
-        if file.version != 1 {
+        if *file.version.get_ref() != 1 {
             problems.push(
-                Problem::new(format!("lock version {} is not supported", file.version))
-                    .in_file(path)
-                    .at_line(text.find("version").map(|o| line_of(text, o)))
-                    .help("this muster writes `version = 1`"),
+                Problem::new(format!(
+                    "lock version {} is not supported",
+                    file.version.get_ref()
+                ))
+                .in_file(path)
+                .at_line(Some(lines.line(file.version.span().start)))
+                .help("this muster writes `version = 1`"),
             );
         }
         for (server, tools) in &file.mcp {
             for (tool, hash) in tools {
-                let hex = hash.strip_prefix("sha256:").unwrap_or("");
+                let hex = hash.get_ref().strip_prefix("sha256:").unwrap_or("");
                 if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                     problems.push(
                         Problem::new(format!(
                             "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
                         ))
                         .in_file(path)
-                        .at_line(text.find(hash.as_str()).map(|o| line_of(text, o)))
+                        .at_line(Some(lines.line(hash.span().start)))
                         .help("run `muster lock` to record the tool again after review"),
                     );
                 }
@@ -176,7 +192,18 @@ impl Lock {
         if !problems.is_empty() {
             return Err(Error::many(ErrorKind::Policy, problems));
         }
-        Ok(Lock { servers: file.mcp })
+        let servers = file
+            .mcp
+            .into_iter()
+            .map(|(server, tools)| {
+                let tools = tools
+                    .into_iter()
+                    .map(|(tool, hash)| (tool, hash.into_inner()))
+                    .collect();
+                (server, tools)
+            })
+            .collect();
+        Ok(Lock { servers })
     }
 
     /// The locked hash of `server`'s `tool`.
@@ -243,16 +270,17 @@ impl Lock {
     }
 
     /// The file text: header, version, one sorted table per server.
+    ///
+    /// Written by the `toml` serializer, so any name a server reports
+    /// (quotes, backslashes, control characters, DEL) is escaped exactly
+    /// as [`Lock::parse`] reads it back.
     pub fn to_toml(&self) -> String {
-        let mut out = String::from(HEADER);
-        out.push_str("version = 1\n");
-        for (server, tools) in &self.servers {
-            let _ = write!(out, "\n[mcp.{}]\n", toml_key(server));
-            for (tool, hash) in tools {
-                let _ = writeln!(out, "{} = \"{hash}\"", toml_key(tool));
-            }
-        }
-        out
+        let file = LockFile {
+            version: 1,
+            mcp: &self.servers,
+        };
+        let body = toml::to_string(&file).expect("a map of strings serializes as TOML");
+        format!("{HEADER}{body}")
     }
 
     /// Writes the lock atomically.
@@ -261,20 +289,6 @@ impl Lock {
     /// [`ErrorKind::Io`] when it cannot be written; the old file is then kept.
     pub fn write(&self, path: &Path) -> Result<(), Error> {
         crate::atomic::write_atomic(path, self.to_toml().as_bytes())
-    }
-}
-
-/// A bare TOML key when the name allows one, else a quoted one (JSON string
-/// escapes are valid TOML basic-string escapes).
-fn toml_key(name: &str) -> String {
-    let bare = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if bare {
-        name.to_string()
-    } else {
-        serde_json::to_string(name).expect("a string serializes")
     }
 }
 
@@ -387,6 +401,59 @@ mod tests {
         );
     }
 
+    /// Issue 11 item 6: a name with DEL made a lock muster then refused.
+    #[test]
+    fn hostile_names_round_trip_through_the_file() {
+        let names = [
+            "\u{7f}",
+            "del\u{7f}in",
+            "\"",
+            "'",
+            "\\",
+            "back\\slash\"quote",
+            "a\nb",
+            "cr\r",
+            "tab\t",
+            "nul\u{0}",
+            "\u{1b}[31m",
+            "\u{202e}rtl",
+            "zero\u{200b}width",
+            "é🙂日本",
+            " ",
+            "",
+            ".",
+            "a.b",
+            "[x]",
+            "= ",
+            "#",
+        ];
+        let tools: Vec<ListedTool> = names.iter().map(|n| tool(n, "", json!({}))).collect();
+        let mut lock = Lock::default();
+        for server in names {
+            lock = lock.update(server, &tools).0;
+        }
+        let text = lock.to_toml();
+        let back =
+            Lock::parse(&text, Path::new("mcp.lock")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, lock);
+        assert_eq!(back.to_toml(), text);
+        for server in names {
+            for name in names {
+                assert!(back.get(server, name).is_some(), "{server:?} {name:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_lock_is_the_header_and_version() {
+        let text = Lock::default().to_toml();
+        assert_eq!(text, format!("{HEADER}version = 1\n"));
+        assert_eq!(
+            Lock::parse(&text, Path::new("mcp.lock")).unwrap(),
+            Lock::default()
+        );
+    }
+
     #[test]
     fn bad_lock_files_are_refused_with_line() {
         let p = Path::new("policies/mcp.lock");
@@ -396,6 +463,7 @@ mod tests {
         assert!(err.problems()[0].message.contains("mcp.a.t"));
         let err = Lock::parse("version = 1\nextra = 2\n", p).unwrap_err();
         assert_eq!(err.problems()[0].line, Some(2));
-        assert!(Lock::parse("version = 2\n", p).is_err());
+        let err = Lock::parse("# note\n\nversion = 2\n", p).unwrap_err();
+        assert_eq!(err.problems()[0].line, Some(3));
     }
 }

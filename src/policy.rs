@@ -18,7 +18,8 @@
 mod raw;
 
 use crate::contract::SchemaProblem;
-use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
+use crate::input::ReadError;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
 use crate::tokens::Encoding;
@@ -367,6 +368,17 @@ impl Policy {
     }
 }
 
+/// The problem for a policy subdirectory that exists but cannot be listed.
+fn unreadable_dir(dir: &Path, sub: &str, err: &std::io::Error) -> Problem {
+    Problem::new(format!(
+        "cannot read the {sub}/ directory: {err}; its files would be left out"
+    ))
+    .in_file(dir)
+    .help(format!(
+        "make {sub}/ a directory readable by the user running muster, or remove it if it should hold nothing"
+    ))
+}
+
 /// The roster name of tool `tool` on server `server`.
 pub fn mcp_name(server: &str, tool: &str) -> String {
     format!("mcp.{server}.{tool}")
@@ -380,15 +392,19 @@ struct Loader {
 /// Text of a policy file and a way to turn byte spans into lines.
 struct Source {
     path: PathBuf,
-    text: String,
+    lines: LineIndex,
 }
 
 impl Source {
     fn origin(&self, span: std::ops::Range<usize>) -> Origin {
         Origin {
             file: self.path.clone(),
-            line: Some(line_of(&self.text, span.start)),
+            line: Some(self.line(span.start)),
         }
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        self.lines.line(offset)
     }
 
     fn at<T>(&self, spanned: &Spanned<T>) -> Origin {
@@ -494,12 +510,11 @@ impl Loader {
         path: &Path,
         optional: bool,
     ) -> Option<(Source, T)> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::input::read_text(path) {
             Ok(text) => text,
-            Err(err) if optional && err.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(ReadError::Missing) if optional => return None,
             Err(err) => {
-                self.problems
-                    .push(Problem::new(format!("cannot read file: {err}")).in_file(path));
+                self.problems.push(err.problem(path, "file"));
                 return None;
             }
         };
@@ -507,7 +522,7 @@ impl Loader {
             Ok(value) => Some((
                 Source {
                     path: path.to_path_buf(),
-                    text,
+                    lines: LineIndex::new(&text),
                 },
                 value,
             )),
@@ -526,27 +541,47 @@ impl Loader {
         }
     }
 
+    /// The `*.toml` files of `sub`, in name order. A missing directory has
+    /// none; one that cannot be listed is a problem, never an empty set
+    /// (a `chmod 000 mcp/` would otherwise plan without its servers).
     fn toml_files(&mut self, sub: &str) -> Vec<PathBuf> {
         let dir = self.root.join(sub);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return Vec::new();
+        let entries = match std::fs::read_dir(&dir).and_then(|entries| {
+            entries
+                .map(|e| e.map(|e| e.path()))
+                .collect::<std::io::Result<Vec<PathBuf>>>()
+        }) {
+            Ok(entries) => entries,
+            // Nothing there: the part is simply not used. A dangling link is
+            // something there that cannot be read.
+            Err(err)
+                if err.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(&dir).is_err() =>
+            {
+                return Vec::new();
+            }
+            Err(err) => {
+                self.problems.push(unreadable_dir(&dir, sub, &err));
+                return Vec::new();
+            }
         };
         let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
+            .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "toml"))
             .collect();
         files.sort();
         // A .toml entry that is not a readable file (a directory, a dangling
-        // or looping link) would silently drop its tools.
-        files.retain(|p| {
-            let ok = p.is_file();
-            if !ok {
-                self.problems
-                    .push(Problem::new("is not a readable file").in_file(p).help(
-                        "replace it with a policy file, or rename it so it does not end in .toml",
-                    ));
+        // or looping link, a FIFO) would silently drop its tools.
+        files.retain(|p| match crate::input::regular_file(p) {
+            Ok(_) => true,
+            Err(err) => {
+                self.problems.push(
+                    Problem::new(format!("is not a readable file: {err}"))
+                        .in_file(p)
+                        .help("replace it with a policy file, or rename it so it does not end in .toml"),
+                );
+                false
             }
-            ok
         });
         files
     }
@@ -629,8 +664,13 @@ impl Loader {
             }
             (None, Some(file)) => {
                 let at = src.at(&file);
-                let dir = src.path.parent().unwrap_or(Path::new("."));
-                let path = dir.join(file.get_ref());
+                let path = self.inside(
+                    src,
+                    file.get_ref(),
+                    &at,
+                    &format!("tool {name:?}"),
+                    "input_schema_file",
+                )?;
                 let value = self.read_json(&path, &at, &name)?;
                 self.object_schema(
                     &name,
@@ -669,16 +709,47 @@ impl Loader {
         })
     }
 
+    /// The file `named` (written in `src`) points to, when it stays inside
+    /// the policy directory; else a problem at `at` and `None`.
+    fn inside(
+        &mut self,
+        src: &Source,
+        named: &str,
+        at: &Origin,
+        what: &str,
+        key: &str,
+    ) -> Option<PathBuf> {
+        let base = src.path.parent().unwrap_or(Path::new("."));
+        let path = crate::input::inside(&self.root, base, Path::new(named));
+        if path.is_none() {
+            self.problems.push(
+                at.problem(format!(
+                    "{what}: {key} {named:?} points outside the policy directory {}",
+                    self.root.display()
+                ))
+                .help(format!(
+                    "copy the file into {} and name it relative to this TOML file",
+                    self.root.display()
+                )),
+            );
+        }
+        path
+    }
+
     fn read_json(&mut self, path: &Path, at: &Origin, tool: &str) -> Option<Value> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::input::read_text(path) {
             Ok(text) => text,
             Err(err) => {
+                let help = match err {
+                    ReadError::Missing => "the path is relative to the TOML file that names it",
+                    _ => err.help(),
+                };
                 self.problems.push(
                     at.problem(format!(
                         "tool {tool:?}: cannot read schema file {}: {err}",
                         path.display()
                     ))
-                    .help("the path is relative to the TOML file that names it"),
+                    .help(help),
                 );
                 return None;
             }
@@ -886,8 +957,15 @@ impl Loader {
                     .help("command = [\"program\", \"arg\", ...]"),
             );
         }
-        let dir = src.path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let snapshot = raw.snapshot.as_ref().map(|s| dir.join(s.get_ref()));
+        let snapshot = raw.snapshot.as_ref().and_then(|s| {
+            self.inside(
+                src,
+                s.get_ref(),
+                &src.at(s),
+                &format!("MCP server {name:?}"),
+                "snapshot",
+            )
+        });
         let listed = match (&snapshot, &raw.snapshot) {
             (Some(path), Some(spanned)) => {
                 self.read_snapshot(path, &src.at(spanned), &name, raw.command.is_some())
@@ -966,9 +1044,7 @@ impl Loader {
         origin: &Origin,
         raw: &raw::RawServer,
     ) -> Narrowing {
-        let entry = |s: &Spanned<String>| {
-            Entry::at(s.get_ref().clone(), line_of(&src.text, s.span().start))
-        };
+        let entry = |s: &Spanned<String>| Entry::at(s.get_ref().clone(), src.line(s.span().start));
         let mut params = Vec::new();
         for (tool, args) in &raw.params {
             let mut fixed = Vec::new();
@@ -1022,9 +1098,9 @@ impl Loader {
         server: &str,
         has_command: bool,
     ) -> Vec<ListedTool> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::input::read_text(path) {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound && has_command => {
+            Err(ReadError::Missing) if has_command => {
                 // A server not yet discovered lists nothing; `plan` warns.
                 return Vec::new();
             }
@@ -1093,7 +1169,7 @@ impl Loader {
     ) -> Settings {
         let fallback = Source {
             path: self.root.join("muster.toml"),
-            text: String::new(),
+            lines: LineIndex::new(""),
         };
         let src = src.unwrap_or(&fallback);
         let mut caps = Caps {
@@ -1456,34 +1532,25 @@ fn bad_name(name: &str) -> Option<&'static str> {
     }
 }
 
-pub use crate::canon::kind_of;
+pub use crate::canon::{input_schema_problem, kind_of};
 
-/// What keeps `schema` from being a tool's input schema, if anything: the
-/// one rule for configured tools, snapshots and the catalog. A schema must
-/// be a JSON object whose `type`, if given, is `"object"`, whose
-/// `properties`, if given, is an object, and which nests at most
-/// [`crate::canon::MAX_SCHEMA_DEPTH`] levels.
-pub fn input_schema_problem(schema: &Value) -> Option<SchemaProblem> {
-    let Value::Object(map) = schema else {
-        return Some(SchemaProblem::NotAnObject {
-            found: kind_of(schema).to_string(),
-        });
-    };
-    match map.get("type") {
-        None => {}
-        Some(Value::String(t)) if t == "object" => {}
-        Some(other) => {
-            return Some(SchemaProblem::NotObjectType {
-                found: other.to_string(),
-            });
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Root reads a `chmod 000` directory, so the integration tests cannot
+    /// make one; the mapping of a refused listing is pinned here.
+    #[test]
+    fn a_directory_that_cannot_be_listed_is_a_problem_naming_it() {
+        let err = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let dir = Path::new("policies/mcp");
+        let problem = unreadable_dir(dir, "mcp", &err);
+        assert_eq!(problem.file.as_deref(), Some(dir));
+        assert!(problem.help.is_some());
+        assert!(
+            problem
+                .message
+                .starts_with("cannot read the mcp/ directory")
+        );
     }
-    if map.get("properties").is_some_and(|p| !p.is_object()) {
-        return Some(SchemaProblem::PropertiesNotObject);
-    }
-    let depth = crate::canon::depth(schema);
-    (depth > crate::canon::MAX_SCHEMA_DEPTH).then_some(SchemaProblem::TooDeep {
-        depth,
-        max: crate::canon::MAX_SCHEMA_DEPTH,
-    })
 }

@@ -155,11 +155,12 @@ pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
 /// Reads a snapshot written by discovery (or recorded by hand).
 ///
 /// # Errors
-/// [`ErrorKind::Io`] when the file cannot be read; [`ErrorKind::Mcp`] naming
+/// [`ErrorKind::Io`] when the file cannot be read, [`ErrorKind::Input`] when
+/// it is not a regular UTF-8 file within the input size cap; [`ErrorKind::Mcp`] naming
 /// the file, and for bad JSON the line, when it is not JSON, not
 /// `{"tools": [...]}`, or a tool breaks the listing rules.
 pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+    let text = crate::input::read_text(path).map_err(|e| e.into_error(path, "the snapshot"))?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         Error::new(
             ErrorKind::Mcp,

@@ -27,6 +27,7 @@ struct CallReport {
 }
 
 const PLAN: &str = r##"{
+  "format_version": 2,
   "budget": {"tokens": 6000, "used": 1480},
   "roster": [
     {"name": "mcp.bland_call.start_call", "source": "mcp", "tokens": 212, "coerce": true,
@@ -230,5 +231,58 @@ fn unreadable_input_is_an_input_error_naming_file_line_and_fix() {
     assert!(
         err.to_string()
             .starts_with("plan.json:1: cannot read the plan")
+    );
+}
+
+/// Issue 13: each not-run call named every refused call, so a turn of 10,000 calls alternating
+/// good and bad printed 223 MB. The report must grow linearly with the turn.
+#[test]
+fn a_long_alternating_turn_gives_a_report_linear_in_its_size() {
+    const CALLS: usize = 10_000;
+    let long_id = "x".repeat(10_000);
+    let calls: Vec<Value> = (0..CALLS)
+        .map(|i| {
+            let id = if i == 1 {
+                long_id.clone()
+            } else {
+                format!("call-{i}")
+            };
+            if i % 2 == 0 {
+                json!({"id": id, "name": "memory.search", "arguments": {"query": "x"}})
+            } else {
+                json!({"id": id, "name": "memory.search", "arguments": {"query": "x", "scope": "web"}})
+            }
+        })
+        .collect();
+    let turn_text = json!({ "calls": calls }).to_string();
+    let plan = OfferedPlan::from_json(PLAN, Path::new("plan.json")).unwrap();
+    let turn = Turn::from_json(&turn_text, Path::new("turn.json")).unwrap();
+    let report = check_turn(&plan, &turn, &CheckOptions::default());
+    let json = serde_json::to_string(&report).unwrap();
+    let text = report.render_text();
+    // A few hundred bytes per call, whatever the number of refused siblings.
+    let bound = 400 * CALLS + 2 * turn_text.len();
+    assert!(json.len() < bound, "json {} bytes", json.len());
+    assert!(text.len() < bound, "text {} bytes", text.len());
+
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.verdict, "refused");
+    assert_eq!(back.calls.len(), CALLS);
+    let not_run = &back.calls[0];
+    assert_eq!(not_run.status, "not-run");
+    assert_eq!(
+        not_run.problems,
+        [format!(
+            "tool \"memory.search\": not run because calls \"{}…\", \"call-3\", \"call-5\" and {} more of this turn did not fit; send this call again together with the corrected calls",
+            "x".repeat(64),
+            CALLS / 2 - 3
+        )]
+    );
+    assert!(
+        back.calls
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .all(|c| c.status == "refused")
     );
 }

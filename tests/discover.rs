@@ -287,7 +287,7 @@ fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others()
     let stray: Vec<_> = std::fs::read_dir(d)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }

@@ -133,7 +133,9 @@ impl OfferedPlan {
     /// # Errors
     /// An [`ErrorKind::Input`] error naming `file` and the line when the text is not JSON, lacks
     /// `roster`, or a roster entry lacks `name` or `input_schema` or has a field of the wrong
-    /// kind; also when two roster entries share a name.
+    /// kind; also when two roster entries share a name, when `format_version` is missing or not
+    /// 1, or when an `input_schema` is not a JSON Schema object describing an object (a call to
+    /// such a tool could not be judged).
     pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
         let raw: RawPlan = serde_json::from_str(text).map_err(|err| {
             super::turn::json_error(
@@ -152,6 +154,35 @@ impl OfferedPlan {
                     Problem::new(format!("the roster offers tool \"{}\" twice", tool.name))
                         .in_file(file)
                         .help("a plan names each offered tool once; make the plan again"),
+                );
+            }
+        }
+        match &raw.format_version {
+            Some(Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+            other => problems.push(
+                Problem::new(match other {
+                    None => {
+                        "the plan has no \"format_version\"; the check cannot tell how to read it"
+                            .to_string()
+                    }
+                    Some(v) => format!(
+                        "the plan's \"format_version\" is {v}; this muster reads {FORMAT_VERSION}"
+                    ),
+                })
+                .in_file(file)
+                .help("give the JSON that this muster's `muster plan --format json` prints"),
+            ),
+        }
+        // A call to a tool whose schema the check cannot read would pass unjudged.
+        for (i, tool) in raw.roster.iter().enumerate() {
+            if let Some(why) = crate::canon::schema_shape_problem(&tool.input_schema) {
+                problems.push(
+                    Problem::new(format!(
+                        "roster[{i}].input_schema of tool \"{}\" {why}; calls to it cannot be checked",
+                        tool.name
+                    ))
+                    .in_file(file)
+                    .help("make the plan again with `muster plan --format json`: every offered tool's input_schema is a JSON Schema object of type \"object\""),
                 );
             }
         }
@@ -244,8 +275,15 @@ fn name_hash(name: &str) -> u64 {
     add(add(add(hash, word(0)), word((n - 8) / 2)), word(n - 8))
 }
 
+/// The `format_version` of the plan JSON this module reads; the same as
+/// [`crate::plan::FORMAT_VERSION`] (a test holds them together), written
+/// here so the check never reaches back up to the planner.
+const FORMAT_VERSION: u64 = 2;
+
 #[derive(Deserialize)]
 struct RawPlan {
+    #[serde(default)]
+    format_version: Option<Value>,
     roster: Vec<RawTool>,
     #[serde(default)]
     deferred: Vec<RawDeferred>,
@@ -291,7 +329,7 @@ mod tests {
     #[test]
     fn reads_the_fields_it_needs_and_ignores_the_rest() {
         let text = r#"{
-          "version": 3, "budget": {"tokens": 4000},
+          "format_version": 2, "version": 3, "budget": {"tokens": 4000},
           "roster": [
             {"name": "mcp.files.search", "source": "mcp", "tokens": 88,
              "input_schema": {"type": "object"}, "fixed": {"scope": "handbook"},
@@ -385,12 +423,62 @@ mod tests {
 
     #[test]
     fn a_plan_that_offers_a_name_twice_is_refused_and_once_is_read() {
-        let twice =
-            r#"{"roster": [{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": {}}]}"#;
+        let twice = r#"{"format_version": 2, "roster": [{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": {}}]}"#;
         let err = OfferedPlan::from_json(twice, Path::new("p.json")).unwrap_err();
         assert!(err.to_string().contains("\"a\" twice"));
-        let once =
-            r#"{"roster": [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]}"#;
+        let once = r#"{"format_version": 2, "roster": [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]}"#;
         assert!(OfferedPlan::from_json(once, Path::new("p.json")).is_ok());
+    }
+
+    #[test]
+    fn the_version_read_is_the_version_the_planner_writes() {
+        assert_eq!(FORMAT_VERSION, u64::from(crate::plan::FORMAT_VERSION));
+    }
+
+    /// Issue 13: a plan the check cannot judge was read silently, and every call to a tool
+    /// with a schema like `"x"` passed unchecked.
+    #[test]
+    fn a_plan_the_check_cannot_judge_is_refused_naming_file_and_field() {
+        let file = Path::new("p.json");
+        for version in [
+            "",
+            r#""format_version": 99,"#,
+            r#""format_version": "one","#,
+        ] {
+            let text =
+                format!(r#"{{{version} "roster": [{{"name": "a", "input_schema": {{}}}}]}}"#);
+            let err = OfferedPlan::from_json(&text, file).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Input);
+            assert_eq!(err.problems().len(), 1, "{err}");
+            let problem = &err.problems()[0];
+            assert_eq!(problem.file.as_deref(), Some(file));
+            assert!(problem.message.contains("\"format_version\""), "{problem}");
+            assert!(problem.help.is_some());
+        }
+        for schema in [
+            r#""x""#,
+            "[]",
+            "null",
+            r#"{"type": "string"}"#,
+            r#"{"type": ["object", "null"]}"#,
+            r#"{"type": "object", "properties": []}"#,
+        ] {
+            let text = format!(
+                r#"{{"format_version": 2, "roster": [{{"name": "ok", "input_schema": {{}}}},
+                   {{"name": "bad", "input_schema": {schema}}}]}}"#
+            );
+            let err = OfferedPlan::from_json(&text, file).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Input);
+            assert_eq!(err.problems().len(), 1, "{schema}: {err}");
+            let problem = &err.problems()[0];
+            assert_eq!(problem.file.as_deref(), Some(file));
+            assert!(
+                problem
+                    .message
+                    .starts_with("roster[1].input_schema of tool \"bad\""),
+                "{problem}"
+            );
+            assert!(problem.help.is_some());
+        }
     }
 }

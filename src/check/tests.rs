@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 const PLAN: &str = r##"{
+  "format_version": 2,
   "roster": [
     {"name": "mcp.bland_call.start_call", "source": "mcp", "coerce": true,
      "unknown_arguments": "refuse",

@@ -10,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::deep;
-use crate::error::{Error, ErrorKind, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem};
 
 /// One tool call of a turn.
 #[derive(Debug, PartialEq)]
@@ -134,11 +134,12 @@ fn id_lines(text: &str) -> Option<Vec<usize>> {
         id: &'t RawValue,
     }
     let spans: Spans<'_> = serde_json::from_str(text).ok()?;
+    let lines = LineIndex::new(text);
     Some(
         spans
             .calls
             .iter()
-            .map(|c| line_of(text, c.id.get().as_ptr() as usize - text.as_ptr() as usize))
+            .map(|c| lines.line(c.id.get().as_ptr() as usize - text.as_ptr() as usize))
             .collect(),
     )
 }

@@ -42,6 +42,24 @@ struct Seen {
 }
 
 impl Seen {
+    /// Adds bytes read from stdout and handles every line they complete.
+    /// Only the new bytes are searched for a newline, so a long line read in
+    /// many small pieces costs time linear in its length.
+    fn take(&mut self, fresh: &[u8]) {
+        let mut partial = std::mem::take(&mut self.partial);
+        let mut start = 0;
+        let mut from = partial.len();
+        partial.extend_from_slice(fresh);
+        while let Some(at) = partial[from..].iter().position(|&b| b == b'\n') {
+            let nl = from + at;
+            self.line(&partial[start..nl]);
+            start = nl + 1;
+            from = start;
+        }
+        partial.drain(..start);
+        self.partial = partial;
+    }
+
     fn line(&mut self, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -82,11 +100,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
         if let Poll::Ready(Ok(())) = poll {
             let fresh = &buf.filled()[before..];
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-            seen.partial.extend_from_slice(fresh);
-            while let Some(nl) = seen.partial.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = seen.partial.drain(..=nl).collect();
-                seen.line(&line[..line.len() - 1]);
-            }
+            seen.take(fresh);
         }
         poll
     }
@@ -413,5 +427,32 @@ impl Drop for ProcessGroup {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_across_reads_are_each_seen_once() {
+        let long = "d".repeat(2 << 20);
+        let text = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"d\":\"{long}\"}}}}\r\n\n  \nnot json\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}\n{{\"id\":3"
+        );
+        let mut seen = Seen::default();
+        for chunk in text.as_bytes().chunks(8192) {
+            seen.take(chunk);
+        }
+        assert_eq!(seen.responses.len(), 2);
+        assert_eq!(
+            seen.responses["1"]["result"]["d"].as_str().unwrap().len(),
+            long.len()
+        );
+        assert!(seen.responses.contains_key("2"));
+        assert_eq!(seen.garbage.as_deref(), Some("not json"));
+        assert_eq!(seen.partial, b"{\"id\":3");
+        seen.take(b"}\n");
+        assert!(seen.responses.contains_key("3") && seen.partial.is_empty());
     }
 }

@@ -150,11 +150,11 @@ fn run(command: Command) -> Result<u8, Error> {
             positional,
             format,
         } => {
-            let read = |path: &std::path::Path| {
-                std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))
+            let read = |path: &std::path::Path, what: &str| {
+                muster::input::read_text(path).map_err(|err| err.into_error(path, what))
             };
             let offered = match (plan, session) {
-                (Some(plan), _) => check::OfferedPlan::from_json(&read(&plan)?, &plan)?,
+                (Some(plan), _) => check::OfferedPlan::from_json(&read(&plan, "the plan")?, &plan)?,
                 (None, Some(path)) => match session::open(&policies, &path, format)? {
                     // The session's offer has the plan's roster shape.
                     Ok(live) => check::OfferedPlan::from_json(&live.roster_json(), &path)?,
@@ -167,7 +167,7 @@ fn run(command: Command) -> Result<u8, Error> {
                     ));
                 }
             };
-            let turn_value = check::Turn::from_json(&read(&turn)?, &turn)?;
+            let turn_value = check::Turn::from_json(&read(&turn, "the turn")?, &turn)?;
             let report =
                 check::check_turn(&offered, &turn_value, &check::CheckOptions { positional });
             let text = match format {

@@ -1,0 +1,329 @@
+//! Reading one input file, the same way for every file muster reads:
+//! policy TOML, schema files, snapshots, the lock, gates, and the check's
+//! plan and turn.
+//!
+//! This module decides what may be read: a regular file (a FIFO would hang
+//! and a device such as `/dev/zero` never ends), at most [`MAX_INPUT_BYTES`]
+//! long, holding UTF-8 text. It also decides which paths a policy may name
+//! ([`inside`]). It knows nothing of what the text means.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Problem, line_of};
+
+/// The most bytes muster reads from one input file: far above any real
+/// policy, snapshot or plan (100,000 tools fit in a few tens of MiB), and
+/// low enough that a wrong path cannot take all memory.
+pub const MAX_INPUT_BYTES: u64 = 128 << 20;
+
+/// Why a file could not be read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Occurs when nothing exists at the path.
+    Missing,
+    /// Occurs when the path names something other than a regular file: a
+    /// directory, a FIFO, a socket or a device (the field says which).
+    NotAFile(&'static str),
+    /// Occurs when the file holds more than the byte limit.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Occurs when the bytes are not UTF-8.
+    NotUtf8 {
+        /// 0-based byte offset of the first bad byte.
+        offset: usize,
+        /// 1-based line of that byte.
+        line: usize,
+    },
+    /// Occurs when the operating system refuses the read (permissions, a
+    /// dangling or looping link, an I/O error).
+    Io(std::io::Error),
+}
+
+impl ReadError {
+    /// What to change.
+    pub fn help(&self) -> &'static str {
+        match self {
+            Self::Missing => "correct the path, or create the file",
+            Self::NotAFile(_) => "point it at a regular file",
+            Self::TooLarge { .. } => {
+                "this is far larger than any input muster expects; check the path"
+            }
+            Self::NotUtf8 { .. } => "save the file as UTF-8",
+            Self::Io(_) => "make the file readable by the user running muster, or correct the path",
+        }
+    }
+
+    /// The 1-based line the problem is at, when it is at one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Self::NotUtf8 { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    /// The error for `path`, read as `what` ("the plan", "snapshot", …): an
+    /// [`ErrorKind::Io`] when the operating system refused, else
+    /// [`ErrorKind::Input`].
+    pub fn into_error(self, path: &Path, what: &str) -> Error {
+        let kind = match self {
+            Self::Missing | Self::Io(_) => ErrorKind::Io,
+            _ => ErrorKind::Input,
+        };
+        Error::new(kind, self.problem(path, what))
+    }
+
+    /// The problem for `path`, read as `what`, with file, line and help.
+    pub fn problem(&self, path: &Path, what: &str) -> Problem {
+        Problem::new(format!("cannot read {what}: {self}"))
+            .in_file(path)
+            .at_line(self.line())
+            .help(self.help())
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing => f.write_str("no such file"),
+            Self::NotAFile(what) => write!(f, "it is a {what}, not a regular file"),
+            Self::TooLarge { limit } => write!(f, "it is larger than {} MiB", limit >> 20),
+            Self::NotUtf8 { offset, .. } => {
+                write!(
+                    f,
+                    "it is not UTF-8 text (first bad byte at offset {offset})"
+                )
+            }
+            Self::Io(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+/// Reads `path` as UTF-8 text, refusing anything but a regular file of at
+/// most [`MAX_INPUT_BYTES`]. A leading byte-order mark is dropped.
+///
+/// # Errors
+/// A [`ReadError`] saying why.
+pub fn read_text(path: &Path) -> Result<String, ReadError> {
+    read_text_limited(path, MAX_INPUT_BYTES)
+}
+
+pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
+    let text = String::from_utf8(read_bytes_limited(path, limit)?).map_err(|err| {
+        let offset = err.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
+        ReadError::NotUtf8 {
+            offset,
+            line: line_of(valid, offset),
+        }
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// Reads `path` as bytes, under the same rules as [`read_text`].
+///
+/// # Errors
+/// A [`ReadError`] saying why.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
+    read_bytes_limited(path, MAX_INPUT_BYTES)
+}
+
+fn read_bytes_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let meta = regular_file(path)?;
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may have grown since: never read more than the limit.
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    Ok(bytes)
+}
+
+/// The metadata of `path` when it is a regular file (links followed), else
+/// why not. Looks without opening: opening a FIFO blocks until a writer
+/// comes.
+///
+/// # Errors
+/// [`ReadError::Missing`] (a dangling link included), [`ReadError::NotAFile`]
+/// or [`ReadError::Io`].
+pub(crate) fn regular_file(path: &Path) -> Result<std::fs::Metadata, ReadError> {
+    let meta = std::fs::metadata(path).map_err(io)?;
+    match not_a_file(&meta.file_type()) {
+        Some(what) => Err(ReadError::NotAFile(what)),
+        None => Ok(meta),
+    }
+}
+
+fn io(err: std::io::Error) -> ReadError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => ReadError::Missing,
+        _ => ReadError::Io(err),
+    }
+}
+
+/// Which kind of not-a-regular-file `kind` is, or `None` for a regular file.
+fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("FIFO");
+        }
+        if kind.is_socket() {
+            return Some("socket");
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Some("device");
+        }
+    }
+    Some("special file")
+}
+
+/// Where `named`, a path written in a policy file in directory `base`
+/// (itself under `root`), points, when that stays inside `root`: `None` for
+/// an absolute path or one whose `..` parts climb out of `root`. Purely
+/// lexical; links inside the policy directory are its owner's choice.
+pub(crate) fn inside(root: &Path, base: &Path, named: &Path) -> Option<PathBuf> {
+    let base = base.strip_prefix(root).ok()?;
+    let mut parts: Vec<&OsStr> = Vec::new();
+    for part in base.components().chain(named.components()) {
+        match part {
+            Component::Normal(p) => parts.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(
+        parts
+            .iter()
+            .fold(root.to_path_buf(), |path, p| path.join(p)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(path: &Path) -> Result<String, ReadError> {
+        read_text(path)
+    }
+
+    #[test]
+    fn a_regular_utf8_file_is_read_without_its_byte_order_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(&path, "\u{feff}x = 1\n").unwrap();
+        assert_eq!(read(&path).unwrap(), "x = 1\n");
+    }
+
+    #[test]
+    fn what_is_not_a_regular_file_is_refused_before_it_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            read(dir.path()),
+            Err(ReadError::NotAFile("directory"))
+        ));
+        assert!(matches!(
+            read(Path::new("/dev/zero")),
+            Err(ReadError::NotAFile("device"))
+        ));
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let err = read(&fifo).unwrap_err();
+            assert!(matches!(err, ReadError::NotAFile("FIFO")));
+            let err = err.into_error(&fifo, "the plan");
+            assert_eq!(err.kind(), ErrorKind::Input);
+            assert_eq!(err.problems()[0].file.as_deref(), Some(fifo.as_path()));
+            assert!(err.problems()[0].help.is_some());
+        }
+        assert!(matches!(
+            read(&dir.path().join("none")),
+            Err(ReadError::Missing)
+        ));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("dangling");
+            std::os::unix::fs::symlink(dir.path().join("gone"), &link).unwrap();
+            assert!(matches!(read(&link), Err(ReadError::Missing)));
+        }
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused_without_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        // Sparse: costs no disk.
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        assert!(matches!(read(&path), Err(ReadError::TooLarge { .. })));
+        std::fs::write(&path, "12345").unwrap();
+        assert!(matches!(
+            read_text_limited(&path, 4),
+            Err(ReadError::TooLarge { limit: 4 })
+        ));
+        assert_eq!(read_text_limited(&path, 5).unwrap(), "12345");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_refused_with_offset_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.toml");
+        std::fs::write(&path, b"a = 1\nb = \"\xff\"\n").unwrap();
+        let err = read(&path).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ReadError::NotUtf8 {
+                    offset: 11,
+                    line: 2
+                }
+            ),
+            "{err:?}"
+        );
+        let problem = err.problem(&path, "policy file");
+        assert_eq!(problem.line, Some(2));
+    }
+
+    #[test]
+    fn a_named_path_must_stay_inside_the_policy_directory() {
+        let root = Path::new("policies");
+        let tools = root.join("tools");
+        let at = |named: &str| inside(root, &tools, Path::new(named));
+        assert_eq!(at("schemas/a.json"), Some(tools.join("schemas/a.json")));
+        assert_eq!(at("./a.json"), Some(tools.join("a.json")));
+        assert_eq!(at("../shared/a.json"), Some(root.join("shared/a.json")));
+        assert_eq!(at("../../a.json"), None);
+        assert_eq!(at("schemas/../../../a.json"), None);
+        assert_eq!(at("/etc/passwd"), None);
+        let dot = Path::new(".");
+        assert_eq!(
+            inside(dot, &dot.join("tools"), Path::new("s.json")),
+            Some(dot.join("tools/s.json"))
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Issue 13, reproduced: reads that failed open, inputs read without bound,
+//! and policy paths that reached outside the policy directory. Each must be
+//! refused as bad input (exit 2) naming the path and what to do, never
+//! planned around, hung on or read to the end of memory.
+//!
+//! Tests run as root, which can read a `chmod 000` directory, so an
+//! unreadable directory is made as a file where the directory should be, or
+//! as a dangling link.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Fixture, muster};
+use muster::policy::Policy;
+use muster::{Error, ErrorKind};
+
+const TOOL: &str = "[[tool]]\nname = \"a.tool\"\ndescription = \"A tool.\"\n";
+const SERVER: &str = "[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\n";
+const SNAPSHOT: &str = r#"{"tools": [{"name": "search", "inputSchema": {"type": "object"}}]}"#;
+
+/// A policy with a configured tool, a recorded server and a flag profile.
+fn policy() -> Fixture {
+    Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        ("policies/mcp/s.toml", SERVER),
+        ("policies/mcp/kb.json", SNAPSHOT),
+        ("policies/flags/production.toml", "flags = [\"x\"]\n"),
+    ])
+}
+
+fn load_err(fx: &Fixture) -> Error {
+    Policy::load(&fx.policies()).expect_err("the policy must be refused")
+}
+
+/// The one problem about `path`, which must say what to do.
+fn problem_at<'e>(err: &'e Error, path: &Path) -> &'e muster::Problem {
+    let found: Vec<_> = err
+        .problems()
+        .iter()
+        .filter(|p| p.file.as_deref() == Some(path))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one problem naming {}: {err}",
+        path.display()
+    );
+    assert!(found[0].help.is_some(), "{}", found[0]);
+    found[0]
+}
+
+/// Runs muster in the fixture with a time limit, expecting exit 2; returns stderr.
+fn refused(fx: &Fixture, args: &[&str]) -> String {
+    let assert = muster(fx.path())
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(2);
+    let out = assert.get_output();
+    assert!(out.stdout.is_empty(), "nothing on stdout for bad input");
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success());
+}
+
+#[test]
+fn the_fixture_is_valid_as_written() {
+    let policy = Policy::load(&policy().policies()).unwrap();
+    assert_eq!(policy.tools.len(), 1);
+    assert_eq!(policy.servers.len(), 1);
+    assert_eq!(policy.profiles.len(), 1);
+}
+
+#[test]
+fn an_unreadable_tools_mcp_or_flags_directory_is_an_error_not_an_empty_set() {
+    for sub in ["tools", "mcp", "flags"] {
+        // A file where the directory should be.
+        let fx = policy();
+        let dir = fx.policies().join(sub);
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::write(&dir, "").unwrap();
+        let err = load_err(&fx);
+        assert_eq!(err.kind(), ErrorKind::Policy);
+        problem_at(&err, &dir);
+        let stderr = refused(&fx, &["validate"]);
+        assert!(stderr.contains(&format!("{sub}/")), "{stderr}");
+
+        // A link to nothing.
+        let fx = policy();
+        let dir = fx.policies().join(sub);
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(fx.path().join("gone"), &dir).unwrap();
+        problem_at(&load_err(&fx), &dir);
+        refused(&fx, &["plan"]);
+    }
+    // A part that is simply absent is still fine.
+    let fx = policy();
+    std::fs::remove_dir_all(fx.policies().join("flags")).unwrap();
+    Policy::load(&fx.policies()).unwrap();
+}
+
+#[test]
+fn fifos_and_devices_are_refused_wherever_an_input_is_read() {
+    // muster.toml
+    let fx = policy();
+    mkfifo(&fx.policies().join("muster.toml"));
+    problem_at(&load_err(&fx), &fx.policies().join("muster.toml"));
+    refused(&fx, &["validate"]);
+
+    // A snapshot.
+    let fx = policy();
+    let snapshot = fx.policies().join("mcp/kb.json");
+    std::fs::remove_file(&snapshot).unwrap();
+    mkfifo(&snapshot);
+    assert_eq!(load_err(&fx).problems().len(), 1);
+    refused(&fx, &["validate"]);
+
+    // A schema file.
+    let fx = policy();
+    fx.write(
+        "policies/tools/t.toml",
+        &format!("{TOOL}input_schema_file = \"s.json\"\n"),
+    );
+    mkfifo(&fx.policies().join("tools/s.json"));
+    assert_eq!(load_err(&fx).problems().len(), 1);
+    refused(&fx, &["validate"]);
+
+    // The lock, named by [lock] file.
+    let fx = policy();
+    fx.write("policies/muster.toml", "[lock]\nfile = \"/dev/zero\"\n");
+    problem_at(&load_err(&fx), Path::new("/dev/zero"));
+    refused(&fx, &["validate"]);
+
+    // The check's plan and turn.
+    let fx = policy();
+    fx.write("plan.json", r#"{"format_version": 2, "roster": []}"#);
+    fx.write("turn.json", r#"{"calls": []}"#);
+    mkfifo(&fx.path().join("fifo"));
+    let err = refused(&fx, &["check", "--plan", "fifo", "--turn", "turn.json"]);
+    assert!(err.contains("fifo"), "{err}");
+    let err = refused(
+        &fx,
+        &["check", "--plan", "plan.json", "--turn", "/dev/zero"],
+    );
+    assert!(err.contains("/dev/zero"), "{err}");
+}
+
+#[test]
+fn an_input_past_the_size_cap_is_refused_without_reading_it() {
+    let fx = policy();
+    fx.write("turn.json", r#"{"calls": []}"#);
+    // Sparse, so it costs no disk.
+    let big = std::fs::File::create(fx.path().join("plan.json")).unwrap();
+    big.set_len(muster::input::MAX_INPUT_BYTES + 1).unwrap();
+    let err = refused(
+        &fx,
+        &["check", "--plan", "plan.json", "--turn", "turn.json"],
+    );
+    assert!(err.contains("plan.json"), "{err}");
+
+    let big = std::fs::File::create(fx.policies().join("mcp/kb.json")).unwrap();
+    big.set_len(muster::input::MAX_INPUT_BYTES + 1).unwrap();
+    assert_eq!(load_err(&fx).problems().len(), 1);
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_with_its_line() {
+    let fx = policy();
+    std::fs::write(
+        fx.policies().join("tools/t.toml"),
+        b"[[tool]]\nname = \"a.tool\"\ndescription = \"\xff\"\n",
+    )
+    .unwrap();
+    let err = load_err(&fx);
+    let problem = problem_at(&err, &fx.policies().join("tools/t.toml"));
+    assert_eq!(problem.line, Some(3));
+}
+
+#[test]
+fn policy_paths_that_leave_the_policy_directory_are_refused() {
+    let fx = policy();
+    fx.write("outside.json", r#"{"type": "object"}"#);
+    let outside = fx.path().join("outside.json");
+    for named in [
+        "../../outside.json".to_string(),
+        "schemas/../../../outside.json".to_string(),
+        outside.display().to_string(),
+    ] {
+        fx.write(
+            "policies/tools/t.toml",
+            &format!("{TOOL}input_schema_file = {named:?}\n"),
+        );
+        let err = load_err(&fx);
+        let problem = problem_at(&err, &fx.policies().join("tools/t.toml"));
+        assert_eq!(problem.line, Some(4), "{named}");
+        refused(&fx, &["plan"]);
+    }
+    fx.write("policies/tools/t.toml", TOOL);
+    fx.write(
+        "policies/mcp/s.toml",
+        "[[mcp]]\nname = \"kb\"\nsnapshot = \"../../outside.json\"\n",
+    );
+    let err = load_err(&fx);
+    let problem = problem_at(&err, &fx.policies().join("mcp/s.toml"));
+    assert_eq!(problem.line, Some(3));
+
+    // Inside the policy directory, `..` is fine.
+    fx.write("policies/shared/s.json", r#"{"type": "object"}"#);
+    fx.write("policies/mcp/s.toml", SERVER);
+    fx.write(
+        "policies/tools/t.toml",
+        &format!("{TOOL}input_schema_file = \"../shared/s.json\"\n"),
+    );
+    Policy::load(&fx.policies()).unwrap();
+}
