@@ -91,13 +91,17 @@ const MAX_PREFIXED: usize = 16;
 /// How much each half of a split compound (`filesystem`) counts.
 const COMPOUND_FACTOR: f64 = 0.9;
 /// The largest rounded score a query that is not an exact name may get.
-const BELOW_EXACT: i64 = 9_999;
+const BELOW_EXACT: u64 = 9_999;
 
 /// A search index over owned copies of the entries' words. Cheap to share
 /// (`Send + Sync`, immutable once built).
 #[derive(Clone)]
 pub struct Index {
     names: Vec<String>,
+    /// Each entry's place in (name, index) order, the tie-break.
+    name_rank: Vec<u32>,
+    /// The entry at each place of that order.
+    by_rank: Vec<u32>,
     /// First entry of each name, for [`Index::exact`].
     by_name: HashMap<String, usize>,
     /// Stem, or [`SURFACE`] + word, → term id (lookups only; never iterated).
@@ -161,10 +165,10 @@ impl Index {
                         continue;
                     };
                     let surface = surface_key(&word);
-                    if !surface_stem.contains_key(&word) {
+                    surface_stem.entry(word).or_insert_with_key(|word| {
                         surface_words.push(word.clone());
-                        surface_stem.insert(word, stem.clone());
-                    }
+                        stem.clone()
+                    });
                     lens[field as usize] += 1;
                     // Each word counts as its stem and as itself.
                     for key in [stem, surface] {
@@ -241,7 +245,16 @@ impl Index {
             .collect();
         stems.sort_unstable();
 
+        let mut by_rank: Vec<u32> = (0..names.len() as u32).collect();
+        by_rank.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]).then(a.cmp(&b)));
+        let mut name_rank = vec![0u32; names.len()];
+        for (rank, &entry) in by_rank.iter().enumerate() {
+            name_rank[entry as usize] = rank as u32;
+        }
+
         Index {
+            name_rank,
+            by_rank,
             names,
             stems,
             by_name,
@@ -321,10 +334,8 @@ impl Index {
             return hits;
         }
 
-        let n = self.names.len();
-        let mut total = vec![0.0f64; n];
-        let mut term_best = vec![0.0f64; n];
-        let mut matched = vec![0.0f64; n];
+        // Per entry: summed score, this word's best expansion, words matched.
+        let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); self.names.len()];
         let query_weight: f64 = terms.iter().map(|t| t.count).sum();
         let mut touched: Vec<u32> = Vec::new();
         let mut term_touched: Vec<u32> = Vec::new();
@@ -333,51 +344,50 @@ impl Index {
             for &(id, factor) in &term.expansions {
                 let weight = self.idf[id as usize] * factor;
                 for &(entry, saturation) in &self.postings[id as usize] {
-                    let slot = &mut term_best[entry as usize];
-                    if *slot == 0.0 {
+                    let best = &mut acc[entry as usize].1;
+                    if *best == 0.0 {
                         term_touched.push(entry);
                     }
-                    *slot = slot.max(weight * saturation);
+                    *best = best.max(weight * saturation);
                 }
             }
             for entry in term_touched.drain(..) {
-                let e = entry as usize;
-                if total[e] == 0.0 {
+                let (total, best, matched) = &mut acc[entry as usize];
+                if *total == 0.0 {
                     touched.push(entry);
                 }
-                total[e] += term.count * term_best[e];
-                matched[e] += term.count;
-                term_best[e] = 0.0;
+                *total += term.count * *best;
+                *matched += term.count;
+                *best = 0.0;
             }
         }
 
-        let mut ranked: Vec<(i64, u32)> = touched
+        // One sort key per entry: higher score first, then name order.
+        let mut ranked: Vec<u64> = touched
             .into_iter()
             .filter(|&e| Some(e as usize) != exact)
-            .map(|e| {
-                let e_ = e as usize;
+            .filter_map(|e| {
+                let (total, _, matched) = acc[e as usize];
                 // Lucene's coordination factor: the share of the query matched.
-                let c = matched[e_] / query_weight;
-                let score = (c * total[e_] / best_possible * 10_000.0).round() as i64;
-                (score.min(BELOW_EXACT), e)
+                let coord = matched / query_weight;
+                let score = (coord * total / best_possible * 10_000.0).round() as u64;
+                let score = score.min(BELOW_EXACT);
+                (score > 0)
+                    .then(|| ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize]))
             })
-            .filter(|&(score, _)| score > 0)
             .collect();
-        let order = |a: &(i64, u32), b: &(i64, u32)| {
-            b.0.cmp(&a.0)
-                .then_with(|| self.names[a.1 as usize].cmp(&self.names[b.1 as usize]))
-                .then(a.1.cmp(&b.1))
-        };
         let keep = limit - hits.len();
         if ranked.len() > keep && keep > 0 {
-            ranked.select_nth_unstable_by(keep - 1, order);
+            ranked.select_nth_unstable(keep - 1);
             ranked.truncate(keep);
         }
-        ranked.sort_unstable_by(order);
-        hits.extend(ranked.into_iter().take(keep).map(|(score, e)| Hit {
-            entry: e as usize,
-            score: score as f64 / 10_000.0,
-        }));
+        ranked.sort_unstable();
+        let unpack = |key: u64| {
+            let entry = self.by_rank[(key & u64::from(u32::MAX)) as usize] as usize;
+            let score = (BELOW_EXACT - (key >> 32)) as f64 / 10_000.0;
+            Hit { entry, score }
+        };
+        hits.extend(ranked.into_iter().take(keep).map(unpack));
         hits
     }
 
