@@ -149,6 +149,8 @@ impl Index {
         let mut term_list: Vec<String> = Vec::new();
         let mut surface_stem: HashMap<String, String> = HashMap::new();
         let mut surface_words: Vec<String> = Vec::new();
+        // Word → its [stem, surface] term ids, or `None` for a stop word.
+        let mut word_ids: HashMap<String, Option<[u32; 2]>> = HashMap::new();
         // Per entry: (term, field, count) and per-field lengths.
         let mut bags: Vec<Bag> = Vec::new();
         let mut total_len = [0f64; FIELDS];
@@ -161,23 +163,23 @@ impl Index {
             let mut lens = [0u32; FIELDS];
             for (field, text) in field_texts(&entry) {
                 for word in text::words(&text) {
-                    let Some(stem) = text::term(&word) else {
-                        continue;
-                    };
-                    let surface = surface_key(&word);
-                    surface_stem.entry(word).or_insert_with_key(|word| {
-                        surface_words.push(word.clone());
-                        stem.clone()
-                    });
-                    lens[field as usize] += 1;
                     // Each word counts as its stem and as itself.
-                    for key in [stem, surface] {
-                        let id = *terms.entry(key).or_insert_with_key(|s| {
-                            term_list.push(s.clone());
-                            term_list.len() as u32 - 1
-                        });
-                        words.push((id, field));
-                    }
+                    let ids = match word_ids.get(&word) {
+                        Some(&ids) => ids,
+                        None => {
+                            let ids = text::term(&word).map(|stem| {
+                                surface_words.push(word.clone());
+                                surface_stem.insert(word.clone(), stem.clone());
+                                let surface = surface_key(&word);
+                                [stem, surface].map(|key| intern(&mut terms, &mut term_list, key))
+                            });
+                            word_ids.insert(word, ids);
+                            ids
+                        }
+                    };
+                    let Some(ids) = ids else { continue };
+                    lens[field as usize] += 1;
+                    words.extend(ids.map(|id| (id, field)));
                 }
             }
             words.sort_unstable();
@@ -488,6 +490,14 @@ fn surface_key(word: &str) -> String {
     format!("{SURFACE}{word}")
 }
 
+/// The id of term `key`, added to the vocabulary if new.
+fn intern(terms: &mut HashMap<String, u32>, term_list: &mut Vec<String>, key: String) -> u32 {
+    *terms.entry(key).or_insert_with_key(|key| {
+        term_list.push(key.clone());
+        term_list.len() as u32 - 1
+    })
+}
+
 /// Add `id` at `factor`, or raise its factor if already there.
 fn add_max(expansions: &mut Vec<(u32, f64)>, id: u32, factor: f64) {
     match expansions.iter_mut().find(|(t, _)| *t == id) {
@@ -519,19 +529,19 @@ fn field_texts(entry: &Entry<'_>) -> Vec<(Field, String)> {
         budget -= take;
         out.push((field, words[..take].join(" ")));
     };
-    let properties = |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+    fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
+        schema.get("properties").and_then(Value::as_object)
+    }
     let Some(top) = entry.input_schema.and_then(properties) else {
         return out;
     };
-    for (name, property) in &top {
+    for (name, property) in top {
         add(Field::Param, name, &mut out);
         if let Some(d) = property.get("description").and_then(Value::as_str) {
             add(Field::ParamDescription, d, &mut out);
         }
-        let nested = properties(property)
-            .or_else(|| property.get("items").and_then(properties))
-            .unwrap_or_default();
-        for (name, property) in &nested {
+        let nested = properties(property).or_else(|| property.get("items").and_then(properties));
+        for (name, property) in nested.into_iter().flatten() {
             add(Field::Param, name, &mut out);
             if let Some(d) = property.get("description").and_then(Value::as_str) {
                 add(Field::ParamDescription, d, &mut out);
