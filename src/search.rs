@@ -40,7 +40,7 @@ pub struct Hit {
 }
 
 /// Where a word stands in an entry, and how much a match there counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Field {
     /// The words of the last name segment (`search_threads`).
     Name,
@@ -53,8 +53,13 @@ enum Field {
     ParamDescription,
 }
 
+const FIELDS: usize = 5;
+
+/// One entry's terms: (term, field, count), and the length of each field.
+type Bag = (Vec<(u32, Field, u32)>, [u32; FIELDS]);
+
 impl Field {
-    const ALL: [Field; 5] = [
+    const ALL: [Field; FIELDS] = [
         Field::Name,
         Field::Namespace,
         Field::Description,
@@ -80,19 +85,29 @@ const K1: f64 = 1.2;
 const MAX_PARAM_WORDS: usize = 256;
 /// How much a typo match counts, by edit distance (1, 2).
 const TYPO_FACTOR: [f64; 2] = [0.7, 0.5];
+/// How much a match on the stem alone counts (`labels` against `label`).
+const STEM_FACTOR: f64 = 0.9;
+/// How much a longer or shorter form counts (`relationship` against `relation`).
+const PREFIX_FACTOR: f64 = 0.6;
+/// Known stems a query word may be the start of, at most.
+const MAX_PREFIXED: usize = 16;
 /// How much each half of a split compound (`filesystem`) counts.
 const COMPOUND_FACTOR: f64 = 0.9;
 /// The largest rounded score a query that is not an exact name may get.
-const BELOW_EXACT: i64 = 9_999;
+const BELOW_EXACT: u64 = 9_999;
 
 /// A search index over owned copies of the entries' words. Cheap to share
 /// (`Send + Sync`, immutable once built).
 #[derive(Clone)]
 pub struct Index {
     names: Vec<String>,
+    /// Each entry's place in (name, index) order, the tie-break.
+    name_rank: Vec<u32>,
+    /// The entry at each place of that order.
+    by_rank: Vec<u32>,
     /// First entry of each name, for [`Index::exact`].
     by_name: HashMap<String, usize>,
-    /// Stem → term id (lookups only; never iterated).
+    /// Stem, or [`SURFACE`] + word, → term id (lookups only; never iterated).
     terms: HashMap<String, u32>,
     /// Per term: (entry, BM25F saturation in 0..1), entries ascending.
     postings: Vec<Vec<(u32, f64)>>,
@@ -101,6 +116,8 @@ pub struct Index {
     /// The idf a term found in one entry would have, charged for query words
     /// that match nothing.
     idf_unmatched: f64,
+    /// Stems (not surface words), sorted, for prefix matches.
+    stems: Vec<(String, u32)>,
     /// Lowercase surface words seen in the entries, for typos.
     surface: Neighbours,
     /// Surface word → its stem.
@@ -135,40 +152,53 @@ impl Index {
         let mut term_list: Vec<String> = Vec::new();
         let mut surface_stem: HashMap<String, String> = HashMap::new();
         let mut surface_words: Vec<String> = Vec::new();
+        // Word → its [stem, surface] term ids, or `None` for a stop word.
+        let mut word_ids: HashMap<String, Option<[u32; 2]>> = HashMap::new();
         // Per entry: (term, field, count) and per-field lengths.
-        let mut bags: Vec<(Vec<(u32, Field, u32)>, [u32; 5])> = Vec::new();
-        let mut total_len = [0f64; 5];
+        let mut bags: Vec<Bag> = Vec::new();
+        let mut total_len = [0f64; FIELDS];
 
         for entry in entries {
             let i = names.len();
             names.push(entry.name.to_owned());
             by_name.entry(entry.name.to_owned()).or_insert(i);
-            let mut bag: Vec<(u32, Field, u32)> = Vec::new();
-            let mut lens = [0u32; 5];
+            let mut words: Vec<(u32, Field)> = Vec::new();
+            let mut lens = [0u32; FIELDS];
             for (field, text) in field_texts(&entry) {
                 for word in text::words(&text) {
-                    let Some(stem) = text::term(&word) else {
-                        continue;
+                    // Each word counts as its stem and as itself.
+                    let ids = match word_ids.get(&word) {
+                        Some(&ids) => ids,
+                        None => {
+                            let ids = text::term(&word).map(|stem| {
+                                surface_words.push(word.clone());
+                                surface_stem.insert(word.clone(), stem.clone());
+                                let surface = surface_key(&word);
+                                [stem, surface].map(|key| intern(&mut terms, &mut term_list, key))
+                            });
+                            word_ids.insert(word, ids);
+                            ids
+                        }
                     };
-                    if !surface_stem.contains_key(&word) {
-                        surface_words.push(word.clone());
-                        surface_stem.insert(word, stem.clone());
-                    }
-                    let id = *terms.entry(stem).or_insert_with_key(|s| {
-                        term_list.push(s.clone());
-                        term_list.len() as u32 - 1
-                    });
+                    let Some(ids) = ids else { continue };
                     lens[field as usize] += 1;
-                    match bag.iter_mut().find(|(t, f, _)| *t == id && *f == field) {
-                        Some((_, _, n)) => *n += 1,
-                        None => bag.push((id, field, 1)),
-                    }
+                    words.extend(ids.map(|id| (id, field)));
                 }
             }
+            words.sort_unstable();
+            let mut bag: Vec<(u32, Field, u32)> = Vec::new();
+            for (id, field) in words {
+                match bag.last_mut() {
+                    Some((t, f, n)) if *t == id && *f == field => *n += 1,
+                    _ => bag.push((id, field, 1)),
+                }
+            }
+            bags.push((bag, lens));
+        }
+        for (_, lens) in &bags {
             for f in Field::ALL {
                 total_len[f as usize] += f64::from(lens[f as usize]);
             }
-            bags.push((bag, lens));
         }
 
         let n = names.len() as f64;
@@ -212,8 +242,26 @@ impl Index {
             }
         }
 
+        let mut stems: Vec<(String, u32)> = term_list
+            .into_iter()
+            .enumerate()
+            .filter(|(_, t)| !t.starts_with(SURFACE))
+            .map(|(id, t)| (t, id as u32))
+            .collect();
+        stems.sort_unstable();
+
+        let mut by_rank: Vec<u32> = (0..names.len() as u32).collect();
+        by_rank.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]).then(a.cmp(&b)));
+        let mut name_rank = vec![0u32; names.len()];
+        for (rank, &entry) in by_rank.iter().enumerate() {
+            name_rank[entry as usize] = rank as u32;
+        }
+
         Index {
+            name_rank,
+            by_rank,
             names,
+            stems,
             by_name,
             terms,
             postings,
@@ -291,9 +339,9 @@ impl Index {
             return hits;
         }
 
-        let n = self.names.len();
-        let mut total = vec![0.0f64; n];
-        let mut term_best = vec![0.0f64; n];
+        // Per entry: summed score, this word's best expansion, words matched.
+        let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); self.names.len()];
+        let query_weight: f64 = terms.iter().map(|t| t.count).sum();
         let mut touched: Vec<u32> = Vec::new();
         let mut term_touched: Vec<u32> = Vec::new();
         for term in &terms {
@@ -301,47 +349,50 @@ impl Index {
             for &(id, factor) in &term.expansions {
                 let weight = self.idf[id as usize] * factor;
                 for &(entry, saturation) in &self.postings[id as usize] {
-                    let slot = &mut term_best[entry as usize];
-                    if *slot == 0.0 {
+                    let best = &mut acc[entry as usize].1;
+                    if *best == 0.0 {
                         term_touched.push(entry);
                     }
-                    *slot = slot.max(weight * saturation);
+                    *best = best.max(weight * saturation);
                 }
             }
             for entry in term_touched.drain(..) {
-                let e = entry as usize;
-                if total[e] == 0.0 {
+                let (total, best, matched) = &mut acc[entry as usize];
+                if *total == 0.0 {
                     touched.push(entry);
                 }
-                total[e] += term.count * term_best[e];
-                term_best[e] = 0.0;
+                *total += term.count * *best;
+                *matched += term.count;
+                *best = 0.0;
             }
         }
 
-        let mut ranked: Vec<(i64, u32)> = touched
+        // One sort key per entry: higher score first, then name order.
+        let mut ranked: Vec<u64> = touched
             .into_iter()
             .filter(|&e| Some(e as usize) != exact)
-            .map(|e| {
-                let score = (total[e as usize] / best_possible * 10_000.0).round() as i64;
-                (score.min(BELOW_EXACT), e)
+            .filter_map(|e| {
+                let (total, _, matched) = acc[e as usize];
+                // Lucene's coordination factor: the share of the query matched.
+                let coord = matched / query_weight;
+                let score = (coord * total / best_possible * 10_000.0).round() as u64;
+                let score = score.min(BELOW_EXACT);
+                (score > 0)
+                    .then(|| ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize]))
             })
-            .filter(|&(score, _)| score > 0)
             .collect();
-        let order = |a: &(i64, u32), b: &(i64, u32)| {
-            b.0.cmp(&a.0)
-                .then_with(|| self.names[a.1 as usize].cmp(&self.names[b.1 as usize]))
-                .then(a.1.cmp(&b.1))
-        };
         let keep = limit - hits.len();
         if ranked.len() > keep && keep > 0 {
-            ranked.select_nth_unstable_by(keep - 1, order);
+            ranked.select_nth_unstable(keep - 1);
             ranked.truncate(keep);
         }
-        ranked.sort_unstable_by(order);
-        hits.extend(ranked.into_iter().take(keep).map(|(score, e)| Hit {
-            entry: e as usize,
-            score: score as f64 / 10_000.0,
-        }));
+        ranked.sort_unstable();
+        let unpack = |key: u64| {
+            let entry = self.by_rank[(key & u64::from(u32::MAX)) as usize] as usize;
+            let score = (BELOW_EXACT - (key >> 32)) as f64 / 10_000.0;
+            Hit { entry, score }
+        };
+        hits.extend(ranked.into_iter().take(keep).map(unpack));
         hits
     }
 
@@ -360,22 +411,30 @@ impl Index {
                 continue;
             };
             let mut expansions = Vec::new();
-            if let Some(&id) = self.terms.get(&stem) {
+            if let Some(&id) = self.terms.get(&surface_key(&word)) {
                 expansions.push((id, 1.0));
-            } else if let Some(halves) = self.compound(&word) {
-                for half in halves {
-                    let id = self.terms[&half];
-                    push(half, 1.0, vec![(id, COMPOUND_FACTOR)]);
+            }
+            if let Some(&id) = self.terms.get(&stem) {
+                add_max(&mut expansions, id, STEM_FACTOR);
+            }
+            for synonym in self.synonyms.get(&stem).into_iter().flatten() {
+                add_max(&mut expansions, self.terms[synonym], text::SYNONYM_FACTOR);
+            }
+            if expansions.is_empty() {
+                if let Some(halves) = self.compound(&word) {
+                    for half in halves {
+                        let id = self.terms[&half];
+                        push(half, 1.0, vec![(id, COMPOUND_FACTOR)]);
+                    }
+                    continue;
                 }
-                continue;
-            } else {
                 for (near, distance) in self.surface.near(&word) {
                     let id = self.terms[&self.surface_stem[near]];
                     add_max(&mut expansions, id, TYPO_FACTOR[distance - 1]);
                 }
-            }
-            for synonym in self.synonyms.get(&stem).into_iter().flatten() {
-                add_max(&mut expansions, self.terms[synonym], text::SYNONYM_FACTOR);
+                for id in self.prefixed(&stem) {
+                    add_max(&mut expansions, id, PREFIX_FACTOR);
+                }
             }
             push(stem, 1.0, expansions);
         }
@@ -384,6 +443,29 @@ impl Index {
 }
 
 impl Index {
+    /// Stems a query word unknown to the index may be a longer or shorter
+    /// form of: known stems of 5+ letters it starts with (`relationship` →
+    /// `relat`), and, for a word of 4+ letters, up to [`MAX_PREFIXED`] known
+    /// stems that start with it (`config` → `configur`).
+    fn prefixed(&self, stem: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = stem
+            .char_indices()
+            .skip(5)
+            .filter_map(|(i, _)| self.terms.get(&stem[..i]).copied())
+            .collect();
+        if stem.chars().count() >= 4 {
+            let start = self.stems.partition_point(|(t, _)| t.as_str() < stem);
+            ids.extend(
+                self.stems[start..]
+                    .iter()
+                    .take_while(|(t, _)| t.starts_with(stem))
+                    .take(MAX_PREFIXED)
+                    .map(|&(_, id)| id),
+            );
+        }
+        ids
+    }
+
     /// A query word unknown to the index read as two known words run
     /// together (`filesystem`, `listcalls`): the stems of both halves, the
     /// most even split first. Halves have at least 3 letters.
@@ -402,6 +484,21 @@ impl Index {
             Some([left, right])
         })
     }
+}
+
+/// The term key of a word as written (a stem never starts with it).
+const SURFACE: &str = "=";
+
+fn surface_key(word: &str) -> String {
+    format!("{SURFACE}{word}")
+}
+
+/// The id of term `key`, added to the vocabulary if new.
+fn intern(terms: &mut HashMap<String, u32>, term_list: &mut Vec<String>, key: String) -> u32 {
+    *terms.entry(key).or_insert_with_key(|key| {
+        term_list.push(key.clone());
+        term_list.len() as u32 - 1
+    })
 }
 
 /// Add `id` at `factor`, or raise its factor if already there.
@@ -435,19 +532,19 @@ fn field_texts(entry: &Entry<'_>) -> Vec<(Field, String)> {
         budget -= take;
         out.push((field, words[..take].join(" ")));
     };
-    let properties = |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+    fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
+        schema.get("properties").and_then(Value::as_object)
+    }
     let Some(top) = entry.input_schema.and_then(properties) else {
         return out;
     };
-    for (name, property) in &top {
+    for (name, property) in top {
         add(Field::Param, name, &mut out);
         if let Some(d) = property.get("description").and_then(Value::as_str) {
             add(Field::ParamDescription, d, &mut out);
         }
-        let nested = properties(property)
-            .or_else(|| property.get("items").and_then(properties))
-            .unwrap_or_default();
-        for (name, property) in &nested {
+        let nested = properties(property).or_else(|| property.get("items").and_then(properties));
+        for (name, property) in nested.into_iter().flatten() {
             add(Field::Param, name, &mut out);
             if let Some(d) = property.get("description").and_then(Value::as_str) {
                 add(Field::ParamDescription, d, &mut out);
@@ -607,10 +704,12 @@ mod tests {
             top(&index, "labels").as_deref(),
             Some("mcp.gmail_read.list_labels")
         );
-        // The group entry says "threads" only in its description.
+        // The group entry says "threads" only in its description; the word
+        // as written ("thread") beats its stem's other forms ("threads").
         let hits: Vec<usize> = index.search("thread", 5).iter().map(|h| h.entry).collect();
-        assert_eq!(hits[..2], [0, 1]);
-        assert_eq!(hits[2], 7);
+        assert_eq!(hits[..3], [1, 0, 7]);
+        let hits: Vec<usize> = index.search("threads", 5).iter().map(|h| h.entry).collect();
+        assert_eq!(hits[..3], [0, 1, 7]);
     }
 
     #[test]

@@ -239,13 +239,11 @@ impl Stemmer {
             b'l' => &["able", "ible"],
             b'n' => &["ant", "ement", "ment", "ent"],
             b'o' => {
-                if self.ends("ion") && self.j >= 0 && matches!(self.at(self.j), b's' | b't') {
-                    &[]
-                } else if self.ends("ou") {
-                    &[]
-                } else {
+                let ion = self.ends("ion") && self.j >= 0 && matches!(self.at(self.j), b's' | b't');
+                if !ion && !self.ends("ou") {
                     return;
                 }
+                &[]
             }
             b's' => &["ism"],
             b't' => &["ate", "iti"],
