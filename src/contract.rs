@@ -8,8 +8,13 @@
 //! fields refused where muster reads the shape back), documented in
 //! `docs/`. It decides nothing.
 
+mod gate;
 mod reason;
 mod session;
 
+pub use gate::{
+    AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
+    RosterSize,
+};
 pub use reason::{Enabling, Reason, SchemaProblem};
 pub use session::*;

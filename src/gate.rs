@@ -16,11 +16,13 @@
 //! ```
 
 use crate::catalog::{Catalog, Selection};
+use crate::contract::{AddedTool, RemovedTool, Reorder, RosterSize};
+pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuery};
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::finding::Status;
 use crate::plan::plan;
 use crate::policy::Policy;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -68,40 +70,8 @@ pub struct Findability {
     pub line: usize,
 }
 
-/// What a findability check measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FindabilityResult {
-    /// The query file.
-    pub queries: String,
-    /// How many results counted.
-    pub k: u32,
-    /// Queries whose expected tool was offered or in the top `k`.
-    pub found: u32,
-    /// Queries in the file.
-    pub total: u32,
-    /// `found / total`, rounded to 4 decimals.
-    pub recall: f64,
-    /// The least the gate accepts.
-    pub min_recall: f64,
-    /// The queries missed, at most ten, in file order.
-    pub missed: Vec<MissedQuery>,
-}
-
-/// A labelled query whose tool was not found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MissedQuery {
-    /// Its line in the query file.
-    pub line: usize,
-    /// The query.
-    pub query: String,
-    /// The tools it expects.
-    pub expect: Vec<String>,
-    /// What the search returned instead, best first.
-    pub top: Vec<String>,
-}
-
 /// The least room a gate accepts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MinHeadroom {
     /// Slots left.
@@ -129,26 +99,6 @@ pub struct Gate {
     pub roster: Option<Vec<(String, usize)>>,
     /// The findability check, if any.
     pub findability: Option<Findability>,
-}
-
-/// The outcome of one gate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GateResult {
-    /// Gate name.
-    pub name: String,
-    /// Gate file.
-    pub file: String,
-    /// Whether every check passed.
-    pub passed: bool,
-    /// One line per failed check, rendering the plan's findings.
-    pub failures: Vec<String>,
-    /// Items and tokens of the planned roster, e.g. `30/30 items, 7043/9000 tokens`.
-    pub roster: String,
-    /// The planned roster's fingerprint.
-    pub fingerprint: String,
-    /// What the findability check measured, when the gate has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub findability: Option<FindabilityResult>,
 }
 
 /// Reads gate files: each path is a `.toml` file or a directory whose
@@ -333,38 +283,37 @@ pub fn run(
         None => None,
     };
     let mut failures = Vec::new();
-    let required: Vec<&str> = gate.require.iter().map(|(n, _)| n.as_str()).collect();
+    let required: Vec<String> = gate.require.iter().map(|(n, _)| n.clone()).collect();
     if required.len() > caps.items as usize {
-        failures.push(format!(
-            "the gate requires {} tools ({}) but the item cap is {}: they cannot all fit",
-            required.len(),
-            required.join(", "),
-            caps.items
-        ));
+        failures.push(GateFailure::TooManyRequired {
+            required,
+            item_cap: caps.items,
+        });
     }
     for (name, _) in &gate.require {
         match plan.decision(name) {
-            Some((i, d)) if d.status != Status::Offered => failures.push(format!(
-                "required tool {name} is {} ({}): {}",
-                d.status.as_str(),
-                d.code,
-                plan.detail(i)
-            )),
+            Some((i, d)) if d.status != Status::Offered => {
+                failures.push(GateFailure::RequiredNotOffered {
+                    tool: name.clone(),
+                    status: d.status,
+                    reason: plan.reason(i),
+                })
+            }
             _ => {}
         }
     }
     if let Some(min) = gate.min_headroom {
         if plan.headroom.slots < min.slots {
-            failures.push(format!(
-                "headroom is {} slot(s); the gate wants at least {}",
-                plan.headroom.slots, min.slots
-            ));
+            failures.push(GateFailure::SlotHeadroom {
+                slots: plan.headroom.slots,
+                min: min.slots,
+            });
         }
         if plan.headroom.tokens < min.tokens {
-            failures.push(format!(
-                "headroom is {} tokens; the gate wants at least {}",
-                plan.headroom.tokens, min.tokens
-            ));
+            failures.push(GateFailure::TokenHeadroom {
+                tokens: plan.headroom.tokens,
+                min: min.tokens,
+            });
         }
     }
     if let Some(pinned) = &gate.roster {
@@ -382,33 +331,13 @@ pub fn run(
     if let Some(found) = &findability
         && found.recall < found.min_recall
     {
-        let missed: Vec<String> = found
-            .missed
-            .iter()
-            .map(|m| {
-                format!(
-                    "line {}: {:?} expects {} (found: {})",
-                    m.line,
-                    m.query,
-                    m.expect.join(" or "),
-                    if m.top.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        m.top.join(", ")
-                    }
-                )
-            })
-            .collect();
-        failures.push(format!(
-            "findability: recall@{} is {} ({}/{}) on {}; the gate wants at least {}; missed: {}",
-            found.k,
-            found.recall,
-            found.found,
-            found.total,
-            found.queries,
-            found.min_recall,
-            missed.join("; ")
-        ));
+        failures.push(GateFailure::Findability {
+            k: found.k,
+            found: found.found,
+            total: found.total,
+            recall: found.recall,
+            min_recall: found.min_recall,
+        });
     }
     Ok(GateResult {
         findability,
@@ -416,10 +345,12 @@ pub fn run(
         file: gate.file.display().to_string(),
         passed: failures.is_empty(),
         failures,
-        roster: format!(
-            "{}/{} items, {}/{} tokens",
-            plan.totals.items, plan.totals.item_cap, plan.totals.tokens, plan.totals.token_cap
-        ),
+        roster: RosterSize {
+            items: plan.totals.items,
+            item_cap: plan.totals.item_cap,
+            tokens: plan.totals.tokens,
+            token_cap: plan.totals.token_cap,
+        },
         fingerprint: plan.fingerprint(),
     })
 }
@@ -553,48 +484,47 @@ fn roster_diff(
     actual: &[&str],
     file: &Path,
     line: usize,
-) -> String {
+) -> GateFailure {
     let pinned_set: BTreeSet<&str> = pinned.iter().copied().collect();
     let actual_set: BTreeSet<&str> = actual.iter().copied().collect();
-    let mut parts = Vec::new();
-    for (i, name) in actual.iter().enumerate() {
-        if !pinned_set.contains(name) {
-            parts.push(format!("+ {name} (now offered at position {})", i + 1));
-        }
-    }
-    for name in pinned {
-        if !actual_set.contains(name) {
-            let why = match plan.decision(name) {
-                Some((i, d)) => {
-                    format!("now {} ({}): {}", d.status.as_str(), d.code, plan.detail(i))
-                }
-                None => "no longer a candidate".to_string(),
-            };
-            parts.push(format!("- {name} ({why})"));
-        }
-    }
-    if parts.is_empty() {
+    let added: Vec<AddedTool> = actual
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| !pinned_set.contains(*name))
+        .map(|(i, name)| AddedTool {
+            name: name.to_string(),
+            position: i + 1,
+        })
+        .collect();
+    let removed: Vec<RemovedTool> = pinned
+        .iter()
+        .filter(|name| !actual_set.contains(*name))
+        .map(|name| {
+            let decision = plan.decision(name);
+            RemovedTool {
+                name: name.to_string(),
+                status: decision.map(|(_, d)| d.status),
+                reason: decision.map(|(i, _)| plan.reason(i)),
+            }
+        })
+        .collect();
+    let reordered = (added.is_empty() && removed.is_empty()).then(|| {
         let first = actual
             .iter()
             .zip(pinned)
             .position(|(a, p)| a != p)
             .unwrap_or(0);
-        parts.push(format!(
-            "order changed from position {}: {} where the pin has {}",
-            first + 1,
-            actual[first],
-            pinned[first]
-        ));
+        Reorder {
+            position: first + 1,
+            now: actual.get(first).unwrap_or(&"").to_string(),
+            pinned: pinned.get(first).unwrap_or(&"").to_string(),
+        }
+    });
+    GateFailure::RosterDiffers {
+        file: file.display().to_string(),
+        line,
+        added,
+        removed,
+        reordered,
     }
-    const SHOWN: usize = 5;
-    let more = parts.len().saturating_sub(SHOWN);
-    parts.truncate(SHOWN);
-    if more > 0 {
-        parts.push(format!("and {more} more change(s)"));
-    }
-    format!(
-        "roster differs from the one pinned at {}:{line}: {}; if the change is intended, update the pinned roster",
-        file.display(),
-        parts.join("; ")
-    )
 }

@@ -1,6 +1,8 @@
 //! Every gate in gates/ runs against the bundled policies under
 //! `cargo test`, through the library (no binary involved).
 
+use muster::contract::{AddedTool, GateFailure, Reason};
+use muster::finding::Status;
 use muster::gate;
 use muster::policy::Policy;
 use std::path::Path;
@@ -17,7 +19,12 @@ fn every_bundled_gate_passes() {
             result.passed,
             "gate {} failed:\n{}",
             result.name,
-            result.failures.join("\n")
+            result
+                .failures
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
         );
     }
 }
@@ -55,20 +62,20 @@ fn a_gate_wanting_more_headroom_than_the_roster_leaves_fails_with_the_figures() 
     let result =
         run_gate_text("flags = \"production\"\nmin_headroom = { slots = 1, tokens = 2500 }\n");
     assert!(!result.passed);
-    assert!(
-        result
-            .failures
-            .contains(&"headroom is 0 slot(s); the gate wants at least 1".to_string()),
-        "{:?}",
-        result.failures
+    assert_eq!(
+        result.failures,
+        [
+            GateFailure::SlotHeadroom { slots: 0, min: 1 },
+            GateFailure::TokenHeadroom {
+                tokens: 1957,
+                min: 2500
+            }
+        ]
     );
-    assert!(
-        result
-            .failures
-            .iter()
-            .any(|f| f.starts_with("headroom is 1957 tokens; the gate wants at least 2500")),
-        "{:?}",
-        result.failures
+    // The sentence is rendered from the data.
+    assert_eq!(
+        result.failures[0].to_string(),
+        "headroom is 0 slot(s); the gate wants at least 1"
     );
     // The nearest passing gate: what the roster leaves.
     let result =
@@ -82,14 +89,29 @@ fn a_reordered_pin_fails_naming_the_first_difference() {
         "flags = \"production\"\nroster = [\"mcp.bland_read.get_call\", \"mcp.bland_call.start_call\"]\n",
     );
     assert!(!result.passed);
-    let failure = &result.failures[0];
-    assert!(
-        failure.contains("roster differs from the one pinned"),
-        "{failure}"
+    let GateFailure::RosterDiffers {
+        added,
+        removed,
+        reordered,
+        line,
+        ..
+    } = &result.failures[0]
+    else {
+        panic!("{:?}", result.failures)
+    };
+    assert_eq!(*line, 2);
+    assert!(removed.is_empty() && reordered.is_none());
+    assert_eq!(
+        added[0],
+        AddedTool {
+            name: "mcp.bland_read.list_calls".into(),
+            position: 3
+        }
     );
     assert!(
-        failure.contains("+ mcp.bland_read.list_calls (now offered at position 3)"),
-        "{failure}"
+        result.failures[0]
+            .to_string()
+            .contains("+ mcp.bland_read.list_calls (now offered at position 3)")
     );
 }
 
@@ -106,10 +128,20 @@ fn a_gate_without_flags_misses_what_production_turns_on() {
         .replace("flags = \"production\"", ""),
     );
     assert!(!result.passed);
-    assert!(
-        result.failures[0].contains("- email.subscriptions (now cut (flag-off)"),
-        "{:?}",
-        result.failures
+    let GateFailure::RosterDiffers { removed, .. } = &result.failures[0] else {
+        panic!("{:?}", result.failures)
+    };
+    let subscriptions = removed
+        .iter()
+        .find(|r| r.name == "email.subscriptions")
+        .unwrap();
+    assert_eq!(subscriptions.status, Some(Status::Cut));
+    assert_eq!(
+        subscriptions.reason,
+        Some(Reason::FlagOff {
+            flag: "AGENT_EMAIL_UNSUBSCRIBE_ENABLED".into(),
+            server: None
+        })
     );
 }
 
@@ -128,4 +160,58 @@ fn a_tool_named_twice_in_a_gate_is_bad_input_with_its_line() {
         text.contains("g.toml:3: require lists \"math.calculate\" twice"),
         "{text}"
     );
+}
+
+/// `muster gate --format json` read back through this test's own types, so
+/// a renamed or retyped field fails here.
+#[test]
+fn the_gate_json_reads_back_as_documented() {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Result {
+        name: String,
+        file: String,
+        passed: bool,
+        failures: Vec<serde_json::Map<String, serde_json::Value>>,
+        roster: Size,
+        fingerprint: String,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Size {
+        items: u32,
+        item_cap: u32,
+        tokens: u32,
+        token_cap: u32,
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .current_dir(root)
+        .args(["gate", "--item-cap", "29", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let results: Vec<Result> = serde_json::from_slice(&out).unwrap();
+    let production = results
+        .iter()
+        .find(|r| r.name == "production chat roster")
+        .unwrap();
+    assert!(!production.passed);
+    assert_eq!(
+        (production.roster.items, production.roster.item_cap),
+        (29, 29)
+    );
+    let codes: Vec<&str> = production
+        .failures
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["roster-differs"]);
+    let removed = &production.failures[0]["removed"][0];
+    assert_eq!(removed["reason"]["code"], "item-cap");
+    assert_eq!(removed["status"], "cut");
 }

@@ -628,12 +628,9 @@ fn a_findability_gate_fails_when_a_description_change_hides_a_tool() {
         found["missed"][0]["expect"],
         json!(["mcp.gmail_read.get_vacation_settings"])
     );
-    assert!(
-        failed[0]["failures"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("findability: recall@3 is 0.75 (3/4)"),
-        "{failed:#}"
+    assert_eq!(
+        failed[0]["failures"][0],
+        json!({"code": "findability", "k": 3, "found": 3, "total": 4, "recall": 0.75, "min_recall": 1.0})
     );
 
     // A query expecting a tool no policy registers is bad input.

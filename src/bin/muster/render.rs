@@ -142,6 +142,9 @@ pub fn gate_text(results: &[GateResult]) -> String {
                 "  findability: recall@{} {} ({}/{} queries), at least {} wanted",
                 found.k, found.recall, found.found, found.total, found.min_recall
             );
+            for missed in &found.missed {
+                let _ = writeln!(out, "    missed {missed}");
+            }
         }
         for f in &r.failures {
             let _ = writeln!(out, "  - {f}");
