@@ -22,8 +22,8 @@
 
 use crate::canon;
 use crate::contract::{Enabling, Reason, SchemaProblem};
+use crate::contract::{Warning, WarningCode};
 use crate::error::{Error, ErrorKind, Problem};
-use crate::finding::{Warning, WarningCode};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
 use crate::tokens::Encoding;

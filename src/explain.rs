@@ -2,7 +2,7 @@
 //! decisions. It renders the facts the planner recorded; it never re-plans.
 
 use crate::catalog::Source;
-use crate::finding::{Code, Status};
+use crate::contract::{Code, Status};
 use crate::plan::{Facts, Plan};
 use serde::Serialize;
 

@@ -16,10 +16,10 @@
 //! ```
 
 use crate::catalog::{Catalog, Selection};
+use crate::contract::Status;
 use crate::contract::{AddedTool, RemovedTool, Reorder, RosterSize};
 pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuery};
 use crate::error::{Error, ErrorKind, Problem, line_of};
-use crate::finding::Status;
 use crate::plan::plan;
 use crate::policy::Policy;
 use serde::Deserialize;

@@ -15,7 +15,6 @@ pub mod contract;
 pub mod discover;
 pub mod error;
 pub mod explain;
-pub mod finding;
 pub mod gate;
 pub mod input;
 pub mod lock;

@@ -20,7 +20,7 @@
 
 use crate::catalog::{Catalog, Source, Tier};
 use crate::contract::Reason;
-use crate::finding::{Code, Status, Warning, WarningCode};
+use crate::contract::{Code, Status, Warning, WarningCode};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
 

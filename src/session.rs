@@ -15,13 +15,13 @@
 
 use crate::canon;
 use crate::catalog::{Catalog, Selection};
+use crate::contract::{Code, Status};
 use crate::contract::{
     DefinitionPart, DefinitionParts, FingerprintPair, LoadAnswer, LoadNote, LoadStatus, LoadedTool,
     PinChange, PinnedAgent, PinnedCaps, PinnedSelection, PinnedTool, Place, ResumeReport,
     ResumeStatus, SESSION_FORMAT_VERSION, SearchResult, SearchResults, SessionDocument,
 };
 use crate::error::{Error, ErrorKind, Problem};
-use crate::finding::{Code, Status};
 use crate::plan::{self, Plan, RosterEntry};
 use crate::policy::{Caps, Policy};
 use crate::search::{self, DeferredEntry, DeferredIndex};

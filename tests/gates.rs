@@ -1,8 +1,8 @@
 //! Every gate in gates/ runs against the bundled policies under
 //! `cargo test`, through the library (no binary involved).
 
+use muster::contract::Status;
 use muster::contract::{AddedTool, GateFailure, Reason};
-use muster::finding::Status;
 use muster::gate;
 use muster::policy::Policy;
 use std::path::Path;

@@ -2,7 +2,7 @@
 
 use muster::catalog::{Catalog, Selection};
 use muster::contract::ResumeStatus;
-use muster::finding::Status;
+use muster::contract::Status;
 use muster::plan::plan;
 use muster::policy::{
     Agent, CallPolicy, Caps, Deferral, Group, ListedTool, LockMode, LockPolicy, Origin, Policy,

@@ -2,8 +2,7 @@
 //! data, and what a findability check measured. `muster gate --format json`
 //! prints a list of [`GateResult`]; the text output renders the same values.
 
-use super::Reason;
-use crate::finding::Status;
+use super::{Reason, Status};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

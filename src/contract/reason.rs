@@ -3,7 +3,7 @@
 //! gates render it, and its `Display` is the one sentence every command
 //! shows for that decision.
 
-use crate::finding::Code;
+use super::Code;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

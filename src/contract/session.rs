@@ -1,7 +1,7 @@
 //! Agent sessions' shapes: the session document, search results, the load
 //! answer and the resume report. Field by field in `docs/session.md`.
 
-use crate::finding::{Code, Status};
+use super::{Code, Status};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -5,7 +5,7 @@
 use super::Plan;
 use crate::catalog::{Candidate, Parameter, Source};
 use crate::contract::Reason;
-use crate::finding::{Code, Status, Warning};
+use crate::contract::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
 use serde::Serialize;
 use serde_json::Value;
