@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::Error;
 
@@ -24,9 +25,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut builder = tempfile::Builder::new();
     let prefix = format!(".{name}.");
-    builder.prefix(&prefix).suffix(".tmp");
+    remove_stale(dir, &prefix);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(TMP_SUFFIX);
     // What `File::create` would give (0666 less the umask), not tempfile's
     // owner-only default: locks and snapshots are shared through git.
     #[cfg(unix)]
@@ -39,9 +41,42 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
+const TMP_SUFFIX: &str = ".tmp";
+
+/// A temp file of ours this old was left by a writer that was killed
+/// mid-write (SIGKILL skips every clean-up); no live write takes this long.
+const STALE_AFTER: Duration = Duration::from_secs(600);
+
+/// Removes temp files a killed writer left beside the target (`prefix`…`.tmp`,
+/// older than [`STALE_AFTER`]). Best effort: what cannot be listed or
+/// removed stays, and the write goes on.
+fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(prefix) && name.ends_with(TMP_SUFFIX)) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn replaces_the_file_and_leaves_no_temp_behind() {
@@ -65,6 +100,32 @@ mod tests {
         write_atomic(&path, b"x").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), mode(&created));
+    }
+
+    /// Issue 13 item 6: SIGKILL mid-write left temp files for ever.
+    #[test]
+    fn stale_temp_files_of_a_killed_writer_are_removed_and_fresh_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.lock");
+        let stale = dir.path().join(".mcp.lock.AbC123.tmp");
+        let fresh = dir.path().join(".mcp.lock.XyZ789.tmp");
+        let other = dir.path().join(".other.json.AbC123.tmp");
+        for p in [&stale, &fresh, &other] {
+            std::fs::write(p, b"partial").unwrap();
+        }
+        let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(60);
+        for p in [&stale, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        write_atomic(&path, b"new").unwrap();
+        assert!(!stale.exists(), "a stale temp of this file is removed");
+        assert!(fresh.exists(), "a temp that may be a live write is kept");
+        assert!(other.exists(), "another file's temp is not ours to remove");
     }
 
     #[test]

@@ -137,15 +137,12 @@ impl OfferedPlan {
     /// 1, or when an `input_schema` is not a JSON Schema object describing an object (a call to
     /// such a tool could not be judged).
     pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
-        let raw: RawPlan = serde_json::from_str(text).map_err(|err| {
-            super::turn::json_error(
-                file,
-                "plan",
-                &err,
-                "give the JSON that `muster plan --format json` prints: an object with \
-                 \"roster\": [{\"name\", \"input_schema\", ...}]",
-            )
-        })?;
+        const HELP: &str = "give the JSON that `muster plan --format json` prints: an object with \
+                            \"roster\": [{\"name\", \"input_schema\", ...}]";
+        let text = super::turn::without_bom(text);
+        super::turn::not_a_list(text, file, "plan", HELP)?;
+        let raw: RawPlan = serde_json::from_str(text)
+            .map_err(|err| super::turn::json_error(file, "plan", &err, HELP))?;
         let mut problems = Vec::new();
         let mut seen = BTreeMap::new();
         for tool in &raw.roster {

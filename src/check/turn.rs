@@ -54,15 +54,12 @@ impl Turn {
     /// `arguments` cannot be read is not an error here: it is read with
     /// [`Call::unreadable`] set, for the check to refuse.
     pub fn from_json(text: &str, file: &Path) -> Result<Self, Error> {
-        let raw: RawTurn<'_> = serde_json::from_str(text).map_err(|err| {
-            json_error(
-                file,
-                "turn",
-                &err,
-                "give an object {\"calls\": [{\"id\": \"...\", \"name\": \"...\", \
-                 \"arguments\": {...}}]}",
-            )
-        })?;
+        const HELP: &str = "give an object {\"calls\": [{\"id\": \"...\", \"name\": \"...\", \
+                            \"arguments\": {...}}]}";
+        let text = without_bom(text);
+        not_a_list(text, file, "turn", HELP)?;
+        let raw: RawTurn<'_> =
+            serde_json::from_str(text).map_err(|err| json_error(file, "turn", &err, HELP))?;
         if let Some(err) = repeated_id(&raw.calls, text, file) {
             return Err(err);
         }
@@ -183,6 +180,32 @@ struct RawCall<'t> {
     arguments: Option<&'t RawValue>,
 }
 
+/// `text` without a leading UTF-8 byte-order mark, which some editors write and JSON does not
+/// allow.
+pub(crate) fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// An input error when `text` is a JSON list: serde reads a list into a struct field by field,
+/// and its complaint (`invalid length 0, expected struct …`) would name no field.
+pub(crate) fn not_a_list(text: &str, file: &Path, what: &str, help: &str) -> Result<(), Error> {
+    if !text.trim_start().starts_with('[') {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Input,
+        Problem::new(format!(
+            "cannot read the {what}: it is a list, not an object"
+        ))
+        .in_file(file)
+        .at_line(Some(crate::error::line_of(
+            text,
+            text.len() - text.trim_start().len(),
+        )))
+        .help(help),
+    ))
+}
+
 /// An input error for a JSON file serde_json could not read, with the line it stopped at.
 pub(crate) fn json_error(file: &Path, what: &str, err: &serde_json::Error, help: &str) -> Error {
     Error::json(file, what, err, help)
@@ -204,6 +227,28 @@ mod tests {
         assert_eq!(turn.calls[0].arguments["x"], 1);
         assert!(turn.calls[1].arguments.is_string());
         assert!(turn.calls[2].arguments.is_null());
+    }
+
+    /// Issue 13 item 8: `[]` was "invalid length 0, expected struct RawTurn with 1 element",
+    /// and a byte-order mark was "expected value".
+    #[test]
+    fn a_list_is_refused_as_not_an_object_and_a_byte_order_mark_is_skipped() {
+        let err = Turn::from_json("\n []", Path::new("t.json")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Input);
+        let p = &err.problems()[0];
+        assert_eq!(p.line, Some(2));
+        assert!(
+            p.message.ends_with("it is a list, not an object"),
+            "{}",
+            p.message
+        );
+        assert!(p.help.is_some());
+        let turn = Turn::from_json(
+            "\u{feff}{\"calls\": [{\"id\": \"1\", \"name\": \"a\"}]}",
+            Path::new("t.json"),
+        )
+        .unwrap();
+        assert_eq!(turn.calls.len(), 1);
     }
 
     #[test]
