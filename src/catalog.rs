@@ -22,13 +22,16 @@
 
 use crate::canon;
 use crate::contract::{Enabling, Reason, SchemaProblem};
-use crate::contract::{Warning, WarningCode};
+use crate::contract::{Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
 use crate::tokens::Encoding;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A drift warning found while narrowing: code, server, tool, argument.
+type Drift = (DriftCode, String, String, String);
 
 /// Which agent and which flags to plan for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -636,18 +639,16 @@ impl<'p> Builder<'p> {
 
     fn discovered(&mut self) {
         let policy = self.policy;
-        let mut drift: BTreeSet<(WarningCode, String, String, String)> = BTreeSet::new();
+        let mut drift: BTreeSet<Drift> = BTreeSet::new();
         for server in &policy.servers {
             if server.command.is_some()
                 && server.listed.is_empty()
                 && server.snapshot.as_ref().is_none_or(|s| !s.exists())
             {
                 self.warnings.push(Warning::at(
-                    WarningCode::NoSnapshot,
-                    format!(
-                        "MCP server {} has no snapshot yet, so none of its tools are candidates; run `muster discover`",
-                        server.name
-                    ),
+                    WarningKind::NoSnapshot {
+                        server: server.name.clone(),
+                    },
                     &server.origin,
                 ));
             }
@@ -691,7 +692,7 @@ impl<'p> Builder<'p> {
                 self.push(c);
             }
         }
-        for (code, server, tool, message) in drift {
+        for (code, server, tool, argument) in drift {
             // Point at the `only` entry the warning is about when there is
             // one, else at the server block.
             let origin = policy
@@ -699,9 +700,21 @@ impl<'p> Builder<'p> {
                 .iter()
                 .find(|s| s.name == server)
                 .map(|s| s.only_origins.get(&tool).unwrap_or(&s.origin));
+            let kind = match code {
+                DriftCode::OnlyUndeclared => WarningKind::OnlyUndeclared {
+                    server,
+                    tool,
+                    argument,
+                },
+                DriftCode::RequiredUnreachable => WarningKind::RequiredUnreachable {
+                    server,
+                    tool,
+                    argument,
+                },
+            };
             self.warnings.push(match origin {
-                Some(origin) => Warning::at(code, message, origin),
-                None => Warning::new(code, message),
+                Some(origin) => Warning::at(kind, origin),
+                None => Warning::new(kind),
             });
         }
     }
@@ -732,7 +745,7 @@ impl<'p> Builder<'p> {
         server: &ServerDef,
         listed: &ListedTool,
         c: &mut Candidate,
-        drift: &mut BTreeSet<(WarningCode, String, String, String)>,
+        drift: &mut BTreeSet<Drift>,
     ) -> Option<Exclusion> {
         let tool = listed.name.as_str();
         let outcome = narrow_tool(tool, &listed.input_schema, &server.narrowing);
@@ -755,15 +768,11 @@ impl<'p> Builder<'p> {
             NarrowOutcome::Excluded { .. } => return None,
         };
         for w in warnings {
-            let code = match w.code {
-                DriftCode::OnlyUndeclared => WarningCode::OnlyUndeclared,
-                DriftCode::RequiredUnreachable => WarningCode::RequiredUnreachable,
-            };
             drift.insert((
-                code,
+                w.code,
                 server.name.clone(),
                 w.tool.clone(),
-                format!("MCP server {}: {w}", server.name),
+                w.argument.clone(),
             ));
         }
         match outcome {
@@ -818,10 +827,10 @@ impl<'p> Builder<'p> {
         match self.policy.lock.on_mismatch {
             LockMode::Cut => Some(reason),
             LockMode::Warn => {
-                self.warnings.push(Warning::new(
-                    WarningCode::LockMismatch,
-                    format!("{}: {reason}", mcp_name(&server.name, &listed.name)),
-                ));
+                self.warnings.push(Warning::new(WarningKind::LockMismatch {
+                    name: mcp_name(&server.name, &listed.name),
+                    reason,
+                }));
                 None
             }
         }
@@ -834,43 +843,36 @@ impl<'p> Builder<'p> {
             for (name, origin) in list {
                 if !registered.contains(name) {
                     self.warnings.push(Warning::at(
-                        WarningCode::UnknownEnabledTool,
-                        format!(
-                            "agent {} enables {name:?}, which no policy registers; remove it or register the tool",
-                            self.agent.name
-                        ),
+                        WarningKind::UnknownEnabledTool {
+                            agent: self.agent.name.clone(),
+                            tool: name.clone(),
+                        },
                         origin,
                     ));
                 } else if name.starts_with("mcp.") {
                     self.warnings.push(Warning::at(
-                        WarningCode::EnabledDiscoveredTool,
-                        format!(
-                            "agent {} names discovered tool {name} in enabled_tools, which governs configured tools only; use the agent's servers or the server block's allow",
-                            self.agent.name
-                        ),
+                        WarningKind::EnabledDiscoveredTool {
+                            agent: self.agent.name.clone(),
+                            tool: name.clone(),
+                        },
                         origin,
                     ));
                 }
             }
         }
         if policy.locked.is_none() && policy.servers.iter().any(|s| !s.listed.is_empty()) {
-            self.warnings.push(Warning::new(
-                WarningCode::NoLock,
-                format!(
-                    "there is no lock file {}, so discovered tool definitions are not checked against a reviewed version; review the snapshots, then run `muster lock`",
-                    policy.lock.file.display()
-                ),
-            ));
+            self.warnings.push(Warning::new(WarningKind::NoLock {
+                lock_file: policy.lock.file.display().to_string(),
+            }));
         }
         for group in &policy.groups {
             for (member, origin) in &group.members {
                 if !registered.contains(member) {
                     self.warnings.push(Warning::at(
-                        WarningCode::UnmatchedGroupMember,
-                        format!(
-                            "group {} names {member:?}, which no policy registers",
-                            group.name
-                        ),
+                        WarningKind::UnmatchedGroupMember {
+                            group: group.name.clone(),
+                            tool: member.clone(),
+                        },
                         origin,
                     ));
                 }
@@ -884,10 +886,8 @@ impl<'p> Builder<'p> {
             .collect();
         for flag in &self.flags {
             if !used.contains(flag.as_str()) {
-                self.warnings.push(Warning::new(
-                    WarningCode::UnusedFlag,
-                    format!("flag {flag} is on but no tool or server names it in `when`"),
-                ));
+                self.warnings
+                    .push(Warning::new(WarningKind::UnusedFlag { flag: flag.clone() }));
             }
         }
         for server in &policy.servers {
@@ -898,11 +898,10 @@ impl<'p> Builder<'p> {
             for (name, origin) in server.allow.iter().flatten() {
                 if !listed.contains(name.as_str()) {
                     self.warnings.push(Warning::at(
-                        WarningCode::UnmatchedAllow,
-                        format!(
-                            "server {} allows {name:?}, which the server does not list",
-                            server.name
-                        ),
+                        WarningKind::UnmatchedAllow {
+                            server: server.name.clone(),
+                            tool: name.clone(),
+                        },
                         origin,
                     ));
                 }
@@ -910,11 +909,10 @@ impl<'p> Builder<'p> {
             for name in server.tool_priority.keys() {
                 if !listed.contains(name.as_str()) {
                     self.warnings.push(Warning::at(
-                        WarningCode::UnmatchedToolPriority,
-                        format!(
-                            "server {} gives a priority to {name:?}, which the server does not list",
-                            server.name
-                        ),
+                        WarningKind::UnmatchedToolPriority {
+                            server: server.name.clone(),
+                            tool: name.clone(),
+                        },
                         &server.origin,
                     ));
                 }
@@ -922,11 +920,10 @@ impl<'p> Builder<'p> {
             for (name, origin) in &server.deny {
                 if !listed.contains(name.as_str()) {
                     self.warnings.push(Warning::at(
-                        WarningCode::UnmatchedDeny,
-                        format!(
-                            "server {} denies {name:?}, which the server does not list",
-                            server.name
-                        ),
+                        WarningKind::UnmatchedDeny {
+                            server: server.name.clone(),
+                            tool: name.clone(),
+                        },
                         origin,
                     ));
                 }

@@ -13,7 +13,7 @@ mod gate;
 mod reason;
 mod session;
 
-pub use finding::{Code, Status, Warning, WarningCode};
+pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,

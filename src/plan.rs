@@ -20,7 +20,7 @@
 
 use crate::catalog::{Catalog, Source, Tier};
 use crate::contract::Reason;
-use crate::contract::{Code, Status, Warning, WarningCode};
+use crate::contract::{Code, Status, Warning, WarningKind};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
 
@@ -229,13 +229,9 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
                     Status::Cut
                 };
                 if is_control {
-                    warnings.push(Warning::new(
-                        WarningCode::ControlToolCut,
-                        format!(
-                            "the control tool {} does not fit the caps, so no tool can be deferred",
-                            c.name
-                        ),
-                    ));
+                    warnings.push(Warning::new(WarningKind::ControlToolCut {
+                        tool: c.name.clone(),
+                    }));
                 }
                 missed.push(i);
             }
@@ -272,29 +268,16 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
     }
     cut.extend((0..n).filter(|&i| catalog.candidates[i].exclusion.is_some()));
 
-    for &i in &catalog.ranked {
+    // Required tools not offered, in rank order, then those excluded.
+    let unranked = (0..n).filter(|&i| catalog.candidates[i].exclusion.is_some());
+    for i in catalog.ranked.iter().copied().chain(unranked) {
         let c = &catalog.candidates[i];
         if c.required && decisions[i].status != Status::Offered {
-            warnings.push(Warning::new(
-                WarningCode::RequiredNotOffered,
-                format!(
-                    "required tool {} is {} ({}): {}",
-                    c.name,
-                    decisions[i].status.as_str(),
-                    decisions[i].code,
-                    decisions[i].code.description()
-                ),
-            ));
-        }
-    }
-    for c in &catalog.candidates {
-        if c.required
-            && let Some(ex) = &c.exclusion
-        {
-            warnings.push(Warning::new(
-                WarningCode::RequiredNotOffered,
-                format!("required tool {} is cut ({}): {ex}", c.name, ex.code()),
-            ));
+            warnings.push(Warning::new(WarningKind::RequiredNotOffered {
+                tool: c.name.clone(),
+                status: decisions[i].status,
+                reason: reason_of(catalog, &decisions[i], None, i),
+            }));
         }
     }
 
@@ -342,6 +325,53 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         headroom,
         warnings,
         control,
+    }
+}
+
+/// The code and facts of candidate `i`'s decision `d`.
+fn reason_of(catalog: &Catalog, d: &Decision, control: Option<&ControlOffer>, i: usize) -> Reason {
+    let c = &catalog.candidates[i];
+    if let Some(ex) = &c.exclusion {
+        return ex.clone();
+    }
+    let name = |j: usize| catalog.candidates[j].name.clone();
+    match &d.facts {
+        Facts::ItemCap {
+            offered_ahead,
+            item_cap_needed,
+            displace,
+        } => Reason::ItemCap {
+            offered_ahead: *offered_ahead,
+            item_cap_needed: *item_cap_needed,
+            displace: displace.iter().map(|&j| name(j)).collect(),
+        },
+        Facts::TokenCap {
+            tokens,
+            room,
+            token_cap_needed,
+        } => Reason::TokenCap {
+            tokens: *tokens,
+            room: *room,
+            short: tokens - room,
+            token_cap_needed: *token_cap_needed,
+        },
+        Facts::None => match (d.code, control) {
+            (Code::ControlTool, Some(offer)) if offer.index == i => Reason::ControlTool {
+                reserved: offer.reserved,
+                tokens: offer.tokens,
+            },
+            (Code::Required, _) => Reason::Required {
+                group: c.group.clone().unwrap_or_default(),
+                tokens: c.tokens,
+            },
+            _ => Reason::Fits {
+                tokens: match control {
+                    Some(offer) if offer.index == i => offer.tokens,
+                    _ => c.tokens,
+                },
+                rank: d.rank.unwrap_or(0),
+            },
+        },
     }
 }
 
@@ -452,47 +482,7 @@ impl Plan<'_> {
 
     /// The code and facts of candidate `i`'s decision.
     pub fn reason(&self, i: usize) -> Reason {
-        let c = &self.catalog.candidates[i];
-        let d = &self.decisions[i];
-        if let Some(ex) = &c.exclusion {
-            return ex.clone();
-        }
-        let name = |j: usize| self.catalog.candidates[j].name.clone();
-        match &d.facts {
-            Facts::ItemCap {
-                offered_ahead,
-                item_cap_needed,
-                displace,
-            } => Reason::ItemCap {
-                offered_ahead: *offered_ahead,
-                item_cap_needed: *item_cap_needed,
-                displace: displace.iter().map(|&j| name(j)).collect(),
-            },
-            Facts::TokenCap {
-                tokens,
-                room,
-                token_cap_needed,
-            } => Reason::TokenCap {
-                tokens: *tokens,
-                room: *room,
-                short: tokens - room,
-                token_cap_needed: *token_cap_needed,
-            },
-            Facts::None => match (d.code, &self.control) {
-                (Code::ControlTool, Some(offer)) => Reason::ControlTool {
-                    reserved: offer.reserved,
-                    tokens: offer.tokens,
-                },
-                (Code::Required, _) => Reason::Required {
-                    group: c.group.clone().unwrap_or_default(),
-                    tokens: c.tokens,
-                },
-                _ => Reason::Fits {
-                    tokens: self.tokens(i),
-                    rank: d.rank.unwrap_or(0),
-                },
-            },
-        }
+        reason_of(self.catalog, &self.decisions[i], self.control.as_ref(), i)
     }
 
     /// One sentence with the facts of candidate `i`'s decision.

@@ -168,13 +168,97 @@ struct NextDoc {
     displaces: Option<String>,
 }
 
+/// A warning: its kind's code and typed fields, the rendered message, and
+/// where it is written.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct WarningDoc {
-    code: String,
+    #[serde(flatten)]
+    kind: WarningKindDoc,
     message: String,
     file: Option<String>,
     line: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
+#[allow(dead_code)]
+enum WarningKindDoc {
+    RequiredNotOffered {
+        tool: String,
+        status: String,
+        reason: FactsDoc,
+    },
+    UnknownEnabledTool {
+        agent: String,
+        tool: String,
+    },
+    EnabledDiscoveredTool {
+        agent: String,
+        tool: String,
+    },
+    UnmatchedGroupMember {
+        group: String,
+        tool: String,
+    },
+    UnusedFlag {
+        flag: String,
+    },
+    UnmatchedAllow {
+        server: String,
+        tool: String,
+    },
+    UnmatchedDeny {
+        server: String,
+        tool: String,
+    },
+    UnmatchedToolPriority {
+        server: String,
+        tool: String,
+    },
+    NoLock {
+        lock_file: String,
+    },
+    OnlyUndeclared {
+        server: String,
+        tool: String,
+        argument: String,
+    },
+    RequiredUnreachable {
+        server: String,
+        tool: String,
+        argument: String,
+    },
+    NoSnapshot {
+        server: String,
+    },
+    LockMismatch {
+        name: String,
+        reason: FactsDoc,
+    },
+    ControlToolCut {
+        tool: String,
+    },
+}
+
+impl WarningDoc {
+    fn code(&self) -> &'static str {
+        match &self.kind {
+            WarningKindDoc::RequiredNotOffered { .. } => "required-not-offered",
+            WarningKindDoc::UnknownEnabledTool { .. } => "unknown-enabled-tool",
+            WarningKindDoc::EnabledDiscoveredTool { .. } => "enabled-discovered-tool",
+            WarningKindDoc::UnmatchedGroupMember { .. } => "unmatched-group-member",
+            WarningKindDoc::UnusedFlag { .. } => "unused-flag",
+            WarningKindDoc::UnmatchedAllow { .. } => "unmatched-allow",
+            WarningKindDoc::UnmatchedDeny { .. } => "unmatched-deny",
+            WarningKindDoc::UnmatchedToolPriority { .. } => "unmatched-tool-priority",
+            WarningKindDoc::NoLock { .. } => "no-lock",
+            WarningKindDoc::OnlyUndeclared { .. } => "only-undeclared",
+            WarningKindDoc::RequiredUnreachable { .. } => "required-unreachable",
+            WarningKindDoc::NoSnapshot { .. } => "no-snapshot",
+            WarningKindDoc::LockMismatch { .. } => "lock-mismatch",
+            WarningKindDoc::ControlToolCut { .. } => "control-tool-cut",
+        }
+    }
 }
 
 const CALLING: [&str; 3] = [
@@ -436,7 +520,7 @@ fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes(
     // Every repeat is cut, even when the first copy was cut too: the name
     // means one tool or none.
     assert!(!names(&doc.roster).contains(&"mcp.srv.twice"));
-    assert!(doc.warnings.iter().any(|w| w.code == "no-lock"));
+    assert!(doc.warnings.iter().any(|w| w.code() == "no-lock"));
     let codes: Vec<(&str, &str)> = doc
         .cut
         .iter()
@@ -477,15 +561,19 @@ enabled_tools = ["a.first", "b.nowhere"]
     let (_, doc) = plan_json(fx.path(), &["--flags", "prod"]);
     assert_eq!(names(&doc.roster), ["a.first"]);
     assert_eq!(find(&doc, "b.second").code, "not-enabled");
-    let codes: Vec<&str> = doc.warnings.iter().map(|w| w.code.as_str()).collect();
+    let codes: Vec<&str> = doc.warnings.iter().map(|w| w.code()).collect();
     assert!(codes.contains(&"unknown-enabled-tool"), "{codes:?}");
     assert!(codes.contains(&"unmatched-group-member"), "{codes:?}");
     assert!(codes.contains(&"unused-flag"), "{codes:?}");
     let unknown = doc
         .warnings
         .iter()
-        .find(|w| w.code == "unknown-enabled-tool")
+        .find(|w| w.code() == "unknown-enabled-tool")
         .unwrap();
+    let WarningKindDoc::UnknownEnabledTool { tool, .. } = &unknown.kind else {
+        panic!("{unknown:?}")
+    };
+    assert_eq!(tool, "b.nowhere");
     assert!(unknown.message.contains("b.nowhere"));
     assert!(unknown.file.as_deref().unwrap().ends_with("muster.toml"));
     assert_eq!(unknown.line, Some(9));

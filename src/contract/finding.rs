@@ -143,7 +143,7 @@ impl Status {
 }
 
 /// What a warning is about. Serialized kebab-case; stable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WarningCode {
     /// A required tool is not offered: the roster is broken for its users.
@@ -200,45 +200,263 @@ impl WarningCode {
     }
 }
 
+/// What a warning says, as data, tagged by `code`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum WarningKind {
+    /// A required tool is not offered.
+    RequiredNotOffered {
+        /// The tool.
+        tool: String,
+        /// Where the plan put it.
+        status: Status,
+        /// Why, with its facts.
+        reason: super::Reason,
+    },
+    /// `enabled_tools` names a tool no policy registers.
+    UnknownEnabledTool {
+        /// The agent.
+        agent: String,
+        /// The name it lists.
+        tool: String,
+    },
+    /// `enabled_tools` names a discovered tool.
+    EnabledDiscoveredTool {
+        /// The agent.
+        agent: String,
+        /// The discovered tool.
+        tool: String,
+    },
+    /// A group member names no registered tool.
+    UnmatchedGroupMember {
+        /// The group.
+        group: String,
+        /// The name it lists.
+        tool: String,
+    },
+    /// A selected flag is used by no `when`.
+    UnusedFlag {
+        /// The flag.
+        flag: String,
+    },
+    /// A server block's `allow` names a tool the server does not list.
+    UnmatchedAllow {
+        /// The server block.
+        server: String,
+        /// The name it allows.
+        tool: String,
+    },
+    /// A server block's `deny` names a tool the server does not list.
+    UnmatchedDeny {
+        /// The server block.
+        server: String,
+        /// The name it denies.
+        tool: String,
+    },
+    /// `tool_priority` names a tool the server does not list.
+    UnmatchedToolPriority {
+        /// The server block.
+        server: String,
+        /// The name it ranks.
+        tool: String,
+    },
+    /// Servers list tools but there is no lock file.
+    NoLock {
+        /// The lock file the policy expects.
+        lock_file: String,
+    },
+    /// `only` lists an argument the server's schema does not declare.
+    OnlyUndeclared {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The argument.
+        argument: String,
+    },
+    /// A required argument is neither in `only` nor fixed (the tool is cut).
+    RequiredUnreachable {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The argument.
+        argument: String,
+    },
+    /// A server has a command but no snapshot yet.
+    NoSnapshot {
+        /// The server block.
+        server: String,
+    },
+    /// A discovered tool differs from the lock, and the lock only warns.
+    LockMismatch {
+        /// The tool's full name.
+        name: String,
+        /// The lock facts.
+        reason: super::Reason,
+    },
+    /// The control tool does not fit, so nothing can be deferred.
+    ControlToolCut {
+        /// The control tool.
+        tool: String,
+    },
+}
+
+impl WarningKind {
+    /// The bare code.
+    pub fn code(&self) -> WarningCode {
+        match self {
+            WarningKind::RequiredNotOffered { .. } => WarningCode::RequiredNotOffered,
+            WarningKind::UnknownEnabledTool { .. } => WarningCode::UnknownEnabledTool,
+            WarningKind::EnabledDiscoveredTool { .. } => WarningCode::EnabledDiscoveredTool,
+            WarningKind::UnmatchedGroupMember { .. } => WarningCode::UnmatchedGroupMember,
+            WarningKind::UnusedFlag { .. } => WarningCode::UnusedFlag,
+            WarningKind::UnmatchedAllow { .. } => WarningCode::UnmatchedAllow,
+            WarningKind::UnmatchedDeny { .. } => WarningCode::UnmatchedDeny,
+            WarningKind::UnmatchedToolPriority { .. } => WarningCode::UnmatchedToolPriority,
+            WarningKind::NoLock { .. } => WarningCode::NoLock,
+            WarningKind::OnlyUndeclared { .. } => WarningCode::OnlyUndeclared,
+            WarningKind::RequiredUnreachable { .. } => WarningCode::RequiredUnreachable,
+            WarningKind::NoSnapshot { .. } => WarningCode::NoSnapshot,
+            WarningKind::LockMismatch { .. } => WarningCode::LockMismatch,
+            WarningKind::ControlToolCut { .. } => WarningCode::ControlToolCut,
+        }
+    }
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WarningKind::RequiredNotOffered {
+                tool,
+                status,
+                reason,
+            } => write!(
+                f,
+                "required tool {tool} is {} ({}): {reason}",
+                status.as_str(),
+                reason.code()
+            ),
+            WarningKind::UnknownEnabledTool { agent, tool } => write!(
+                f,
+                "agent {agent} enables {tool:?}, which no policy registers; remove it or register the tool"
+            ),
+            WarningKind::EnabledDiscoveredTool { agent, tool } => write!(
+                f,
+                "agent {agent} names discovered tool {tool} in enabled_tools, which governs configured tools only; use the agent's servers or the server block's allow"
+            ),
+            WarningKind::UnmatchedGroupMember { group, tool } => {
+                write!(f, "group {group} names {tool:?}, which no policy registers")
+            }
+            WarningKind::UnusedFlag { flag } => write!(
+                f,
+                "flag {flag} is on but no tool or server names it in `when`"
+            ),
+            WarningKind::UnmatchedAllow { server, tool } => write!(
+                f,
+                "server {server} allows {tool:?}, which the server does not list"
+            ),
+            WarningKind::UnmatchedDeny { server, tool } => write!(
+                f,
+                "server {server} denies {tool:?}, which the server does not list"
+            ),
+            WarningKind::UnmatchedToolPriority { server, tool } => write!(
+                f,
+                "server {server} gives a priority to {tool:?}, which the server does not list"
+            ),
+            WarningKind::NoLock { lock_file } => write!(
+                f,
+                "there is no lock file {lock_file}, so discovered tool definitions are not checked against a reviewed version; review the snapshots, then run `muster lock`"
+            ),
+            WarningKind::OnlyUndeclared {
+                server,
+                tool,
+                argument,
+            } => write!(
+                f,
+                "MCP server {server}: {tool}: `only` lists `{argument}` but the server's schema does not declare it; the model cannot write it"
+            ),
+            WarningKind::RequiredUnreachable {
+                server,
+                tool,
+                argument,
+            } => write!(
+                f,
+                "MCP server {server}: {tool}: the server's schema requires `{argument}`, which `only` does not list and `params` does not fix; the tool is kept away"
+            ),
+            WarningKind::NoSnapshot { server } => write!(
+                f,
+                "MCP server {server} has no snapshot yet, so none of its tools are candidates; run `muster discover`"
+            ),
+            WarningKind::LockMismatch { name, reason } => write!(f, "{name}: {reason}"),
+            WarningKind::ControlToolCut { tool } => write!(
+                f,
+                "the control tool {tool} does not fit the caps, so no tool can be deferred"
+            ),
+        }
+    }
+}
+
 /// A warning: not a decision about one candidate, but something in the
-/// policy or the plan a reviewer should see.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// policy or the plan a reviewer should see. Its JSON is the kind's `code`
+/// and fields, the rendered `message`, and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
-    /// Stable code.
-    pub code: WarningCode,
-    /// One sentence naming what is involved and what to change.
+    /// What it says, as data.
+    #[serde(flatten)]
+    pub kind: WarningKind,
+    /// The sentence rendered from `kind`.
     pub message: String,
     /// The policy file involved, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// Its 1-based line, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
 }
 
 impl Warning {
     /// A warning with no location.
-    pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
+    pub fn new(kind: WarningKind) -> Self {
         Self {
-            code,
-            message: message.into(),
+            message: kind.to_string(),
+            kind,
             file: None,
             line: None,
         }
     }
 
     /// A warning located at a policy entry.
-    pub fn at(
-        code: WarningCode,
-        message: impl Into<String>,
-        origin: &crate::policy::Origin,
-    ) -> Self {
+    pub fn at(kind: WarningKind, origin: &crate::policy::Origin) -> Self {
         Self {
-            code,
-            message: message.into(),
+            message: kind.to_string(),
+            kind,
             file: Some(origin.file.display().to_string()),
             line: origin.line,
         }
+    }
+
+    /// The bare code.
+    pub fn code(&self) -> WarningCode {
+        self.kind.code()
+    }
+}
+
+impl PartialOrd for Warning {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Warning {
+    /// By code, then sentence and place: the sentence renders every field.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.code(), &self.message, &self.file, self.line).cmp(&(
+            other.code(),
+            &other.message,
+            &other.file,
+            other.line,
+        ))
     }
 }
 

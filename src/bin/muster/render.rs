@@ -119,7 +119,7 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
     if !plan.warnings.is_empty() {
         let _ = writeln!(out, "\nWARNINGS");
         for w in &plan.warnings {
-            let _ = writeln!(out, "  {}: {w}", w.code.as_str());
+            let _ = writeln!(out, "  {}: {w}", w.code().as_str());
         }
     }
     out
