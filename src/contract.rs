@@ -12,6 +12,7 @@ mod finding;
 mod gate;
 mod reason;
 mod session;
+mod why;
 
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{
@@ -20,3 +21,4 @@ pub use gate::{
 };
 pub use reason::{Enabling, Reason, SchemaProblem};
 pub use session::*;
+pub use why::{Explanation, Remedy, WhyStatus};

@@ -2,32 +2,10 @@
 //! decisions. It renders the facts the planner recorded; it never re-plans.
 
 use crate::catalog::Source;
-use crate::contract::{Code, Status};
-use crate::plan::{Facts, Plan};
-use serde::Serialize;
+use crate::contract::{Reason, Status};
+use crate::plan::Plan;
 
-/// The answer for one tool name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Explanation {
-    /// The name asked about.
-    pub name: String,
-    /// `offered`, `deferred`, `cut` or `unknown`.
-    pub status: String,
-    /// The decision's code; `None` for an unknown name.
-    pub code: Option<Code>,
-    /// 1-based place in the priority order, when it was ranked.
-    pub rank: Option<u32>,
-    /// Tokens of its definition, when counted.
-    pub tokens: Option<u32>,
-    /// One line: the decision and its main fact.
-    pub summary: String,
-    /// The reason chain, most important first.
-    pub reasons: Vec<String>,
-    /// What would change the outcome, each a concrete edit.
-    pub to_fit: Vec<String>,
-    /// For an unknown name: the closest registered names.
-    pub closest: Vec<String>,
-}
+pub use crate::contract::{Explanation, Remedy, WhyStatus};
 
 /// Explains the decision about `name` in `plan`.
 pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
@@ -36,21 +14,22 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
         return unknown(plan, name);
     };
     let c = &cat.candidates[i];
+    let facts = plan.reason(i);
     let mut reasons = Vec::new();
     let mut to_fit = Vec::new();
+    let mut outranked_by = Vec::new();
+    let mut offered_after = Vec::new();
     let ranked = cat.ranked.len();
     let rank_text = d
         .rank
         .map(|r| format!("rank {r} of {ranked}"))
         .unwrap_or_else(|| "not ranked".to_string());
-    let summary = format!(
-        "{name} is {} ({}): {}",
-        d.status.as_str(),
-        d.code,
-        plan.detail(i)
-    );
-    match (&d.facts, d.code) {
-        (_, Code::Required | Code::Fits | Code::ControlTool) => {
+    let summary = format!("{name} is {} ({}): {facts}", d.status.as_str(), d.code);
+    match &facts {
+        Reason::Required { .. }
+        | Reason::Fits { .. }
+        | Reason::ControlTool { .. }
+        | Reason::Loaded => {
             reasons.push(format!(
                 "offered at {rank_text}: {}; {} tokens",
                 d.code.description(),
@@ -60,101 +39,91 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
                 reasons.push(format!("member of group {group}"));
             }
         }
-        (
-            Facts::ItemCap {
-                offered_ahead,
-                item_cap_needed,
-                displace,
-            },
-            _,
-        ) => {
+        Reason::ItemCap {
+            offered_ahead,
+            item_cap_needed,
+            displace,
+        } => {
             reasons.push(format!(
                 "item cap {}: the roster was full when its turn came at {rank_text}",
                 plan.caps.items
             ));
-            let ahead: Vec<&str> = plan
+            outranked_by = plan
                 .roster
                 .iter()
-                .map(|&j| cat.candidates[j].name.as_str())
+                .map(|&j| cat.candidates[j].name.clone())
                 .collect();
             reasons.push(format!(
                 "outranked by all {offered_ahead} offered tools: {}",
-                ahead.join(", ")
+                outranked_by.join(", ")
             ));
             reasons.push(priority_rule(c));
-            to_fit.push(format!(
-                "raise the item cap to {item_cap_needed} (--item-cap {item_cap_needed}), tokens permitting"
-            ));
+            to_fit.push(Remedy::RaiseItemCap {
+                to: *item_cap_needed,
+            });
             if !displace.is_empty() {
-                let names: Vec<&str> = displace
-                    .iter()
-                    .map(|&j| cat.candidates[j].name.as_str())
-                    .collect();
-                to_fit.push(format!(
-                    "drop {} from the roster (the lowest-ranked slot-holder{} not required)",
-                    names.join(", "),
-                    if names.len() > 1 { "s" } else { "" }
-                ));
+                to_fit.push(Remedy::Displace {
+                    tools: displace.clone(),
+                });
             }
             if !c.required {
-                to_fit.push(
-                    "add it to a required group, or give it a higher priority than the tools it must pass"
-                        .to_string(),
-                );
+                to_fit.push(Remedy::RaisePriority);
             }
         }
-        (
-            Facts::TokenCap {
-                tokens,
-                room,
-                token_cap_needed,
-            },
-            _,
-        ) => {
-            let short = tokens - room;
+        Reason::TokenCap {
+            tokens,
+            room,
+            short,
+            token_cap_needed,
+        } => {
             reasons.push(format!(
                 "token cap {}: its definition costs {tokens} tokens and only {room} were left when its turn came at {rank_text}",
                 plan.caps.tokens
             ));
-            let later: Vec<&str> = plan
+            offered_after = plan
                 .roster
                 .iter()
                 .filter(|&&j| plan.decisions[j].rank > d.rank)
-                .map(|&j| cat.candidates[j].name.as_str())
+                .map(|&j| cat.candidates[j].name.clone())
                 .collect();
-            if !later.is_empty() {
+            if !offered_after.is_empty() {
                 reasons.push(format!(
                     "a tool that misses the token cap is skipped, not a stop: smaller tools ranked after it were still offered: {}",
-                    later.join(", ")
+                    offered_after.join(", ")
                 ));
             }
             if *room > 0 {
-                to_fit.push(format!("make its definition {short} tokens smaller"));
+                to_fit.push(Remedy::ShrinkDefinition { tokens: *short });
             }
-            to_fit.push(format!(
-                "raise the token cap to {token_cap_needed} (--token-cap {token_cap_needed})"
-            ));
+            to_fit.push(Remedy::RaiseTokenCap {
+                to: *token_cap_needed,
+            });
         }
-        (Facts::None, code) => {
-            reasons.push(format!("{code}: {}", code.description()));
-            if let Some(ex) = &c.exclusion {
-                reasons.push(ex.to_string());
-            }
-            to_fit.extend(exclusion_fix(code, plan, i));
+        excluded => {
+            reasons.push(format!("{}: {}", d.code, d.code.description()));
+            reasons.push(excluded.to_string());
+            to_fit.extend(exclusion_fix(excluded));
         }
     }
-    if d.status == Status::Deferred {
+    let load_with = (d.status == Status::Deferred)
+        .then(|| cat.control_tool.clone())
+        .flatten();
+    if let Some(control) = &load_with {
         reasons.push(format!(
-            "deferred, not lost: the model can load it by calling {} with name = {name:?}",
-            cat.control_tool.as_deref().unwrap_or("the control tool")
+            "deferred, not lost: the model can load it by calling {control} with its name or what it is for"
         ));
     }
     Explanation {
         name: name.to_string(),
-        status: d.status.as_str().to_string(),
+        status: d.status.into(),
         code: Some(d.code),
+        facts: Some(facts),
         rank: d.rank,
         tokens: c.exclusion.is_none().then_some(plan.tokens(i)),
+        tier: d.rank.map(|_| c.tier().label()),
+        outranked_by,
+        offered_after,
+        load_with,
         summary,
         reasons,
         to_fit,
@@ -175,50 +144,34 @@ fn priority_rule(c: &crate::catalog::Candidate) -> String {
     )
 }
 
-fn exclusion_fix(code: Code, plan: &Plan<'_>, i: usize) -> Vec<String> {
-    let cat = plan.catalog;
-    let c = &cat.candidates[i];
-    match code {
-        Code::FlagOff => vec![
-            "turn its flag on: --flag NAME, or add it to the flag profile (see the detail)"
-                .to_string(),
-        ],
-        Code::NotEnabled => vec![format!(
-            "name it in agent {}'s enabled_tools (or its server in the agent's servers)",
-            cat.agent
-        )],
-        Code::DuplicateName => vec!["rename one of the tools that share the name".to_string()],
-        Code::InvalidSchema => {
-            vec![
-                "fix the server's inputSchema: it must be a JSON object with type \"object\""
-                    .to_string(),
-            ]
-        }
-        Code::Denied => vec![format!(
-            "remove it from the server block's deny list ({})",
-            server_of(&c.source)
-        )],
-        Code::NotAllowed => vec![format!(
-            "add it to the server block's allow list ({})",
-            server_of(&c.source)
-        )],
-        Code::FixedUndeclared => {
-            vec!["remove the fixed argument from params, or have the server declare it".to_string()]
-        }
-        Code::RequiredUnreachable => {
-            vec!["list the required argument in only, or fix it in params".to_string()]
-        }
-        Code::LockMismatch => {
-            vec!["review the changed definition, then accept it with `muster lock`".to_string()]
-        }
+/// What would undo an exclusion, from its facts.
+fn exclusion_fix(reason: &Reason) -> Vec<Remedy> {
+    match reason {
+        Reason::FlagOff { flag, .. } => vec![Remedy::TurnOnFlag { flag: flag.clone() }],
+        Reason::NotEnabled { agent, server, .. } => vec![Remedy::Enable {
+            agent: agent.clone(),
+            server: server.clone(),
+        }],
+        Reason::DuplicateName { .. } => vec![Remedy::Rename],
+        Reason::InvalidSchema { .. } => vec![Remedy::FixSchema],
+        Reason::Denied { server, tool } => vec![Remedy::Undeny {
+            server: server.clone(),
+            tool: tool.clone(),
+        }],
+        Reason::NotAllowed { server, tool } => vec![Remedy::Allow {
+            server: server.clone(),
+            tool: tool.clone(),
+        }],
+        Reason::FixedUndeclared { arguments, .. } => vec![Remedy::Unfix {
+            arguments: arguments.clone(),
+        }],
+        Reason::RequiredUnreachable { arguments, .. } => vec![Remedy::Reach {
+            arguments: arguments.clone(),
+        }],
+        Reason::LockMismatch { server, .. } => vec![Remedy::Relock {
+            server: server.clone(),
+        }],
         _ => Vec::new(),
-    }
-}
-
-fn server_of(source: &Source) -> &str {
-    match source {
-        Source::Mcp { server, .. } => server,
-        _ => "-",
     }
 }
 
@@ -241,32 +194,18 @@ fn unknown(plan: &Plan<'_>, name: &str) -> Explanation {
     };
     Explanation {
         name: name.to_string(),
-        status: "unknown".to_string(),
+        status: WhyStatus::Unknown,
         code: None,
+        facts: None,
         rank: None,
         tokens: None,
+        tier: None,
+        outranked_by: Vec::new(),
+        offered_after: Vec::new(),
+        load_with: None,
         summary,
         reasons: vec!["not a configured tool and not listed by any server snapshot".to_string()],
-        to_fit: vec![
-            "register it in tools/*.toml, or discover the server that lists it".to_string(),
-        ],
+        to_fit: vec![Remedy::Register],
         closest,
-    }
-}
-
-impl Explanation {
-    /// The explanation as text lines for a terminal.
-    pub fn render_text(&self) -> String {
-        let mut out = format!("{}\n", self.summary);
-        for reason in &self.reasons {
-            out.push_str(&format!("  because: {reason}\n"));
-        }
-        for fix in &self.to_fit {
-            out.push_str(&format!("  to fit:  {fix}\n"));
-        }
-        if !self.closest.is_empty() {
-            out.push_str(&format!("  did you mean: {}\n", self.closest.join(", ")));
-        }
-        out
     }
 }

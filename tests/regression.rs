@@ -138,10 +138,24 @@ fn one_more_production_tool_is_deferred_when_deferral_is_on() {
         0,
     );
     assert!(why.contains("is deferred (item-cap)"), "{why}");
-    assert!(
-        why.contains("calling tools.load with name = \"mcp.gmail_read.get_thread\""),
-        "{why}"
-    );
+    assert!(why.contains("by calling tools.load"), "{why}");
+    let why: serde_json::Value = serde_json::from_str(&stdout(
+        fx.path(),
+        &[
+            "why",
+            "mcp.gmail_read.get_thread",
+            "--flags",
+            "production",
+            "--format",
+            "json",
+        ],
+        0,
+    ))
+    .unwrap();
+    assert_eq!(why["status"], "deferred");
+    assert_eq!(why["load_with"], "tools.load");
+    assert_eq!(why["facts"]["code"], "item-cap");
+    assert_eq!(why["to_fit"][0]["action"], "raise-item-cap");
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn run(command: Command) -> Result<u8, Error> {
             let plan = plan::plan(&catalog, caps(&select, &catalog));
             let explanation = explain::why(&plan, &tool);
             let text = match format {
-                TextOrJson::Text => explanation.render_text(),
+                TextOrJson::Text => explanation.to_string(),
                 TextOrJson::Json => json_text(&explanation),
             };
             emit(&text)?;
