@@ -18,5 +18,5 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
-pub use reason::{Enabling, Reason, SchemaProblem};
+pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;

@@ -208,6 +208,10 @@ fn exclusion_fix(code: Code, plan: &Plan<'_>, i: usize) -> Vec<String> {
         Code::RequiredUnreachable => {
             vec!["list the required argument in only, or fix it in params".to_string()]
         }
+        Code::InvalidName => vec![format!(
+            "have server {} rename the tool; a name must hold no control, bidi or invisible character",
+            server_of(&c.source)
+        )],
         Code::LockMismatch => {
             vec!["review the changed definition, then accept it with `muster lock`".to_string()]
         }
