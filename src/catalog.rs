@@ -658,7 +658,13 @@ impl<'p> Builder<'p> {
                 .as_ref()
                 .is_none_or(|list| list.iter().any(|(s, _)| s == &server.name));
             for listed in &server.listed {
-                let name = mcp_name(&server.name, &listed.name);
+                // A name with hidden characters is shown, and looked up,
+                // with them escaped.
+                let hidden = crate::names::first_hidden(&listed.name);
+                let name = match hidden {
+                    Some(_) => mcp_name(&server.name, &crate::names::escape(&listed.name)),
+                    None => mcp_name(&server.name, &listed.name),
+                };
                 let call = self.call_spec(
                     server.unknown_arguments.unwrap_or(policy.calls.mcp_unknown),
                     server.coerce.unwrap_or(policy.calls.coerce_mcp),
@@ -680,7 +686,16 @@ impl<'p> Builder<'p> {
                     server.deferrable,
                     call,
                 );
-                c.exclusion = self.server_exclusion(server, server_used);
+                c.exclusion = match hidden {
+                    Some((position, character, hidden)) => Some(Reason::InvalidName {
+                        server: server.name.clone(),
+                        tool: crate::names::escape(&listed.name),
+                        character: crate::names::code_point(character),
+                        hidden,
+                        position,
+                    }),
+                    None => self.server_exclusion(server, server_used),
+                };
                 // A repeated name is settled before the lock and narrowing,
                 // so a second listing is reported as what it is.
                 if c.exclusion.is_none() {

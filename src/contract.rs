@@ -19,6 +19,6 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
-pub use reason::{Enabling, Reason, SchemaProblem};
+pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
 pub use why::{Explanation, Remedy, WhyStatus};

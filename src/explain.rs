@@ -171,6 +171,9 @@ fn exclusion_fix(reason: &Reason) -> Vec<Remedy> {
         Reason::LockMismatch { server, .. } => vec![Remedy::Relock {
             server: server.clone(),
         }],
+        Reason::InvalidName { server, .. } => vec![Remedy::RenameOnServer {
+            server: server.clone(),
+        }],
         _ => Vec::new(),
     }
 }

@@ -1,5 +1,76 @@
-//! Names close to a misspelt one, for "did you mean" answers. One rule for
-//! every command, so `why`, a gate and a refused call suggest alike.
+//! Names: which characters a tool, server or group name may not hold, and
+//! names close to a misspelt one, for "did you mean" answers. One rule for
+//! every command, so `why`, a gate and a refused call suggest alike, and a
+//! configured name and a discovered one are refused alike.
+
+pub use crate::contract::Hidden;
+
+/// Which kind of hidden character `c` is, or `None` for one that shows as
+/// itself.
+pub fn hidden(c: char) -> Option<Hidden> {
+    match c {
+        '\u{2028}' | '\u{2029}' => Some(Hidden::Control),
+        c if c.is_control() => Some(Hidden::Control),
+        '\u{061C}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}' => Some(Hidden::Bidi),
+        // Default-ignorable code points and the other format (Cf) characters.
+        '\u{00AD}'
+        | '\u{034F}'
+        | '\u{0600}'..='\u{0605}'
+        | '\u{06DD}'
+        | '\u{070F}'
+        | '\u{0890}'..='\u{0891}'
+        | '\u{08E2}'
+        | '\u{115F}'..='\u{1160}'
+        | '\u{17B4}'..='\u{17B5}'
+        | '\u{180B}'..='\u{180F}'
+        | '\u{200B}'..='\u{200D}'
+        | '\u{2060}'..='\u{2065}'
+        | '\u{206A}'..='\u{206F}'
+        | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{FEFF}'
+        | '\u{FFA0}'
+        | '\u{FFF0}'..='\u{FFFB}'
+        | '\u{110BD}'
+        | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}'
+        | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}' => Some(Hidden::Invisible),
+        _ => None,
+    }
+}
+
+/// The first hidden character in `name`: its 0-based place among the
+/// name's characters, the character and its kind.
+pub fn first_hidden(name: &str) -> Option<(usize, char, Hidden)> {
+    name.chars()
+        .enumerate()
+        .find_map(|(i, c)| hidden(c).map(|h| (i, c, h)))
+}
+
+/// `name` with every hidden character written as `\u{XXXX}`, so it can be
+/// shown on one line and read for what it is.
+pub fn escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if hidden(c).is_some() {
+            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `c` as `U+XXXX`.
+pub fn code_point(c: char) -> String {
+    format!("U+{:04X}", u32::from(c))
+}
 
 /// Up to `n` of `candidates` most like `name` (Jaro-Winkler similarity above
 /// 0.6), most alike first, ties by name.
@@ -34,5 +105,38 @@ mod tests {
             ["mcp.bland_read.list_calls", "mcp.bland_read.get_call"]
         );
         assert!(closest("zzzz", names, 3).is_empty());
+    }
+
+    #[test]
+    fn control_bidi_and_invisible_characters_are_found_and_escaped() {
+        assert_eq!(first_hidden("mcp.kb.search_v2-é"), None);
+        assert_eq!(first_hidden("日本語.ツール"), None);
+        assert_eq!(first_hidden("a\nb"), Some((1, '\n', Hidden::Control)));
+        assert_eq!(
+            first_hidden("ab\u{2028}"),
+            Some((2, '\u{2028}', Hidden::Control))
+        );
+        assert_eq!(
+            first_hidden("evil\u{202E}txt.exe"),
+            Some((4, '\u{202E}', Hidden::Bidi))
+        );
+        assert_eq!(
+            first_hidden("\u{2067}x"),
+            Some((0, '\u{2067}', Hidden::Bidi))
+        );
+        for c in [
+            '\u{200B}',
+            '\u{200D}',
+            '\u{FEFF}',
+            '\u{00AD}',
+            '\u{FE0F}',
+            '\u{E0041}',
+            '\u{3164}',
+        ] {
+            assert_eq!(hidden(c), Some(Hidden::Invisible), "{}", code_point(c));
+        }
+        assert_eq!(escape("a\u{200B}b\nc"), "a\\u{200B}b\\u{000A}c");
+        assert_eq!(escape("plain.name"), "plain.name");
+        assert_eq!(code_point('\u{202E}'), "U+202E");
     }
 }

@@ -20,6 +20,7 @@ mod raw;
 use crate::contract::SchemaProblem;
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::input::ReadError;
+use crate::names::Hidden;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
 use crate::tokens::Encoding;
@@ -614,8 +615,11 @@ impl Loader {
         let name = raw.name.get_ref().clone();
         let name_origin = src.at(&raw.name);
         if let Some(problem) = bad_name(&name) {
-            self.problems
-                .push(name_origin.problem(format!("tool name {name:?} {problem}")));
+            self.problems.push(
+                name_origin
+                    .problem(format!("tool name {name:?} {problem}"))
+                    .help("name it with visible characters only: no spaces, controls, bidi or invisible characters"),
+            );
             return None;
         }
         if name.starts_with("mcp.") {
@@ -1319,6 +1323,13 @@ impl Loader {
                 );
                 continue;
             }
+            if let Some(problem) = bad_name(g.name.get_ref()) {
+                self.problems.push(
+                    src.at(&g.name)
+                        .problem(format!("group name {:?} {problem}", g.name.get_ref()))
+                        .help("name it with visible characters only"),
+                );
+            }
             if g.members.is_empty() {
                 self.problems.push(
                     origin
@@ -1525,8 +1536,14 @@ impl Default for Deferral {
 fn bad_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("is empty")
-    } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    } else if name.chars().any(char::is_whitespace) {
         Some("contains whitespace or a control character")
+    } else if let Some((_, _, hidden)) = crate::names::first_hidden(name) {
+        Some(match hidden {
+            Hidden::Control => "contains whitespace or a control character",
+            Hidden::Bidi => "contains a bidirectional control character",
+            Hidden::Invisible => "contains an invisible character",
+        })
     } else {
         None
     }

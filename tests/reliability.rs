@@ -223,3 +223,86 @@ fn policy_paths_that_leave_the_policy_directory_are_refused() {
     );
     Policy::load(&fx.policies()).unwrap();
 }
+
+/// Issue 13 item 7: a discovered name with a newline, a right-to-left
+/// override or a zero-width space is cut as `invalid-name`, shown escaped,
+/// never offered; the same characters in configured names are refused.
+#[test]
+fn names_with_hidden_characters_are_cut_or_refused() {
+    let snapshot = serde_json::json!({"tools": [
+        {"name": "line\nbreak", "inputSchema": {"type": "object"}},
+        {"name": "evil\u{202E}txt", "inputSchema": {"type": "object"}},
+        {"name": "zero\u{200B}width", "inputSchema": {"type": "object"}},
+        {"name": "search", "inputSchema": {"type": "object"}},
+    ]});
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[[agent]]\nname = \"a\"\nversion = 1\n",
+        ),
+        ("policies/mcp/s.toml", SERVER),
+        ("policies/mcp/kb.json", &snapshot.to_string()),
+    ]);
+    let out = muster(fx.path())
+        .args(["plan", "--format", "json"])
+        .assert()
+        .success();
+    let plan: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let roster: Vec<&str> = plan["roster"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(roster, ["mcp.kb.search"]);
+    let cut: Vec<&serde_json::Value> = plan["cut"].as_array().unwrap().iter().collect();
+    let facts: Vec<&serde_json::Value> = cut.iter().map(|c| &c["facts"]).collect();
+    assert_eq!(
+        facts,
+        [
+            &serde_json::json!({"code": "invalid-name", "server": "kb", "tool": "line\\u{000A}break",
+                "character": "U+000A", "hidden": "control", "position": 4}),
+            &serde_json::json!({"code": "invalid-name", "server": "kb", "tool": "evil\\u{202E}txt",
+                "character": "U+202E", "hidden": "bidi", "position": 4}),
+            &serde_json::json!({"code": "invalid-name", "server": "kb", "tool": "zero\\u{200B}width",
+                "character": "U+200B", "hidden": "invisible", "position": 4}),
+        ]
+    );
+    assert_eq!(cut[1]["name"], "mcp.kb.evil\\u{202E}txt");
+    // The text plan keeps one line per tool and no hidden character.
+    let out = muster(fx.path()).arg("plan").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        !text.contains('\u{202E}') && !text.contains('\u{200B}'),
+        "{text}"
+    );
+    assert!(text.contains("mcp.kb.line\\u{000A}break"), "{text}");
+
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[[group]]\nname = \"core\u{200B}\"\nmembers = [\"a.tool\"]\n\n\
+             [[agent]]\nname = \"a\"\nversion = 1\n",
+        ),
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"a.tool\"\ndescription = \"A.\"\n\n\
+             [[tool]]\nname = \"b.\u{202E}loot\"\ndescription = \"B.\"\n",
+        ),
+    ]);
+    let err = load_err(&fx);
+    let lines: Vec<(std::path::PathBuf, Option<usize>)> = err
+        .problems()
+        .iter()
+        .map(|p| (p.file.clone().unwrap(), p.line))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (fx.policies().join("tools/t.toml"), Some(6)),
+            (fx.policies().join("muster.toml"), Some(2)),
+        ],
+        "{err}"
+    );
+    assert!(err.problems().iter().all(|p| p.help.is_some()), "{err}");
+}

@@ -43,6 +43,9 @@ pub enum Code {
     /// Cut: its schema requires an argument `only` does not list and
     /// `params` does not fix, so every call would be refused.
     RequiredUnreachable,
+    /// Cut: its name holds a control, bidirectional or invisible character
+    /// (a newline, U+202E, U+200B, …), so it would not read as what it is.
+    InvalidName,
     /// Cut (or offered with a warning, per `lock.on_mismatch`): its
     /// definition differs from the one recorded in the lock.
     LockMismatch,
@@ -50,7 +53,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::Required,
         Code::Fits,
         Code::ControlTool,
@@ -65,6 +68,7 @@ impl Code {
         Code::NotAllowed,
         Code::FixedUndeclared,
         Code::RequiredUnreachable,
+        Code::InvalidName,
         Code::LockMismatch,
     ];
 
@@ -85,6 +89,7 @@ impl Code {
             Code::NotAllowed => "not-allowed",
             Code::FixedUndeclared => "fixed-undeclared",
             Code::RequiredUnreachable => "required-unreachable",
+            Code::InvalidName => "invalid-name",
             Code::LockMismatch => "lock-mismatch",
         }
     }
@@ -108,6 +113,7 @@ impl Code {
             Code::RequiredUnreachable => {
                 "a required argument is neither allowed by `only` nor fixed by `params`"
             }
+            Code::InvalidName => "its name holds a control, bidi or invisible character",
             Code::LockMismatch => "its definition differs from the lock",
         }
     }
@@ -482,5 +488,23 @@ mod tests {
         }
         let code = WarningCode::UnmatchedToolPriority;
         assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+    }
+
+    /// README's reason-code table lists every code, in `ALL`'s order.
+    #[test]
+    fn the_readme_documents_every_code_in_order() {
+        let readme = include_str!("../../README.md");
+        let table = readme
+            .split("## Reason codes")
+            .nth(1)
+            .expect("README has a Reason codes section");
+        let documented: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| `"))
+            .take_while(|l| l.starts_with("| `"))
+            .filter_map(|l| l.split('`').nth(1))
+            .collect();
+        let all: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(documented, all);
     }
 }

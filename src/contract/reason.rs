@@ -113,6 +113,21 @@ pub enum Reason {
         /// The unreachable arguments.
         arguments: Vec<String>,
     },
+    /// Its name holds a control, bidirectional or invisible character, so
+    /// it would not read as what it is.
+    InvalidName {
+        /// The server that listed it.
+        server: String,
+        /// The tool's name on the server, each hidden character written as
+        /// `\u{XXXX}` (the candidate is named with this form too).
+        tool: String,
+        /// The first hidden character, as `U+XXXX`.
+        character: String,
+        /// Which kind of hidden character it is.
+        hidden: Hidden,
+        /// Its 0-based place among the name's characters.
+        position: usize,
+    },
     /// Its definition differs from the lock.
     LockMismatch {
         /// The server block.
@@ -165,6 +180,43 @@ pub enum SchemaProblem {
     },
 }
 
+/// A kind of character that makes a name read differently from what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hidden {
+    /// A control character (Unicode Cc, such as a newline or escape) or a
+    /// line or paragraph separator: it breaks text output.
+    Control,
+    /// A bidirectional control (U+202A–U+202E, U+2066–U+2069, U+200E,
+    /// U+200F, U+061C): it reorders what is shown.
+    Bidi,
+    /// A character that shows nothing (zero-width characters, soft hyphen,
+    /// variation selectors, tags, other format characters and fillers): two
+    /// names that look the same can differ by it.
+    Invisible,
+}
+
+impl Hidden {
+    /// `control`, `bidi` or `invisible`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hidden::Control => "control",
+            Hidden::Bidi => "bidi",
+            Hidden::Invisible => "invisible",
+        }
+    }
+}
+
+impl fmt::Display for Hidden {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Hidden::Control => "a control character",
+            Hidden::Bidi => "a bidirectional control",
+            Hidden::Invisible => "an invisible character",
+        })
+    }
+}
+
 impl Reason {
     /// The bare code.
     pub fn code(&self) -> Code {
@@ -183,6 +235,7 @@ impl Reason {
             Reason::NotAllowed { .. } => Code::NotAllowed,
             Reason::FixedUndeclared { .. } => Code::FixedUndeclared,
             Reason::RequiredUnreachable { .. } => Code::RequiredUnreachable,
+            Reason::InvalidName { .. } => Code::InvalidName,
             Reason::LockMismatch { .. } => Code::LockMismatch,
         }
     }
@@ -293,6 +346,16 @@ impl fmt::Display for Reason {
                 f,
                 "{tool}: the server's schema requires {} which `only` does not list and `params` does not fix",
                 quoted(arguments)
+            ),
+            Reason::InvalidName {
+                server,
+                tool,
+                character,
+                hidden,
+                position,
+            } => write!(
+                f,
+                "server {server} lists a tool named {tool}, with {hidden} ({character}) at character {position}; names must read as what they are"
             ),
             Reason::LockMismatch {
                 locked,

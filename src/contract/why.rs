@@ -142,6 +142,11 @@ pub enum Remedy {
         /// The arguments.
         arguments: Vec<String>,
     },
+    /// Have the server rename the tool: its name hides characters.
+    RenameOnServer {
+        /// The server block.
+        server: String,
+    },
     /// Review the changed definition, then accept it with `muster lock`.
     Relock {
         /// The server block.
@@ -202,6 +207,10 @@ impl fmt::Display for Remedy {
                 "list {} in only, or fix {} in params",
                 arguments.join(", "),
                 if arguments.len() > 1 { "them" } else { "it" }
+            ),
+            Remedy::RenameOnServer { server } => write!(
+                f,
+                "have server {server} rename the tool; a name must hold no control, bidi or invisible character"
             ),
             Remedy::Relock { server } => write!(
                 f,

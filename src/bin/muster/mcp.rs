@@ -3,6 +3,7 @@
 use crate::{EXIT_BAD_INPUT, emit};
 use muster::discover::{Event, ServerSpec, SnapshotDiff, discover as run_discover};
 use muster::lock::{Lock, LockFinding, LockStatus};
+use muster::names::escape;
 use muster::policy::{Policy, ServerDef};
 use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
@@ -152,10 +153,10 @@ pub fn discover(policies: &Path, names: &[String], also_lock: bool) -> Result<u8
 
 fn render_diff(out: &mut String, diff: &SnapshotDiff) {
     for name in &diff.added {
-        let _ = writeln!(out, "     + {name}");
+        let _ = writeln!(out, "     + {}", escape(name));
     }
     for name in &diff.removed {
-        let _ = writeln!(out, "     - {name}");
+        let _ = writeln!(out, "     - {}", escape(name));
     }
     for change in &diff.changed {
         let mut what = Vec::new();
@@ -168,7 +169,12 @@ fn render_diff(out: &mut String, diff: &SnapshotDiff) {
         if change.other {
             what.push("other fields");
         }
-        let _ = writeln!(out, "     ~ {} ({} changed)", change.name, what.join(", "));
+        let _ = writeln!(
+            out,
+            "     ~ {} ({} changed)",
+            escape(&change.name),
+            what.join(", ")
+        );
     }
 }
 
@@ -184,7 +190,7 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &Path) {
             LockStatus::Changed => "changed",
             LockStatus::Gone => "removed",
         };
-        let _ = writeln!(out, "  {verb} mcp.{}.{}", f.server, f.tool);
+        let _ = writeln!(out, "  {verb} mcp.{}.{}", f.server, escape(&f.tool));
     }
 }
 
