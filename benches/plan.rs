@@ -65,7 +65,7 @@ fn bench_plan(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("cold_token_counts", |b| {
         b.iter(|| {
-            catalog.count_tokens();
+            catalog.count_tokens(&mut muster::tokens::TokenCache::in_memory());
             let p = plan(black_box(&catalog), caps);
             black_box(p.totals);
         })
