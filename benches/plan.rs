@@ -10,12 +10,15 @@
 //! - `count_1000_definitions/cache_hits`: the same through a warm cache
 //!   (rendering and hashing only): what a run whose definitions did not
 //!   change spends on counts.
+//! - `count_1000_texts/{bpe_openai,tiktoken_rs}`: the same rendered texts
+//!   counted on one thread by the tokenizer muster uses and by the
+//!   reference, side by side.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
 use muster::plan::plan;
 use muster::policy::{ListedTool, Policy};
-use muster::tokens::TokenCache;
+use muster::tokens::{TokenCache, render_function};
 use std::hint::black_box;
 use std::path::Path;
 
@@ -91,6 +94,28 @@ fn bench_plan(c: &mut Criterion) {
     catalog.count_tokens(&mut warm);
     group.bench_function("cache_hits", |b| {
         b.iter(|| catalog.count_tokens(black_box(&mut warm)))
+    });
+    group.finish();
+
+    let texts: Vec<String> = catalog
+        .candidates
+        .iter()
+        .map(|c| render_function(&c.name, &c.description, &c.input_schema))
+        .collect();
+    let encoding = catalog.encoding;
+    let reference = tiktoken_rs::o200k_base_singleton();
+    let mut group = c.benchmark_group("count_1000_texts");
+    group.sample_size(20);
+    group.bench_function("bpe_openai", |b| {
+        b.iter(|| texts.iter().map(|t| encoding.count_text(t)).sum::<u32>())
+    });
+    group.bench_function("tiktoken_rs", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|t| reference.count_ordinary(t))
+                .sum::<usize>()
+        })
     });
     group.finish();
 }
