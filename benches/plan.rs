@@ -1,11 +1,24 @@
 //! Planning a large catalog: the bundled production-shaped tools plus
-//! discovered tools up to 30 configured + 970 discovered, with token counts
-//! cold (every definition rendered and counted) and cached (plan only).
+//! discovered tools up to 30 configured + 970 discovered.
+//!
+//! - `plan_1000_candidates/cached_token_counts`: the plan alone, counts known
+//!   (the "warm plan" figure; target 20 µs).
+//! - `plan_1000_candidates/cold_token_counts`: every definition rendered and
+//!   counted with no cache, then planned.
+//! - `count_1000_definitions/tokenizer`: counting every definition with no
+//!   cache, tokenizer already built (target 10 ms).
+//! - `count_1000_definitions/cache_hits`: the same through a warm cache
+//!   (rendering and hashing only): what a run whose definitions did not
+//!   change spends on counts.
+//! - `count_1000_texts/{bpe_openai,tiktoken_rs}`: the same rendered texts
+//!   counted on one thread by the tokenizer muster uses and by the
+//!   reference, side by side.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
 use muster::plan::plan;
 use muster::policy::{ListedTool, Policy};
+use muster::tokens::{TokenCache, render_function};
 use std::hint::black_box;
 use std::path::Path;
 
@@ -65,9 +78,43 @@ fn bench_plan(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("cold_token_counts", |b| {
         b.iter(|| {
-            catalog.count_tokens();
+            catalog.count_tokens(&mut TokenCache::in_memory());
             let p = plan(black_box(&catalog), caps);
             black_box(p.totals);
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("count_1000_definitions");
+    group.sample_size(20);
+    group.bench_function("tokenizer", |b| {
+        b.iter(|| catalog.count_tokens(&mut TokenCache::in_memory()))
+    });
+    let mut warm = TokenCache::in_memory();
+    catalog.count_tokens(&mut warm);
+    group.bench_function("cache_hits", |b| {
+        b.iter(|| catalog.count_tokens(black_box(&mut warm)))
+    });
+    group.finish();
+
+    let texts: Vec<String> = catalog
+        .candidates
+        .iter()
+        .map(|c| render_function(&c.name, &c.description, &c.input_schema))
+        .collect();
+    let encoding = catalog.encoding;
+    let reference = tiktoken_rs::o200k_base_singleton();
+    let mut group = c.benchmark_group("count_1000_texts");
+    group.sample_size(20);
+    group.bench_function("bpe_openai", |b| {
+        b.iter(|| texts.iter().map(|t| encoding.count_text(t)).sum::<u32>())
+    });
+    group.bench_function("tiktoken_rs", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|t| reference.count_ordinary(t))
+                .sum::<usize>()
         })
     });
     group.finish();

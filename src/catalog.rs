@@ -26,7 +26,7 @@ use crate::contract::{Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
-use crate::tokens::Encoding;
+use crate::tokens::{Definition, Encoding, TokenCache};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -285,57 +285,47 @@ impl Catalog {
     /// [`ErrorKind::Usage`] when the selection names an agent or flag
     /// profile the policy does not have.
     pub fn build(policy: &Policy, selection: &Selection) -> Result<Catalog, Error> {
+        Self::build_cached(policy, selection, &mut TokenCache::in_memory())
+    }
+
+    /// [`Catalog::build`], taking the counts `cache` holds and adding those
+    /// it lacked. The catalog is the same as without the cache.
+    ///
+    /// # Errors
+    /// As [`Catalog::build`].
+    pub fn build_cached(
+        policy: &Policy,
+        selection: &Selection,
+        cache: &mut TokenCache,
+    ) -> Result<Catalog, Error> {
         let mut catalog = Builder::new(policy, selection)?.build();
-        catalog.count_tokens();
+        catalog.count_tokens(cache);
         Ok(catalog)
     }
 
-    /// (Re)counts the tokens of every candidate that can be offered, on
-    /// every core: tokenizing is the one costly step of building a plan.
-    /// Threads take candidates one at a time from a shared counter, so a
-    /// few large definitions do not leave one core idle.
-    pub fn count_tokens(&mut self) {
-        let encoding = self.encoding;
-        let count = |c: &Candidate| {
-            if c.exclusion.is_some() {
-                0
-            } else {
-                encoding.count_definition(&c.name, &c.description, &c.input_schema)
-            }
-        };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if threads < 2 || self.candidates.len() < 64 {
-            for c in &mut self.candidates {
-                c.tokens = count(c);
-            }
-            return;
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let candidates = &self.candidates;
-        let counted: Vec<(usize, u32)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(c) = candidates.get(i) else { break };
-                            done.push((i, count(c)));
-                        }
-                        done
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| {
-                    w.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
-        for (i, tokens) in counted {
-            self.candidates[i].tokens = tokens;
+    /// (Re)counts the tokens of every candidate that can be offered (0 for
+    /// excluded ones), through `cache`: see
+    /// [`Encoding::count_definitions`].
+    pub fn count_tokens(&mut self, cache: &mut TokenCache) {
+        let definitions: Vec<Definition<'_>> = self
+            .candidates
+            .iter()
+            .filter(|c| c.exclusion.is_none())
+            .map(|c| Definition {
+                name: &c.name,
+                description: &c.description,
+                input_schema: &c.input_schema,
+            })
+            .collect();
+        let mut counts = self
+            .encoding
+            .count_definitions(&definitions, cache)
+            .into_iter();
+        for c in &mut self.candidates {
+            c.tokens = match c.exclusion {
+                Some(_) => 0,
+                None => counts.next().unwrap_or(0),
+            };
         }
     }
 

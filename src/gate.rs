@@ -22,6 +22,7 @@ pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuer
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::plan::plan;
 use crate::policy::Policy;
+use crate::tokens::TokenCache;
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -236,6 +237,20 @@ pub fn run(
     gate: &Gate,
     caps: (Option<u32>, Option<u32>),
 ) -> Result<GateResult, Error> {
+    run_cached(policy, gate, caps, &mut TokenCache::in_memory())
+}
+
+/// [`run`], taking token counts from `cache` and adding those it lacked;
+/// the result is the same as without it.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_cached(
+    policy: &Policy,
+    gate: &Gate,
+    caps: (Option<u32>, Option<u32>),
+    cache: &mut TokenCache,
+) -> Result<GateResult, Error> {
     let registered = policy.registered_names();
     let mut problems = Vec::new();
     let unknown = |name: &str, line: usize, key: &str| {
@@ -264,7 +279,7 @@ pub fn run(
     if !problems.is_empty() {
         return Err(Error::many(ErrorKind::Input, problems));
     }
-    let catalog = Catalog::build(policy, &gate.selection).map_err(|err| {
+    let catalog = Catalog::build_cached(policy, &gate.selection, cache).map_err(|err| {
         let problems = err
             .problems()
             .iter()

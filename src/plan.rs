@@ -23,6 +23,7 @@ use crate::contract::Reason;
 use crate::contract::{Code, Status, Warning, WarningKind};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// The facts behind one decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +38,9 @@ pub enum Facts {
         item_cap_needed: u32,
         /// Offered tools, lowest-ranked first and not required, that would
         /// each have to give up a slot for it to be offered at this cap.
-        displace: Vec<usize>,
+        /// Shared: every miss past the last displaceable slot-holder holds
+        /// the same list, so a large catalog costs no allocation per miss.
+        displace: Arc<[usize]>,
     },
     /// Missed on the token cap.
     TokenCap {
@@ -188,7 +191,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
                 Facts::ItemCap {
                     offered_ahead: caps.items - items_left,
                     item_cap_needed: caps.items.saturating_add(item_misses),
-                    displace: Vec::new(),
+                    displace: Arc::default(),
                 },
             ))
         } else if cost > tokens_left {
@@ -250,11 +253,14 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
             !c.required && !matches!(c.source, Source::Control)
         })
         .collect();
-    let mut k = 0usize;
+    let mut prefixes: Vec<Arc<[usize]>> = Vec::new();
     for &i in &missed {
         if let Facts::ItemCap { displace, .. } = &mut decisions[i].facts {
-            k += 1;
-            *displace = displaceable.iter().take(k).copied().collect();
+            let k = (prefixes.len() + 1).min(displaceable.len());
+            if prefixes.len() < k {
+                prefixes.push(displaceable[..k].into());
+            }
+            *displace = prefixes.get(k.wrapping_sub(1)).cloned().unwrap_or_default();
         }
     }
 
@@ -397,6 +403,9 @@ fn headroom(catalog: &Catalog, roster: &[usize], slots: u32, tokens: u32) -> Hea
         .filter(|c| !matches!(c.source, Source::Control))
         .map(|c| c.tier())
         .collect();
+    // Ranked in tier order already: dropping repeats here leaves the sort
+    // below a handful of tiers instead of every candidate.
+    tiers.dedup();
     for discovered in [false, true] {
         tiers.push(Tier {
             required: false,

@@ -397,6 +397,13 @@ struct Source {
 }
 
 impl Source {
+    fn new(path: PathBuf, text: &str) -> Self {
+        Self {
+            path,
+            lines: LineIndex::new(text),
+        }
+    }
+
     fn origin(&self, span: std::ops::Range<usize>) -> Origin {
         Origin {
             file: self.path.clone(),
@@ -520,13 +527,7 @@ impl Loader {
             }
         };
         match toml::from_str::<T>(&text) {
-            Ok(value) => Some((
-                Source {
-                    path: path.to_path_buf(),
-                    lines: LineIndex::new(&text),
-                },
-                value,
-            )),
+            Ok(value) => Some((Source::new(path.to_path_buf(), &text), value)),
             Err(err) => {
                 let line = err.span().map(|s| line_of(&text, s.start));
                 let message = err.message().trim().to_string();
@@ -1171,10 +1172,7 @@ impl Loader {
         tools: &[ToolDef],
         servers: &[ServerDef],
     ) -> Settings {
-        let fallback = Source {
-            path: self.root.join("muster.toml"),
-            lines: LineIndex::new(""),
-        };
+        let fallback = Source::new(self.root.join("muster.toml"), "");
         let src = src.unwrap_or(&fallback);
         let mut caps = Caps {
             items: DEFAULT_ITEM_CAP,

@@ -25,6 +25,7 @@ use crate::error::{Error, ErrorKind, Problem};
 use crate::plan::{self, Plan, RosterEntry};
 use crate::policy::{Caps, Policy};
 use crate::search::{self, DeferredEntry, DeferredIndex};
+use crate::tokens::TokenCache;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +34,8 @@ use std::path::Path;
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 10;
 
-/// Plans `selection` (with optional cap overrides) and pins the result.
+/// Plans `selection` (with optional cap overrides: items, tokens) and pins
+/// the result, taking token counts from `cache` and adding those it lacked.
 ///
 /// # Errors
 /// A usage error when the selection names an agent, version or flag
@@ -43,18 +45,19 @@ pub const MAX_RESULTS: usize = 10;
 /// ```no_run
 /// use muster::{catalog::Selection, policy::Policy, session};
 /// let policy = Policy::load("policies".as_ref())?;
-/// let doc = session::new(&policy, &Selection::default(), None, None)?;
+/// let mut cache = muster::tokens::TokenCache::in_memory();
+/// let doc = session::new(&policy, &Selection::default(), (None, None), &mut cache)?;
 /// assert_eq!(doc.loaded.len(), 0);
 /// # Ok::<(), muster::Error>(())
 /// ```
 pub fn new(
     policy: &Policy,
     selection: &Selection,
-    item_cap: Option<u32>,
-    token_cap: Option<u32>,
+    caps: (Option<u32>, Option<u32>),
+    cache: &mut TokenCache,
 ) -> Result<SessionDocument, Error> {
-    let catalog = Catalog::build(policy, selection)?;
-    let caps = catalog.caps.with_overrides(item_cap, token_cap);
+    let catalog = Catalog::build_cached(policy, selection, cache)?;
+    let caps = catalog.caps.with_overrides(caps.0, caps.1);
     let plan = plan::plan(&catalog, caps);
     Ok(SessionDocument {
         format_version: SESSION_FORMAT_VERSION,
@@ -245,8 +248,12 @@ pub enum Opened {
 /// # Errors
 /// Only for a catalog that cannot be built at all; a missing agent version
 /// is a mismatch, not an error.
-pub fn resume(policy: &Policy, doc: &SessionDocument) -> Result<ResumeReport, Error> {
-    Ok(match open(policy, doc.clone())? {
+pub fn resume(
+    policy: &Policy,
+    doc: &SessionDocument,
+    cache: &mut TokenCache,
+) -> Result<ResumeReport, Error> {
+    Ok(match open(policy, doc.clone(), cache)? {
         Opened::Live(live) => live.report(Vec::new()),
         Opened::Mismatch(report) => report,
     })
@@ -256,7 +263,11 @@ pub fn resume(policy: &Policy, doc: &SessionDocument) -> Result<ResumeReport, Er
 ///
 /// # Errors
 /// As [`resume`].
-pub fn open(policy: &Policy, doc: SessionDocument) -> Result<Opened, Error> {
+pub fn open(
+    policy: &Policy,
+    doc: SessionDocument,
+    cache: &mut TokenCache,
+) -> Result<Opened, Error> {
     let selection = Selection {
         agent: Some(doc.agent.name.clone()),
         version: Some(doc.agent.version),
@@ -281,7 +292,7 @@ pub fn open(policy: &Policy, doc: SessionDocument) -> Result<Opened, Error> {
             }],
         }));
     }
-    let catalog = Catalog::build(policy, &selection)?;
+    let catalog = Catalog::build_cached(policy, &selection, cache)?;
     let caps = Caps {
         items: doc.caps.items,
         tokens: doc.caps.tokens,

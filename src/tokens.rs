@@ -22,7 +22,10 @@
 //! } // namespace functions
 //! ```
 //!
-//! muster renders each definition that way and counts it with tiktoken-rs.
+//! muster renders each definition that way and counts it with the OpenAI
+//! encodings as `bpe-openai` implements them: the counts are tiktoken's
+//! (`tests/tokenizer.rs` proves it against tiktoken-rs), and its tokenizer
+//! is about three times quicker to build.
 //! A tool's cost is the tokens of its own block (from its `//` description
 //! line to the blank line after `=> any;`). The namespace wrapper is paid
 //! once per request, whatever the number of tools, and is reported as
@@ -37,10 +40,35 @@
 //! documented one, not a byte-exact copy of the provider's, so treat counts
 //! for deeply nested schemas as close estimates.
 //!
+//! Counting is the one costly step of a plan (building the tokenizer
+//! alone takes longer than the rest of a run), so counts are kept in a
+//! [`TokenCache`] keyed by the rendered text, and the tokenizer is built
+//! only when some definition has no cached count.
+//!
 //! This module only counts; it never decides what fits.
+
+pub mod cache;
+
+pub use cache::TokenCache;
 
 use serde_json::Value;
 use std::fmt::Write as _;
+
+/// Names the rendering counts are taken of; part of every cache key. Change
+/// it whenever [`render_function`] or the counting changes what a
+/// definition costs, so counts of the old rendering are not reused.
+pub const RENDERING: &str = "openai-functions-v1";
+
+/// One tool definition to count.
+#[derive(Debug, Clone, Copy)]
+pub struct Definition<'a> {
+    /// Tool name.
+    pub name: &'a str,
+    /// Description as offered.
+    pub description: &'a str,
+    /// Input schema as offered.
+    pub input_schema: &'a Value,
+}
 
 /// The tokenizer a count uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -74,16 +102,20 @@ impl Encoding {
         }
     }
 
-    fn bpe(self) -> &'static tiktoken_rs::CoreBPE {
+    /// The tokenizer, built on first use (it takes longer than the rest
+    /// of a run) and then shared.
+    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
         match self {
-            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            Self::O200kBase => bpe_openai::o200k_base(),
+            Self::Cl100kBase => bpe_openai::cl100k_base(),
         }
     }
 
-    /// Tokens of `text` with no special tokens recognised.
+    /// Tokens of `text` with no special tokens recognised: tiktoken's
+    /// `encode_ordinary` length, which `tests/tokenizer.rs` checks on every
+    /// definition in the test data and on generated text.
     pub fn count_text(self, text: &str) -> u32 {
-        u32::try_from(self.bpe().count_ordinary(text)).unwrap_or(u32::MAX)
+        u32::try_from(self.tokenizer().count(text)).unwrap_or(u32::MAX)
     }
 
     /// Tokens one tool definition costs: its rendered block.
@@ -91,9 +123,100 @@ impl Encoding {
         self.count_text(&render_function(name, description, input_schema))
     }
 
+    /// Tokens of each definition, in order, as
+    /// [`Encoding::count_definition`] counts them. A count `cache` holds for
+    /// the same rendered text is taken from it; the others are counted on
+    /// every core and added to it. Nothing builds the tokenizer unless some
+    /// definition is missing from the cache.
+    ///
+    /// # Example
+    /// ```
+    /// use muster::tokens::{Definition, Encoding, TokenCache};
+    /// let schema = serde_json::json!({"type": "object"});
+    /// let now = Definition { name: "now", description: "The time.", input_schema: &schema };
+    /// let mut cache = TokenCache::in_memory();
+    /// let cold = Encoding::O200kBase.count_definitions(&[now], &mut cache);
+    /// let warm = Encoding::O200kBase.count_definitions(&[now], &mut cache);
+    /// assert_eq!(cold, warm);
+    /// assert_eq!(cold[0], Encoding::O200kBase.count_definition("now", "The time.", &schema));
+    /// ```
+    pub fn count_definitions(
+        self,
+        definitions: &[Definition<'_>],
+        cache: &mut TokenCache,
+    ) -> Vec<u32> {
+        let mut counts = vec![0; definitions.len()];
+        let mut missing = Vec::new();
+        for (i, d) in definitions.iter().enumerate() {
+            let text = render_function(d.name, d.description, d.input_schema);
+            let key = cache::key(self.name(), RENDERING, &text);
+            match cache.get(&key) {
+                Some(tokens) => counts[i] = tokens,
+                None => missing.push((i, key, text)),
+            }
+        }
+        let texts: Vec<&str> = missing.iter().map(|(_, _, text)| text.as_str()).collect();
+        let fresh = self.count_texts(&texts);
+        for ((i, key, _), tokens) in missing.iter().zip(fresh) {
+            counts[*i] = tokens;
+            cache.insert(*key, tokens);
+        }
+        counts
+    }
+
+    /// Counts every text on every core. Threads take texts one at a time
+    /// from a shared counter, so a few large ones do not leave a core idle.
+    fn count_texts(self, texts: &[&str]) -> Vec<u32> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads < 2 || texts.len() < 64 {
+            return texts.iter().map(|t| self.count_text(t)).collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut counts = vec![0; texts.len()];
+        let counted: Vec<(usize, u32)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(text) = texts.get(i) else { break };
+                            done.push((i, self.count_text(text)));
+                        }
+                        done
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        for (i, tokens) in counted {
+            counts[i] = tokens;
+        }
+        counts
+    }
+
     /// Tokens the tool section costs once, however many tools it holds: the
     /// namespace header and footer and the message framing around them.
+    ///
+    /// A constant per encoding, so a run whose counts are all cached builds
+    /// no tokenizer; `wrapper_tokens_are_the_counted_wrapper` checks it
+    /// against a fresh count.
     pub fn wrapper_tokens(self) -> u32 {
+        match self {
+            Self::O200kBase => 11,
+            Self::Cl100kBase => 12,
+        }
+    }
+
+    /// The wrapper's tokens counted afresh, less the overlap.
+    #[cfg(test)]
+    fn counted_wrapper_tokens(self) -> u32 {
         let text = format!("{WRAPPER_HEAD}{WRAPPER_TAIL}");
         self.count_text(&text)
             .saturating_sub(self.wrapper_overlap())
@@ -103,6 +226,7 @@ impl Encoding {
     /// line breaks where the two meet merge into fewer tokens than counting
     /// the pieces apart gives. Calibrated on the cookbook measurement (see
     /// the module docs): 1 token for `cl100k_base`, 2 for `o200k_base`.
+    #[cfg(test)]
     fn wrapper_overlap(self) -> u32 {
         match self {
             Self::O200kBase => 2,
@@ -111,7 +235,10 @@ impl Encoding {
     }
 }
 
+/// The wrapper [`Encoding::wrapper_tokens`] is the count of.
+#[cfg(test)]
 const WRAPPER_HEAD: &str = "# Tools\n\n## functions\n\nnamespace functions {\n\n";
+#[cfg(test)]
 const WRAPPER_TAIL: &str = "} // namespace functions";
 
 /// Renders one tool the way OpenAI chat models are shown it.
@@ -306,6 +433,18 @@ mod tests {
                 + encoding.wrapper_tokens()
                 + encoding.count_definition(&name, &description, &schema);
             assert_eq!(total, measured, "{}", encoding.name());
+        }
+    }
+
+    #[test]
+    fn wrapper_tokens_are_the_counted_wrapper() {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            assert_eq!(
+                encoding.wrapper_tokens(),
+                encoding.counted_wrapper_tokens(),
+                "{}",
+                encoding.name()
+            );
         }
     }
 

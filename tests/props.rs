@@ -311,10 +311,11 @@ proptest! {
     fn session_loads_append_within_bounds_and_resume(w in world(), picks in prop::collection::vec((0usize..64, 1usize..3), 0..8)) {
         let policy = policy(&w);
         let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
-        let doc = session::new(&policy, &selection, Some(w.caps.0.max(1)), Some(w.caps.1.max(1))).unwrap();
+        let mut cache = muster::tokens::TokenCache::in_memory();
+        let doc = session::new(&policy, &selection, (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), &mut cache).unwrap();
         let text = session::to_json_string(&doc);
         prop_assert_eq!(session::to_json_string(&session::read(&text, "s.json".as_ref()).unwrap()), text);
-        let mut live = match session::open(&policy, doc).unwrap() {
+        let mut live = match session::open(&policy, doc, &mut cache).unwrap() {
             session::Opened::Live(live) => *live,
             session::Opened::Mismatch(report) => panic!("a new session must resume: {report:?}"),
         };
@@ -337,7 +338,7 @@ proptest! {
             let text = session::to_json_string(doc);
             let back = session::read(&text, "s.json".as_ref()).unwrap();
             prop_assert_eq!(&session::to_json_string(&back), &text);
-            prop_assert_eq!(session::resume(&policy, &back).unwrap().status, ResumeStatus::Ok);
+            prop_assert_eq!(session::resume(&policy, &back, &mut cache).unwrap().status, ResumeStatus::Ok);
         }
     }
 }

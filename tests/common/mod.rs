@@ -77,6 +77,11 @@ fn copy_dir(from: &Path, to: &Path) {
 pub fn muster(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_muster"));
     cmd.current_dir(dir);
+    // Tests share one token-count cache, never the user's.
+    cmd.env(
+        "MUSTER_CACHE_DIR",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("muster-cache"),
+    );
     cmd
 }
 

@@ -45,6 +45,9 @@ pub enum Command {
         /// Override the token cap for every gate.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         token_cap: Option<u32>,
+        /// Count every definition afresh, without the token-count cache.
+        #[arg(long)]
+        no_cache: bool,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
@@ -213,6 +216,11 @@ pub struct Select {
     /// What-if: a different token cap.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub token_cap: Option<u32>,
+    /// Count every definition afresh; neither read nor write the token-count
+    /// cache ($MUSTER_CACHE_DIR, else $XDG_CACHE_HOME/muster, else
+    /// ~/.cache/muster).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -11,8 +11,10 @@ use args::{Cli, Command, Select, TableOrJson, TextOrJson};
 use clap::Parser;
 use muster::catalog::{Catalog, Selection};
 use muster::policy::{Caps, Policy};
+use muster::tokens::{self, TokenCache};
 use muster::{Error, ErrorKind, Problem, check, explain, gate, plan};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Exit code for a gate that failed or a turn that was refused.
@@ -63,8 +65,34 @@ pub(crate) fn selection(select: &Select) -> Selection {
 
 fn load(select: &Select) -> Result<(Policy, Catalog), Error> {
     let policy = Policy::load(&select.policies)?;
-    let catalog = Catalog::build(&policy, &selection(select))?;
+    let mut cache = token_cache(select.no_cache);
+    let catalog = Catalog::build_cached(&policy, &selection(select), &mut cache)?;
+    save(&mut cache);
     Ok((policy, catalog))
+}
+
+/// The token-count cache: `$MUSTER_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/muster`, else `~/.cache/muster`; in memory only with
+/// `--no-cache` or when none of them is set.
+fn token_cache(disabled: bool) -> TokenCache {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = var("MUSTER_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("muster")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("muster")));
+    match dir {
+        Some(dir) if !disabled => TokenCache::open(&dir.join(tokens::cache::FILE_NAME)),
+        _ => TokenCache::in_memory(),
+    }
+}
+
+/// Saves the counts the run added. A cache that cannot be written costs
+/// the next run time, not this one its result, so failing is silent.
+fn save(cache: &mut TokenCache) {
+    let _ = cache.save();
 }
 
 fn caps(select: &Select, catalog: &Catalog) -> Caps {
@@ -105,6 +133,7 @@ fn run(command: Command) -> Result<u8, Error> {
             policies,
             item_cap,
             token_cap,
+            no_cache,
             format,
         } => {
             let paths = if paths.is_empty() {
@@ -116,12 +145,14 @@ fn run(command: Command) -> Result<u8, Error> {
             let gates = gate::load(&paths)?;
             let mut results = Vec::new();
             let mut problems = Vec::new();
+            let mut cache = token_cache(no_cache);
             for g in &gates {
-                match gate::run(&policy, g, (item_cap, token_cap)) {
+                match gate::run_cached(&policy, g, (item_cap, token_cap), &mut cache) {
                     Ok(result) => results.push(result),
                     Err(err) => problems.extend(err.problems().iter().cloned()),
                 }
             }
+            save(&mut cache);
             if !problems.is_empty() {
                 return Err(Error::many(ErrorKind::Input, problems));
             }

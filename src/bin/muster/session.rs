@@ -2,7 +2,7 @@
 //! and writes the document back whole when a load changed it.
 
 use crate::args::{Select, SessionCommand, TableOrJson, TextOrJson};
-use crate::{EXIT_FAILED, emit, json_text, selection};
+use crate::{EXIT_FAILED, emit, json_text, save, selection, token_cache};
 use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
 use muster::policy::Policy;
 use muster::session::{self, Live, LoadRequest, Opened};
@@ -98,7 +98,9 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
         } => {
             let policy = Policy::load(&policies)?;
             let doc = read(&session)?;
-            let report = session::resume(&policy, &doc)?;
+            let mut cache = token_cache(false);
+            let report = session::resume(&policy, &doc, &mut cache)?;
+            save(&mut cache);
             emit_report(&report, format)
         }
     }
@@ -110,12 +112,14 @@ fn usage(message: &str) -> Error {
 
 fn new(select: &Select, out: &Path, format: TextOrJson) -> Result<u8, Error> {
     let policy = Policy::load(&select.policies)?;
+    let mut cache = token_cache(select.no_cache);
     let doc = session::new(
         &policy,
         &selection(select),
-        select.item_cap,
-        select.token_cap,
+        (select.item_cap, select.token_cap),
+        &mut cache,
     )?;
+    save(&mut cache);
     let text = session::to_json_string(&doc);
     muster::atomic::write_atomic(out, text.as_bytes())?;
     emit(&match format {
@@ -152,7 +156,10 @@ pub(crate) fn open(
 ) -> Result<Result<Live, u8>, Error> {
     let policy = Policy::load(policies)?;
     let doc = read(path)?;
-    match session::open(&policy, doc)? {
+    let mut cache = token_cache(false);
+    let opened = session::open(&policy, doc, &mut cache)?;
+    save(&mut cache);
+    match opened {
         Opened::Live(live) => Ok(Ok(*live)),
         Opened::Mismatch(report) => Ok(Err(emit_report(&report, format)?)),
     }

@@ -1,0 +1,171 @@
+//! The token-count cache never changes a result: plans are byte-identical
+//! with the cache cold, warm, damaged or turned off, a changed definition
+//! is recounted, and a cached count equals a fresh one for any definition.
+
+mod common;
+
+use common::{Fixture, muster};
+use muster::tokens::{Definition, Encoding, TokenCache, cache::FILE_NAME};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::path::Path;
+
+fn plan_json(fx: &Fixture, cache_dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["plan", "--flags", "production", "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = muster(fx.path())
+        .env("MUSTER_CACHE_DIR", cache_dir)
+        .args(&args)
+        .assert()
+        .code(0);
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn plans_are_byte_identical_cold_warm_damaged_and_without_cache() {
+    let fx = Fixture::bundled();
+    let cache_dir = fx.path().join("cache");
+    let file = cache_dir.join(FILE_NAME);
+
+    let uncached = plan_json(&fx, &cache_dir, &["--no-cache"]);
+    assert!(!file.exists(), "--no-cache wrote the cache");
+
+    let cold = plan_json(&fx, &cache_dir, &[]);
+    assert!(file.exists(), "a cold run did not write the cache");
+    let written = std::fs::read(&file).unwrap();
+    let warm = plan_json(&fx, &cache_dir, &[]);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        written,
+        "a warm run rewrote the cache"
+    );
+    assert_eq!(cold, uncached);
+    assert_eq!(warm, uncached);
+
+    let damaged: [(&str, Vec<u8>); 4] = [
+        ("truncated", written[..written.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        ("foreign", b"{\"not\": \"a token cache\"}".to_vec()),
+        ("bit-flipped", {
+            let mut b = written.clone();
+            let at = b.len() / 2;
+            b[at] ^= 1;
+            b
+        }),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&file, &bytes).unwrap();
+        assert_eq!(plan_json(&fx, &cache_dir, &[]), uncached, "{what} cache");
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            written,
+            "{what} cache not rebuilt"
+        );
+    }
+}
+
+#[test]
+fn a_changed_definition_is_recounted() {
+    let fx = Fixture::bundled();
+    let cache_dir = fx.path().join("cache");
+    plan_json(&fx, &cache_dir, &[]);
+    fx.edit(
+        "policies/tools/10-core.toml",
+        "Evaluate an arithmetic expression exactly",
+        "Evaluate an arithmetic expression, however long, exactly and carefully",
+    );
+    let cached = plan_json(&fx, &cache_dir, &[]);
+    assert_eq!(cached, plan_json(&fx, &cache_dir, &["--no-cache"]));
+}
+
+#[test]
+fn the_cache_lives_under_xdg_cache_home_without_muster_cache_dir() {
+    let fx = Fixture::bundled();
+    let xdg = fx.path().join("xdg");
+    muster(fx.path())
+        .env_remove("MUSTER_CACHE_DIR")
+        .env("XDG_CACHE_HOME", &xdg)
+        .args(["plan"])
+        .assert()
+        .code(0);
+    assert!(xdg.join("muster").join(FILE_NAME).is_file());
+}
+
+#[test]
+fn gates_use_the_cache_and_agree_without_it() {
+    let fx = Fixture::bundled();
+    let cache_dir = fx.path().join("cache");
+    let gate = |extra: &[&str]| {
+        let mut args = vec!["gate", "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = muster(fx.path())
+            .env("MUSTER_CACHE_DIR", &cache_dir)
+            .args(&args)
+            .assert()
+            .code(0);
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let uncached = gate(&["--no-cache"]);
+    assert!(!cache_dir.exists());
+    assert_eq!(gate(&[]), uncached);
+    assert!(cache_dir.join(FILE_NAME).is_file());
+    assert_eq!(gate(&[]), uncached);
+}
+
+/// JSON Schema-shaped values: objects of typed, described properties,
+/// nested a few levels, with enums, defaults and odd text.
+fn schema() -> impl Strategy<Value = Value> {
+    let text = "[ -~\\n\\t\u{e9}\u{4e2d}\u{1f600}]{0,40}";
+    let leaf = prop_oneof![
+        Just(json!({"type": "string"})),
+        Just(json!({"type": "integer", "default": 3})),
+        text.prop_map(|d| json!({"type": "boolean", "description": d})),
+        prop::collection::vec(text, 1..4).prop_map(|e| json!({"type": "string", "enum": e})),
+    ];
+    leaf.prop_recursive(3, 24, 4, move |inner| {
+        (
+            prop::collection::btree_map("[a-zA-Z_][a-zA-Z0-9_]{0,8}", inner, 0..4),
+            any::<bool>(),
+        )
+            .prop_map(|(props, req)| {
+                let required: Vec<&String> = props.keys().filter(|_| req).collect();
+                json!({"type": "object", "properties": props, "required": required})
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_cached_count_is_the_fresh_count(
+        defs in prop::collection::vec(("[a-z_.]{1,20}", "\\PC{0,80}", schema()), 1..12),
+        cl100k in any::<bool>(),
+    ) {
+        let encoding = if cl100k { Encoding::Cl100kBase } else { Encoding::O200kBase };
+        let definitions: Vec<Definition<'_>> = defs
+            .iter()
+            .map(|(name, description, input_schema)| Definition { name, description, input_schema })
+            .collect();
+        let fresh: Vec<u32> = definitions
+            .iter()
+            .map(|d| encoding.count_definition(d.name, d.description, d.input_schema))
+            .collect();
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let mut cold = TokenCache::open(&path);
+        prop_assert_eq!(&encoding.count_definitions(&definitions, &mut cold), &fresh);
+        cold.save().unwrap();
+        let mut warm = TokenCache::open(&path);
+        prop_assert!(!warm.is_empty());
+        prop_assert_eq!(&encoding.count_definitions(&definitions, &mut warm), &fresh);
+        // The other encoding's counts are never taken for these.
+        let other = if cl100k { Encoding::O200kBase } else { Encoding::Cl100kBase };
+        let other_fresh: Vec<u32> = definitions
+            .iter()
+            .map(|d| other.count_definition(d.name, d.description, d.input_schema))
+            .collect();
+        prop_assert_eq!(other.count_definitions(&definitions, &mut warm), other_fresh);
+    }
+}

@@ -1,0 +1,162 @@
+//! muster counts with `bpe-openai`; tiktoken-rs is the reference. The two
+//! give the same count for every definition in the test data (the bundled
+//! policies and snapshots, the MCP fixtures), in both encodings, and for
+//! generated text.
+
+use muster::catalog::{Catalog, Selection};
+use muster::policy::Policy;
+use muster::tokens::{Encoding, render_function};
+use proptest::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn reference(encoding: Encoding, text: &str) -> u32 {
+    let bpe = match encoding {
+        Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+    };
+    bpe.encode_ordinary(text).len() as u32
+}
+
+fn assert_same(text: &str, what: &str) {
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        assert_eq!(
+            encoding.count_text(text),
+            reference(encoding, text),
+            "{what} in {}: {text:?}",
+            encoding.name()
+        );
+    }
+}
+
+/// (name, description, input schema) of every tool a fixture file lists.
+fn listed(path: &Path) -> Vec<(String, String, Value)> {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let schema = t.get("inputSchema").or(t.get("input_schema"));
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["description"].as_str().unwrap_or_default().to_string(),
+                schema.cloned().unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_bundled_definition_counts_as_tiktoken_counts_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policy = Policy::load(&root.join("policies")).unwrap();
+    let mut checked = 0;
+    for profile in [None, Some("staging"), Some("production")] {
+        let selection = Selection {
+            profile: profile.map(String::from),
+            ..Selection::default()
+        };
+        let catalog = Catalog::build(&policy, &selection).unwrap();
+        for c in &catalog.candidates {
+            assert_same(
+                &render_function(&c.name, &c.description, &c.input_schema),
+                &c.name,
+            );
+            checked += 1;
+        }
+    }
+    for tool in &policy.tools {
+        assert_same(&tool.description, &tool.name);
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn every_fixture_definition_counts_as_tiktoken_counts_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["tests/fixtures/mcp", "policies/mcp"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 6, "{files:?}");
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_same(&text, &path.display().to_string());
+        for (name, description, schema) in listed(&path) {
+            assert_same(&render_function(&name, &description, &schema), &name);
+            assert_same(&description, &name);
+        }
+    }
+}
+
+#[test]
+fn the_baseline_catalog_counts_as_tiktoken_counts_it() {
+    // The 1,000-tool catalog the speed comparison uses, where it is present.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/baselines/catalog1000.json");
+    if !path.exists() {
+        return;
+    }
+    for (name, description, schema) in listed(&path) {
+        assert_same(&render_function(&name, &description, &schema), &name);
+    }
+}
+
+#[test]
+fn whitespace_and_lookahead_edges_count_as_tiktoken_counts_them() {
+    // The pre-tokenizer's `\s+(?!\S)` is emulated in bpe-openai; these are
+    // the places it could differ.
+    for text in [
+        "",
+        " ",
+        "  ",
+        "a ",
+        " a",
+        "a  b",
+        "a   \n  b",
+        "\n",
+        "\n\n \n",
+        "\t\t x",
+        "x \u{a0}y",
+        "x\u{3000}\u{3000}y",
+        "  \r\n",
+        "a\r\n\r\n  ",
+        "// x\n}) => any;\n\n",
+        "I'm can't WE'LL",
+        "ABCdef DEF'S",
+        "123456789",
+        "\u{1f600}\u{1f600} \u{1f600}",
+        "e\u{301}t\u{e9}",
+        "中文 字符  测试",
+        "x\u{85}y",
+        "\u{2028}a\u{2029}",
+        "   \u{1f600}",
+    ] {
+        assert_same(text, "edge case");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_text_counts_as_tiktoken_counts_it(text in "\\PC{0,200}") {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            prop_assert_eq!(encoding.count_text(&text), reference(encoding, &text));
+        }
+    }
+
+    #[test]
+    fn generated_code_like_text_counts_as_tiktoken_counts_it(
+        text in "([ \\t\\n\\r\u{a0}\u{3000}]{0,4}([a-zA-Z]{1,8}|[0-9]{1,5}|'(s|t|re|ve|m|ll|d|S|LL)|[{}()\\[\\]:;,.?|=>/\"-]{1,3}|[\u{e9}\u{4e2d}\u{1f600}\u{301}]))*"
+    ) {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            prop_assert_eq!(encoding.count_text(&text), reference(encoding, &text));
+        }
+    }
+}
