@@ -21,6 +21,40 @@ pub enum ErrorKind {
     Usage,
 }
 
+impl ErrorKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ErrorKind; 5] = [
+        ErrorKind::Policy,
+        ErrorKind::Io,
+        ErrorKind::Input,
+        ErrorKind::Mcp,
+        ErrorKind::Usage,
+    ];
+
+    /// A stable kebab-case name for the kind: the service's problem type
+    /// (`urn:muster:problem:<code>`), documented in `docs/serve.md`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Policy => "policy",
+            ErrorKind::Io => "io",
+            ErrorKind::Input => "input",
+            ErrorKind::Mcp => "mcp",
+            ErrorKind::Usage => "usage",
+        }
+    }
+
+    /// A one-line title for the kind.
+    pub fn title(self) -> &'static str {
+        match self {
+            ErrorKind::Policy => "the policies are invalid",
+            ErrorKind::Io => "a file could not be read or written",
+            ErrorKind::Input => "the input cannot be read",
+            ErrorKind::Mcp => "an MCP server failed",
+            ErrorKind::Usage => "the request asks for something muster cannot do",
+        }
+    }
+}
+
 /// One problem: where it is, what is wrong, what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {

@@ -7,6 +7,7 @@
 //! [`check`]. [`discover`] and [`lock`] keep the recorded MCP listings the
 //! policy reads.
 
+pub mod answer;
 pub mod atomic;
 pub mod canon;
 pub mod catalog;
@@ -23,6 +24,8 @@ pub mod narrow;
 pub mod plan;
 pub mod policy;
 pub mod search;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod session;
 pub mod snapshot;
 pub mod tokens;

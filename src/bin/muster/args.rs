@@ -83,6 +83,10 @@ pub enum Command {
     /// Agent sessions: pin a roster, find and load deferred tools, resume.
     #[command(subcommand)]
     Session(SessionCommand),
+    /// Serve the verbs over HTTP/JSON (docs/serve.md) until SIGTERM or
+    /// SIGINT; SIGHUP reloads the policies.
+    #[cfg(feature = "serve")]
+    Serve(Serve),
     /// Check the policies and print every problem at once.
     Validate {
         /// Policy directory.
@@ -190,6 +194,33 @@ pub enum SessionCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+}
+
+/// `muster serve`'s options.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct Serve {
+    /// Policy directory.
+    #[arg(long, default_value = "policies")]
+    pub policies: PathBuf,
+    /// Directory `/v1/gate` reads gates from.
+    #[arg(long, default_value = "gates")]
+    pub gates: PathBuf,
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
+    /// Largest request body in bytes (413 above it).
+    #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+    /// Longest a request may take, in milliseconds (503 after it).
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_ms: u64,
+    /// Most requests answered at once; more wait their turn.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency: u64,
+    /// Longest a client may take to send a request's headers, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_ms: u64,
 }
 
 /// Which roster to plan.

@@ -9,10 +9,11 @@ mod session;
 
 use args::{Cli, Command, Select, TableOrJson, TextOrJson};
 use clap::Parser;
+use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
-use muster::policy::{Caps, Policy};
+use muster::policy::Policy;
 use muster::tokens::{self, TokenCache};
-use muster::{Error, ErrorKind, Problem, check, explain, gate, plan};
+use muster::{Error, ErrorKind, Problem, check, gate, plan};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,14 +64,6 @@ pub(crate) fn selection(select: &Select) -> Selection {
     }
 }
 
-fn load(select: &Select) -> Result<(Policy, Catalog), Error> {
-    let policy = Policy::load(&select.policies)?;
-    let mut cache = token_cache(select.no_cache);
-    let catalog = Catalog::build_cached(&policy, &selection(select), &mut cache)?;
-    save(&mut cache);
-    Ok((policy, catalog))
-}
-
 /// The token-count cache: `$MUSTER_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/muster`, else `~/.cache/muster`; in memory only with
 /// `--no-cache` or when none of them is set.
@@ -95,21 +88,39 @@ fn save(cache: &mut TokenCache) {
     let _ = cache.save();
 }
 
-fn caps(select: &Select, catalog: &Catalog) -> Caps {
-    catalog
-        .caps
-        .with_overrides(select.item_cap, select.token_cap)
+/// The planning options `select` names.
+pub(crate) fn ask(select: &Select) -> answer::Select {
+    answer::Select {
+        selection: selection(select),
+        item_cap: select.item_cap,
+        token_cap: select.token_cap,
+    }
+}
+
+/// The exit code for an answer's outcome.
+pub(crate) fn exit_code(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Done => 0,
+        Outcome::Failed | Outcome::PinMismatch => EXIT_FAILED,
+    }
 }
 
 fn run(command: Command) -> Result<u8, Error> {
     match command {
         Command::Plan { select, format } => {
-            let (_, catalog) = load(&select)?;
-            let plan = plan::plan(&catalog, caps(&select, &catalog));
+            let policy = Policy::load(&select.policies)?;
+            let mut cache = token_cache(select.no_cache);
             let text = match format {
-                TableOrJson::Json => plan.to_json_string(),
-                TableOrJson::Table => render::plan_table(&plan),
+                TableOrJson::Json => answer::plan(&policy, &ask(&select), &mut cache)?.json,
+                TableOrJson::Table => {
+                    let catalog = Catalog::build_cached(&policy, &selection(&select), &mut cache)?;
+                    let caps = catalog
+                        .caps
+                        .with_overrides(select.item_cap, select.token_cap);
+                    render::plan_table(&plan::plan(&catalog, caps))
+                }
             };
+            save(&mut cache);
             emit(&text)?;
             Ok(0)
         }
@@ -118,12 +129,13 @@ fn run(command: Command) -> Result<u8, Error> {
             select,
             format,
         } => {
-            let (_, catalog) = load(&select)?;
-            let plan = plan::plan(&catalog, caps(&select, &catalog));
-            let explanation = explain::why(&plan, &tool);
+            let policy = Policy::load(&select.policies)?;
+            let mut cache = token_cache(select.no_cache);
+            let explanation = answer::explain(&policy, &ask(&select), &tool, &mut cache)?;
+            save(&mut cache);
             let text = match format {
                 TextOrJson::Text => explanation.to_string(),
-                TextOrJson::Json => json_text(&explanation),
+                TextOrJson::Json => answer::json_text(&explanation),
             };
             emit(&text)?;
             Ok(0)
@@ -143,29 +155,15 @@ fn run(command: Command) -> Result<u8, Error> {
             };
             let policy = Policy::load(&policies)?;
             let gates = gate::load(&paths)?;
-            let mut results = Vec::new();
-            let mut problems = Vec::new();
             let mut cache = token_cache(no_cache);
-            for g in &gates {
-                match gate::run_cached(&policy, g, (item_cap, token_cap), &mut cache) {
-                    Ok(result) => results.push(result),
-                    Err(err) => problems.extend(err.problems().iter().cloned()),
-                }
-            }
+            let results = answer::gates(&policy, &gates, (item_cap, token_cap), &mut cache)?;
             save(&mut cache);
-            if !problems.is_empty() {
-                return Err(Error::many(ErrorKind::Input, problems));
-            }
-            let text = match format {
+            let answer = Answer::of_gates(&results);
+            emit(&match format {
                 TextOrJson::Text => render::gate_text(&results),
-                TextOrJson::Json => json_text(&results),
-            };
-            emit(&text)?;
-            Ok(if results.iter().all(|r| r.passed) {
-                0
-            } else {
-                EXIT_FAILED
-            })
+                TextOrJson::Json => answer.json,
+            })?;
+            Ok(exit_code(answer.outcome))
         }
         Command::Discover {
             policies,
@@ -185,10 +183,18 @@ fn run(command: Command) -> Result<u8, Error> {
                 muster::input::read_text(path).map_err(|err| err.into_error(path, what))
             };
             let offered = match (plan, session) {
-                (Some(plan), _) => check::OfferedPlan::from_json(&read(&plan, "the plan")?, &plan)?,
+                (Some(plan), _) => {
+                    let text = read(&plan, "the plan")?;
+                    answer::offered(Offer::Plan {
+                        text: &text,
+                        file: &plan,
+                    })?
+                }
                 (None, Some(path)) => match session::open(&policies, &path, format)? {
-                    // The session's offer has the plan's roster shape.
-                    Ok(live) => check::OfferedPlan::from_json(&live.roster_json(), &path)?,
+                    Ok(live) => answer::offered(Offer::Session {
+                        live: &live,
+                        file: &path,
+                    })?,
                     Err(code) => return Ok(code),
                 },
                 (None, None) => {
@@ -198,30 +204,35 @@ fn run(command: Command) -> Result<u8, Error> {
                     ));
                 }
             };
-            let turn_value = check::Turn::from_json(&read(&turn, "the turn")?, &turn)?;
-            let report =
-                check::check_turn(&offered, &turn_value, &check::CheckOptions { positional });
-            let text = match format {
+            let turn_text = read(&turn, "the turn")?;
+            let options = check::CheckOptions { positional };
+            let report = answer::check(&offered, &turn_text, &turn, &options)?;
+            let answer = Answer::of_check(&report);
+            emit(&match format {
                 TextOrJson::Text => report.render_text(),
-                TextOrJson::Json => json_text(&report),
-            };
-            emit(&text)?;
-            Ok(match report.verdict {
-                check::Verdict::Run => 0,
-                _ => EXIT_FAILED,
-            })
+                TextOrJson::Json => answer.json,
+            })?;
+            Ok(exit_code(answer.outcome))
         }
         Command::Session(command) => session::run(command),
+        #[cfg(feature = "serve")]
+        Command::Serve(serve) => {
+            use std::time::Duration;
+            muster::serve::run(muster::serve::Config {
+                policies: serve.policies,
+                gates: serve.gates,
+                addr: serve.addr,
+                body_limit: serve.body_limit,
+                request_timeout: Duration::from_millis(serve.request_timeout_ms),
+                concurrency: serve.concurrency as usize,
+                header_read_timeout: Duration::from_millis(serve.header_read_timeout_ms),
+            })?;
+            Ok(0)
+        }
         Command::Validate { policies } => {
             let policy = Policy::load(&policies)?;
             emit(&render::validate_text(&policy)?)?;
             Ok(0)
         }
     }
-}
-
-pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
-    text.push('\n');
-    text
 }

@@ -2,10 +2,11 @@
 //! and writes the document back whole when a load changed it.
 
 use crate::args::{Select, SessionCommand, TableOrJson, TextOrJson};
-use crate::{EXIT_FAILED, emit, json_text, save, selection, token_cache};
+use crate::{ask, emit, exit_code, save, token_cache};
+use muster::answer::{self, Answer};
 use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
 use muster::policy::Policy;
-use muster::session::{self, Live, LoadRequest, Opened};
+use muster::session::{self, Live, LoadRequest};
 use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -34,7 +35,7 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
                 (Some(query), None) => {
                     let results = live.search(&query, limit as usize);
                     emit(&match format {
-                        TextOrJson::Json => json_text(&results),
+                        TextOrJson::Json => answer::json_text(&results),
                         TextOrJson::Text => search_text(&results),
                     })?;
                     Ok(0)
@@ -49,7 +50,7 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             policies,
             format,
         } => {
-            let mut live = match open(&policies, &session, format)? {
+            let live = match open(&policies, &session, format)? {
                 Ok(live) => live,
                 Err(code) => return Ok(code),
             };
@@ -57,19 +58,17 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
                 Some(query) => LoadRequest::Query(query),
                 None => LoadRequest::Names(name),
             };
-            let answer = live.load(&request);
-            if answer.status == LoadStatus::Loaded {
-                let text = session::to_json_string(live.document());
+            let load = answer::load(live, &request);
+            if load.answer.status == LoadStatus::Loaded {
+                let text = session::to_json_string(&load.session);
                 muster::atomic::write_atomic(&session, text.as_bytes())?;
             }
+            let answer = Answer::of_load(&load.answer);
             emit(&match format {
-                TextOrJson::Json => json_text(&answer),
-                TextOrJson::Text => format!("{}\n", answer.answer),
+                TextOrJson::Json => answer.json,
+                TextOrJson::Text => format!("{}\n", load.answer.answer),
             })?;
-            Ok(match answer.status {
-                LoadStatus::Refused => EXIT_FAILED,
-                _ => 0,
-            })
+            Ok(exit_code(answer.outcome))
         }
         SessionCommand::Roster {
             session,
@@ -112,11 +111,12 @@ fn usage(message: &str) -> Error {
 
 fn new(select: &Select, out: &Path, format: TextOrJson) -> Result<u8, Error> {
     let policy = Policy::load(&select.policies)?;
+    let ask = ask(select);
     let mut cache = token_cache(select.no_cache);
     let doc = session::new(
         &policy,
-        &selection(select),
-        (select.item_cap, select.token_cap),
+        &ask.selection,
+        (ask.item_cap, ask.token_cap),
         &mut cache,
     )?;
     save(&mut cache);
@@ -157,17 +157,18 @@ pub(crate) fn open(
     let policy = Policy::load(policies)?;
     let doc = read(path)?;
     let mut cache = token_cache(false);
-    let opened = session::open(&policy, doc, &mut cache)?;
+    let opened = answer::open(&policy, doc, &mut cache)?;
     save(&mut cache);
     match opened {
-        Opened::Live(live) => Ok(Ok(*live)),
-        Opened::Mismatch(report) => Ok(Err(emit_report(&report, format)?)),
+        Ok(live) => Ok(Ok(live)),
+        Err(report) => Ok(Err(emit_report(&report, format)?)),
     }
 }
 
 fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
+    let answer = Answer::of_resume(report);
     emit(&match format {
-        TextOrJson::Json => json_text(report),
+        TextOrJson::Json => answer.json,
         TextOrJson::Text => {
             let mut text = match report.status {
                 ResumeStatus::Ok => format!(
@@ -185,10 +186,7 @@ fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
             text
         }
     })?;
-    Ok(match report.status {
-        ResumeStatus::Ok => 0,
-        ResumeStatus::ToolPinMismatch => EXIT_FAILED,
-    })
+    Ok(exit_code(answer.outcome))
 }
 
 fn search_text(results: &SearchResults) -> String {
@@ -221,18 +219,14 @@ struct QueryLine {
 
 fn search_many(live: &Live, file: &Path, limit: usize) -> Result<u8, Error> {
     let text = std::fs::read_to_string(file).map_err(|err| Error::io(file, &err))?;
-    let mut out = String::new();
+    let mut queries = Vec::new();
     let mut problems = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match serde_json::from_str::<QueryLine>(line) {
-            Ok(q) => {
-                let results = live.search(&q.query, limit);
-                out.push_str(&serde_json::to_string(&results).unwrap_or_default());
-                out.push('\n');
-            }
+            Ok(q) => queries.push(q.query),
             Err(err) => problems.push(
                 Problem::new(format!("cannot read the query: {err}"))
                     .in_file(file)
@@ -244,7 +238,11 @@ fn search_many(live: &Live, file: &Path, limit: usize) -> Result<u8, Error> {
     if !problems.is_empty() {
         return Err(Error::many(ErrorKind::Input, problems));
     }
-    emit(&out)?;
+    emit(&answer::search_lines(
+        live,
+        queries.iter().map(String::as_str),
+        limit,
+    ))?;
     Ok(0)
 }
 

@@ -1,0 +1,294 @@
+//! The machine answer of every verb: the JSON text `muster … --format json`
+//! prints and `muster serve` returns, and what the answer means for the
+//! caller (done, failed, pin mismatch). The CLI and the service both call
+//! these functions, so their bodies are the same bytes by construction.
+//!
+//! This module picks what to serialize and how a verb's result maps to an
+//! [`Outcome`]; it decides nothing the verbs below it decide, reads no file
+//! and never prints. Exit codes and HTTP statuses are the callers' mapping
+//! of [`Outcome`].
+
+use crate::catalog::{Catalog, Selection};
+use crate::check::{self, CheckOptions, OfferedPlan, Report, Turn, Verdict};
+use crate::contract::Explanation;
+use crate::contract::{LoadAnswer, LoadStatus, ResumeReport, ResumeStatus, SessionDocument};
+use crate::error::{Error, ErrorKind};
+use crate::explain;
+use crate::gate::{self, Gate, GateResult};
+use crate::plan;
+use crate::policy::Policy;
+use crate::session::{self, Live, LoadRequest, Opened};
+use crate::tokens::TokenCache;
+use serde::Serialize;
+use std::path::Path;
+
+/// Pretty JSON with a trailing newline: the one way muster renders a
+/// machine answer.
+pub fn json_text<T: Serialize>(value: &T) -> String {
+    session::json_text(value)
+}
+
+/// What an answer means for whoever asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The verb did what was asked (a plan, a passing gate, a turn that may
+    /// run, a load that loaded or had nothing to do).
+    Done,
+    /// The verb answered, and the answer is a refusal: a gate failed, a
+    /// turn was refused, a load was refused.
+    Failed,
+    /// The session's pin no longer holds; the answer is the resume report
+    /// and the session was not served.
+    PinMismatch,
+}
+
+/// One verb's answer: the JSON text and what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// Pretty JSON with a trailing newline (JSON lines for a search of many
+    /// queries).
+    pub json: String,
+    /// What the answer means.
+    pub outcome: Outcome,
+}
+
+impl Answer {
+    fn new(json: String, outcome: Outcome) -> Self {
+        Self { json, outcome }
+    }
+
+    /// A gate run: failed when any gate failed.
+    pub fn of_gates(results: &[GateResult]) -> Self {
+        let passed = results.iter().all(|r| r.passed);
+        Self::new(
+            json_text(&results),
+            if passed {
+                Outcome::Done
+            } else {
+                Outcome::Failed
+            },
+        )
+    }
+
+    /// A checked turn: failed when the turn was refused.
+    pub fn of_check(report: &Report<'_>) -> Self {
+        Self::new(
+            json_text(report),
+            match report.verdict {
+                Verdict::Run => Outcome::Done,
+                Verdict::Refused => Outcome::Failed,
+            },
+        )
+    }
+
+    /// A resume report: a pin mismatch unless the pin holds.
+    pub fn of_resume(report: &ResumeReport) -> Self {
+        Self::new(
+            json_text(report),
+            match report.status {
+                ResumeStatus::Ok => Outcome::Done,
+                ResumeStatus::ToolPinMismatch => Outcome::PinMismatch,
+            },
+        )
+    }
+
+    /// A load: failed when it was refused.
+    pub fn of_load(answer: &LoadAnswer) -> Self {
+        Self::new(
+            json_text(answer),
+            match answer.status {
+                LoadStatus::Refused => Outcome::Failed,
+                LoadStatus::Loaded | LoadStatus::Unchanged => Outcome::Done,
+            },
+        )
+    }
+}
+
+/// Which roster to plan, with what-if caps: the options `plan`, `why` and
+/// `session new` share.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Select {
+    /// Agent, version, flag profile and extra flags.
+    pub selection: Selection,
+    /// A different item cap.
+    pub item_cap: Option<u32>,
+    /// A different token cap.
+    pub token_cap: Option<u32>,
+}
+
+/// `plan --format json`.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] when the selection names an agent, version or flag
+/// profile the policy does not have.
+pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
+    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let caps = catalog
+        .caps
+        .with_overrides(select.item_cap, select.token_cap);
+    Ok(Answer::new(
+        plan::plan(&catalog, caps).to_json_string(),
+        Outcome::Done,
+    ))
+}
+
+/// `why TOOL`: the explanation. A name no policy registers is answered
+/// (status `unknown`, with the closest names), not refused.
+///
+/// # Errors
+/// As [`plan`].
+pub fn explain(
+    policy: &Policy,
+    select: &Select,
+    tool: &str,
+    cache: &mut TokenCache,
+) -> Result<Explanation, Error> {
+    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let caps = catalog
+        .caps
+        .with_overrides(select.item_cap, select.token_cap);
+    Ok(explain::why(&plan::plan(&catalog, caps), tool))
+}
+
+/// `why TOOL --format json`.
+///
+/// # Errors
+/// As [`plan`].
+pub fn why(
+    policy: &Policy,
+    select: &Select,
+    tool: &str,
+    cache: &mut TokenCache,
+) -> Result<Answer, Error> {
+    Ok(Answer::new(
+        json_text(&explain(policy, select, tool, cache)?),
+        Outcome::Done,
+    ))
+}
+
+/// Runs every gate, collecting every gate's problems before failing.
+///
+/// # Errors
+/// [`ErrorKind::Input`] (or the kind of the first problem's error) with the
+/// problems of every gate that could not run: tools no policy registers,
+/// unknown agents or profiles.
+pub fn gates(
+    policy: &Policy,
+    gates: &[Gate],
+    caps: (Option<u32>, Option<u32>),
+    cache: &mut TokenCache,
+) -> Result<Vec<GateResult>, Error> {
+    let mut results = Vec::new();
+    let mut problems = Vec::new();
+    for g in gates {
+        match gate::run_cached(policy, g, caps, cache) {
+            Ok(result) => results.push(result),
+            Err(err) => problems.extend(err.problems().iter().cloned()),
+        }
+    }
+    if problems.is_empty() {
+        Ok(results)
+    } else {
+        Err(Error::many(ErrorKind::Input, problems))
+    }
+}
+
+/// Opens a session document against `policy`: the live session, or the
+/// resume report every verb answers instead when the pin no longer holds
+/// (render it with [`Answer::of_resume`]).
+///
+/// # Errors
+/// As [`session::open`].
+pub fn open(
+    policy: &Policy,
+    doc: SessionDocument,
+    cache: &mut TokenCache,
+) -> Result<Result<Live, ResumeReport>, Error> {
+    Ok(match session::open(policy, doc, cache)? {
+        Opened::Live(live) => Ok(*live),
+        Opened::Mismatch(report) => Err(report),
+    })
+}
+
+/// What a turn is checked against.
+#[derive(Debug, Clone, Copy)]
+pub enum Offer<'a> {
+    /// The JSON `plan --format json` printed, and where it came from (for
+    /// error messages).
+    Plan {
+        /// The plan's text.
+        text: &'a str,
+        /// Its file, or the request field it came in.
+        file: &'a Path,
+    },
+    /// A live session: its pinned roster and loaded tools.
+    Session {
+        /// The session.
+        live: &'a Live,
+        /// Its file, or the request field it came in.
+        file: &'a Path,
+    },
+}
+
+/// The plan `offer` describes, ready to check turns against.
+///
+/// # Errors
+/// [`ErrorKind::Input`] for a plan that cannot be read or judged.
+pub fn offered(offer: Offer<'_>) -> Result<OfferedPlan, Error> {
+    match offer {
+        Offer::Plan { text, file } => OfferedPlan::from_json(text, file),
+        // The session's offer has the plan's roster shape.
+        Offer::Session { live, file } => OfferedPlan::from_json(&live.roster_json(), file),
+    }
+}
+
+/// `check`: reads the turn and checks it against what was offered.
+///
+/// # Errors
+/// [`ErrorKind::Input`] for a turn that cannot be read.
+pub fn check(
+    offered: &OfferedPlan,
+    turn: &str,
+    turn_file: &Path,
+    options: &CheckOptions,
+) -> Result<Report<'static>, Error> {
+    let turn = Turn::from_json(turn, turn_file)?;
+    Ok(check::check_turn(offered, &turn, options).into_owned())
+}
+
+/// `session search --queries`: one compact JSON line of results per query,
+/// in order.
+pub fn search_lines<'q>(
+    live: &Live,
+    queries: impl IntoIterator<Item = &'q str>,
+    limit: usize,
+) -> String {
+    let mut out = String::new();
+    for query in queries {
+        let results = live.search(query, limit);
+        out.push_str(&serde_json::to_string(&results).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// A load and the document it leaves: what the service answers for
+/// `session load`, since it keeps no copy of the document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionLoad {
+    /// The control tool's answer, as `session load --format json` prints it.
+    pub answer: LoadAnswer,
+    /// The session document after the load, as `session load` writes it
+    /// (unchanged unless `answer.status` is `loaded`).
+    pub session: SessionDocument,
+}
+
+/// `session load` without a file: loads into `live` and returns the answer
+/// with the document it leaves.
+pub fn load(mut live: Live, request: &LoadRequest) -> SessionLoad {
+    let answer = live.load(request);
+    SessionLoad {
+        answer,
+        session: live.into_document(),
+    }
+}

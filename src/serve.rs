@@ -1,0 +1,386 @@
+//! `muster serve`: the CLI's verbs over HTTP/JSON, for platforms that ask
+//! at every agent-session plan, control-tool call and turn.
+//!
+//! Every route calls the same [`crate::answer`] function the CLI calls, so
+//! a body is the bytes `--format json` prints. The service keeps no
+//! per-session state: session documents come in with each request and go
+//! out with each answer that changes them. Policies are one immutable
+//! generation behind an [`ArcSwap`]: a request takes one generation at its
+//! start and answers from it whole; a reload (`POST /v1/admin/reload` or
+//! SIGHUP) swaps in the next only when it validates.
+//!
+//! It decides nothing the library below it decides; it maps answers to
+//! statuses, errors to problem+json, and bounds every request.
+
+mod api;
+mod metrics;
+mod problem;
+
+pub use api::{ApiDoc, GENERATION_HEADER};
+pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
+
+use crate::error::{Error, ErrorKind, Problem};
+use crate::policy::Policy;
+use crate::tokens::TokenCache;
+use arc_swap::ArcSwap;
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use metrics::Metrics;
+use problem::ApiError;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+
+/// How the service runs; every limit has a default a single host can take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The policy directory.
+    pub policies: PathBuf,
+    /// The directory `/v1/gate` reads gates from.
+    pub gates: PathBuf,
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// Largest request body, in bytes (413 above it).
+    pub body_limit: usize,
+    /// Longest a request may take (503 problem after it).
+    pub request_timeout: Duration,
+    /// Most requests answered at once; the rest wait their turn.
+    pub concurrency: usize,
+    /// Longest a client may take to send a request's headers.
+    pub header_read_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            policies: "policies".into(),
+            gates: "gates".into(),
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            body_limit: 1024 * 1024,
+            request_timeout: Duration::from_secs(10),
+            concurrency: 256,
+            header_read_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One whole, validated policy: what every request answers from.
+#[derive(Debug)]
+pub struct Generation {
+    /// 1 for the policies loaded at start, then +1 per successful reload.
+    pub number: u64,
+    /// The policies.
+    pub policy: Policy,
+    /// Token counts of this generation's definitions, kept between
+    /// requests so only a definition never seen is counted.
+    cache: std::sync::Mutex<TokenCache>,
+}
+
+impl Generation {
+    fn new(number: u64, policy: Policy) -> Self {
+        Self {
+            number,
+            policy,
+            cache: std::sync::Mutex::new(TokenCache::in_memory()),
+        }
+    }
+
+    /// The generation's token counts. A request that panicked while
+    /// holding them leaves counts that are still right, so a poisoned lock
+    /// is taken as it is.
+    pub fn cache(&self) -> std::sync::MutexGuard<'_, TokenCache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct Shared {
+    policies: PathBuf,
+    gates: PathBuf,
+    current: ArcSwap<Generation>,
+    metrics: Metrics,
+    /// Serializes reloads, so generation numbers follow load order.
+    reloading: tokio::sync::Mutex<()>,
+}
+
+impl Shared {
+    /// Loads the policies in `config` as generation 1.
+    ///
+    /// # Errors
+    /// The policies' problems, when they fail validation.
+    pub fn load(config: &Config) -> Result<Arc<Self>, Error> {
+        let policy = Policy::load(&config.policies)?;
+        let metrics = Metrics::default();
+        metrics.loaded(1, false);
+        Ok(Arc::new(Self {
+            policies: config.policies.clone(),
+            gates: config.gates.clone(),
+            current: ArcSwap::from_pointee(Generation::new(1, policy)),
+            metrics,
+            reloading: tokio::sync::Mutex::new(()),
+        }))
+    }
+
+    /// The generation serving now.
+    pub fn generation(&self) -> u64 {
+        self.current.load().number
+    }
+}
+
+/// Re-reads the policy directory: the new generation's number, or the
+/// number still serving and why the policies were refused. Logs one line
+/// on stderr either way.
+async fn reload(shared: &Arc<Shared>) -> Result<u64, (u64, Error)> {
+    let _one_at_a_time = shared.reloading.lock().await;
+    let dir = shared.policies.clone();
+    let loaded = tokio::task::spawn_blocking(move || Policy::load(&dir))
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::new(
+                ErrorKind::Policy,
+                Problem::new("reading the policies panicked; this is a bug in muster"),
+            ))
+        });
+    let serving = shared.current.load().number;
+    match loaded {
+        Ok(policy) => {
+            let number = serving + 1;
+            shared
+                .current
+                .store(Arc::new(Generation::new(number, policy)));
+            shared.metrics.loaded(number, true);
+            eprintln!("muster serve: reload ok: generation {number}");
+            Ok(number)
+        }
+        Err(err) => {
+            shared.metrics.reload_failed();
+            let problems: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
+            eprintln!(
+                "muster serve: reload failed: generation {serving} keeps serving: {}",
+                problems.join("; ").replace('\n', " ")
+            );
+            Err((serving, err))
+        }
+    }
+}
+
+/// The routes with every layer: the service, ready to serve.
+pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
+    Router::new()
+        .route("/v1/plan", post(api::plan))
+        .route("/v1/why", post(api::why))
+        .route("/v1/gate", post(api::gate))
+        .route("/v1/check", post(api::check))
+        .route("/v1/sessions", post(api::session_new))
+        .route("/v1/sessions/search", post(api::session_search))
+        .route("/v1/sessions/load", post(api::session_load))
+        .route("/v1/sessions/roster", post(api::session_roster))
+        .route("/v1/sessions/resume", post(api::session_resume))
+        .route("/v1/admin/reload", post(api::reload))
+        .route("/healthz", get(api::healthz))
+        .route("/readyz", get(api::readyz))
+        .route("/metrics", get(api::metrics))
+        .route("/openapi.json", get(api::openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(overloaded))
+                .timeout(config.request_timeout)
+                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+                    config.concurrency,
+                )),
+        )
+        .layer(middleware::from_fn_with_state(shared.clone(), count))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .with_state(shared)
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::http(
+        StatusCode::NOT_FOUND,
+        "not-found",
+        "no such endpoint",
+        Problem::new(format!(
+            "{} is not an endpoint of muster serve",
+            request.uri().path()
+        ))
+        .in_file("path")
+        .help("see GET /openapi.json for every endpoint"),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::http(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "the endpoint does not take this method",
+        Problem::new(format!(
+            "{} does not take {}",
+            request.uri().path(),
+            request.method()
+        ))
+        .in_file("method")
+        .help("verbs are POST with a JSON body; /healthz, /readyz, /metrics and /openapi.json are GET"),
+    )
+}
+
+async fn overloaded(err: tower::BoxError) -> ApiError {
+    if err.is::<tower::timeout::error::Elapsed>() {
+        ApiError::http(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "the request took longer than the service allows",
+            Problem::new("the answer was not ready within the request timeout")
+                .help("retry, or start the service with a longer --request-timeout"),
+        )
+    } else {
+        ApiError::http(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "overloaded",
+            "the service cannot take the request now",
+            Problem::new(err.to_string()).help("retry later"),
+        )
+    }
+}
+
+fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError::http(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "muster failed while answering",
+        Problem::new("the answer could not be computed; this is a bug in muster")
+            .help("report the request that caused it"),
+    )
+    .into_response()
+}
+
+/// Counts every request by route and status, with its latency.
+async fn count(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let endpoint = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", |p| p.as_str())
+        .to_string();
+    let start = Instant::now();
+    let response = next.run(request).await;
+    shared.metrics.request(
+        &endpoint,
+        response.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then stops
+/// accepting and lets every in-flight request finish.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: &Config,
+    shutdown: impl Future<Output = ()>,
+) {
+    let graceful = GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(err) => {
+                        eprintln!("muster serve: accept failed: {err}");
+                        // Out of descriptors: give in-flight requests a moment to free some.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let service = TowerToHyperService::new(router.clone());
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                let watched = graceful.watch(connection);
+                tokio::spawn(async move {
+                    // A client that goes away mid-request is not the service's error.
+                    let _ = watched.await;
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    eprintln!(
+        "muster serve: shutting down: draining {} connection(s)",
+        graceful.count()
+    );
+    graceful.shutdown().await;
+    eprintln!("muster serve: stopped");
+}
+
+/// Runs the service until SIGTERM or SIGINT: loads the policies, binds,
+/// reloads on SIGHUP, drains on shutdown. Prints `muster serve: listening
+/// on http://ADDR` on stderr once it accepts connections.
+///
+/// # Errors
+/// The policies' problems at start, or an address that cannot be bound.
+pub fn run(config: Config) -> Result<(), Error> {
+    let shared = Shared::load(&config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| io_error("cannot start the runtime", &err))?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(config.addr)
+            .await
+            .map_err(|err| io_error(&format!("cannot listen on {}", config.addr), &err))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|err| io_error("cannot read the bound address", &err))?;
+        let hangups = shared.clone();
+        let mut hangup = signal(tokio::signal::unix::SignalKind::hangup())?;
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                let _ = reload(&hangups).await;
+            }
+        });
+        let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
+        eprintln!(
+            "muster serve: listening on http://{addr} (policies {}, generation {})",
+            config.policies.display(),
+            shared.generation()
+        );
+        let app = router(shared, &config);
+        serve(listener, app, &config, async move {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+        .await;
+        Ok(())
+    })
+}
+
+fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal, Error> {
+    tokio::signal::unix::signal(kind).map_err(|err| io_error("cannot handle signals", &err))
+}
+
+fn io_error(what: &str, err: &std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, Problem::new(format!("{what}: {err}")))
+}

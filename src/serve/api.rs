@@ -1,0 +1,737 @@
+//! The routes: each request type (the CLI's long options as JSON fields,
+//! unknown fields refused), the handler that calls the same [`answer`]
+//! function the CLI calls, and the OpenAPI document generated from both.
+
+use super::problem::{ApiError, ProblemDocument};
+use super::{Generation, Shared};
+use crate::answer::{self, Answer, Offer, Outcome};
+use crate::catalog::Selection;
+use crate::check::CheckOptions;
+use crate::contract::SessionDocument;
+use crate::error::{Error, ErrorKind, Problem};
+use crate::gate;
+use crate::session::{self, LoadRequest};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::path::Path;
+use std::sync::Arc;
+use utoipa::{OpenApi, ToSchema};
+
+/// The header naming the policy generation that answered.
+pub const GENERATION_HEADER: &str = "muster-policy-generation";
+
+/// A JSON request body of type `T`: unreadable JSON is a 400, JSON of the
+/// wrong shape (an unknown or missing field, a wrong type) a 422, a body
+/// over the limit a 413, each as problem+json.
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            let status = rejection.status();
+            if status == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::http(
+                    status,
+                    "body-too-large",
+                    "the request body is larger than the service accepts",
+                    Problem::new(rejection.body_text()).in_file("body").help(
+                        "send a smaller body, or start the service with a larger --body-limit",
+                    ),
+                )
+            } else {
+                ApiError::with_status(
+                    Error::new(
+                        ErrorKind::Input,
+                        Problem::new(rejection.body_text()).in_file("body"),
+                    ),
+                    status,
+                )
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(Body).map_err(|err| {
+            let status = match err.classify() {
+                serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            ApiError::with_status(
+                Error::json(
+                    Path::new("body"),
+                    "request",
+                    &err,
+                    "send a JSON object with the fields docs/serve.md lists for this endpoint",
+                ),
+                status,
+            )
+        })
+    }
+}
+
+fn cap(value: Option<u32>, field: &str) -> Result<Option<u32>, Error> {
+    match value {
+        Some(0) => Err(Error::new(
+            ErrorKind::Usage,
+            Problem::new(format!("{field} is 0"))
+                .in_file(field)
+                .help(format!(
+                    "give {field} as an integer of at least 1, or leave it out"
+                )),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Which roster to plan: `plan`'s options.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRequest {
+    /// Agent (default: the policy's default agent).
+    pub agent: Option<String>,
+    /// Agent version (default: the agent's current version).
+    pub agent_version: Option<u64>,
+    /// Flag profile: `flags/<PROFILE>.toml`.
+    pub flags: Option<String>,
+    /// More flags to turn on.
+    #[serde(default)]
+    pub flag: Vec<String>,
+    /// What-if: a different item cap (at least 1).
+    pub item_cap: Option<u32>,
+    /// What-if: a different token cap (at least 1).
+    pub token_cap: Option<u32>,
+}
+
+impl PlanRequest {
+    fn select(self) -> Result<answer::Select, Error> {
+        Ok(answer::Select {
+            item_cap: cap(self.item_cap, "item_cap")?,
+            token_cap: cap(self.token_cap, "token_cap")?,
+            selection: Selection {
+                agent: self.agent,
+                version: self.agent_version,
+                profile: self.flags,
+                flags: self.flag,
+            },
+        })
+    }
+}
+
+/// `why`'s options: the tool and the roster to plan.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WhyRequest {
+    /// Full tool name, e.g. `mcp.bland_read.list_calls`.
+    pub tool: String,
+    /// As in [`PlanRequest`].
+    pub agent: Option<String>,
+    /// As in [`PlanRequest`].
+    pub agent_version: Option<u64>,
+    /// As in [`PlanRequest`].
+    pub flags: Option<String>,
+    /// As in [`PlanRequest`].
+    #[serde(default)]
+    pub flag: Vec<String>,
+    /// As in [`PlanRequest`].
+    pub item_cap: Option<u32>,
+    /// As in [`PlanRequest`].
+    pub token_cap: Option<u32>,
+}
+
+/// `gate`'s options: gates by name from the service's gate directory.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateRequest {
+    /// Gate names: `NAME` runs `<gates dir>/NAME.toml`. Empty or absent:
+    /// every gate in the directory, in name order.
+    #[serde(default)]
+    pub gates: Vec<String>,
+    /// Override the item cap for every gate.
+    pub item_cap: Option<u32>,
+    /// Override the token cap for every gate.
+    pub token_cap: Option<u32>,
+}
+
+/// `check`'s options: the turn, and the plan or the session it was offered.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRequest {
+    /// The turn: `{"calls": [{"id", "name", "arguments"}]}`.
+    #[schema(value_type = Object)]
+    pub turn: Box<RawValue>,
+    /// The plan the model was offered (`plan`'s answer). Give this or `session`.
+    #[schema(value_type = Option<Object>)]
+    pub plan: Option<Box<RawValue>>,
+    /// The session document the turn belongs to. Give this or `plan`.
+    #[schema(value_type = Option<Object>)]
+    pub session: Option<Box<RawValue>>,
+    /// Return each ok call's arguments as a list in declared parameter order.
+    #[serde(default)]
+    pub positional: bool,
+}
+
+/// A session call's document.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRequest {
+    /// The session document, as `POST /v1/sessions` (or the last load) returned it.
+    #[schema(value_type = Object)]
+    pub session: Box<RawValue>,
+}
+
+/// `session search`'s options.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// The session document.
+    #[schema(value_type = Object)]
+    pub session: Box<RawValue>,
+    /// What the tool is needed for, in words. Give this or `queries`.
+    pub query: Option<String>,
+    /// Many queries: the answer is one JSON line of results per query, in
+    /// order (`application/x-ndjson`).
+    pub queries: Option<Vec<String>>,
+    /// Most results per query, 1 to 10 (default 5).
+    pub limit: Option<u32>,
+}
+
+/// `session load`'s options.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadRequestBody {
+    /// The session document.
+    #[schema(value_type = Object)]
+    pub session: Box<RawValue>,
+    /// The control tool's query: words, or exact names separated by commas.
+    /// Give this or `name`.
+    pub query: Option<String>,
+    /// Exact names of deferred tools or kinds.
+    #[serde(default)]
+    pub name: Vec<String>,
+}
+
+/// What a reload did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ReloadReport {
+    /// `reloaded`.
+    pub status: &'static str,
+    /// The generation now serving.
+    pub generation: u64,
+}
+
+/// The readiness answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Ready {
+    /// `ready`.
+    pub status: &'static str,
+    /// The generation serving.
+    pub generation: u64,
+    /// The policy directory.
+    pub policies: String,
+}
+
+fn usage(field: &str, message: &str, help: &str) -> Error {
+    Error::new(
+        ErrorKind::Usage,
+        Problem::new(message).in_file(field).help(help),
+    )
+}
+
+fn read_session(raw: &RawValue) -> Result<SessionDocument, Error> {
+    session::read(raw.get(), Path::new("session"))
+}
+
+/// A response with `body` as `content_type`, naming the generation.
+fn respond(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+    generation: u64,
+) -> Response {
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(GENERATION_HEADER, HeaderValue::from(generation));
+    response
+}
+
+const JSON: &str = "application/json";
+
+/// An answer as a response: 409 for a pin mismatch, 200 otherwise (a
+/// refused turn, a failed gate and a refused load are answers too).
+fn answered(shared: &Shared, endpoint: &str, answer: Answer, generation: u64) -> Response {
+    shared.metrics.answer(endpoint, answer.outcome);
+    let status = match answer.outcome {
+        Outcome::PinMismatch => StatusCode::CONFLICT,
+        Outcome::Done | Outcome::Failed => StatusCode::OK,
+    };
+    respond(status, JSON, answer.json, generation)
+}
+
+/// Runs `work` against one whole policy generation on the blocking pool:
+/// planning is CPU work, and a panic there becomes a 500 problem, not a
+/// dead worker.
+async fn with_generation<F>(shared: Arc<Shared>, work: F) -> Response
+where
+    F: FnOnce(&Shared, &Generation) -> Result<Response, ApiError> + Send + 'static,
+{
+    let generation = shared.current.load_full();
+    let number = generation.number;
+    let joined = tokio::task::spawn_blocking(move || work(&shared, &generation)).await;
+    match joined {
+        Ok(Ok(response)) => response,
+        Ok(Err(err)) => err.generation(number).into_response(),
+        Err(_) => ApiError::http(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "muster failed while answering",
+            Problem::new("the answer could not be computed; this is a bug in muster")
+                .help("report the request that caused it"),
+        )
+        .generation(number)
+        .into_response(),
+    }
+}
+
+/// Plans the roster: the body `muster plan --format json` prints.
+#[utoipa::path(post, path = "/v1/plan", request_body = PlanRequest,
+    responses((status = 200, description = "The plan JSON (docs/plan-json.md)", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn plan(State(shared): State<Arc<Shared>>, Body(req): Body<PlanRequest>) -> Response {
+    with_generation(shared, move |shared, g| {
+        let answer = answer::plan(&g.policy, &req.select()?, &mut g.cache())?;
+        Ok(answered(shared, "/v1/plan", answer, g.number))
+    })
+    .await
+}
+
+/// Explains one tool's decision: the body `muster why --format json` prints.
+#[utoipa::path(post, path = "/v1/why", request_body = WhyRequest,
+    responses((status = 200, description = "The explanation (an unknown name is answered with status `unknown` and the closest names)", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>) -> Response {
+    with_generation(shared, move |shared, g| {
+        let tool = req.tool.clone();
+        let select = PlanRequest {
+            agent: req.agent,
+            agent_version: req.agent_version,
+            flags: req.flags,
+            flag: req.flag,
+            item_cap: req.item_cap,
+            token_cap: req.token_cap,
+        }
+        .select()?;
+        let answer = answer::why(&g.policy, &select, &tool, &mut g.cache())?;
+        Ok(answered(shared, "/v1/why", answer, g.number))
+    })
+    .await
+}
+
+/// Runs gates from the service's gate directory: the body `muster gate
+/// --format json` prints (200 whether or not they pass; `passed` says).
+#[utoipa::path(post, path = "/v1/gate", request_body = GateRequest,
+    responses((status = 200, description = "The gate results", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn gate(State(shared): State<Arc<Shared>>, Body(req): Body<GateRequest>) -> Response {
+    with_generation(shared, move |shared, g| {
+        let caps = (
+            cap(req.item_cap, "item_cap")?,
+            cap(req.token_cap, "token_cap")?,
+        );
+        let paths = gate_paths(&shared.gates, &req.gates)?;
+        let gates = gate::load(&paths)?;
+        let results = answer::gates(&g.policy, &gates, caps, &mut g.cache())?;
+        Ok(answered(
+            shared,
+            "/v1/gate",
+            Answer::of_gates(&results),
+            g.number,
+        ))
+    })
+    .await
+}
+
+/// The gate files `names` name in `dir` (every file when empty), refusing
+/// names that are not plain file stems of existing gates.
+fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, Error> {
+    if names.is_empty() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let known: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|err| Error::io(dir, &err))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    let mut problems = Vec::new();
+    for name in names {
+        if !known.contains(name) {
+            let near = crate::names::closest(name, known.iter().map(String::as_str), 1);
+            problems.push(
+                Problem::new(format!(
+                    "gates names {name:?}, which is not a gate of this service"
+                ))
+                .in_file("gates")
+                .help(match near.first() {
+                    Some(best) => format!("did you mean {best:?}?"),
+                    None => format!("name a file of {} without .toml", dir.display()),
+                }),
+            );
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::many(ErrorKind::Usage, problems));
+    }
+    Ok(names
+        .iter()
+        .map(|n| dir.join(format!("{n}.toml")))
+        .collect())
+}
+
+/// Checks a turn against a plan or a session: the body `muster check
+/// --format json` prints (200 for `run` and `refused`; 409 with the resume
+/// report when the session's pin no longer holds).
+#[utoipa::path(post, path = "/v1/check", request_body = CheckRequest,
+    responses((status = 200, description = "The check report (docs/check.md)", body = Object),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn check(State(shared): State<Arc<Shared>>, Body(req): Body<CheckRequest>) -> Response {
+    with_generation(shared, move |shared, g| {
+        let offered = match (&req.plan, &req.session) {
+            (Some(plan), None) => answer::offered(Offer::Plan {
+                text: plan.get(),
+                file: Path::new("plan"),
+            })?,
+            (None, Some(doc)) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
+                Ok(live) => answer::offered(Offer::Session {
+                    live: &live,
+                    file: Path::new("session"),
+                })?,
+                Err(report) => {
+                    return Ok(answered(shared, "/v1/check", Answer::of_resume(&report), g.number));
+                }
+            },
+            _ => {
+                return Err(usage(
+                    "plan",
+                    "give exactly one of plan and session",
+                    "send the plan the model was offered as `plan`, or its session document as `session`",
+                )
+                .into());
+            }
+        };
+        let options = CheckOptions {
+            positional: req.positional,
+        };
+        let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
+        let answer = Answer::of_check(&report);
+        if answer.outcome == Outcome::Failed {
+            shared.metrics.turn_refused();
+        }
+        Ok(answered(shared, "/v1/check", answer, g.number))
+    })
+    .await
+}
+
+/// Plans and pins a new session: the document `muster session new --format
+/// json` prints (and writes).
+#[utoipa::path(post, path = "/v1/sessions", request_body = PlanRequest,
+    responses((status = 200, description = "The session document (docs/session.md)", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_new(
+    State(shared): State<Arc<Shared>>,
+    Body(req): Body<PlanRequest>,
+) -> Response {
+    with_generation(shared, move |shared, g| {
+        let select = req.select()?;
+        let doc = session::new(
+            &g.policy,
+            &select.selection,
+            (select.item_cap, select.token_cap),
+            &mut g.cache(),
+        )?;
+        shared.metrics.answer("/v1/sessions", Outcome::Done);
+        Ok(respond(
+            StatusCode::OK,
+            JSON,
+            session::to_json_string(&doc),
+            g.number,
+        ))
+    })
+    .await
+}
+
+/// Searches the session's deferred tools: the body `muster session search
+/// --format json` prints, or with `queries` the JSON lines `--queries`
+/// prints.
+#[utoipa::path(post, path = "/v1/sessions/search", request_body = SearchRequest,
+    responses((status = 200, description = "Search results; JSON lines (application/x-ndjson) for `queries`", body = Object),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_search(
+    State(shared): State<Arc<Shared>>,
+    Body(req): Body<SearchRequest>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/search";
+    with_generation(shared, move |shared, g| {
+        let limit = match req.limit {
+            None => 5,
+            Some(n @ 1..=10) => n as usize,
+            Some(n) => {
+                return Err(usage(
+                    "limit",
+                    &format!("limit is {n}"),
+                    "give limit from 1 to 10, or leave it out for 5",
+                )
+                .into());
+            }
+        };
+        let doc = read_session(&req.session)?;
+        let live = match (&req.query, &req.queries) {
+            (Some(_), None) | (None, Some(_)) => {
+                match answer::open(&g.policy, doc, &mut g.cache())? {
+                    Ok(live) => live,
+                    Err(report) => {
+                        return Ok(answered(
+                            shared,
+                            ENDPOINT,
+                            Answer::of_resume(&report),
+                            g.number,
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(usage(
+                    "query",
+                    "give exactly one of query and queries",
+                    "send one query as `query`, or a list of them as `queries`",
+                )
+                .into());
+            }
+        };
+        shared.metrics.answer(ENDPOINT, Outcome::Done);
+        Ok(match (req.query, req.queries) {
+            (Some(query), _) => respond(
+                StatusCode::OK,
+                JSON,
+                answer::json_text(&live.search(&query, limit)),
+                g.number,
+            ),
+            (None, queries) => respond(
+                StatusCode::OK,
+                "application/x-ndjson",
+                answer::search_lines(&live, queries.iter().flatten().map(String::as_str), limit),
+                g.number,
+            ),
+        })
+    })
+    .await
+}
+
+/// Loads deferred tools into the session, as the control tool does. The
+/// service keeps no copy of the document, so the answer carries it:
+/// `{"answer": <what session load --format json prints>, "session": <the
+/// document session load leaves>}` (200, also when the load is refused;
+/// 409 with the resume report when the pin no longer holds).
+#[utoipa::path(post, path = "/v1/sessions/load", request_body = LoadRequestBody,
+    responses((status = 200, description = "The load's answer and the session document it leaves", body = Object),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_load(
+    State(shared): State<Arc<Shared>>,
+    Body(req): Body<LoadRequestBody>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/load";
+    with_generation(shared, move |shared, g| {
+        let request = match (req.query, req.name.is_empty()) {
+            (Some(query), true) => LoadRequest::Query(query),
+            (None, false) => LoadRequest::Names(req.name),
+            _ => {
+                return Err(usage(
+                    "query",
+                    "give exactly one of query and name",
+                    "send the control tool's query as `query`, or exact names as `name`",
+                )
+                .into());
+            }
+        };
+        let live = match answer::open(&g.policy, read_session(&req.session)?, &mut g.cache())? {
+            Ok(live) => live,
+            Err(report) => {
+                return Ok(answered(
+                    shared,
+                    ENDPOINT,
+                    Answer::of_resume(&report),
+                    g.number,
+                ));
+            }
+        };
+        let load = answer::load(live, &request);
+        shared
+            .metrics
+            .answer(ENDPOINT, Answer::of_load(&load.answer).outcome);
+        Ok(respond(
+            StatusCode::OK,
+            JSON,
+            answer::json_text(&load),
+            g.number,
+        ))
+    })
+    .await
+}
+
+/// What the model is offered now: the body `muster session roster --format
+/// json` prints.
+#[utoipa::path(post, path = "/v1/sessions/roster", request_body = SessionRequest,
+    responses((status = 200, description = "The session's roster in the plan JSON's roster shape", body = Object),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_roster(
+    State(shared): State<Arc<Shared>>,
+    Body(req): Body<SessionRequest>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/roster";
+    with_generation(shared, move |shared, g| {
+        let answer = match answer::open(&g.policy, read_session(&req.session)?, &mut g.cache())? {
+            Ok(live) => Answer {
+                json: live.roster_json(),
+                outcome: Outcome::Done,
+            },
+            Err(report) => Answer::of_resume(&report),
+        };
+        Ok(answered(shared, ENDPOINT, answer, g.number))
+    })
+    .await
+}
+
+/// Compares the session's pin with the current policies: the body `muster
+/// session resume --format json` prints (200 ok, 409 tool-pin-mismatch).
+#[utoipa::path(post, path = "/v1/sessions/resume", request_body = SessionRequest,
+    responses((status = 200, description = "The resume report, status ok", body = Object),
+              (status = 409, description = "The resume report, status tool-pin-mismatch", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_resume(
+    State(shared): State<Arc<Shared>>,
+    Body(req): Body<SessionRequest>,
+) -> Response {
+    with_generation(shared, move |shared, g| {
+        let report = session::resume(&g.policy, &read_session(&req.session)?, &mut g.cache())?;
+        Ok(answered(
+            shared,
+            "/v1/sessions/resume",
+            Answer::of_resume(&report),
+            g.number,
+        ))
+    })
+    .await
+}
+
+/// Re-reads the policy directory. A policy that fails validation leaves
+/// the previous generation serving: 422 problem+json naming every problem
+/// and the generation still serving.
+#[utoipa::path(post, path = "/v1/admin/reload",
+    responses((status = 200, description = "Reloaded", body = ReloadReport),
+              (status = 422, description = "The policies failed validation; the previous generation keeps serving", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn reload(State(shared): State<Arc<Shared>>) -> Response {
+    match super::reload(&shared).await {
+        Ok(generation) => respond(
+            StatusCode::OK,
+            JSON,
+            answer::json_text(&ReloadReport {
+                status: "reloaded",
+                generation,
+            }),
+            generation,
+        ),
+        Err((generation, err)) => ApiError::new(err).generation(generation).into_response(),
+    }
+}
+
+/// Alive: the process answers.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "Alive", body = String)))]
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Ready: a policy generation is loaded and serving.
+#[utoipa::path(get, path = "/readyz", responses((status = 200, description = "Ready", body = Ready)))]
+pub async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
+    let g = shared.current.load();
+    respond(
+        StatusCode::OK,
+        JSON,
+        answer::json_text(&Ready {
+            status: "ready",
+            generation: g.number,
+            policies: shared.policies.display().to_string(),
+        }),
+        g.number,
+    )
+}
+
+/// Prometheus text exposition of the service's metrics.
+#[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain; version=0.0.4")))]
+pub async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    let mut response = shared.metrics.encode().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "OpenAPI 3.1", body = Object)))]
+pub async fn openapi() -> Response {
+    let mut response = ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_default()
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
+}
+
+/// The OpenAPI document of every route.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "muster",
+        description = "Plans which tools an LLM agent is offered; the same answers as the muster CLI's --format json. See docs/serve.md."
+    ),
+    paths(
+        plan,
+        why,
+        gate,
+        check,
+        session_new,
+        session_search,
+        session_load,
+        session_roster,
+        session_resume,
+        reload,
+        healthz,
+        readyz,
+        metrics,
+        openapi
+    ),
+    components(schemas(
+        ProblemDocument,
+        PlanRequest,
+        WhyRequest,
+        GateRequest,
+        CheckRequest,
+        SessionRequest,
+        SearchRequest,
+        LoadRequestBody,
+        ReloadReport,
+        Ready
+    ))
+)]
+pub struct ApiDoc;

@@ -1,0 +1,174 @@
+//! The service's Prometheus metrics: requests by endpoint and status,
+//! latency, answers by outcome, refused turns, the policy generation and
+//! the last reload's result. Names are documented in `docs/serve.md`.
+
+use crate::answer::Outcome;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    endpoint: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EndpointLabels {
+    endpoint: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    endpoint: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReloadLabels {
+    result: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs to about 1.6 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 16))
+}
+
+/// Every metric the service keeps.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<EndpointLabels, Histogram, fn() -> Histogram>,
+    answers: Family<OutcomeLabels, Counter>,
+    turns_refused: Counter,
+    generation: Gauge,
+    reloads: Family<ReloadLabels, Counter>,
+    last_reload_ok: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<EndpointLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        let answers = Family::<OutcomeLabels, Counter>::default();
+        let turns_refused = Counter::default();
+        let generation = Gauge::default();
+        let reloads = Family::<ReloadLabels, Counter>::default();
+        let last_reload_ok = Gauge::default();
+        registry.register(
+            "muster_http_requests",
+            "HTTP requests by endpoint (route) and status",
+            requests.clone(),
+        );
+        registry.register(
+            "muster_http_request_duration_seconds",
+            "Time from request to response, by endpoint",
+            latency.clone(),
+        );
+        registry.register(
+            "muster_answers",
+            "Answers by endpoint and outcome (done, failed, pin-mismatch)",
+            answers.clone(),
+        );
+        registry.register(
+            "muster_turns_refused",
+            "Turns /v1/check refused",
+            turns_refused.clone(),
+        );
+        registry.register(
+            "muster_policy_generation",
+            "The policy generation serving requests (1 at start, +1 per successful reload)",
+            generation.clone(),
+        );
+        registry.register(
+            "muster_policy_reloads",
+            "Policy reloads by result (ok, failed)",
+            reloads.clone(),
+        );
+        registry.register(
+            "muster_policy_last_reload_success",
+            "1 when the last reload (or the start) loaded the policies, 0 when it failed",
+            last_reload_ok.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            answers,
+            turns_refused,
+            generation,
+            reloads,
+            last_reload_ok,
+        }
+    }
+}
+
+impl Metrics {
+    /// Counts one request.
+    pub fn request(&self, endpoint: &str, status: u16, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                endpoint: endpoint.to_string(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&EndpointLabels {
+                endpoint: endpoint.to_string(),
+            })
+            .observe(seconds);
+    }
+
+    /// Counts one answer.
+    pub fn answer(&self, endpoint: &str, outcome: Outcome) {
+        self.answers
+            .get_or_create(&OutcomeLabels {
+                endpoint: endpoint.to_string(),
+                outcome: match outcome {
+                    Outcome::Done => "done",
+                    Outcome::Failed => "failed",
+                    Outcome::PinMismatch => "pin-mismatch",
+                },
+            })
+            .inc();
+    }
+
+    /// Counts a refused turn.
+    pub fn turn_refused(&self) {
+        self.turns_refused.inc();
+    }
+
+    /// Records the generation now serving after a start or a reload.
+    pub fn loaded(&self, generation: u64, reload: bool) {
+        self.generation.set(generation as i64);
+        self.last_reload_ok.set(1);
+        if reload {
+            self.reloads
+                .get_or_create(&ReloadLabels { result: "ok" })
+                .inc();
+        }
+    }
+
+    /// Records a reload that failed.
+    pub fn reload_failed(&self) {
+        self.last_reload_ok.set(0);
+        self.reloads
+            .get_or_create(&ReloadLabels { result: "failed" })
+            .inc();
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,165 @@
+//! Errors as `application/problem+json` (RFC 9457): muster's [`Error`] with
+//! a stable type per [`ErrorKind`], plus the few the HTTP layer adds (body
+//! too large, timeout, not found, internal). Never a sentence a client must
+//! parse: `type` and `status` decide, `problems` carries each problem's
+//! fields.
+
+use crate::error::{Error, ErrorKind, Problem};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// The `type` of every problem: `urn:muster:problem:` and a kebab-case code.
+pub const TYPE_PREFIX: &str = "urn:muster:problem:";
+
+/// The problem types the HTTP layer adds to [`ErrorKind`]'s codes.
+pub const HTTP_CODES: [&str; 6] = [
+    "body-too-large",
+    "timeout",
+    "not-found",
+    "method-not-allowed",
+    "overloaded",
+    "internal",
+];
+
+/// A problem+json body.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct ProblemDocument {
+    /// `urn:muster:problem:<code>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// One line for the type.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// Every problem as text: where, what, and what to change.
+    pub detail: String,
+    /// Each problem's fields.
+    pub problems: Vec<ProblemEntry>,
+    /// The policy generation that answered (or, for a failed reload, the
+    /// one still serving).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+}
+
+/// One problem of a [`ProblemDocument`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ProblemEntry {
+    /// The request field the problem is in (`body`, `turn`, `session`, …),
+    /// or the policy file for a failed reload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// 1-based line inside that field's JSON or that file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+    /// What to change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl From<&Problem> for ProblemEntry {
+    fn from(p: &Problem) -> Self {
+        Self {
+            field: p.file.as_ref().map(|f| f.display().to_string()),
+            line: p.line,
+            message: p.message.clone(),
+            help: p.help.clone(),
+        }
+    }
+}
+
+/// An error answered as problem+json.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    title: &'static str,
+    error: Error,
+    generation: Option<u64>,
+}
+
+impl ApiError {
+    /// A problem of the HTTP layer's own (see [`HTTP_CODES`]).
+    pub fn http(
+        status: StatusCode,
+        code: &'static str,
+        title: &'static str,
+        problem: Problem,
+    ) -> Self {
+        Self {
+            status,
+            code,
+            title,
+            error: Error::new(ErrorKind::Input, problem),
+            generation: None,
+        }
+    }
+
+    /// muster's error, with the status its kind maps to: bad input and
+    /// requests for things that do not exist are 422, a policy that fails
+    /// validation on reload 422, the service's own I/O 500.
+    pub fn new(error: Error) -> Self {
+        let status = match error.kind() {
+            ErrorKind::Input | ErrorKind::Usage | ErrorKind::Policy => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::with_status(error, status)
+    }
+
+    /// muster's error with an explicit status (400 for unreadable JSON).
+    pub fn with_status(error: Error, status: StatusCode) -> Self {
+        let kind = error.kind();
+        Self {
+            status,
+            code: kind.code(),
+            title: kind.title(),
+            error,
+            generation: None,
+        }
+    }
+
+    /// Names the policy generation in the body.
+    pub fn generation(mut self, generation: u64) -> Self {
+        self.generation = Some(generation);
+        self
+    }
+
+    /// The body.
+    pub fn document(&self) -> ProblemDocument {
+        ProblemDocument {
+            kind: format!("{TYPE_PREFIX}{}", self.code),
+            title: self.title.to_string(),
+            status: self.status.as_u16(),
+            detail: self.error.to_string(),
+            problems: self
+                .error
+                .problems()
+                .iter()
+                .map(ProblemEntry::from)
+                .collect(),
+            generation: self.generation,
+        }
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        Self::new(error)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = crate::answer::json_text(&self.document());
+        let mut response = (self.status, body).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        response
+    }
+}

@@ -1,0 +1,680 @@
+//! `muster serve` over real HTTP on 127.0.0.1: the built binary is started
+//! on port 0 in a copy of the bundled policies, and every verb's body is
+//! compared byte for byte with what the CLI prints for the same input.
+//! Nothing here waits on a clock: the server's stderr lines say when it
+//! listens, reloads and drains.
+
+mod common;
+
+use common::{Fixture, muster, stdout};
+use muster::contract::{LoadAnswer, SessionDocument};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+/// A running `muster serve`, stopped on drop.
+struct Server {
+    child: Child,
+    addr: String,
+    stderr: Receiver<String>,
+    client: reqwest::blocking::Client,
+}
+
+impl Server {
+    fn start(dir: &Path, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(dir)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let (send, stderr) = channel();
+        let pipe = child.stderr.take().expect("stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Self {
+            child,
+            addr: String::new(),
+            stderr,
+            client: reqwest::blocking::Client::new(),
+        };
+        let line = server.wait_for("muster serve: listening on http://");
+        server.addr = line
+            .trim_start_matches("muster serve: listening on http://")
+            .split_whitespace()
+            .next()
+            .expect("address")
+            .to_string();
+        server
+    }
+
+    /// The next stderr line starting with `prefix` (earlier lines skipped).
+    fn wait_for(&self, prefix: &str) -> String {
+        loop {
+            let line = self
+                .stderr
+                .recv()
+                .unwrap_or_else(|_| panic!("muster serve ended before printing {prefix:?}"));
+            if line.starts_with(prefix) {
+                return line;
+            }
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn post(&self, path: &str, body: impl Into<String>) -> Reply {
+        let response = self
+            .client
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .body(body.into())
+            .send()
+            .expect("POST");
+        Reply::from(response)
+    }
+
+    fn get(&self, path: &str) -> Reply {
+        Reply::from(self.client.get(self.url(path)).send().expect("GET"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Reply {
+    status: u16,
+    content_type: String,
+    body: String,
+}
+
+impl From<reqwest::blocking::Response> for Reply {
+    fn from(response: reqwest::blocking::Response) -> Self {
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = response.text().expect("body");
+        Self {
+            status,
+            content_type,
+            body,
+        }
+    }
+}
+
+/// A problem+json body, read back by this test's own type.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ProblemBody {
+    #[serde(rename = "type")]
+    kind: String,
+    title: String,
+    status: u16,
+    detail: String,
+    problems: Vec<ProblemEntry>,
+    generation: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ProblemEntry {
+    field: Option<String>,
+    line: Option<usize>,
+    message: String,
+    help: Option<String>,
+}
+
+fn problem(reply: &Reply, status: u16, kind: &str) -> ProblemBody {
+    assert_eq!(reply.status, status, "{}", reply.body);
+    assert_eq!(reply.content_type, "application/problem+json");
+    let body: ProblemBody = serde_json::from_str(&reply.body).expect("problem+json");
+    assert_eq!(body.kind, format!("urn:muster:problem:{kind}"));
+    assert_eq!(body.status, status);
+    body
+}
+
+/// The bundled policies with deferral on, so sessions have tools to load.
+fn fixture() -> Fixture {
+    let fixture = Fixture::bundled();
+    fixture.edit(
+        "policies/muster.toml",
+        "[deferral]\nenabled = false",
+        "[deferral]\nenabled = true",
+    );
+    fixture
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).expect("write");
+    name.to_string()
+}
+
+#[test]
+fn every_verb_answers_the_bytes_the_cli_prints() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+
+    let plan = server.post(
+        "/v1/plan",
+        r#"{"flags": "production", "flag": ["X_UNUSED"]}"#,
+    );
+    let cli_plan = stdout(
+        dir,
+        &[
+            "plan",
+            "--flags",
+            "production",
+            "--flag",
+            "X_UNUSED",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(plan.status, 200);
+    assert_eq!(plan.content_type, "application/json");
+    assert_eq!(plan.body, cli_plan);
+
+    let capped = server.post("/v1/plan", r#"{"item_cap": 5, "token_cap": 3000}"#);
+    assert_eq!(
+        capped.body,
+        stdout(
+            dir,
+            &[
+                "plan",
+                "--item-cap",
+                "5",
+                "--token-cap",
+                "3000",
+                "--format",
+                "json"
+            ],
+            0
+        )
+    );
+
+    for tool in ["math.calculate", "schedule.delete", "no.such_tool"] {
+        let why = server.post(
+            "/v1/why",
+            json!({"tool": tool, "flags": "production"}).to_string(),
+        );
+        assert_eq!(why.status, 200);
+        assert_eq!(
+            why.body,
+            stdout(
+                dir,
+                &["why", tool, "--flags", "production", "--format", "json"],
+                0
+            ),
+            "{tool}"
+        );
+    }
+
+    let gate = server.post("/v1/gate", r#"{"gates": ["production"]}"#);
+    let gate_code = muster(dir)
+        .args(["gate", "gates/production.toml", "--format", "json"])
+        .output()
+        .expect("gate")
+        .status
+        .code();
+    let cli_gate = String::from_utf8(
+        muster(dir)
+            .args(["gate", "gates/production.toml", "--format", "json"])
+            .output()
+            .expect("gate")
+            .stdout,
+    )
+    .expect("utf-8");
+    assert_eq!(gate.status, 200);
+    assert!(matches!(gate_code, Some(0 | 1)));
+    assert_eq!(gate.body, cli_gate);
+    let every_gate = server.post("/v1/gate", "{}");
+    assert_eq!(every_gate.body, cli_gate, "the directory holds one gate");
+
+    // check against a plan: one call that fits and one that does not.
+    let plan_file = write(dir, "plan.json", &cli_plan);
+    let turn = json!({"calls": [
+        {"id": "c1", "name": "system.current_time", "arguments": {}},
+        {"id": "c2", "name": "no.such_tool", "arguments": {}}
+    ]});
+    let turn_file = write(dir, "turn.json", &turn.to_string());
+    let check = server.post(
+        "/v1/check",
+        format!(r#"{{"turn": {turn}, "plan": {cli_plan}}}"#),
+    );
+    assert_eq!(check.status, 200, "a refused turn is an answer");
+    assert_eq!(
+        check.body,
+        stdout(
+            dir,
+            &[
+                "check", "--plan", &plan_file, "--turn", &turn_file, "--format", "json"
+            ],
+            1
+        )
+    );
+
+    // Sessions: new, search, load, roster, resume, check.
+    let new = server.post("/v1/sessions", r#"{"flags": "production"}"#);
+    let cli_new = stdout(
+        dir,
+        &[
+            "session",
+            "new",
+            "--flags",
+            "production",
+            "--out",
+            "s.json",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(new.status, 200);
+    assert_eq!(new.body, cli_new);
+    let doc = new.body.clone();
+
+    let search = server.post(
+        "/v1/sessions/search",
+        format!(r#"{{"session": {doc}, "query": "delete an event", "limit": 3}}"#),
+    );
+    assert_eq!(search.status, 200);
+    assert_eq!(
+        search.body,
+        stdout(
+            dir,
+            &[
+                "session",
+                "search",
+                "s.json",
+                "delete an event",
+                "--limit",
+                "3",
+                "--format",
+                "json"
+            ],
+            0
+        )
+    );
+    let queries = write(
+        dir,
+        "queries.jsonl",
+        "{\"query\": \"delete an event\"}\n{\"query\": \"read my email\"}\n",
+    );
+    let many = server.post(
+        "/v1/sessions/search",
+        format!(r#"{{"session": {doc}, "queries": ["delete an event", "read my email"]}}"#),
+    );
+    assert_eq!(many.content_type, "application/x-ndjson");
+    assert_eq!(
+        many.body,
+        stdout(
+            dir,
+            &["session", "search", "s.json", "--queries", &queries],
+            0
+        )
+    );
+
+    let load = server.post(
+        "/v1/sessions/load",
+        format!(r#"{{"session": {doc}, "query": "delete an event"}}"#),
+    );
+    let cli_load = stdout(
+        dir,
+        &[
+            "session",
+            "load",
+            "s.json",
+            "--query",
+            "delete an event",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert_eq!(load.status, 200);
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Loaded {
+        answer: LoadAnswer,
+        session: SessionDocument,
+    }
+    let loaded: Loaded = serde_json::from_str(&load.body).expect("load envelope");
+    assert_eq!(muster::answer::json_text(&loaded.answer), cli_load);
+    assert_eq!(
+        muster::session::to_json_string(&loaded.session),
+        fixture.read("s.json"),
+        "the document returned is the one the CLI wrote"
+    );
+    assert_eq!(loaded.session.loaded.len(), 1, "{}", load.body);
+    let doc = fixture.read("s.json");
+
+    for (path, args) in [
+        (
+            "/v1/sessions/roster",
+            vec!["session", "roster", "s.json", "--format", "json"],
+        ),
+        (
+            "/v1/sessions/resume",
+            vec!["session", "resume", "s.json", "--format", "json"],
+        ),
+    ] {
+        let reply = server.post(path, format!(r#"{{"session": {doc}}}"#));
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.body, stdout(dir, &args, 0), "{path}");
+    }
+
+    let session_turn = json!({"calls": [
+        {"id": "c1", "name": "schedule.delete", "arguments": {}}
+    ]});
+    let session_turn_file = write(dir, "turn2.json", &session_turn.to_string());
+    let checked = server.post(
+        "/v1/check",
+        format!(r#"{{"turn": {session_turn}, "session": {doc}}}"#),
+    );
+    let cli_checked = muster(dir)
+        .args([
+            "check",
+            "--session",
+            "s.json",
+            "--turn",
+            &session_turn_file,
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("check");
+    assert_eq!(checked.status, 200);
+    assert_eq!(checked.body.as_bytes(), cli_checked.stdout.as_slice());
+}
+
+#[test]
+fn a_changed_pin_is_a_409_with_the_resume_report() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    let doc = server
+        .post("/v1/sessions", r#"{"flags": "production"}"#)
+        .body;
+    write(dir, "s.json", &doc);
+    fixture.edit(
+        "policies/tools/10-core.toml",
+        "Evaluate an arithmetic expression exactly",
+        "Evaluate an arithmetic expression",
+    );
+    assert_eq!(server.post("/v1/admin/reload", "").status, 200);
+    let cli = stdout(dir, &["session", "resume", "s.json", "--format", "json"], 1);
+    for path in ["/v1/sessions/resume", "/v1/sessions/roster"] {
+        let reply = server.post(path, format!(r#"{{"session": {doc}}}"#));
+        assert_eq!(reply.status, 409, "{path}");
+        assert_eq!(reply.content_type, "application/json");
+        assert_eq!(reply.body, cli, "{path}");
+    }
+    let load = server.post(
+        "/v1/sessions/load",
+        format!(r#"{{"session": {doc}, "name": ["schedule.delete"]}}"#),
+    );
+    assert_eq!((load.status, load.body), (409, cli));
+}
+
+#[test]
+fn bad_input_is_problem_json_never_a_500() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &["--body-limit", "65536"]);
+
+    let malformed = problem(&server.post("/v1/plan", "{\"agent\": "), 400, "input");
+    assert_eq!(malformed.problems[0].field.as_deref(), Some("body"));
+
+    let unknown = problem(
+        &server.post("/v1/plan", r#"{"agnet": "chat"}"#),
+        422,
+        "input",
+    );
+    assert!(
+        unknown.problems[0].message.contains("`agnet`"),
+        "{unknown:?}"
+    );
+
+    problem(
+        &server.post("/v1/plan", r#"{"agent": "nobody"}"#),
+        422,
+        "usage",
+    );
+    problem(
+        &server.post("/v1/plan", r#"{"flags": "nightly"}"#),
+        422,
+        "usage",
+    );
+    problem(&server.post("/v1/plan", r#"{"item_cap": 0}"#), 422, "usage");
+    problem(
+        &server.post("/v1/plan", r#"{"item_cap": -1}"#),
+        422,
+        "input",
+    );
+    problem(
+        &server.post("/v1/gate", r#"{"gates": ["../etc/passwd"]}"#),
+        422,
+        "usage",
+    );
+    problem(
+        &server.post("/v1/check", r#"{"turn": {"calls": []}}"#),
+        422,
+        "usage",
+    );
+    let bad_turn = problem(
+        &server.post(
+            "/v1/check",
+            r#"{"turn": {"cals": []}, "plan": {"roster": []}}"#,
+        ),
+        422,
+        "input",
+    );
+    assert!(
+        bad_turn
+            .problems
+            .iter()
+            .all(|p| p.field.as_deref() == Some("plan") || p.field.as_deref() == Some("turn"))
+    );
+
+    let doc = server.post("/v1/sessions", "{}").body;
+    let edited = doc.replacen(
+        "\"loaded\": []",
+        "\"loaded\": [{\"name\": \"x.y\", \"tokens\": 1}]",
+        1,
+    );
+    assert_ne!(edited, doc);
+    let refused = problem(
+        &server.post("/v1/sessions/roster", format!(r#"{{"session": {edited}}}"#)),
+        422,
+        "input",
+    );
+    assert_eq!(refused.problems[0].field.as_deref(), Some("session"));
+    problem(
+        &server.post(
+            "/v1/sessions/search",
+            format!(r#"{{"session": {doc}, "query": "x", "limit": 11}}"#),
+        ),
+        422,
+        "usage",
+    );
+
+    let big = format!(r#"{{"agent": "{}"}}"#, "a".repeat(70_000));
+    problem(&server.post("/v1/plan", big), 413, "body-too-large");
+
+    problem(&server.get("/v1/nothing"), 404, "not-found");
+    problem(&server.get("/v1/plan"), 405, "method-not-allowed");
+}
+
+#[test]
+fn a_broken_policy_on_reload_keeps_the_old_generation_serving() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    let before = server.post("/v1/plan", "{}").body;
+    let good = fixture.read("policies/muster.toml");
+    fixture.write("policies/muster.toml", &format!("not_a_key = 1\n{good}"));
+
+    let refused = problem(&server.post("/v1/admin/reload", ""), 422, "policy");
+    assert_eq!(refused.generation, Some(1));
+    assert!(
+        server
+            .wait_for("muster serve: reload failed")
+            .contains("generation 1 keeps serving")
+    );
+    assert_eq!(server.post("/v1/plan", "{}").body, before);
+    let metrics = server.get("/metrics").body;
+    assert!(
+        metrics.contains("muster_policy_reloads_total{result=\"failed\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("muster_policy_last_reload_success 0"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("muster_policy_generation 1"), "{metrics}");
+
+    fixture.write(
+        "policies/muster.toml",
+        &good.replace("items = 30", "items = 29"),
+    );
+    let reloaded = server.post("/v1/admin/reload", "");
+    assert_eq!(reloaded.status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&reloaded.body).expect("json"),
+        json!({"status": "reloaded", "generation": 2})
+    );
+    assert_eq!(
+        server.post("/v1/plan", "{}").body,
+        stdout(dir, &["plan", "--format", "json"], 0)
+    );
+    assert_ne!(server.post("/v1/plan", "{}").body, before);
+
+    // SIGHUP reloads too.
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
+    server.wait_for("muster serve: reload ok: generation 3");
+    let ready: Value = serde_json::from_str(&server.get("/readyz").body).expect("json");
+    assert_eq!(ready["generation"], 3);
+    let metrics = server.get("/metrics").body;
+    assert!(
+        metrics.contains("muster_policy_reloads_total{result=\"ok\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("muster_http_requests_total{endpoint=\"/v1/plan\",status=\"200\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("muster_http_request_duration_seconds_bucket{"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn the_openapi_document_lists_every_route() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &[]);
+    let doc: Value = serde_json::from_str(&server.get("/openapi.json").body).expect("json");
+    assert_eq!(doc["openapi"], "3.1.0");
+    let routes = [
+        ("post", "/v1/plan"),
+        ("post", "/v1/why"),
+        ("post", "/v1/gate"),
+        ("post", "/v1/check"),
+        ("post", "/v1/sessions"),
+        ("post", "/v1/sessions/search"),
+        ("post", "/v1/sessions/load"),
+        ("post", "/v1/sessions/roster"),
+        ("post", "/v1/sessions/resume"),
+        ("post", "/v1/admin/reload"),
+        ("get", "/healthz"),
+        ("get", "/readyz"),
+        ("get", "/metrics"),
+        ("get", "/openapi.json"),
+    ];
+    let paths = doc["paths"].as_object().expect("paths");
+    assert_eq!(paths.len(), routes.len(), "{:?}", paths.keys());
+    for (method, path) in routes {
+        assert!(paths[path][method].is_object(), "{method} {path}");
+        // And the route exists on the server: anything but 404.
+        let reply = if method == "get" {
+            server.get(path)
+        } else {
+            server.post(path, "{}")
+        };
+        assert_ne!(reply.status, 404, "{method} {path}");
+    }
+}
+
+#[test]
+fn sigterm_lets_the_request_in_flight_finish() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    let body = r#"{"flags": "production"}"#;
+    let mut stream = TcpStream::connect(&server.addr).expect("connect");
+    write!(
+        stream,
+        "POST /v1/plan HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nexpect: 100-continue\r\n\r\n",
+        server.addr,
+        body.len()
+    )
+    .expect("headers");
+    // The server asks for the body once the handler reads it: the request
+    // is in flight.
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("100 Continue");
+    assert!(line.starts_with("HTTP/1.1 100"), "{line}");
+    reader.read_line(&mut line).expect("blank line");
+
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(
+        server.wait_for("muster serve: shutting down"),
+        "muster serve: shutting down: draining 1 connection(s)"
+    );
+    stream.write_all(body.as_bytes()).expect("body");
+    let mut response = String::new();
+    reader.read_to_string(&mut response).expect("response");
+    let (head, answer) = response.split_once("\r\n\r\n").expect("head and body");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(
+        answer,
+        stdout(
+            dir,
+            &["plan", "--flags", "production", "--format", "json"],
+            0
+        )
+    );
+    server.wait_for("muster serve: stopped");
+    let mut server = server;
+    let status = server.child.wait().expect("exit");
+    assert_eq!(status.code(), Some(0));
+}
