@@ -1,0 +1,268 @@
+//! Loading deferred tools into a live session: what the control tool does
+//! with a query or exact names, within the policy's bounds. Append-only:
+//! nothing loaded is ever dropped, and a refused load changes nothing.
+
+use super::{Live, MAX_RESULTS};
+use crate::contract::{
+    LoadAnswer, LoadNote, LoadStatus, LoadedTool, SESSION_FORMAT_VERSION, Status,
+};
+use crate::plan::Plan;
+use crate::search::{DeferredEntry, DeferredIndex};
+
+impl Live {
+    /// Loads what `request` asks for into the session, within the policy's
+    /// bounds, and answers as the control tool answers the model. Nothing
+    /// changes unless the answer's status is [`LoadStatus::Loaded`].
+    pub fn load(&mut self, request: &LoadRequest) -> LoadAnswer {
+        let mut notes = Vec::new();
+        let picked = if self.doc.control_tool.is_none() {
+            notes.push(LoadNote::NoControlTool);
+            Vec::new()
+        } else {
+            match request {
+                LoadRequest::Query(text) => match self.exact_names(text) {
+                    Some(names) => self.pick_names(&names, &mut notes),
+                    None => self.pick_query(text, &mut notes),
+                },
+                LoadRequest::Names(names) => self.pick_names(names, &mut notes),
+            }
+        };
+        let loaded = self.admit(picked, &mut notes);
+        let status = if !loaded.is_empty() {
+            LoadStatus::Loaded
+        } else if notes.iter().all(|n| {
+            matches!(
+                n,
+                LoadNote::AlreadyLoaded { .. } | LoadNote::AlreadyOffered { .. }
+            )
+        }) && !notes.is_empty()
+        {
+            LoadStatus::Unchanged
+        } else {
+            LoadStatus::Refused
+        };
+        let answer = notes
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        LoadAnswer {
+            format_version: SESSION_FORMAT_VERSION,
+            status,
+            loaded,
+            notes,
+            answer,
+        }
+    }
+
+    /// The query read as exact names: every comma-separated part names a
+    /// candidate or a kind. `None` when it is words to search for.
+    fn exact_names(&self, text: &str) -> Option<Vec<String>> {
+        let parts: Vec<String> = text
+            .split(',')
+            .map(|p| canonical_name(p.trim()))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let known = |name: &str| {
+            self.catalog.candidates.iter().any(|c| c.name == name)
+                || self.catalog.kinds.iter().any(|k| k.name == name)
+        };
+        (!parts.is_empty() && parts.iter().all(|p| known(p))).then_some(parts)
+    }
+
+    /// The units a query loads: its best matches that score at least half
+    /// the best, at most `deferral.per_query`.
+    fn pick_query(&self, query: &str, notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
+        let plan = self.plan();
+        let index = DeferredIndex::new(&plan);
+        let entries = &index.entries;
+        let hits = index.search(query, MAX_RESULTS);
+        let Some(best) = hits.first().map(|h| h.score) else {
+            notes.push(LoadNote::NothingFound {
+                query: query.to_string(),
+            });
+            return Vec::new();
+        };
+        let per_query = self.catalog.deferral_policy.per_query as usize;
+        let mut units = Vec::new();
+        for hit in hits
+            .iter()
+            .filter(|h| h.score * 2.0 >= best)
+            .take(per_query)
+        {
+            let entry = &entries[hit.entry];
+            let (done, todo): (Vec<usize>, Vec<usize>) = entry
+                .tools
+                .iter()
+                .partition(|&&i| self.is_loaded(&self.catalog.candidates[i].name));
+            if todo.is_empty() {
+                for i in done {
+                    notes.push(LoadNote::AlreadyLoaded {
+                        name: self.catalog.candidates[i].name.clone(),
+                    });
+                }
+            } else {
+                units.push(todo);
+            }
+        }
+        units
+    }
+
+    /// The units exact names load; names that cannot be loaded get a note.
+    fn pick_names(&self, names: &[String], notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
+        let plan = self.plan();
+        let index = DeferredIndex::new(&plan);
+        let entries = &index.entries;
+        let mut units: Vec<Vec<usize>> = Vec::new();
+        for name in names {
+            let name = canonical_name(name);
+            let unit = entries
+                .iter()
+                .find(|e| {
+                    e.name == name
+                        || e.tools
+                            .iter()
+                            .any(|&i| plan.catalog.candidates[i].name == name)
+                })
+                .map(|e| e.tools.clone())
+                .or_else(|| {
+                    // A kind that does not load together still names its
+                    // deferred members.
+                    let k = self.catalog.kinds.iter().position(|k| k.name == name)?;
+                    let members: Vec<usize> = plan
+                        .deferred
+                        .iter()
+                        .copied()
+                        .filter(|&i| plan.catalog.candidates[i].kind == Some(k))
+                        .collect();
+                    (!members.is_empty()).then_some(members)
+                });
+            match unit {
+                Some(tools) => {
+                    let todo: Vec<usize> = tools
+                        .into_iter()
+                        .filter(|&i| {
+                            let n = &plan.catalog.candidates[i].name;
+                            let new =
+                                !self.is_loaded(n) && !units.iter().flatten().any(|&j| j == i);
+                            if !new && self.is_loaded(n) {
+                                notes.push(LoadNote::AlreadyLoaded { name: n.clone() });
+                            }
+                            new
+                        })
+                        .collect();
+                    if !todo.is_empty() {
+                        units.push(todo);
+                    }
+                }
+                None => notes.push(self.unavailable(&plan, &name, entries)),
+            }
+        }
+        units
+    }
+
+    /// Why `name` cannot be loaded.
+    fn unavailable(&self, plan: &Plan<'_>, name: &str, entries: &[DeferredEntry]) -> LoadNote {
+        match plan.decision(name) {
+            Some((_, d)) if d.status == Status::Offered => LoadNote::AlreadyOffered {
+                name: name.to_string(),
+            },
+            Some((_, d)) => LoadNote::NotDeferred {
+                name: name.to_string(),
+                status: d.status,
+                reason: d.code,
+            },
+            None => LoadNote::UnknownTool {
+                name: name.to_string(),
+                closest: crate::names::closest(
+                    name,
+                    entries.iter().flat_map(|e| {
+                        std::iter::once(e.name.as_str()).chain(
+                            e.tools
+                                .iter()
+                                .map(|&i| plan.catalog.candidates[i].name.as_str()),
+                        )
+                    }),
+                    3,
+                )
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            },
+        }
+    }
+
+    /// Loads whole units in order while the bounds hold; the first unit
+    /// that would pass a bound stops loading, and is named in the answer.
+    fn admit(&mut self, units: Vec<Vec<usize>>, notes: &mut Vec<LoadNote>) -> Vec<String> {
+        let policy = &self.catalog.deferral_policy;
+        let mut count = self.doc.loaded.len() as u32;
+        let mut used: u32 = self.doc.loaded.iter().map(|t| t.tokens).sum();
+        let mut loaded = Vec::new();
+        for (n, unit) in units.iter().enumerate() {
+            let tokens: u32 = unit
+                .iter()
+                .map(|&i| self.catalog.candidates[i].tokens)
+                .sum();
+            let size = unit.len() as u32;
+            let rest: Vec<String> = units[n..]
+                .iter()
+                .flatten()
+                .map(|&i| self.catalog.candidates[i].name.clone())
+                .collect();
+            if count + size > policy.max_loaded {
+                notes.push(LoadNote::MaxLoaded {
+                    limit: policy.max_loaded,
+                    loaded: count,
+                    requested: size,
+                    tools: rest,
+                });
+                break;
+            }
+            if used.saturating_add(tokens) > policy.max_loaded_tokens {
+                notes.push(LoadNote::MaxLoadedTokens {
+                    limit: policy.max_loaded_tokens,
+                    used,
+                    requested: tokens,
+                    tools: rest,
+                });
+                break;
+            }
+            for &i in unit {
+                let c = &self.catalog.candidates[i];
+                self.doc.loaded.push(LoadedTool {
+                    name: c.name.clone(),
+                    tokens: c.tokens,
+                });
+                loaded.push(c.name.clone());
+            }
+            count += size;
+            used += tokens;
+        }
+        if !loaded.is_empty() {
+            notes.insert(
+                0,
+                LoadNote::Loaded {
+                    tools: loaded.clone(),
+                },
+            );
+        }
+        loaded
+    }
+}
+
+/// What to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadRequest {
+    /// The control tool's `query`: words to search for, or exact names
+    /// separated by commas.
+    Query(String),
+    /// Exact names of deferred tools or kinds.
+    Names(Vec<String>),
+}
+
+/// Names written the way providers spell them (`mcp__server__tool`) are
+/// read as muster names.
+fn canonical_name(name: &str) -> String {
+    name.replace("__", ".")
+}

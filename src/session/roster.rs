@@ -1,0 +1,110 @@
+//! What the model is offered now: the pinned roster, then the loaded tools,
+//! in the plan JSON's roster shape so `check` reads it as it reads a plan.
+
+use super::{Live, json_text};
+use crate::contract::{Code, PinnedAgent};
+use crate::plan::{self, Plan, RosterEntry};
+use serde::Serialize;
+
+impl Live {
+    /// What the model is offered now: the pinned roster, then the loaded
+    /// tools in load order, in the plan JSON's roster shape (pretty JSON
+    /// with a trailing newline, as `session roster --format json` prints).
+    pub fn roster_json(&self) -> String {
+        let plan = self.plan();
+        json_text(&SessionRoster::new(self, &plan))
+    }
+}
+
+/// What `session roster --format json` prints: the plan JSON's shape for
+/// the offered tools, so `check` reads it as it reads a plan.
+#[derive(Debug, Serialize)]
+pub struct SessionRoster<'a> {
+    /// The plan JSON's version: the roster entries have its shape.
+    pub format_version: u32,
+    /// The pinned agent.
+    pub agent: &'a PinnedAgent,
+    /// The pinned encoding.
+    pub encoding: &'a str,
+    /// The control tool, when the session has one.
+    pub control_tool: Option<&'a str>,
+    /// The pinned fingerprint.
+    pub fingerprint: &'a str,
+    /// Pinned roster, then loaded tools in load order (code `loaded`).
+    pub roster: Vec<RosterEntry<'a>>,
+    /// Deferred tools not loaded yet.
+    pub deferred: Vec<UnloadedTool<'a>>,
+    /// Sizes.
+    pub totals: SessionTotals,
+}
+
+/// A deferred tool not loaded yet.
+#[derive(Debug, Serialize)]
+pub struct UnloadedTool<'a> {
+    /// Tool name.
+    pub name: &'a str,
+    /// Why it was deferred.
+    pub code: Code,
+    /// Tokens it would cost.
+    pub tokens: u32,
+}
+
+/// The session's offer against its caps and load bounds.
+#[derive(Debug, Serialize)]
+pub struct SessionTotals {
+    /// Pinned roster items.
+    pub pinned_items: u32,
+    /// Pinned roster tokens, wrapper included.
+    pub pinned_tokens: u32,
+    /// Loaded tools.
+    pub loaded_items: u32,
+    /// Tokens of the loaded tools.
+    pub loaded_tokens: u32,
+    /// `deferral.max_loaded`.
+    pub max_loaded: u32,
+    /// `deferral.max_loaded_tokens`.
+    pub max_loaded_tokens: u32,
+}
+
+impl<'a> SessionRoster<'a> {
+    fn new(live: &'a Live, plan: &'a Plan<'a>) -> Self {
+        let catalog = &live.catalog;
+        let mut roster: Vec<RosterEntry<'a>> =
+            plan.roster.iter().map(|&i| plan.roster_entry(i)).collect();
+        for tool in &live.doc.loaded {
+            if let Some(i) = catalog.find(&tool.name) {
+                let mut entry = plan.roster_entry(i);
+                entry.code = Code::Loaded;
+                roster.push(entry);
+            }
+        }
+        let deferred = plan
+            .deferred
+            .iter()
+            .copied()
+            .filter(|&i| !live.is_loaded(&catalog.candidates[i].name))
+            .map(|i| UnloadedTool {
+                name: &catalog.candidates[i].name,
+                code: plan.decisions[i].code,
+                tokens: catalog.candidates[i].tokens,
+            })
+            .collect();
+        SessionRoster {
+            format_version: plan::FORMAT_VERSION,
+            agent: &live.doc.agent,
+            encoding: &live.doc.encoding,
+            control_tool: live.doc.control_tool.as_deref(),
+            fingerprint: &live.doc.fingerprint,
+            roster,
+            deferred,
+            totals: SessionTotals {
+                pinned_items: plan.totals.items,
+                pinned_tokens: plan.totals.tokens,
+                loaded_items: live.doc.loaded.len() as u32,
+                loaded_tokens: live.doc.loaded.iter().map(|t| t.tokens).sum(),
+                max_loaded: catalog.deferral_policy.max_loaded,
+                max_loaded_tokens: catalog.deferral_policy.max_loaded_tokens,
+            },
+        }
+    }
+}
