@@ -91,25 +91,42 @@ impl Ty {
         }
     }
 
-    /// Whether a tool can read `value` as this type, possibly after a cast. Only containers
-    /// where a scalar is declared, an object where a list is declared, and a non-object where an
-    /// object is declared cannot be read; other scalar mismatches are left to the tool.
-    fn admits(self, value: &Value) -> bool {
-        match self {
-            Self::String | Self::Number | Self::Integer | Self::Boolean | Self::Null => {
-                !matches!(value, Value::Array(_) | Value::Object(_))
+    /// Whether a tool can read `value` as this type, possibly after a cast: the value already
+    /// is this type, or a cast a tool commonly makes reads it as one ("5" and 5.0 for an
+    /// integer, a number or boolean for text, "true", 1 and 0 for a boolean). A scalar no such
+    /// cast reads ("soon" or 5.5 for an integer, "maybe" for a boolean, anything but null for
+    /// null) is not admitted, nor is a container where a scalar is declared or an object where a
+    /// list is declared. A lone scalar where a list is declared is admitted: a tool may read it
+    /// as one item.
+    pub(crate) fn admits(self, value: &Value) -> bool {
+        match (self, value) {
+            (Self::String, Value::String(_) | Value::Number(_) | Value::Bool(_)) => true,
+            (Self::Integer, Value::Number(n)) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|x| x.fract() == 0.0)
             }
-            Self::Array => !value.is_object(),
-            Self::Object => value.is_object(),
-        }
-    }
-
-    /// The kinds of value (see [`kind_of`]) [`Ty::admits`] admits.
-    fn admitted_kinds(self) -> u8 {
-        match self {
-            Self::String | Self::Number | Self::Integer | Self::Boolean | Self::Null => SCALAR,
-            Self::Array => SCALAR | ARRAY,
-            Self::Object => OBJECT,
+            (Self::Integer, Value::String(s)) => {
+                let s = s.trim();
+                // Digits beyond every integer type still spell an integer; the cast refuses them
+                // as out of range.
+                is_digits(s) || number_text(s).is_some_and(|x| x.is_infinite() || x.fract() == 0.0)
+            }
+            (Self::Number, Value::Number(_)) => true,
+            (Self::Number, Value::String(s)) => {
+                let s = s.trim();
+                integer_text(s).is_some() || number_text(s).is_some_and(f64::is_finite)
+            }
+            (Self::Boolean, Value::Bool(_)) => true,
+            (Self::Boolean, Value::String(s)) => {
+                let s = s.trim();
+                s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false")
+            }
+            (Self::Boolean, Value::Number(n)) => {
+                matches!(n.as_f64(), Some(x) if x == 1.0 || x == 0.0)
+            }
+            (Self::Null, Value::Null) => true,
+            (Self::Array, value) => !value.is_object(),
+            (Self::Object, Value::Object(_)) => true,
+            _ => false,
         }
     }
 
@@ -142,7 +159,7 @@ impl Ty {
 }
 
 // Kinds of JSON value, one bit each, so a node's declared types can be matched against a value
-// with one test (see `CNode::admitted` and `CNode::held`).
+// with one test (see `CNode::held`).
 const STRING: u8 = 1;
 const INTEGER: u8 = 1 << 1;
 const FRACTION: u8 = 1 << 2;
@@ -150,7 +167,6 @@ const BOOLEAN: u8 = 1 << 3;
 const NULL: u8 = 1 << 4;
 const ARRAY: u8 = 1 << 5;
 const OBJECT: u8 = 1 << 6;
-const SCALAR: u8 = STRING | INTEGER | FRACTION | BOOLEAN | NULL;
 
 /// The kind bit of `value`; a number is an integer when it is an `i64` or `u64`, as
 /// [`Ty::holds`] reads it.
@@ -259,9 +275,8 @@ struct CNode {
     declared: Declared,
     /// The declared types in the order written; casts try them in this order.
     order: Vec<Ty>,
-    /// The kinds of value (see [`kind_of`]) some declared type admits, and holds without a
-    /// cast; every kind when no type is declared.
-    admitted: u8,
+    /// The kinds of value (see [`kind_of`]) some declared type holds without a cast; every
+    /// kind when no type is declared.
     held: u8,
     enumeration: Option<Vec<Value>>,
     /// Declared members, sorted by name: (name, node, required).
@@ -360,11 +375,9 @@ fn compile_one<'s>(
             .collect(),
         _ => Vec::new(),
     };
-    (node.admitted, node.held) = match node.declared {
-        Declared::Types(_) => node.order.iter().fold((0, 0), |(admitted, held), t| {
-            (admitted | t.admitted_kinds(), held | t.held_kinds())
-        }),
-        _ => (u8::MAX, u8::MAX),
+    node.held = match node.declared {
+        Declared::Types(_) => node.order.iter().fold(0, |held, t| held | t.held_kinds()),
+        _ => u8::MAX,
     };
     node.enumeration = map
         .get("enum")
@@ -448,8 +461,22 @@ impl CNode {
         }
     }
 
+    /// Whether null is excluded: by the declared types, or by an `enum` without null.
     fn excludes_null(&self) -> bool {
-        self.judged && self.declared.excludes_null()
+        self.judged
+            && (self.declared.excludes_null()
+                || self
+                    .enumeration
+                    .as_ref()
+                    .is_some_and(|members| !members.iter().any(Value::is_null)))
+    }
+
+    /// What null is refused for: the declared types, or the enum's members.
+    fn expected_instead_of_null(&self) -> String {
+        match &self.enumeration {
+            Some(members) if self.order.is_empty() => format!("one of {}", list_values(members)),
+            _ => self.expected(),
+        }
     }
 
     fn expected(&self) -> String {
@@ -490,9 +517,9 @@ impl Compiled {
         if !node.judged || kind == NULL {
             return true;
         }
-        // A value some declared type admits; for a coercing tool, one it holds without a cast
-        // (a value that would be cast is left to the full walk).
-        if (if coerce { node.held } else { node.admitted }) & kind == 0 {
+        // A value some declared type holds without a cast; one a type admits only after a cast
+        // is left to the full walk.
+        if node.held & kind == 0 {
             return false;
         }
         if let Some(members) = &node.enumeration {
@@ -867,7 +894,7 @@ impl<'a> Walk<'_, 'a> {
         if let Declared::Types(_) = node.declared {
             if !node.order.iter().any(|t| t.admits(value)) {
                 self.problem(path, last, |_| {
-                    format!("must be {}; got {}", node.expected(), kind(value))
+                    format!("must be {}; got {}", node.expected(), got(value))
                 });
                 return false;
             }
@@ -976,7 +1003,7 @@ impl<'a> Walk<'_, 'a> {
                     if value.is_null() {
                         if required && schema.excludes_null() {
                             self.problem(path, Some(Seg::Key(name)), |_| {
-                                format!("must be {}; got null", schema.expected())
+                                format!("must be {}; got null", schema.expected_instead_of_null())
                             });
                         } else if !required && self.cx.coerce && schema.excludes_null() {
                             // A null optional member means "left out"; a server that validates
@@ -1150,14 +1177,14 @@ fn integer_out_of_range(value: &Value) -> bool {
 fn enum_member<'m>(members: &'m [Value], value: &Value) -> Option<&'m Value> {
     members
         .iter()
-        .find(|m| *m == value)
+        .find(|m| json_equal(m, value))
         .or_else(|| members.iter().find(|m| enum_matches(m, value)))
 }
 
 /// Whether `value` is the enum member `member`, allowing the casts a tool commonly makes:
 /// 2 for "2" and back, and text in another letter case.
 fn enum_matches(member: &Value, value: &Value) -> bool {
-    if member == value {
+    if json_equal(member, value) {
         return true;
     }
     match (member, value) {
@@ -1178,6 +1205,57 @@ fn enum_matches(member: &Value, value: &Value) -> bool {
             .trim()
             .eq_ignore_ascii_case(if *b { "true" } else { "false" }),
         _ => false,
+    }
+}
+
+/// Whether `a` and `b` are equal as JSON Schema compares values (`enum`, `const`): numbers by
+/// their mathematical value (0 is 0.0), lists item by item, objects member by member in any
+/// order. It keeps its own stack, so any nesting compares.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    let mut todo = vec![(a, b)];
+    while let Some((a, b)) = todo.pop() {
+        let same = match (a, b) {
+            (Value::Number(x), Value::Number(y)) => same_number(x, y),
+            (Value::Array(x), Value::Array(y)) => {
+                todo.extend(x.iter().zip(y));
+                x.len() == y.len()
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter().all(|(k, v)| match y.get(k) {
+                        Some(w) => {
+                            todo.push((v, w));
+                            true
+                        }
+                        None => false,
+                    })
+            }
+            _ => a == b,
+        };
+        if !same {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether two JSON numbers are the same number: exactly when both are integers, else as
+/// floats.
+fn same_number(x: &Number, y: &Number) -> bool {
+    match (x.as_i128(), y.as_i128()) {
+        (Some(a), Some(b)) => a == b,
+        _ => x.as_f64() == y.as_f64(),
+    }
+}
+
+/// What came, for a problem sentence: a scalar as the text, number or boolean it is (text cut
+/// short when long), a container or null by its kind.
+pub(crate) fn got(value: &Value) -> String {
+    match value {
+        Value::String(_) => format!("the text {}", shown(value)),
+        Value::Number(_) => format!("the number {value}"),
+        Value::Bool(_) => format!("the boolean {value}"),
+        other => kind(other).to_string(),
     }
 }
 

@@ -176,11 +176,153 @@ fn an_object_where_an_integer_is_declared_is_refused_and_text_or_a_float_of_an_i
         ok(CALL, json!({"phone_number": "1", "max_duration": 5.0}))["max_duration"],
         json!(5)
     );
-    // Text no cast fits is not the check's to judge: forwarded as given.
+    // Issue 12: text no cast reads as an integer is refused, not forwarded to a server that
+    // would reject it.
     assert_eq!(
-        ok(CALL, json!({"phone_number": "1", "max_duration": "five"}))["max_duration"],
-        json!("five")
+        problems(CALL, json!({"phone_number": "1", "max_duration": "five"})),
+        [
+            "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got the text \"five\""
+        ]
     );
+}
+
+/// The argument-check record's list of what a tool commonly reads after a cast: each passes in
+/// both coercion modes. Issue 12 must not take any of it away.
+#[test]
+fn the_record_pass_list_passes_in_both_modes() {
+    let table = [
+        (json!({"type": "integer"}), json!("5")),
+        (json!({"type": "integer"}), json!(" 5 ")),
+        (json!({"type": "integer"}), json!(5.0)),
+        (json!({"type": "integer"}), json!("5.0")),
+        (json!({"type": "number"}), json!("2.5")),
+        (json!({"type": "number"}), json!(7)),
+        (json!({"type": "string"}), json!(5)),
+        (json!({"type": "string"}), json!(2.5)),
+        (json!({"type": "string"}), json!(true)),
+        (json!({"type": "boolean"}), json!("true")),
+        (json!({"type": "boolean"}), json!("FALSE")),
+        (json!({"type": "boolean"}), json!(1)),
+        (json!({"type": "boolean"}), json!(0)),
+        (json!({"type": "boolean"}), json!(1.0)),
+        (json!({"type": ["string", "null"]}), Value::Null),
+        (json!({"type": "null"}), Value::Null),
+        (json!({"enum": ["2", "3"]}), json!(2)),
+        (json!({"enum": [2, 3]}), json!("2")),
+        (json!({"enum": ["notes", "mail"]}), json!("NOTES")),
+        (json!({"enum": [[0], "x"]}), json!([0.0])),
+        (json!({"enum": [{"a": 1}]}), json!({"a": 1.0})),
+        (json!({"enum": ["a", null]}), Value::Null),
+        (json!({"type": "array"}), json!("one")),
+        (json!({"type": "integer", "minimum": 10}), json!(1)),
+    ];
+    for (schema, value) in table {
+        for coerce in [false, true] {
+            let report = run(
+                root_object(schema.clone()),
+                json!({ "arg": value.clone() }),
+                coerce,
+                UnknownArguments::Refuse,
+            );
+            assert_eq!(
+                report.verdict,
+                Verdict::Run,
+                "{schema} {value} coerce={coerce}: {:?}",
+                report.calls[0].problems
+            );
+        }
+    }
+}
+
+/// Issue 12 items 1 and 2: scalars no cast reads, and nulls an enum leaves out, are refused in
+/// both coercion modes; each has its passing twin in the table above.
+#[test]
+fn scalars_no_cast_reads_are_refused_in_both_modes() {
+    let table = [
+        (
+            json!({"type": "integer"}),
+            json!("soon"),
+            "must be an integer; got the text \"soon\"",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!(5.5),
+            "must be an integer; got the number 5.5",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!(true),
+            "must be an integer; got the boolean true",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!("5.5"),
+            "must be an integer; got the text \"5.5\"",
+        ),
+        (
+            json!({"type": "boolean"}),
+            json!("maybe"),
+            "must be a boolean; got the text \"maybe\"",
+        ),
+        (
+            json!({"type": "boolean"}),
+            json!(2),
+            "must be a boolean; got the number 2",
+        ),
+        (
+            json!({"type": "null"}),
+            json!(0),
+            "must be null; got the number 0",
+        ),
+        (
+            json!({"type": "null"}),
+            json!(""),
+            "must be null; got the text \"\"",
+        ),
+        (
+            json!({"type": "number"}),
+            json!("foo"),
+            "must be a number; got the text \"foo\"",
+        ),
+        (
+            json!({"type": "number"}),
+            json!(false),
+            "must be a number; got the boolean false",
+        ),
+        (
+            json!({"type": ["integer", "boolean"]}),
+            json!("x"),
+            "must be an integer or a boolean; got the text \"x\"",
+        ),
+        (
+            json!({"enum": [[0], "x"]}),
+            json!([1]),
+            "must be one of a list, \"x\"; got a list",
+        ),
+        (
+            json!({"enum": ["a", "b"]}),
+            Value::Null,
+            "must be one of \"a\", \"b\"; got null",
+        ),
+    ];
+    for (schema, value, ends) in table {
+        for coerce in [false, true] {
+            let report = run(
+                root_object(schema.clone()),
+                json!({ "arg": value.clone() }),
+                coerce,
+                UnknownArguments::Refuse,
+            );
+            assert_eq!(
+                report.verdict,
+                Verdict::Refused,
+                "{schema} {value} coerce={coerce}"
+            );
+            let problems = &report.calls[0].problems;
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(problems[0], format!("tool \"t\": argument \"arg\" {ends}"));
+        }
+    }
 }
 
 #[test]
@@ -215,7 +357,7 @@ fn text_or_a_list_where_an_object_is_declared_is_refused_and_an_object_passes() 
         "email.send",
         json!({"to": [], "subject": "s", "headers": "x-a: 1"}),
     );
-    assert!(p[0].ends_with("argument \"headers\" must be an object; got a string"));
+    assert!(p[0].ends_with("argument \"headers\" must be an object; got the text \"x-a: 1\""));
     // A list is refused too: muster reads JSON, so an object never decodes to a list.
     let p = problems(
         "email.send",
