@@ -14,6 +14,7 @@ mod offered;
 mod positional;
 mod repair;
 mod schema;
+mod strict;
 mod turn;
 
 use std::borrow::Cow;
@@ -27,6 +28,9 @@ pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn};
 
 use schema::{Context, Findings};
+use strict::Strict;
+
+pub(crate) use strict::compile_strict;
 
 /// How a turn is checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -246,9 +250,17 @@ fn check_call<'t>(
     options: &CheckOptions,
     quick: bool,
 ) -> CallReport<'t> {
-    let Some((tool, compiled)) = plan.entry(&call.name) else {
+    let Some((tool, compiled, strict)) = plan.entry(&call.name) else {
         return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
     };
+    // Fail closed: nothing can say whether the server would take a call to this tool.
+    if let Strict::Broken(why) = strict {
+        let problem = format!(
+            "tool \"{}\": its input schema cannot be compiled for strict checking ({why}), so no call to it can be judged and none is sent; use another tool",
+            call.name
+        );
+        return refused(call, vec![problem], 1, Vec::new());
+    }
     if let Some(why) = &call.unreadable {
         let problem = format!(
             "tool \"{}\": the arguments cannot be read as JSON: {why}; send them again as valid JSON",
@@ -262,11 +274,7 @@ fn check_call<'t>(
         && let Value::Object(arguments) = &call.arguments
         && compiled.fits_as_sent(arguments, tool)
     {
-        return if tool.fixed.is_empty() && !(options.positional && tool.parameters.is_some()) {
-            ok(call, Cow::Borrowed(&call.arguments), Vec::new())
-        } else {
-            forward(call, tool, None, Vec::new(), Vec::new(), options)
-        };
+        return forward(call, tool, strict, None, Vec::new(), Vec::new(), options);
     }
     // Arguments are copied only when something changes them; most calls go through as sent.
     let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
@@ -329,15 +337,18 @@ fn check_call<'t>(
         }
         return refused(call, found.problems, found.total, notes);
     }
-    forward(call, tool, owned, edits, notes, options)
+    forward(call, tool, strict, owned, edits, notes, options)
 }
 
-/// The answer for a call that fits: what the tool receives, built from the repaired and
-/// narrowed arguments (`owned`, or the call's own when nothing changed them) with the check's
-/// `edits`, the fixed values and, when asked, the positional form.
+/// The answer for a call that fits the lenient rules: what the tool receives, built from the
+/// repaired and narrowed arguments (`owned`, or the call's own when nothing changed them) with
+/// the check's `edits`, the fixed values and, when asked, the positional form. A strictly
+/// checked tool's arguments are validated first, as cast and before the fixed values (which
+/// the policy wrote and the offered schema no longer declares).
 fn forward<'t>(
     call: &'t Call,
     tool: &OfferedTool,
+    strict: &Strict,
     owned: Option<Value>,
     edits: Vec<schema::Edit>,
     mut notes: Vec<String>,
@@ -347,15 +358,37 @@ fn forward<'t>(
         (Some(params), true) => Some(params),
         _ => None,
     };
-    let arguments = if edits.is_empty() && tool.fixed.is_empty() && positional.is_none() {
-        owned.map_or(Cow::Borrowed(&call.arguments), Cow::Owned)
+    let mut value = match (owned, edits.is_empty()) {
+        (Some(value), _) => Cow::Owned(value),
+        (None, true) => Cow::Borrowed(&call.arguments),
+        (None, false) => Cow::Owned(deep::clone_value(&call.arguments)),
+    };
+    if !edits.is_empty()
+        && let Value::Object(map) = value.to_mut()
+    {
+        schema::apply(map, edits);
+    }
+    if let Strict::On(validator) = strict {
+        let mut found = Findings::default();
+        strict::validate(validator, &value, &call.name, &mut found);
+        if found.total > 0 {
+            if let Cow::Owned(value) = value {
+                deep::drop_value(value);
+            }
+            return refused(call, found.problems, found.total, notes);
+        }
+    }
+    let arguments = if tool.fixed.is_empty() && positional.is_none() {
+        value
     } else {
-        let mut value = owned.unwrap_or_else(|| deep::clone_value(&call.arguments));
+        let mut value = match value {
+            Cow::Owned(value) => value,
+            Cow::Borrowed(value) => deep::clone_value(value),
+        };
         let mut map = match &mut value {
             Value::Object(map) => std::mem::take(map),
             _ => Map::new(),
         };
-        schema::apply(&mut map, edits);
         narrow::set_fixed(&mut map, tool);
         match positional {
             Some(params) => match positional::to_positional(

@@ -8,11 +8,13 @@
 //! fields refused where muster reads the shape back), documented in
 //! `docs/`. It decides nothing.
 
+mod check;
 mod finding;
 mod gate;
 mod reason;
 mod session;
 
+pub use check::*;
 pub use finding::{Code, Status, Warning, WarningCode};
 pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,

@@ -100,6 +100,7 @@ mod tests {
             only: only.map(|o| o.into_iter().map(String::from).collect()),
             unknown_arguments: UnknownArguments::Refuse,
             coerce: true,
+            check: crate::contract::CheckMode::Lenient,
             parameters: None,
             variadic: false,
         }

@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 use super::deep;
 use super::schema::{Compiled, same};
+use super::strict::Strict;
+use crate::contract::CheckMode;
 use crate::error::{Error, ErrorKind, Problem};
 
 /// Where an offered tool comes from; only MCP tools are narrowed.
@@ -67,6 +69,8 @@ pub struct OfferedTool {
     pub unknown_arguments: UnknownArguments,
     /// Whether forwarded values are cast to the declared type.
     pub coerce: bool,
+    /// Whether the forwarded arguments are also validated against the whole schema.
+    pub check: CheckMode,
     /// Ordered positional parameters (configured tools), when declared.
     pub parameters: Option<Vec<Parameter>>,
     /// Whether the last parameter takes every remaining positional value.
@@ -94,6 +98,8 @@ pub struct DeferredTool {
 pub struct OfferedPlan {
     roster: Vec<OfferedTool>,
     compiled: Vec<Compiled>,
+    /// Each tool's schema compiled for strict checking, once per plan.
+    strict: Vec<Strict>,
     /// (hash of the name, roster index), sorted: the look-up of a call's tool.
     by_name: Vec<(u64, usize)>,
     deferred: Vec<DeferredTool>,
@@ -118,9 +124,14 @@ impl OfferedPlan {
             .iter()
             .map(|t| Compiled::new(&t.input_schema))
             .collect();
+        let strict = roster
+            .iter()
+            .map(|t| Strict::new(&t.input_schema, t.check == CheckMode::Strict))
+            .collect();
         Self {
             roster,
             compiled,
+            strict,
             by_name,
             deferred,
             control_tool,
@@ -197,6 +208,10 @@ impl OfferedPlan {
                 only: tool.only,
                 unknown_arguments: tool.unknown_arguments.unwrap_or_default(),
                 coerce: tool.coerce.unwrap_or(false),
+                check: tool.check.unwrap_or(match tool.source {
+                    Source::Mcp => CheckMode::Strict,
+                    Source::Configured | Source::Control => CheckMode::Lenient,
+                }),
                 parameters: tool.parameters,
                 variadic: tool.variadic,
             })
@@ -217,10 +232,10 @@ impl OfferedPlan {
         self.index(name).map(|i| &self.roster[i])
     }
 
-    /// The offered tool called `name` with its compiled schema.
-    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled)> {
+    /// The offered tool called `name` with its compiled schema, lenient and strict.
+    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled, &Strict)> {
         self.index(name)
-            .map(|i| (&self.roster[i], &self.compiled[i]))
+            .map(|i| (&self.roster[i], &self.compiled[i], &self.strict[i]))
     }
 
     /// The roster index of the tool called `name`; the last one when the name is offered twice.
@@ -303,6 +318,8 @@ struct RawTool {
     #[serde(default)]
     coerce: Option<bool>,
     #[serde(default)]
+    check: Option<CheckMode>,
+    #[serde(default)]
     parameters: Option<Vec<Parameter>>,
     #[serde(default)]
     variadic: bool,
@@ -374,6 +391,7 @@ mod tests {
             only: None,
             unknown_arguments: UnknownArguments::Refuse,
             coerce: false,
+            check: CheckMode::Lenient,
             parameters: None,
             variadic: false,
         }

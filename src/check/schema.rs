@@ -62,7 +62,7 @@ pub(crate) enum Ty {
 }
 
 impl Ty {
-    fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "string" => Self::String,
             "number" => Self::Number,
@@ -79,7 +79,7 @@ impl Ty {
         1 << self as u8
     }
 
-    fn article(self) -> &'static str {
+    pub(crate) fn article(self) -> &'static str {
         match self {
             Self::String => "a string",
             Self::Number => "a number",
@@ -694,24 +694,40 @@ impl<'a> Paths<'a> {
     }
 
     fn render(&self, at: usize, last: Option<Seg<'a>>) -> String {
-        let mut out = String::new();
-        for (i, seg) in self.segs(at, last).iter().enumerate() {
-            match seg {
-                Seg::Key(key) if !plain(key) => push_quoted_key(&mut out, key),
-                Seg::Key(key) if i == 0 => out.push_str(key),
-                Seg::Key(key) => {
-                    out.push('.');
-                    out.push_str(key);
-                }
-                Seg::Index(index) => {
-                    out.push('[');
-                    out.push_str(&index.to_string());
-                    out.push(']');
-                }
+        render_segs(&self.segs(at, last))
+    }
+}
+
+/// An argument path as problems and notes spell it: `filters[2].date`, `m["c.d"]`.
+pub(crate) fn render_steps(steps: &[Step]) -> String {
+    let segs: Vec<Seg<'_>> = steps
+        .iter()
+        .map(|step| match step {
+            Step::Key(key) => Seg::Key(key),
+            Step::Index(index) => Seg::Index(*index),
+        })
+        .collect();
+    render_segs(&segs)
+}
+
+fn render_segs(segs: &[Seg<'_>]) -> String {
+    let mut out = String::new();
+    for (i, seg) in segs.iter().enumerate() {
+        match seg {
+            Seg::Key(key) if !plain(key) => push_quoted_key(&mut out, key),
+            Seg::Key(key) if i == 0 => out.push_str(key),
+            Seg::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Seg::Index(index) => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
             }
         }
-        out
     }
+    out
 }
 
 /// Whether `key` can stand in an argument path as written: a plain identifier
@@ -1272,7 +1288,7 @@ pub(crate) fn kind(value: &Value) -> &'static str {
 }
 
 /// A scalar as JSON, cut short when long; a container by its kind.
-fn shown(value: &Value) -> String {
+pub(crate) fn shown(value: &Value) -> String {
     match value {
         Value::Array(_) | Value::Object(_) => kind(value).to_string(),
         Value::String(s) if s.chars().count() > 60 => {
@@ -1283,7 +1299,7 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn list_values(members: &[Value]) -> String {
+pub(crate) fn list_values(members: &[Value]) -> String {
     let mut out: Vec<String> = members.iter().take(10).map(shown).collect();
     if members.len() > 10 {
         out.push(format!("(and {} more)", members.len() - 10));

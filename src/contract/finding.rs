@@ -176,6 +176,9 @@ pub enum WarningCode {
     LockMismatch,
     /// The control tool itself does not fit, so nothing can be deferred.
     ControlToolCut,
+    /// A tool checked strictly has an input schema the validator cannot compile, so the check
+    /// refuses every call to it.
+    UncheckableSchema,
 }
 
 impl WarningCode {
@@ -196,6 +199,7 @@ impl WarningCode {
             WarningCode::NoSnapshot => "no-snapshot",
             WarningCode::LockMismatch => "lock-mismatch",
             WarningCode::ControlToolCut => "control-tool-cut",
+            WarningCode::UncheckableSchema => "uncheckable-schema",
         }
     }
 }
