@@ -61,7 +61,9 @@ fn one_mismatch_refuses_the_whole_turn_and_names_what_to_fix() {
         (Some("refused"), Some("arguments"))
     );
     assert_eq!(a["arguments"], Value::Null);
-    let problem = a["problems"][0].as_str().unwrap();
+    assert_eq!(a["problems"][0]["code"], "wrong-type");
+    assert_eq!(a["problems"][0]["argument"], "limit");
+    let problem = a["problems"][0]["message"].as_str().unwrap();
     assert!(
         problem.contains("memory.search") && problem.contains("\"limit\""),
         "{problem}"
@@ -91,7 +93,10 @@ fn a_cut_tool_is_an_unknown_tool_with_the_closest_offered_names() {
         r#"{"calls": [{"id": "x", "name": "mcp.gmail_read.get_thread", "arguments": {"thread_id": "1"}}]}"#,
     );
     let report = check_json(&fx, 1);
-    let problem = report["calls"][0]["problems"][0].as_str().unwrap();
+    assert_eq!(report["calls"][0]["problems"][0]["code"], "unknown-tool");
+    let problem = report["calls"][0]["problems"][0]["message"]
+        .as_str()
+        .unwrap();
     assert!(problem.contains("mcp.gmail_read.get_thread"), "{problem}");
     assert!(
         problem.contains("not offered") || problem.contains("was not offered"),
@@ -128,8 +133,9 @@ fn a_bad_value_inside_arguments_refuses_the_call_and_the_turn_file_is_still_read
     let report = check_json(&fx, 1);
     let a = &report["calls"][0];
     assert_eq!(a["status"], "refused");
+    assert_eq!(a["problems"][0]["code"], "unreadable-arguments");
     assert_eq!(
-        a["problems"][0],
+        a["problems"][0]["message"],
         "tool \"memory.search\": the arguments cannot be read as JSON: number out of range at column 29; send them again as valid JSON"
     );
     assert_eq!(report["calls"][1]["status"], "refused");

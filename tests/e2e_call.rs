@@ -221,7 +221,7 @@ fn a_search_without_its_pattern_is_refused_with_its_sibling() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|p| p.as_str().unwrap().contains("\"pattern\"")),
+            .any(|p| p["code"] == "missing-argument" && p["argument"] == "pattern"),
         "{first:#}"
     );
     let second = &report["calls"][1];
@@ -311,8 +311,14 @@ fn strict_checking_agrees_with_the_real_server() {
     let report = check(&fx, &turn, 1);
     let call = &report["calls"][0];
     assert_eq!(call["status"], "refused", "{report:#}");
+    let problem = &call["problems"][0];
+    assert_eq!(problem["code"], "schema-mismatch", "{report:#}");
     assert_eq!(
-        call["problems"][0],
+        (&problem["argument"], &problem["keyword"], &problem["limit"]),
+        (&json!("count"), &json!("maximum"), &json!(10))
+    );
+    assert_eq!(
+        problem["message"],
         "tool \"mcp.everything.get-resource-links\": argument \"count\" must be at most 10; got the number 50",
         "{report:#}"
     );

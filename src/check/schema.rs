@@ -13,6 +13,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::offered::{OfferedTool, UnknownArguments};
+use crate::contract::{CallProblem, CheckProblem, Got};
 
 /// The most problem sentences a call's answer holds. A call with more problems lists the
 /// first `MAX_PROBLEMS - 1` and one sentence counting the rest ("and N more problems not
@@ -24,7 +25,7 @@ pub const MAX_PROBLEMS: usize = 10;
 pub(crate) struct Findings {
     /// The first [`MAX_PROBLEMS`] problems, one sentence each (the answer lists one fewer when
     /// there are more, to make room for the count).
-    pub problems: Vec<String>,
+    pub problems: Vec<CheckProblem>,
     /// How many problems there were in all.
     pub total: usize,
     /// Each drop the check made.
@@ -32,10 +33,10 @@ pub(crate) struct Findings {
 }
 
 impl Findings {
-    pub(crate) fn problem(&mut self, text: impl FnOnce() -> String) {
-        // Past the limit only the count matters; skip formatting a sentence nobody reads.
+    pub(crate) fn problem(&mut self, make: impl FnOnce() -> CallProblem) {
+        // Past the limit only the count matters; skip building a problem nobody reads.
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(text());
+            self.problems.push(make().into());
         }
         self.total += 1;
     }
@@ -79,14 +80,15 @@ impl Ty {
         1 << self as u8
     }
 
-    pub(crate) fn article(self) -> &'static str {
+    /// The JSON Schema name of the type.
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::String => "a string",
-            Self::Number => "a number",
-            Self::Integer => "an integer",
-            Self::Boolean => "a boolean",
-            Self::Array => "a list",
-            Self::Object => "an object",
+            Self::String => "string",
+            Self::Number => "number",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::Array => "array",
+            Self::Object => "object",
             Self::Null => "null",
         }
     }
@@ -471,21 +473,9 @@ impl CNode {
                     .is_some_and(|members| !members.iter().any(Value::is_null)))
     }
 
-    /// What null is refused for: the declared types, or the enum's members.
-    fn expected_instead_of_null(&self) -> String {
-        match &self.enumeration {
-            Some(members) if self.order.is_empty() => format!("one of {}", list_values(members)),
-            _ => self.expected(),
-        }
-    }
-
-    fn expected(&self) -> String {
-        let words: Vec<&str> = self.order.iter().map(|t| t.article()).collect();
-        match words.as_slice() {
-            [] => "a value".to_string(),
-            [one] => (*one).to_string(),
-            [init @ .., last] => format!("{} or {last}", init.join(", ")),
-        }
+    /// The declared type names, in the order written.
+    fn type_names(&self) -> Vec<String> {
+        self.order.iter().map(|t| t.name().to_string()).collect()
     }
 }
 
@@ -869,16 +859,18 @@ struct Walk<'w, 'a> {
 }
 
 impl<'a> Walk<'_, 'a> {
-    fn problem(&mut self, path: usize, last: Option<Seg<'a>>, text: impl FnOnce(String) -> String) {
+    /// Records a problem at the argument path `path` + `last`; `make` gets the tool's name and
+    /// the rendered path.
+    fn problem(
+        &mut self,
+        path: usize,
+        last: Option<Seg<'a>>,
+        make: impl FnOnce(String, String) -> CallProblem,
+    ) {
         let paths = &*self.paths;
         let tool = self.cx.tool;
-        self.found.problem(|| {
-            format!(
-                "tool \"{tool}\": argument \"{}\" {}",
-                paths.render(path, last),
-                text(String::new())
-            )
-        });
+        self.found
+            .problem(|| make(tool.to_string(), paths.render(path, last)));
     }
 
     /// Judges a value's own kind and enum at once, so a container's own problem is listed
@@ -909,8 +901,11 @@ impl<'a> Walk<'_, 'a> {
         let mut cast_value: Option<Value> = None;
         if let Declared::Types(_) = node.declared {
             if !node.order.iter().any(|t| t.admits(value)) {
-                self.problem(path, last, |_| {
-                    format!("must be {}; got {}", node.expected(), got(value))
+                self.problem(path, last, |tool, argument| CallProblem::WrongType {
+                    tool,
+                    argument,
+                    expected: node.type_names(),
+                    got: Got::of(value),
                 });
                 return false;
             }
@@ -923,13 +918,12 @@ impl<'a> Walk<'_, 'a> {
                     && node.declared.has(Ty::Integer)
                     && integer_out_of_range(value)
                 {
-                    self.problem(path, last, |_| {
-                        format!(
-                            "must be an integer from {} to {}; got {}",
-                            i64::MIN,
-                            u64::MAX,
-                            shown(value)
-                        )
+                    self.problem(path, last, |tool, argument| {
+                        CallProblem::IntegerOutOfRange {
+                            tool,
+                            argument,
+                            got: Got::of(value),
+                        }
                     });
                     return false;
                 }
@@ -944,12 +938,8 @@ impl<'a> Walk<'_, 'a> {
                     }
                 }
                 None => {
-                    self.problem(path, last, |_| {
-                        format!(
-                            "must be one of {}; got {}",
-                            list_values(members),
-                            shown(value)
-                        )
+                    self.problem(path, last, |tool, argument| {
+                        not_in_enum(tool, argument, members, value)
                     });
                     return false;
                 }
@@ -1018,9 +1008,21 @@ impl<'a> Walk<'_, 'a> {
                     let schema = &self.schema.nodes[child];
                     if value.is_null() {
                         if required && schema.excludes_null() {
-                            self.problem(path, Some(Seg::Key(name)), |_| {
-                                format!("must be {}; got null", schema.expected_instead_of_null())
-                            });
+                            self.problem(
+                                path,
+                                Some(Seg::Key(name)),
+                                |tool, argument| match &schema.enumeration {
+                                    Some(members) if schema.order.is_empty() => {
+                                        not_in_enum(tool, argument, members, &Value::Null)
+                                    }
+                                    _ => CallProblem::WrongType {
+                                        tool,
+                                        argument,
+                                        expected: schema.type_names(),
+                                        got: Got::of(&Value::Null),
+                                    },
+                                },
+                            );
                         } else if !required && self.cx.coerce && schema.excludes_null() {
                             // A null optional member means "left out"; a server that validates
                             // strictly refuses null where its types exclude it.
@@ -1042,9 +1044,14 @@ impl<'a> Walk<'_, 'a> {
                 None if node.pattern_properties => {}
                 None => match node.additional {
                     Additional::Closed => {
-                        let names = list_names(node);
-                        self.problem(path, Some(Seg::Key(name)), |_| {
-                            format!("is not accepted; expected only {names}")
+                        self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                            let (accepted, more) = list_names(node);
+                            CallProblem::NotAccepted {
+                                tool,
+                                argument,
+                                accepted,
+                                more,
+                            }
                         });
                     }
                     Additional::Schema(child) => {
@@ -1057,9 +1064,14 @@ impl<'a> Walk<'_, 'a> {
                     }
                     Additional::Open if top && node.has_properties => match self.cx.unknown {
                         UnknownArguments::Refuse => {
-                            let names = list_names(node);
-                            self.problem(path, Some(Seg::Key(name)), |_| {
-                                format!("is not declared; expected only {names}")
+                            self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                                let (declared, more) = list_names(node);
+                                CallProblem::UndeclaredArgument {
+                                    tool,
+                                    argument,
+                                    declared,
+                                    more,
+                                }
                             });
                         }
                         UnknownArguments::Drop => {
@@ -1077,13 +1089,17 @@ impl<'a> Walk<'_, 'a> {
                 if map.contains_key(name) {
                     continue;
                 }
-                let must = child
+                let expected = child
                     .map(|c| &self.schema.nodes[c])
-                    .filter(|c| c.judged && !c.order.is_empty())
-                    .map(|c| format!(" and must be {}", c.expected()))
+                    .filter(|c| c.judged)
+                    .map(CNode::type_names)
                     .unwrap_or_default();
-                self.problem(path, Some(Seg::Key(name)), |_| {
-                    format!("is required{must}; got nothing")
+                self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                    CallProblem::MissingArgument {
+                        tool,
+                        argument,
+                        expected,
+                    }
                 });
             }
         }
@@ -1264,17 +1280,6 @@ fn same_number(x: &Number, y: &Number) -> bool {
     }
 }
 
-/// What came, for a problem sentence: a scalar as the text, number or boolean it is (text cut
-/// short when long), a container or null by its kind.
-pub(crate) fn got(value: &Value) -> String {
-    match value {
-        Value::String(_) => format!("the text {}", shown(value)),
-        Value::Number(_) => format!("the number {value}"),
-        Value::Bool(_) => format!("the boolean {value}"),
-        other => kind(other).to_string(),
-    }
-}
-
 /// "an object", "a list", … for the kind of `value`.
 pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
@@ -1287,38 +1292,33 @@ pub(crate) fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// A scalar as JSON, cut short when long; a container by its kind.
-pub(crate) fn shown(value: &Value) -> String {
-    match value {
-        Value::Array(_) | Value::Object(_) => kind(value).to_string(),
-        Value::String(s) if s.chars().count() > 60 => {
-            let head: String = s.chars().take(57).collect();
-            format!("{}…", Value::String(head))
-        }
-        scalar => scalar.to_string(),
-    }
-}
-
-pub(crate) fn list_values(members: &[Value]) -> String {
-    let mut out: Vec<String> = members.iter().take(10).map(shown).collect();
-    if members.len() > 10 {
-        out.push(format!("(and {} more)", members.len() - 10));
-    }
-    out.join(", ")
-}
-
-fn list_names(node: &CNode) -> String {
-    if node.properties.is_empty() {
-        return "no arguments".to_string();
-    }
-    let mut out: Vec<String> = node
+/// The first ten names `node` declares, and how many more it does.
+fn list_names(node: &CNode) -> (Vec<String>, usize) {
+    let names = node
         .properties
         .iter()
         .take(10)
-        .map(|(k, _, _)| format!("\"{k}\""))
+        .map(|(k, _, _)| k.clone())
         .collect();
-    if node.properties.len() > 10 {
-        out.push(format!("(and {} more)", node.properties.len() - 10));
+    (names, node.properties.len().saturating_sub(10))
+}
+
+/// The problem for `value` matching no member of `members`.
+pub(crate) fn not_in_enum(
+    tool: String,
+    argument: String,
+    members: &[Value],
+    value: &Value,
+) -> CallProblem {
+    CallProblem::NotInEnum {
+        tool,
+        argument,
+        allowed: members
+            .iter()
+            .take(10)
+            .map(super::deep::clone_value)
+            .collect(),
+        more: members.len().saturating_sub(10),
+        got: Got::of(value),
     }
-    out.join(", ")
 }

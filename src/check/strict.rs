@@ -17,7 +17,8 @@ use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use super::schema::{Findings, Step, Ty, got, list_values, render_steps, shown};
+use super::schema::{Findings, Step, not_in_enum, render_steps};
+use crate::contract::{CallProblem, Got};
 
 /// A tool's schema as strict checking holds it.
 pub(crate) enum Strict {
@@ -76,12 +77,12 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
 /// `validator`, adding one problem per finding of the validator to `found`.
 pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, found: &mut Findings) {
     for error in validator.iter_errors(arguments) {
-        found.problem(|| sentence(tool, &error));
+        found.problem(|| problem(tool, &error));
     }
 }
 
-/// The problem sentence for one finding of the validator.
-fn sentence(tool: &str, error: &ValidationError<'_>) -> String {
+/// The problem for one finding of the validator.
+fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
     let mut steps: Vec<Step> = error
         .instance_path()
         .iter()
@@ -91,135 +92,124 @@ fn sentence(tool: &str, error: &ValidationError<'_>) -> String {
         })
         .collect();
     let value = error.instance().as_ref();
-    let came = got(value);
-    let what = match error.kind() {
+    let tool = tool.to_string();
+    let path = |steps: &[Step]| (!steps.is_empty()).then(|| render_steps(steps));
+    let (keyword, limit, detail): (&str, Option<Value>, Option<String>) = match error.kind() {
         ValidationErrorKind::Required { property } => {
             steps.push(Step::Key(
                 property
                     .as_str()
                     .map_or_else(|| property.to_string(), String::from),
             ));
-            "is required; got nothing".to_string()
+            return CallProblem::MissingArgument {
+                tool,
+                argument: render_steps(&steps),
+                expected: Vec::new(),
+            };
         }
         ValidationErrorKind::Type { kind } => {
-            let types: Vec<String> = match kind {
+            let expected = match kind {
                 TypeKind::Single(t) => vec![t.to_string()],
                 TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
             };
-            let words: Vec<&str> = types
-                .iter()
-                .map(|t| Ty::parse(t).map_or("a value", Ty::article))
-                .collect();
-            format!("must be {}; got {came}", or_list(&words))
+            return CallProblem::WrongType {
+                tool,
+                argument: path(&steps).unwrap_or_default(),
+                expected,
+                got: Got::of(value),
+            };
         }
         ValidationErrorKind::Enum { options } => {
             let members = options.as_array().map(Vec::as_slice).unwrap_or_default();
-            format!(
-                "must be one of {}; got {}",
-                list_values(members),
-                shown(value)
-            )
+            return not_in_enum(tool, path(&steps).unwrap_or_default(), members, value);
         }
         ValidationErrorKind::Constant { expected_value } => {
-            format!("must be {}; got {}", shown(expected_value), shown(value))
+            ("const", Some(Value::clone(expected_value)), None)
         }
-        ValidationErrorKind::Minimum { limit } => format!("must be at least {limit}; got {came}"),
-        ValidationErrorKind::Maximum { limit } => format!("must be at most {limit}; got {came}"),
+        ValidationErrorKind::Minimum { limit } => ("minimum", Some(limit.clone()), None),
+        ValidationErrorKind::Maximum { limit } => ("maximum", Some(limit.clone()), None),
         ValidationErrorKind::ExclusiveMinimum { limit } => {
-            format!("must be greater than {limit}; got {came}")
+            ("exclusiveMinimum", Some(limit.clone()), None)
         }
         ValidationErrorKind::ExclusiveMaximum { limit } => {
-            format!("must be less than {limit}; got {came}")
+            ("exclusiveMaximum", Some(limit.clone()), None)
         }
         ValidationErrorKind::MultipleOf { multiple_of } => {
-            format!("must be a multiple of {multiple_of}; got {came}")
+            ("multipleOf", Some(Value::from(*multiple_of)), None)
         }
-        ValidationErrorKind::MinLength { limit } => {
-            format!("must be at least {limit} characters long; got {came}")
-        }
-        ValidationErrorKind::MaxLength { limit } => {
-            format!("must be at most {limit} characters long; got {came}")
-        }
+        ValidationErrorKind::MinLength { limit } => ("minLength", Some(Value::from(*limit)), None),
+        ValidationErrorKind::MaxLength { limit } => ("maxLength", Some(Value::from(*limit)), None),
         ValidationErrorKind::Pattern { pattern } => {
-            format!(
-                "must match the pattern {}; got {came}",
-                Value::from(pattern.as_str())
-            )
+            ("pattern", Some(Value::from(pattern.as_str())), None)
         }
-        ValidationErrorKind::MinItems { limit } => {
-            format!("must have at least {limit} items; got {}", count(value))
-        }
-        ValidationErrorKind::MaxItems { limit } => {
-            format!("must have at most {limit} items; got {}", count(value))
-        }
-        ValidationErrorKind::UniqueItems => {
-            "must not list an item twice; got a list with a repeated item".to_string()
-        }
+        ValidationErrorKind::MinItems { limit } => ("minItems", Some(Value::from(*limit)), None),
+        ValidationErrorKind::MaxItems { limit } => ("maxItems", Some(Value::from(*limit)), None),
+        ValidationErrorKind::UniqueItems => ("uniqueItems", Some(Value::Bool(true)), None),
         ValidationErrorKind::MinProperties { limit } => {
-            format!("must have at least {limit} members; got {}", count(value))
+            ("minProperties", Some(Value::from(*limit)), None)
         }
         ValidationErrorKind::MaxProperties { limit } => {
-            format!("must have at most {limit} members; got {}", count(value))
+            ("maxProperties", Some(Value::from(*limit)), None)
         }
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            let names: Vec<String> = unexpected.iter().map(|n| format!("\"{n}\"")).collect();
-            format!(
-                "must not have the members {}; the schema does not accept them",
-                names.join(", ")
-            )
-        }
-        ValidationErrorKind::AnyOf { .. } => {
-            format!(
-                "must match at least one of the shapes its schema lists under anyOf; got {came}"
-            )
-        }
-        ValidationErrorKind::OneOfNotValid { .. } => {
-            format!("must match one of the shapes its schema lists under oneOf; got {came}")
-        }
-        ValidationErrorKind::OneOfMultipleValid { .. } => format!(
-            "must match exactly one of the shapes its schema lists under oneOf; got {came}, which matches more than one"
+        ValidationErrorKind::AdditionalProperties { unexpected } => (
+            "additionalProperties",
+            Some(Value::from(unexpected.clone())),
+            None,
         ),
-        ValidationErrorKind::Not { .. } => {
-            format!("must not match the shape its schema gives under not; got {came}")
-        }
-        ValidationErrorKind::FalseSchema => format!("is not accepted here; got {came}"),
-        ValidationErrorKind::Contains => {
-            "must contain an item matching the schema under contains; got none".to_string()
-        }
-        _ => format!("does not match its schema: {error}"),
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => (
+            "unevaluatedProperties",
+            Some(Value::from(unexpected.clone())),
+            None,
+        ),
+        ValidationErrorKind::AnyOf { .. } => ("anyOf", None, None),
+        ValidationErrorKind::OneOfNotValid { .. } => ("oneOf", None, None),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            "oneOf",
+            None,
+            Some("more than one shape matches".to_string()),
+        ),
+        ValidationErrorKind::Not { .. } => ("not", None, None),
+        ValidationErrorKind::FalseSchema => ("false", None, None),
+        ValidationErrorKind::Contains => ("contains", None, None),
+        _ => (
+            error
+                .schema_path()
+                .iter()
+                .last()
+                .map_or("schema", |seg| match seg {
+                    LocationSegment::Property(name) => {
+                        // Interned keyword names live as long as the error; copy to a static set.
+                        keyword_name(&name)
+                    }
+                    LocationSegment::Index(_) => "schema",
+                }),
+            None,
+            Some(error.to_string()),
+        ),
     };
-    let subject = if steps.is_empty() {
-        "the arguments".to_string()
-    } else {
-        format!("argument \"{}\"", render_steps(&steps))
-    };
-    format!("tool \"{tool}\": {subject} {what}")
-}
-
-/// "a string, a number or null".
-fn or_list(words: &[&str]) -> String {
-    match words {
-        [] => "a value".to_string(),
-        [one] => (*one).to_string(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    CallProblem::SchemaMismatch {
+        tool,
+        argument: path(&steps),
+        keyword: keyword.to_string(),
+        limit,
+        got: Got::of(value),
+        detail,
     }
 }
 
-/// "3 items" for a list, "2 members" for an object.
-fn count(value: &Value) -> String {
-    match value {
-        Value::Array(items) => format!(
-            "{} item{}",
-            items.len(),
-            if items.len() == 1 { "" } else { "s" }
-        ),
-        Value::Object(map) => format!(
-            "{} member{}",
-            map.len(),
-            if map.len() == 1 { "" } else { "s" }
-        ),
-        other => got(other),
+/// A schema keyword as a problem names it; keywords muster does not phrase are named `schema`
+/// unless they are among the few the validator reports through this path.
+fn keyword_name(name: &str) -> &'static str {
+    match name {
+        "propertyNames" => "propertyNames",
+        "additionalItems" => "additionalItems",
+        "unevaluatedItems" => "unevaluatedItems",
+        "format" => "format",
+        "contentEncoding" => "contentEncoding",
+        "contentMediaType" => "contentMediaType",
+        "dependentRequired" => "dependentRequired",
+        "dependencies" => "dependencies",
+        _ => "schema",
     }
 }
 
@@ -232,7 +222,7 @@ mod tests {
         let validator = compile_strict(&schema).unwrap();
         let mut found = Findings::default();
         validate(&validator, &arguments, "t", &mut found);
-        found.problems
+        found.problems.into_iter().map(|p| p.message).collect()
     }
 
     #[test]

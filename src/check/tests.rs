@@ -2,6 +2,7 @@
 //! nearest thing that passes. Property tests at the end.
 
 use super::*;
+use crate::contract::{CallProblem, CheckProblem};
 use proptest::prelude::*;
 use serde_json::json;
 use std::borrow::Cow;
@@ -94,7 +95,12 @@ fn problems(tool: &str, arguments: Value) -> Vec<String> {
     assert_eq!(call.status, Status::Refused, "{:?}", call.arguments);
     assert_eq!(call.refusal, Some(Refusal::Arguments));
     assert!(call.arguments.is_none());
-    call.problems.clone()
+    messages(&call.problems)
+}
+
+/// The sentences of `problems`.
+fn messages(problems: &[CheckProblem]) -> Vec<String> {
+    problems.iter().map(|p| p.message.clone()).collect()
 }
 
 const CALL: &str = "mcp.bland_call.start_call";
@@ -320,7 +326,11 @@ fn scalars_no_cast_reads_are_refused_in_both_modes() {
             );
             let problems = &report.calls[0].problems;
             assert_eq!(problems.len(), 1, "{problems:?}");
-            assert_eq!(problems[0], format!("tool \"t\": argument \"arg\" {ends}"));
+            assert_eq!(
+                problems[0].message,
+                format!("tool \"t\": argument \"arg\" {ends}")
+            );
+            assert_eq!(problems[0].message, problems[0].problem.to_string());
         }
     }
 }
@@ -513,7 +523,7 @@ fn large_integers_are_cast_exactly_and_ones_no_integer_type_holds_are_refused() 
             UnknownArguments::Refuse,
         );
         assert_eq!(report.verdict, Verdict::Refused);
-        report.calls[0].problems.clone()
+        messages(&report.calls[0].problems)
     };
     assert_eq!(
         refused(json!("18446744073709551616")),
@@ -625,7 +635,7 @@ fn argument_names_that_are_not_plain_identifiers_are_quoted_in_paths() {
         UnknownArguments::Pass,
     );
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         [
             "tool \"t\": argument \"[\"a.b\"]\" must be an integer; got a list",
             "tool \"t\": argument \"m[\"\"]\" must be an integer; got a list",
@@ -696,7 +706,7 @@ fn one_mismatch_refuses_the_whole_turn_and_a_fitting_turn_runs() {
         ]
     );
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         [
             "tool \"fs.read\": not run because call \"c2\" of this turn did not fit; send this call again together with the corrected call"
         ]
@@ -891,7 +901,7 @@ fn wrapped_arguments_that_cannot_be_read_say_why_and_readable_ones_are_repaired(
             UnknownArguments::Refuse,
         );
         assert_eq!(report.verdict, Verdict::Refused);
-        report.calls[0].problems.clone()
+        messages(&report.calls[0].problems)
     };
     assert_eq!(
         refused(nested(200)),
@@ -1071,8 +1081,19 @@ fn schemas_and_arguments_nested_ten_thousand_deep_are_checked_without_overflow()
         let report = check_turn(&plan, &turn, &CheckOptions::default());
         assert_eq!(report.verdict, verdict);
         if verdict == Verdict::Refused {
-            assert!(report.calls[0].problems[0].contains("must be a string; got an object"));
-            assert!(report.calls[0].problems[0].contains("argument \"a.a[0].a.a[0]"));
+            match &report.calls[0].problems[0].problem {
+                CallProblem::WrongType {
+                    argument,
+                    expected,
+                    got,
+                    ..
+                } => {
+                    assert!(argument.starts_with("a.a[0].a.a[0]"), "{argument}");
+                    assert_eq!(expected, &["string"]);
+                    assert_eq!(got.kind, "object");
+                }
+                other => panic!("{other:?}"),
+            }
         } else {
             assert_eq!(
                 deep::depth(report.calls[0].arguments.as_deref().unwrap()),
@@ -1501,7 +1522,7 @@ fn an_mcp_tool_is_checked_strictly_after_the_cast_and_a_lenient_tool_is_not() {
     let report = check_calls(&strict, &[("t", json!({"count": "50"}))], &options);
     assert_eq!(report.verdict, Verdict::Refused);
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         ["tool \"t\": argument \"count\" must be at most 10; got the number 50"]
     );
     for plan in [&lenient, &configured] {
@@ -1562,6 +1583,7 @@ fn a_strict_schema_that_cannot_be_compiled_refuses_every_call() {
     let problem = &report.calls[0].problems[0];
     assert!(
         problem
+            .message
             .starts_with("tool \"t\": its input schema cannot be compiled for strict checking ("),
         "{problem}"
     );
