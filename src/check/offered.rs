@@ -10,10 +10,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::deep;
-use super::schema::{Compiled, same};
+use super::schema::Compiled;
 use super::strict::Strict;
 use crate::contract::CheckMode;
 use crate::error::{Error, ErrorKind, Problem};
+use rustc_hash::FxHashMap;
 
 /// Where an offered tool comes from; only MCP tools are narrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -100,8 +101,8 @@ pub struct OfferedPlan {
     compiled: Vec<Compiled>,
     /// Each tool's schema compiled for strict checking, once per plan.
     strict: Vec<Strict>,
-    /// (hash of the name, roster index), sorted: the look-up of a call's tool.
-    by_name: Vec<(u64, usize)>,
+    /// Name → roster index: the look-up of a call's tool.
+    by_name: FxHashMap<String, usize>,
     deferred: Vec<DeferredTool>,
     control_tool: Option<String>,
 }
@@ -114,12 +115,12 @@ impl OfferedPlan {
         deferred: Vec<DeferredTool>,
         control_tool: Option<String>,
     ) -> Self {
-        let mut by_name: Vec<(u64, usize)> = roster
+        // A later entry of the same name replaces an earlier one.
+        let by_name = roster
             .iter()
             .enumerate()
-            .map(|(i, tool)| (name_hash(&tool.name), i))
+            .map(|(i, tool)| (tool.name.clone(), i))
             .collect();
-        by_name.sort_unstable();
         let compiled = roster
             .iter()
             .map(|t| Compiled::new(&t.input_schema))
@@ -240,14 +241,7 @@ impl OfferedPlan {
 
     /// The roster index of the tool called `name`; the last one when the name is offered twice.
     fn index(&self, name: &str) -> Option<usize> {
-        let hash = name_hash(name);
-        let first = self.by_name.partition_point(|(h, _)| *h < hash);
-        self.by_name[first..]
-            .iter()
-            .take_while(|(h, _)| *h == hash)
-            .filter(|(_, i)| same(&self.roster[*i].name, name))
-            .map(|(_, i)| *i)
-            .last()
+        self.by_name.get(name).copied()
     }
 
     /// Every offered tool, in plan order.
@@ -264,27 +258,6 @@ impl OfferedPlan {
     pub fn control_tool(&self) -> Option<&str> {
         self.control_tool.as_deref()
     }
-}
-
-/// A hash of a tool name for the roster look-up: its length and its first, middle and last
-/// eight bytes, mixed with the multiply-rotate of rustc's FxHash, so hashing costs the same for
-/// any name. Names with equal hashes are told apart by comparing the names, so a collision
-/// (names alike in all those bytes) costs only a comparison, never a wrong tool.
-fn name_hash(name: &str) -> u64 {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let add = |hash: u64, word: u64| (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    let bytes = name.as_bytes();
-    let n = bytes.len();
-    let hash = add(0, n as u64);
-    if n < 8 {
-        let word = bytes
-            .iter()
-            .rev()
-            .fold(0, |word, b| (word << 8) | u64::from(*b));
-        return add(hash, word);
-    }
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
-    add(add(add(hash, word(0)), word((n - 8) / 2)), word(n - 8))
 }
 
 /// The `format_version` of the plan JSON this module reads; the same as

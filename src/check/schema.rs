@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::offered::{OfferedTool, UnknownArguments};
+use super::offered::UnknownArguments;
 use crate::contract::{CallProblem, CheckProblem, Got};
 
 /// The most problem sentences a call's answer holds. A call with more problems lists the
@@ -132,19 +132,6 @@ impl Ty {
         }
     }
 
-    /// The kinds of value (see [`kind_of`]) [`Ty::holds`] holds.
-    fn held_kinds(self) -> u8 {
-        match self {
-            Self::String => STRING,
-            Self::Number => INTEGER | FRACTION,
-            Self::Integer => INTEGER,
-            Self::Boolean => BOOLEAN,
-            Self::Array => ARRAY,
-            Self::Object => OBJECT,
-            Self::Null => NULL,
-        }
-    }
-
     /// Whether `value` already is this type, needing no cast.
     fn holds(self, value: &Value) -> bool {
         match (self, value) {
@@ -156,53 +143,6 @@ impl Ty {
             | (Self::Null, Value::Null) => true,
             (Self::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
             _ => false,
-        }
-    }
-}
-
-// Kinds of JSON value, one bit each, so a node's declared types can be matched against a value
-// with one test (see `CNode::held`).
-const STRING: u8 = 1;
-const INTEGER: u8 = 1 << 1;
-const FRACTION: u8 = 1 << 2;
-const BOOLEAN: u8 = 1 << 3;
-const NULL: u8 = 1 << 4;
-const ARRAY: u8 = 1 << 5;
-const OBJECT: u8 = 1 << 6;
-
-/// The kind bit of `value`; a number is an integer when it is an `i64` or `u64`, as
-/// [`Ty::holds`] reads it.
-fn kind_of(value: &Value) -> u8 {
-    match value {
-        Value::String(_) => STRING,
-        Value::Number(n) if n.is_i64() || n.is_u64() => INTEGER,
-        Value::Number(_) => FRACTION,
-        Value::Bool(_) => BOOLEAN,
-        Value::Null => NULL,
-        Value::Array(_) => ARRAY,
-        Value::Object(_) => OBJECT,
-    }
-}
-
-/// Whether two names are equal. Short names are compared a machine word at a time rather
-/// than through a call to `memcmp`, which costs more than the rest of a member's look-up.
-#[inline(always)]
-pub(crate) fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
-    match n {
-        0 => true,
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        // Whole words from the start, then the last eight bytes (which may overlap the rest).
-        _ => {
-            (0..n / 8).all(|i| word(a, 8 * i) == word(b, 8 * i)) && word(a, n - 8) == word(b, n - 8)
         }
     }
 }
@@ -277,9 +217,6 @@ struct CNode {
     declared: Declared,
     /// The declared types in the order written; casts try them in this order.
     order: Vec<Ty>,
-    /// The kinds of value (see [`kind_of`]) some declared type holds without a cast; every
-    /// kind when no type is declared.
-    held: u8,
     enumeration: Option<Vec<Value>>,
     /// Declared members, sorted by name: (name, node, required).
     properties: Vec<(String, usize, bool)>,
@@ -377,10 +314,6 @@ fn compile_one<'s>(
             .collect(),
         _ => Vec::new(),
     };
-    node.held = match node.declared {
-        Declared::Types(_) => node.order.iter().fold(0, |held, t| held | t.held_kinds()),
-        _ => u8::MAX,
-    };
     node.enumeration = map
         .get("enum")
         .and_then(Value::as_array)
@@ -431,36 +364,14 @@ fn compile_one<'s>(
 }
 
 impl CNode {
-    /// The declared member `name`: (node, required). Members usually arrive in name order, as
-    /// the properties are kept, so the entry after the last hit (`hint`) is tried first.
-    #[inline(always)]
-    fn member(&self, name: &str, hint: &mut usize) -> Option<(usize, bool)> {
-        let at = match self.properties.get(*hint) {
-            Some((n, _, _)) if same(n, name) => *hint,
-            _ => self.member_after(name, *hint)?,
-        };
-        *hint = at + 1;
+    /// The declared member `name`: (node, required).
+    fn member(&self, name: &str) -> Option<(usize, bool)> {
+        let at = self
+            .properties
+            .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+            .ok()?;
         let (_, node, required) = &self.properties[at];
         Some((*node, *required))
-    }
-
-    /// Where `name` is among the properties when it is not at `hint`. A call usually leaves out
-    /// some optional members, so the next given one is a few entries on; those are compared for
-    /// equality alone, which is cheap, before searching.
-    #[inline(never)]
-    fn member_after(&self, name: &str, hint: usize) -> Option<usize> {
-        let start = (hint + 1).min(self.properties.len());
-        match self.properties[start..]
-            .iter()
-            .take(3)
-            .position(|(n, _, _)| same(n, name))
-        {
-            Some(offset) => Some(start + offset),
-            None => self
-                .properties
-                .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
-                .ok(),
-        }
     }
 
     /// Whether null is excluded: by the declared types, or by an `enum` without null.
@@ -477,143 +388,6 @@ impl CNode {
     fn type_names(&self) -> Vec<String> {
         self.order.iter().map(|t| t.name().to_string()).collect()
     }
-}
-
-/// How many levels the quick pass looks into before it leaves a call to the full walk. The quick
-/// pass recurses; the full walk keeps its own stack and has no such limit.
-const QUICK_DEPTH: usize = 64;
-
-impl Compiled {
-    /// Whether a call of `tool` with the argument object `arguments` goes through exactly as
-    /// sent: no member the repair would try to unwrap, no name the narrowing drops, and nothing
-    /// the check refuses, casts or drops. It applies the same rules as [`super::repair::repair`],
-    /// [`super::narrow::outside`] and [`check`], but only answers yes or no, so it builds no
-    /// path, sentence or edit and allocates nothing. `false` means "not sure": the full steps
-    /// then decide and explain, so the answer is the same either way.
-    pub(crate) fn fits_as_sent(&self, arguments: &Map<String, Value>, tool: &OfferedTool) -> bool {
-        let root = self.root();
-        if !root.judged {
-            // The check judges nothing here and no member is declared for the repair.
-            return arguments.keys().all(|name| kept_by_narrowing(tool, name));
-        }
-        self.quick_members(root, arguments, tool.coerce, 0, Some(tool))
-    }
-
-    /// The quick pass over one value and the node judging it (see [`Walk::one`]).
-    #[inline]
-    fn quick(&self, at: usize, value: &Value, coerce: bool, depth: usize) -> bool {
-        let node = &self.nodes[at];
-        let kind = kind_of(value);
-        if !node.judged || kind == NULL {
-            return true;
-        }
-        // A value some declared type holds without a cast; one a type admits only after a cast
-        // is left to the full walk.
-        if node.held & kind == 0 {
-            return false;
-        }
-        if let Some(members) = &node.enumeration {
-            match enum_member(members, value) {
-                Some(member) if !coerce || member == value => {}
-                _ => return false,
-            }
-        }
-        kind & (ARRAY | OBJECT) == 0 || self.quick_inside(node, value, coerce, depth)
-    }
-
-    /// The quick pass into a list or object (see [`Walk::one`]).
-    fn quick_inside(&self, node: &CNode, value: &Value, coerce: bool, depth: usize) -> bool {
-        if depth >= QUICK_DEPTH {
-            return false;
-        }
-        match value {
-            Value::Object(map) => self.quick_members(node, map, coerce, depth + 1, None),
-            Value::Array(items) => match &node.items {
-                Items::Each(each) => items
-                    .iter()
-                    .all(|item| self.quick(*each, item, coerce, depth + 1)),
-                Items::Tuple(tuple) => items
-                    .iter()
-                    .zip(tuple)
-                    .all(|(item, at)| self.quick(*at, item, coerce, depth + 1)),
-                Items::None => true,
-            },
-            _ => true,
-        }
-    }
-
-    /// The quick pass over the members of an object (see [`Walk::object`]); `top` is the tool
-    /// when `map` is the call's argument object, where the repair, the narrowing and the
-    /// undeclared-name policy apply.
-    fn quick_members(
-        &self,
-        node: &CNode,
-        map: &Map<String, Value>,
-        coerce: bool,
-        depth: usize,
-        top: Option<&OfferedTool>,
-    ) -> bool {
-        let mut required_seen = 0;
-        let mut hint = 0;
-        let narrowed = top.filter(|tool| !tool.fixed.is_empty() || tool.only.is_some());
-        for (name, value) in map {
-            if let Some(tool) = narrowed
-                && !kept_by_narrowing(tool, name)
-            {
-                return false;
-            }
-            match node.member(name, &mut hint) {
-                Some((child, required)) => {
-                    required_seen += usize::from(required);
-                    let schema = &self.nodes[child];
-                    if value.is_null() {
-                        // Refused when required, dropped when optional and the tool coerces.
-                        if schema.excludes_null() && (required || coerce) {
-                            return false;
-                        }
-                        continue;
-                    }
-                    if top.is_some()
-                        && wrappable(schema.declared)
-                        && matches!(value, Value::String(text) if super::repair::may_wrap(text))
-                    {
-                        return false;
-                    }
-                    if !self.quick(child, value, coerce, depth) {
-                        return false;
-                    }
-                }
-                None if node.pattern_properties => {}
-                None => match node.additional {
-                    Additional::Closed => return false,
-                    Additional::Schema(child) => {
-                        if !self.quick(child, value, coerce, depth) {
-                            return false;
-                        }
-                    }
-                    Additional::Open => {
-                        if let Some(tool) = top
-                            && node.has_properties
-                            && tool.unknown_arguments != UnknownArguments::Pass
-                        {
-                            return false;
-                        }
-                    }
-                },
-            }
-        }
-        required_seen >= node.required.len()
-            || node.required.iter().all(|(name, _)| map.contains_key(name))
-    }
-}
-
-/// Whether the narrowing keeps the model-written name `name` (see [`super::narrow::outside`]).
-fn kept_by_narrowing(tool: &OfferedTool, name: &str) -> bool {
-    (tool.fixed.is_empty() || !tool.fixed.contains_key(name))
-        && tool
-            .only
-            .as_ref()
-            .is_none_or(|only| only.iter().any(|o| o == name))
 }
 
 /// Whether a top-level member declared `declared` is one a model may have wrapped in a JSON
@@ -1000,9 +774,8 @@ impl<'a> Walk<'_, 'a> {
     /// null for optional members; then queues each member for its own check.
     fn object(&mut self, node: &'a CNode, map: &'a Map<String, Value>, path: usize, top: bool) {
         let mut required_seen = 0;
-        let mut hint = 0;
         for (name, value) in map {
-            match node.member(name, &mut hint) {
+            match node.member(name) {
                 Some((child, required)) => {
                     required_seen += usize::from(required);
                     let schema = &self.schema.nodes[child];
