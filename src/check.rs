@@ -171,10 +171,21 @@ pub const REPORT_FORMAT_VERSION: u32 = 2;
 /// assert_eq!(report.calls[0].arguments.as_deref(), Some(&serde_json::json!({"query": "rust"})));
 /// ```
 pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions) -> Report<'t> {
+    check_turn_with(plan, turn, options, true)
+}
+
+/// [`check_turn`], with the quick pass for calls that go through as sent (`quick`) or without
+/// it, so tests can show both give the same report.
+fn check_turn_with<'t>(
+    plan: &OfferedPlan,
+    turn: &'t Turn,
+    options: &CheckOptions,
+    quick: bool,
+) -> Report<'t> {
     let mut calls: Vec<CallReport<'t>> = turn
         .calls
         .iter()
-        .map(|call| check_call(plan, call, options))
+        .map(|call| check_call(plan, call, options, quick))
         .collect();
     let refused: Vec<&str> = calls
         .iter()
@@ -234,7 +245,12 @@ fn named_refusals(refused: &[&str]) -> (Vec<String>, usize) {
     (named, more)
 }
 
-fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) -> CallReport<'t> {
+fn check_call<'t>(
+    plan: &OfferedPlan,
+    call: &'t Call,
+    options: &CheckOptions,
+    quick: bool,
+) -> CallReport<'t> {
     let Some((tool, compiled, strict)) = plan.entry(&call.name) else {
         return refused(
             call,
@@ -257,6 +273,14 @@ fn check_call<'t>(plan: &OfferedPlan, call: &'t Call, options: &CheckOptions) ->
             reason: why.clone(),
         };
         return refused(call, vec![problem.into()], 1, Vec::new());
+    }
+    // Most calls fit as sent: one pass that only answers yes or no settles them, and the steps
+    // below, which explain what they find, run only for the rest.
+    if quick
+        && let Value::Object(arguments) = &call.arguments
+        && compiled.fits_as_sent(arguments, tool)
+    {
+        return forward(call, tool, strict, None, Vec::new(), Vec::new(), options);
     }
     // Arguments are copied only when something changes them; most calls go through as sent.
     let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
