@@ -407,7 +407,7 @@ fn forward<'t>(
                 &mut notes,
             ) {
                 Ok(list) => Cow::Owned(list),
-                Err(problem) => return refused(call, vec![problem.into()], 1, notes),
+                Err(problem) => return refused(call, vec![(*problem).into()], 1, notes),
             },
             None => Cow::Owned(Value::Object(map)),
         }

@@ -23,7 +23,7 @@ pub(crate) fn to_positional(
     tool: &str,
     call_id: &str,
     notes: &mut Vec<String>,
-) -> Result<Value, CallProblem> {
+) -> Result<Value, Box<CallProblem>> {
     // A null counts as "not given" for an optional parameter only: for a
     // required one the check has already judged whether its schema admits
     // null, and the null is what the tool receives.
@@ -42,11 +42,11 @@ pub(crate) fn to_positional(
             Some(Value::Array(items)) if variadic && i + 1 == params.len() => list.extend(items),
             Some(value) => list.push(value),
             None if param.required => {
-                return Err(CallProblem::MissingArgument {
+                return Err(Box::new(CallProblem::MissingArgument {
                     tool: tool.to_string(),
                     argument: super::schema::render_name(&param.name).into_owned(),
                     expected: Vec::new(),
-                });
+                }));
             }
             None if last_given.is_some_and(|last| i < last) => {
                 list.push(empty_value(schema, &param.name));
@@ -116,7 +116,7 @@ mod tests {
         )
     }
 
-    fn positional(args: Value) -> Result<Value, CallProblem> {
+    fn positional(args: Value) -> Result<Value, Box<CallProblem>> {
         let (params, schema) = fs_read();
         let mut notes = Vec::new();
         to_positional(
@@ -157,8 +157,11 @@ mod tests {
 
     #[test]
     fn a_missing_required_parameter_is_a_problem() {
-        assert!(matches!(positional(json!({"start": 1})).unwrap_err(),
-                CallProblem::MissingArgument { argument, .. } if argument == "path"));
+        let problem = *positional(json!({"start": 1})).unwrap_err();
+        assert!(
+            matches!(&problem, CallProblem::MissingArgument { argument, .. } if argument == "path"),
+            "{problem:?}"
+        );
     }
 
     #[test]
