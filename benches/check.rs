@@ -1,6 +1,7 @@
-//! A production-shaped 3-call turn checked by the gateway, and the same checks done by the
-//! `jsonschema` crate's `iter_errors`, in one run. Both parse their inputs and compile their
-//! validators outside the timed loop.
+//! A production-shaped 3-call turn checked by the gateway (its MCP tool strictly, as the planner
+//! offers it by default, and with every tool lenient), and the same checks done by the
+//! `jsonschema` crate's `iter_errors` alone, in one run. All parse their inputs and compile
+//! their validators outside the timed loop.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -9,7 +10,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use muster::check::{CheckOptions, OfferedPlan, Turn, check_turn};
 use serde_json::Value;
 
-const PLAN: &str = r##"{"format_version": 1, "roster": [
+const PLAN: &str = r##"{"format_version": 2, "roster": [
   {"name": "mcp.bland_call.start_call", "source": "mcp", "coerce": true,
    "input_schema": {"type": "object", "required": ["phone_number", "task"],
      "properties": {
@@ -44,6 +45,12 @@ const TURN: &str = r#"{"calls": [
 
 fn bench(c: &mut Criterion) {
     let plan = OfferedPlan::from_json(PLAN, Path::new("plan.json")).unwrap();
+    let lenient_text = PLAN.replace(
+        "\"coerce\": true,",
+        "\"coerce\": true, \"check\": \"lenient\",",
+    );
+    assert_ne!(lenient_text, PLAN);
+    let lenient = OfferedPlan::from_json(&lenient_text, Path::new("plan.json")).unwrap();
     let turn = Turn::from_json(TURN, Path::new("turn.json")).unwrap();
     let options = CheckOptions::default();
     assert_eq!(
@@ -71,6 +78,9 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("3-call turn");
     group.bench_function("muster check_turn", |b| {
         b.iter(|| check_turn(black_box(&plan), black_box(&turn), &options))
+    });
+    group.bench_function("muster check_turn lenient", |b| {
+        b.iter(|| check_turn(black_box(&lenient), black_box(&turn), &options))
     });
     group.bench_function("jsonschema iter_errors", |b| {
         b.iter(|| {

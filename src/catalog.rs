@@ -21,7 +21,7 @@
 //! With deferral on, the control tool is ranked before all of them.
 
 use crate::canon;
-use crate::contract::{Enabling, Reason, SchemaProblem};
+use crate::contract::{CheckMode, Enabling, Reason, SchemaProblem};
 use crate::contract::{Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
@@ -137,6 +137,8 @@ pub struct CallSpec {
     pub unknown_arguments: UnknownArguments,
     /// Whether values are cast to the declared type before forwarding.
     pub coerce: bool,
+    /// How calls are checked: the lenient rules alone, or also the whole schema.
+    pub check: CheckMode,
     /// Ordered parameters for positional hosts.
     pub parameters: Option<Vec<Parameter>>,
     /// Whether the last parameter is variadic.
@@ -413,7 +415,7 @@ impl<'p> Builder<'p> {
                 schema,
                 0,
                 false,
-                self.call_spec(UnknownArguments::Refuse, false),
+                self.call_spec(UnknownArguments::Refuse, false, CheckMode::Lenient),
             );
             self.push(c);
         }
@@ -453,12 +455,18 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn call_spec(&self, unknown_arguments: UnknownArguments, coerce: bool) -> CallSpec {
+    fn call_spec(
+        &self,
+        unknown_arguments: UnknownArguments,
+        coerce: bool,
+        check: CheckMode,
+    ) -> CallSpec {
         CallSpec {
             fixed: BTreeMap::new(),
             only: None,
             unknown_arguments,
             coerce,
+            check,
             parameters: None,
             variadic: false,
         }
@@ -511,6 +519,18 @@ impl<'p> Builder<'p> {
             c.call.only.as_deref(),
         );
         c.kind = self.kind_of(&c);
+        // The check compiles a strict schema when it reads the plan; one it cannot compile
+        // refuses every call, so say so while the policy can still change.
+        if c.exclusion.is_none()
+            && c.call.check == CheckMode::Strict
+            && let Err(why) = crate::check::compile_strict(&c.input_schema)
+        {
+            self.warnings
+                .push(Warning::new(WarningKind::UncheckableSchema {
+                    tool: c.name.clone(),
+                    why: why.to_string(),
+                }));
+        }
         self.candidates.push(c);
     }
 
@@ -575,6 +595,7 @@ impl<'p> Builder<'p> {
                 tool.unknown_arguments
                     .unwrap_or(policy.calls.configured_unknown),
                 tool.coerce.unwrap_or(policy.calls.coerce_configured),
+                tool.check.unwrap_or(policy.calls.configured_check),
             );
             call.variadic = tool.variadic;
             call.parameters = tool.parameters.as_ref().map(|names| {
@@ -658,6 +679,12 @@ impl<'p> Builder<'p> {
                 let call = self.call_spec(
                     server.unknown_arguments.unwrap_or(policy.calls.mcp_unknown),
                     server.coerce.unwrap_or(policy.calls.coerce_mcp),
+                    server
+                        .tool_check
+                        .get(&listed.name)
+                        .copied()
+                        .or(server.check)
+                        .unwrap_or(policy.calls.mcp_check),
                 );
                 let priority = server
                     .tool_priority

@@ -14,12 +14,15 @@ mod offered;
 mod positional;
 mod repair;
 mod schema;
+mod strict;
 mod turn;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
+
+use crate::contract::{CallProblem, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
@@ -27,6 +30,9 @@ pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn};
 
 use schema::{Context, Findings};
+use strict::Strict;
+
+pub(crate) use strict::compile_strict;
 
 /// How a turn is checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -92,8 +98,8 @@ pub struct CallReport<'t> {
     pub status: Status,
     /// Why the call does not run, when it does not.
     pub refusal: Option<Refusal>,
-    /// What is wrong, one sentence each.
-    pub problems: Vec<String>,
+    /// What is wrong, as typed problems, each with its sentence.
+    pub problems: Vec<CheckProblem>,
     /// What the tool receives, when the call is ok; borrowed from the turn when the call goes
     /// through exactly as sent.
     pub arguments: Option<Cow<'t, Value>>,
@@ -135,11 +141,17 @@ impl CallReport<'_> {
 /// input call in the turn's order. See [`CallReport`] for each call's fields.
 #[derive(Debug, PartialEq, Serialize)]
 pub struct Report<'t> {
+    /// The version of this report's JSON shape: [`REPORT_FORMAT_VERSION`].
+    pub format_version: u32,
     /// Whether the turn may run.
     pub verdict: Verdict,
     /// One answer per call, in the turn's order.
     pub calls: Vec<CallReport<'t>>,
 }
+
+/// The `format_version` of the check report's JSON. 2: problems are typed objects
+/// (`{"code", ..., "message"}`) instead of sentences; the unversioned first shape is 1.
+pub const REPORT_FORMAT_VERSION: u32 = 2;
 
 /// Checks every call of `turn` against the tools `plan` offered, and decides whether the turn
 /// may run and what each tool receives.
@@ -182,22 +194,31 @@ fn check_turn_with<'t>(
         .collect();
     if refused.is_empty() {
         return Report {
+            format_version: REPORT_FORMAT_VERSION,
             verdict: Verdict::Run,
             calls,
         };
     }
-    let sentence = not_run_sentence(&refused);
+    let (named, more) = named_refusals(&refused);
     for (call, original) in calls.iter_mut().zip(&turn.calls) {
         if call.status == Status::Ok {
             call.status = Status::NotRun;
             call.refusal = Some(Refusal::Turn);
-            call.problems = vec![format!("tool \"{}\": {sentence}", original.name)];
+            call.problems = vec![
+                CallProblem::NotRun {
+                    tool: original.name.clone(),
+                    refused: named.clone(),
+                    more,
+                }
+                .into(),
+            ];
             if let Some(Cow::Owned(arguments)) = call.arguments.take() {
                 deep::drop_value(arguments);
             }
         }
     }
     Report {
+        format_version: REPORT_FORMAT_VERSION,
         verdict: Verdict::Refused,
         calls,
     }
@@ -210,34 +231,18 @@ const NAMED_REFUSALS: usize = 3;
 /// See [`NAMED_REFUSALS`].
 const NAMED_ID_CHARS: usize = 64;
 
-/// Why the calls that fit are not run: the refused calls, named up to a bound.
-fn not_run_sentence(refused: &[&str]) -> String {
-    let named: Vec<Cow<'_, str>> = refused
+/// The refused calls a not-run call names (ids cut short), and how many it leaves unnamed.
+fn named_refusals(refused: &[&str]) -> (Vec<String>, usize) {
+    let named: Vec<String> = refused
         .iter()
         .take(NAMED_REFUSALS)
         .map(|id| match id.char_indices().nth(NAMED_ID_CHARS) {
-            Some((cut, _)) => Cow::Owned(format!("{}…", &id[..cut])),
-            None => Cow::Borrowed(*id),
+            Some((cut, _)) => format!("{}…", &id[..cut]),
+            None => (*id).to_string(),
         })
         .collect();
-    let named: Vec<&str> = named.iter().map(AsRef::as_ref).collect();
-    let plural = if refused.len() == 1 { "" } else { "s" };
-    let ids = if refused.len() > named.len() {
-        format!(
-            "{} and {} more",
-            named
-                .iter()
-                .map(|n| format!("\"{n}\""))
-                .collect::<Vec<_>>()
-                .join(", "),
-            refused.len() - named.len()
-        )
-    } else {
-        quoted_list(&named)
-    };
-    format!(
-        "not run because call{plural} {ids} of this turn did not fit; send this call again together with the corrected call{plural}"
-    )
+    let more = refused.len() - named.len();
+    (named, more)
 }
 
 fn check_call<'t>(
@@ -246,15 +251,28 @@ fn check_call<'t>(
     options: &CheckOptions,
     quick: bool,
 ) -> CallReport<'t> {
-    let Some((tool, compiled)) = plan.entry(&call.name) else {
-        return refused(call, vec![unknown_tool(plan, &call.name)], 1, Vec::new());
-    };
-    if let Some(why) = &call.unreadable {
-        let problem = format!(
-            "tool \"{}\": the arguments cannot be read as JSON: {why}; send them again as valid JSON",
-            call.name
+    let Some((tool, compiled, strict)) = plan.entry(&call.name) else {
+        return refused(
+            call,
+            vec![unknown_tool(plan, &call.name).into()],
+            1,
+            Vec::new(),
         );
-        return refused(call, vec![problem], 1, Vec::new());
+    };
+    // Fail closed: nothing can say whether the server would take a call to this tool.
+    if let Strict::Broken(why) = strict {
+        let problem = CallProblem::UncheckableSchema {
+            tool: call.name.clone(),
+            reason: why.clone(),
+        };
+        return refused(call, vec![problem.into()], 1, Vec::new());
+    }
+    if let Some(why) = &call.unreadable {
+        let problem = CallProblem::UnreadableArguments {
+            tool: call.name.clone(),
+            reason: why.clone(),
+        };
+        return refused(call, vec![problem.into()], 1, Vec::new());
     }
     // Most calls fit as sent: one pass that only answers yes or no settles them, and the steps
     // below, which explain what they find, run only for the rest.
@@ -262,11 +280,7 @@ fn check_call<'t>(
         && let Value::Object(arguments) = &call.arguments
         && compiled.fits_as_sent(arguments, tool)
     {
-        return if tool.fixed.is_empty() && !(options.positional && tool.parameters.is_some()) {
-            ok(call, Cow::Borrowed(&call.arguments), Vec::new())
-        } else {
-            forward(call, tool, None, Vec::new(), Vec::new(), options)
-        };
+        return forward(call, tool, strict, None, Vec::new(), Vec::new(), options);
     }
     // Arguments are copied only when something changes them; most calls go through as sent.
     let (mut owned, mut notes) = repair::repair(&call.arguments, compiled, &call.id);
@@ -283,15 +297,15 @@ fn check_call<'t>(
             ));
         }
         other => {
-            let problem = format!(
-                "tool \"{}\": the arguments must be an object; got {}",
-                call.name,
-                match other {
-                    Value::String(text) => Cow::Owned(repair::unread(text)),
-                    other => Cow::Borrowed(schema::kind(other)),
-                }
-            );
-            return refused(call, vec![problem], 1, notes);
+            let problem = CallProblem::ArgumentsNotObject {
+                tool: call.name.clone(),
+                got: Got::of(other),
+                reason: match other {
+                    Value::String(text) => repair::unread(text),
+                    _ => None,
+                },
+            };
+            return refused(call, vec![problem.into()], 1, notes);
         }
     }
     let empty = Map::new();
@@ -329,15 +343,18 @@ fn check_call<'t>(
         }
         return refused(call, found.problems, found.total, notes);
     }
-    forward(call, tool, owned, edits, notes, options)
+    forward(call, tool, strict, owned, edits, notes, options)
 }
 
-/// The answer for a call that fits: what the tool receives, built from the repaired and
-/// narrowed arguments (`owned`, or the call's own when nothing changed them) with the check's
-/// `edits`, the fixed values and, when asked, the positional form.
+/// The answer for a call that fits the lenient rules: what the tool receives, built from the
+/// repaired and narrowed arguments (`owned`, or the call's own when nothing changed them) with
+/// the check's `edits`, the fixed values and, when asked, the positional form. A strictly
+/// checked tool's arguments are validated first, as cast and before the fixed values (which
+/// the policy wrote and the offered schema no longer declares).
 fn forward<'t>(
     call: &'t Call,
     tool: &OfferedTool,
+    strict: &Strict,
     owned: Option<Value>,
     edits: Vec<schema::Edit>,
     mut notes: Vec<String>,
@@ -347,15 +364,37 @@ fn forward<'t>(
         (Some(params), true) => Some(params),
         _ => None,
     };
-    let arguments = if edits.is_empty() && tool.fixed.is_empty() && positional.is_none() {
-        owned.map_or(Cow::Borrowed(&call.arguments), Cow::Owned)
+    let mut value = match (owned, edits.is_empty()) {
+        (Some(value), _) => Cow::Owned(value),
+        (None, true) => Cow::Borrowed(&call.arguments),
+        (None, false) => Cow::Owned(deep::clone_value(&call.arguments)),
+    };
+    if !edits.is_empty()
+        && let Value::Object(map) = value.to_mut()
+    {
+        schema::apply(map, edits);
+    }
+    if let Strict::On(validator) = strict {
+        let mut found = Findings::default();
+        strict::validate(validator, &value, &call.name, &mut found);
+        if found.total > 0 {
+            if let Cow::Owned(value) = value {
+                deep::drop_value(value);
+            }
+            return refused(call, found.problems, found.total, notes);
+        }
+    }
+    let arguments = if tool.fixed.is_empty() && positional.is_none() {
+        value
     } else {
-        let mut value = owned.unwrap_or_else(|| deep::clone_value(&call.arguments));
+        let mut value = match value {
+            Cow::Owned(value) => value,
+            Cow::Borrowed(value) => deep::clone_value(value),
+        };
         let mut map = match &mut value {
             Value::Object(map) => std::mem::take(map),
             _ => Map::new(),
         };
-        schema::apply(&mut map, edits);
         narrow::set_fixed(&mut map, tool);
         match positional {
             Some(params) => match positional::to_positional(
@@ -368,7 +407,7 @@ fn forward<'t>(
                 &mut notes,
             ) {
                 Ok(list) => Cow::Owned(list),
-                Err(problem) => return refused(call, vec![problem], 1, notes),
+                Err(problem) => return refused(call, vec![(*problem).into()], 1, notes),
             },
             None => Cow::Owned(Value::Object(map)),
         }
@@ -390,7 +429,7 @@ fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<String>) -> Call
 
 fn refused<'t>(
     call: &'t Call,
-    mut problems: Vec<String>,
+    mut problems: Vec<CheckProblem>,
     total: usize,
     notes: Vec<String>,
 ) -> CallReport<'t> {
@@ -398,12 +437,13 @@ fn refused<'t>(
     if total > MAX_PROBLEMS {
         let listed = MAX_PROBLEMS - 1;
         problems.truncate(listed);
-        let more = total - listed;
-        problems.push(format!(
-            "tool \"{}\": and {more} more problem{} not listed here",
-            call.name,
-            if more == 1 { "" } else { "s" }
-        ));
+        problems.push(
+            CallProblem::MoreProblems {
+                tool: call.name.clone(),
+                more: total - listed,
+            }
+            .into(),
+        );
     }
     CallReport {
         id: Cow::Borrowed(&call.id),
@@ -416,38 +456,18 @@ fn refused<'t>(
 }
 
 /// The problem for a call naming a tool that was not offered.
-fn unknown_tool(plan: &OfferedPlan, name: &str) -> String {
+fn unknown_tool(plan: &OfferedPlan, name: &str) -> CallProblem {
     if plan.deferred(name).is_some() {
-        return match plan.control_tool() {
-            Some(control) => format!(
-                "tool \"{name}\" is deferred, not loaded; call \"{control}\" to load it first, then call it in a later turn"
-            ),
-            None => format!(
-                "tool \"{name}\" is deferred and this plan offers no tool to load it; use an offered tool instead"
-            ),
+        return CallProblem::DeferredTool {
+            tool: name.to_string(),
+            control_tool: plan.control_tool().map(String::from),
         };
     }
     let closest = crate::names::closest(name, plan.roster().iter().map(|t| t.name.as_str()), 3);
-    if plan.roster().is_empty() {
-        format!("tool \"{name}\" was not offered, and this turn was offered no tools")
-    } else if closest.is_empty() {
-        format!(
-            "tool \"{name}\" was not offered, and no offered tool has a similar name; call one of the tools you were offered"
-        )
-    } else {
-        format!(
-            "tool \"{name}\" was not offered; expected an offered tool such as {}",
-            quoted_list(&closest)
-        )
-    }
-}
-
-fn quoted_list(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
-    match quoted.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    CallProblem::UnknownTool {
+        tool: name.to_string(),
+        closest: closest.into_iter().map(String::from).collect(),
+        roster_empty: plan.roster().is_empty(),
     }
 }
 
@@ -455,6 +475,7 @@ impl Report<'_> {
     /// This report with every call's arguments copied out of the turn, so it outlives the turn.
     pub fn into_owned(self) -> Report<'static> {
         Report {
+            format_version: self.format_version,
             verdict: self.verdict,
             calls: self.calls.into_iter().map(CallReport::into_owned).collect(),
         }
@@ -488,7 +509,7 @@ impl Report<'_> {
             };
             let _ = writeln!(out, "\ncall {}: {status}", call.id);
             for problem in &call.problems {
-                let _ = writeln!(out, "  - {problem}");
+                let _ = writeln!(out, "  - {}", problem.message);
             }
             if let Some(arguments) = &call.arguments {
                 let _ = writeln!(out, "  arguments: {arguments}");

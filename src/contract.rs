@@ -8,12 +8,14 @@
 //! fields refused where muster reads the shape back), documented in
 //! `docs/`. It decides nothing.
 
+mod check;
 mod finding;
 mod gate;
 mod reason;
 mod session;
 mod why;
 
+pub use check::*;
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,

@@ -17,7 +17,7 @@
 
 mod raw;
 
-use crate::contract::SchemaProblem;
+use crate::contract::{CheckMode, SchemaProblem};
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::input::ReadError;
 use crate::names::Hidden;
@@ -110,6 +110,11 @@ pub struct CallPolicy {
     /// Cast values to the declared type for MCP tools; default on, since
     /// MCP servers validate strictly.
     pub coerce_mcp: bool,
+    /// How configured tools' calls are checked; default lenient.
+    pub configured_check: CheckMode,
+    /// How MCP tools' calls are checked; default strict, since MCP servers
+    /// validate strictly.
+    pub mcp_check: CheckMode,
 }
 
 /// What `plan` does with a discovered tool whose definition differs from the lock.
@@ -228,6 +233,8 @@ pub struct ToolDef {
     pub unknown_arguments: Option<UnknownArguments>,
     /// Override of the call policy for casting values.
     pub coerce: Option<bool>,
+    /// Override of the call policy for how calls are checked.
+    pub check: Option<CheckMode>,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -272,6 +279,10 @@ pub struct ServerDef {
     pub unknown_arguments: Option<UnknownArguments>,
     /// Override of the call policy for casting values.
     pub coerce: Option<bool>,
+    /// Override of the call policy for how calls are checked.
+    pub check: Option<CheckMode>,
+    /// Per-tool override of `check`, by the tool's name on the server.
+    pub tool_check: BTreeMap<String, CheckMode>,
     /// The tools the snapshot lists, in listed order (empty when there is
     /// no snapshot yet).
     pub listed: Vec<ListedTool>,
@@ -698,6 +709,10 @@ impl Loader {
             .parameters
             .as_ref()
             .map(|p| self.parameters(src, &name, p, &input_schema, raw.variadic));
+        let check = raw
+            .check
+            .as_ref()
+            .and_then(|c| self.check_mode(src, c, &format!("tool {name:?}")));
         Some(ToolDef {
             name,
             description: raw.description,
@@ -710,6 +725,7 @@ impl Loader {
             variadic: raw.variadic,
             unknown_arguments,
             coerce: raw.coerce,
+            check,
             origin,
         })
     }
@@ -883,6 +899,26 @@ impl Loader {
         parsed
     }
 
+    fn check_mode(
+        &mut self,
+        src: &Source,
+        value: &Spanned<String>,
+        subject: &str,
+    ) -> Option<CheckMode> {
+        let parsed = CheckMode::parse(value.get_ref());
+        if parsed.is_none() {
+            self.problems.push(
+                src.at(value)
+                    .problem(format!(
+                        "{subject}: check = {:?} is not a choice",
+                        value.get_ref()
+                    ))
+                    .help("use \"lenient\" (the argument-check record's rules) or \"strict\" (validate against the whole input schema)"),
+            );
+        }
+        parsed
+    }
+
     fn flag_name(&mut self, src: &Source, flag: &Spanned<String>) -> Option<String> {
         let name = flag.get_ref();
         if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
@@ -1013,6 +1049,21 @@ impl Loader {
             None => 30,
         });
         let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
+        let check = raw
+            .check
+            .as_ref()
+            .and_then(|c| self.check_mode(src, c, &format!("MCP server {name:?}")));
+        let tool_check = raw
+            .tool_check
+            .iter()
+            .filter_map(|(tool, mode)| {
+                let subject = format!("MCP server {name:?}: tool_check.{}", tool.get_ref());
+                Some((
+                    tool.get_ref().clone(),
+                    self.check_mode(src, mode, &subject)?,
+                ))
+            })
+            .collect();
         Some(ServerDef {
             name,
             description: raw.description.clone(),
@@ -1035,6 +1086,8 @@ impl Loader {
             only_origins,
             unknown_arguments,
             coerce: raw.coerce,
+            check,
+            tool_check,
             listed,
             origin,
         })
@@ -1274,6 +1327,8 @@ impl Loader {
             mcp_unknown: UnknownArguments::Refuse,
             coerce_configured: false,
             coerce_mcp: true,
+            configured_check: CheckMode::Lenient,
+            mcp_check: CheckMode::Strict,
         };
         if let Some(c) = &file.calls {
             if let Some(u) = &c.unknown_arguments {
@@ -1288,6 +1343,16 @@ impl Loader {
             }
             calls.coerce_configured = c.coerce_configured.unwrap_or(calls.coerce_configured);
             calls.coerce_mcp = c.coerce_mcp.unwrap_or(calls.coerce_mcp);
+            if let Some(m) = &c.configured_check {
+                calls.configured_check = self
+                    .check_mode(src, m, "calls.configured_check")
+                    .unwrap_or(calls.configured_check);
+            }
+            if let Some(m) = &c.mcp_check {
+                calls.mcp_check = self
+                    .check_mode(src, m, "calls.mcp_check")
+                    .unwrap_or(calls.mcp_check);
+            }
         }
         let mut lock = LockPolicy {
             file: self.root.join("mcp.lock"),

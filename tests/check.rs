@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 struct Report {
+    format_version: u32,
     verdict: String,
     calls: Vec<CallReport>,
 }
@@ -21,9 +22,22 @@ struct CallReport {
     id: String,
     status: String,
     refusal: Option<String>,
-    problems: Vec<String>,
+    problems: Vec<Problem>,
     arguments: Option<Value>,
     notes: Vec<String>,
+}
+
+/// A problem as a client reads it: a stable `code`, the fields of that code, and the sentence.
+#[derive(Debug, Deserialize, PartialEq)]
+struct Problem {
+    code: String,
+    message: String,
+    #[serde(flatten)]
+    fields: serde_json::Map<String, Value>,
+}
+
+fn messages(problems: &[Problem]) -> Vec<&str> {
+    problems.iter().map(|p| p.message.as_str()).collect()
 }
 
 const PLAN: &str = r##"{
@@ -85,6 +99,7 @@ fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
         CheckOptions::default(),
     );
     assert_eq!(report.verdict, "run");
+    assert_eq!(report.format_version, 2);
     let ids: Vec<&str> = report.calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
     for call in &report.calls {
@@ -137,7 +152,7 @@ fn one_bad_call_refuses_the_turn_and_the_others_are_asked_again() {
     );
     assert_eq!(a.arguments, None);
     assert_eq!(
-        a.problems,
+        messages(&a.problems),
         [
             "tool \"memory.search\": not run because calls \"b\" and \"c\" of this turn did not fit; send this call again together with the corrected calls"
         ]
@@ -148,17 +163,32 @@ fn one_bad_call_refuses_the_turn_and_the_others_are_asked_again() {
         ("refused", Some("arguments"))
     );
     assert_eq!(
-        b.problems,
+        messages(&b.problems),
         [
             "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got an object",
             "tool \"mcp.bland_call.start_call\": argument \"task\" must be a string; got a list",
             "tool \"mcp.bland_call.start_call\": argument \"phone_number\" is required and must be a string; got nothing",
         ]
     );
+    // Clients act on codes and fields, not on the sentences.
+    let codes: Vec<&str> = b.problems.iter().map(|p| p.code.as_str()).collect();
+    assert_eq!(codes, ["wrong-type", "wrong-type", "missing-argument"]);
+    assert_eq!(b.problems[0].fields["argument"], "max_duration");
+    assert_eq!(b.problems[0].fields["expected"], json!(["integer"]));
+    assert_eq!(
+        b.problems[0].fields["got"],
+        json!({"kind": "object", "len": 1})
+    );
+    assert_eq!(b.problems[2].fields["expected"], json!(["string"]));
+    assert_eq!(a.problems[0].code, "not-run");
+    assert_eq!(a.problems[0].fields["refused"], json!(["b", "c"]));
+    assert_eq!(a.problems[0].fields["more"], 0);
     let c = &report.calls[2];
     assert_eq!(c.status, "refused");
+    assert_eq!(c.problems[0].code, "deferred-tool");
+    assert_eq!(c.problems[0].fields["control_tool"], "tools.load");
     assert_eq!(
-        c.problems,
+        messages(&c.problems),
         [
             "tool \"mcp.gmail_read.get_thread\" is deferred, not loaded; call \"tools.load\" to load it first, then call it in a later turn"
         ]
@@ -176,18 +206,33 @@ fn enums_extra_names_and_unknown_tools_name_what_was_expected() {
         CheckOptions::default(),
     );
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         [
             "tool \"memory.search\": argument \"scope\" must be one of \"notes\", \"mail\", \"calendar\"; got \"web\""
         ]
     );
     assert_eq!(
-        report.calls[1].problems,
+        messages(&report.calls[1].problems),
         [
             "tool \"email.send\": argument \"cc\" is not accepted; expected only \"body\", \"subject\", \"to\""
         ]
     );
-    assert!(report.calls[2].problems[0].starts_with(
+    assert_eq!(report.calls[0].problems[0].code, "not-in-enum");
+    assert_eq!(
+        report.calls[0].problems[0].fields["allowed"],
+        json!(["notes", "mail", "calendar"])
+    );
+    assert_eq!(
+        report.calls[0].problems[0].fields["got"],
+        json!({"kind": "string", "value": "web"})
+    );
+    assert_eq!(report.calls[1].problems[0].code, "not-accepted");
+    assert_eq!(report.calls[2].problems[0].code, "unknown-tool");
+    assert_eq!(
+        report.calls[2].problems[0].fields["closest"][0],
+        "memory.search"
+    );
+    assert!(report.calls[2].problems[0].message.starts_with(
         "tool \"memory.serch\" was not offered; expected an offered tool such as \"memory.search\""
     ));
 }
@@ -271,7 +316,7 @@ fn a_long_alternating_turn_gives_a_report_linear_in_its_size() {
     let not_run = &back.calls[0];
     assert_eq!(not_run.status, "not-run");
     assert_eq!(
-        not_run.problems,
+        messages(&not_run.problems),
         [format!(
             "tool \"memory.search\": not run because calls \"{}…\", \"call-3\", \"call-5\" and {} more of this turn did not fit; send this call again together with the corrected calls",
             "x".repeat(64),

@@ -61,7 +61,9 @@ fn one_mismatch_refuses_the_whole_turn_and_names_what_to_fix() {
         (Some("refused"), Some("arguments"))
     );
     assert_eq!(a["arguments"], Value::Null);
-    let problem = a["problems"][0].as_str().unwrap();
+    assert_eq!(a["problems"][0]["code"], "wrong-type");
+    assert_eq!(a["problems"][0]["argument"], "limit");
+    let problem = a["problems"][0]["message"].as_str().unwrap();
     assert!(
         problem.contains("memory.search") && problem.contains("\"limit\""),
         "{problem}"
@@ -91,7 +93,10 @@ fn a_cut_tool_is_an_unknown_tool_with_the_closest_offered_names() {
         r#"{"calls": [{"id": "x", "name": "mcp.gmail_read.get_thread", "arguments": {"thread_id": "1"}}]}"#,
     );
     let report = check_json(&fx, 1);
-    let problem = report["calls"][0]["problems"][0].as_str().unwrap();
+    assert_eq!(report["calls"][0]["problems"][0]["code"], "unknown-tool");
+    let problem = report["calls"][0]["problems"][0]["message"]
+        .as_str()
+        .unwrap();
     assert!(problem.contains("mcp.gmail_read.get_thread"), "{problem}");
     assert!(
         problem.contains("not offered") || problem.contains("was not offered"),
@@ -128,8 +133,9 @@ fn a_bad_value_inside_arguments_refuses_the_call_and_the_turn_file_is_still_read
     let report = check_json(&fx, 1);
     let a = &report["calls"][0];
     assert_eq!(a["status"], "refused");
+    assert_eq!(a["problems"][0]["code"], "unreadable-arguments");
     assert_eq!(
-        a["problems"][0],
+        a["problems"][0]["message"],
         "tool \"memory.search\": the arguments cannot be read as JSON: number out of range at column 29; send them again as valid JSON"
     );
     assert_eq!(report["calls"][1]["status"], "refused");
@@ -160,5 +166,60 @@ fn a_call_id_used_twice_exits_2_naming_the_id_and_line() {
     );
     // The twin: distinct ids run.
     let fx = setup(&turn.replacen("\"a\"", "\"b\"", 1));
+    assert_eq!(check_json(&fx, 0)["verdict"], "run");
+}
+
+/// The policy chooses the check mode: a value that is not a choice is refused with its file and
+/// line; a strict tool whose schema the validator cannot compile is warned about by `plan` and
+/// `validate`, and every call to it is refused (fail closed), while the same tool checked
+/// leniently runs.
+#[test]
+fn the_check_mode_is_validated_and_an_uncheckable_strict_schema_fails_closed() {
+    let tool = |check: &str| {
+        format!(
+            "[[tool]]\nname = \"a.find\"\ndescription = \"Find.\"\ncheck = \"{check}\"\ninput_schema = {{ type = \"object\", properties = {{ p = {{ type = \"string\", pattern = \"(\" }} }} }}\n"
+        )
+    };
+    let fx = Fixture::new(&[("policies/tools/t.toml", &tool("sometimes"))]);
+    let out = muster(fx.path()).args(["validate"]).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("t.toml:4") && err.contains("check = \"sometimes\" is not a choice"),
+        "{err}"
+    );
+
+    let fx = Fixture::new(&[("policies/tools/t.toml", &tool("strict"))]);
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    let doc: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(doc["roster"][0]["check"], "strict");
+    let warning = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "uncheckable-schema")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert!(warning["message"].as_str().unwrap().contains("a.find"));
+    let validate = stdout(fx.path(), &["validate"], 0);
+    assert!(validate.contains("a.find"), "{validate}");
+    fx.write("plan.json", &plan);
+    fx.write(
+        "turn.json",
+        r#"{"calls": [{"id": "1", "name": "a.find", "arguments": {"p": "x"}}]}"#,
+    );
+    let report = check_json(&fx, 1);
+    assert_eq!(
+        report["calls"][0]["problems"][0]["code"],
+        "uncheckable-schema"
+    );
+
+    let fx = Fixture::new(&[("policies/tools/t.toml", &tool("lenient"))]);
+    fx.write(
+        "plan.json",
+        &stdout(fx.path(), &["plan", "--format", "json"], 0),
+    );
+    fx.write(
+        "turn.json",
+        r#"{"calls": [{"id": "1", "name": "a.find", "arguments": {"p": "x"}}]}"#,
+    );
     assert_eq!(check_json(&fx, 0)["verdict"], "run");
 }

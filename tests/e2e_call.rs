@@ -221,7 +221,7 @@ fn a_search_without_its_pattern_is_refused_with_its_sibling() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|p| p.as_str().unwrap().contains("\"pattern\"")),
+            .any(|p| p["code"] == "missing-argument" && p["argument"] == "pattern"),
         "{first:#}"
     );
     let second = &report["calls"][1];
@@ -283,4 +283,62 @@ fn an_unknown_server_tool_is_answered_not_panicked() {
             );
         }
     }
+}
+
+/// Issue 12 item 3: strict checking refuses what the real server rejects and passes what it
+/// accepts. server-everything's `get-resource-links` takes a `count` from 1 to 10, a bound the
+/// lenient rules do not read.
+#[test]
+fn strict_checking_agrees_with_the_real_server() {
+    let fx = Fixture::new(&[("policies/tools/t.toml", TOOL)]);
+    let everything = reference_server("server-everything");
+    let command = ["node", everything.as_str(), "stdio"];
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"everything\"\ncommand = {}\nsnapshot = \"everything.json\"\nallow = [\"get-resource-links\", \"get-sum\"]\n",
+            toml_list(&command)
+        ),
+    );
+    let out = stdout(fx.path(), &["discover"], 0);
+    assert!(out.contains("ok   everything:"), "{out}");
+    let server = spec("everything", &command);
+
+    let too_many = json!({"count": 50});
+    let turn = json!({"calls": [
+        {"id": "l", "name": "mcp.everything.get-resource-links", "arguments": too_many}
+    ]});
+    let report = check(&fx, &turn, 1);
+    let call = &report["calls"][0];
+    assert_eq!(call["status"], "refused", "{report:#}");
+    let problem = &call["problems"][0];
+    assert_eq!(problem["code"], "schema-mismatch", "{report:#}");
+    assert_eq!(
+        (&problem["argument"], &problem["keyword"], &problem["limit"]),
+        (&json!("count"), &json!("maximum"), &json!(10))
+    );
+    assert_eq!(
+        problem["message"],
+        "tool \"mcp.everything.get-resource-links\": argument \"count\" must be at most 10; got the number 50",
+        "{report:#}"
+    );
+    let raw = call_tool(&server, "get-resource-links", object(&too_many)).unwrap();
+    assert_eq!(raw["isError"], true, "the server rejects it too: {raw:#}");
+
+    // The twins: a count in range, and a sum whose "2" the cast makes a number, pass the check
+    // and the server accepts exactly what the check forwards.
+    let turn = json!({"calls": [
+        {"id": "l", "name": "mcp.everything.get-resource-links", "arguments": {"count": "3"}},
+        {"id": "s", "name": "mcp.everything.get-sum", "arguments": {"a": "2", "b": 3}}
+    ]});
+    let report = check(&fx, &turn, 0);
+    assert_eq!(report["verdict"], "run", "{report:#}");
+    let links = &report["calls"][0]["arguments"];
+    assert_eq!(links, &json!({"count": 3}));
+    let result = call_tool(&server, "get-resource-links", object(links)).unwrap();
+    assert_ne!(result["isError"], true, "{result:#}");
+    let sum = &report["calls"][1]["arguments"];
+    let result = call_tool(&server, "get-sum", object(sum)).unwrap();
+    assert_ne!(result["isError"], true, "{result:#}");
+    assert!(text_of(&result).contains("is 5"), "{result:#}");
 }

@@ -55,6 +55,7 @@ struct RosterDoc {
     only: Option<Vec<String>>,
     unknown_arguments: String,
     coerce: bool,
+    check: String,
     parameters: Option<Vec<ParameterDoc>>,
     variadic: bool,
 }
@@ -238,6 +239,10 @@ enum WarningKindDoc {
     ControlToolCut {
         tool: String,
     },
+    UncheckableSchema {
+        tool: String,
+        why: String,
+    },
 }
 
 impl WarningDoc {
@@ -257,6 +262,7 @@ impl WarningDoc {
             WarningKindDoc::NoSnapshot { .. } => "no-snapshot",
             WarningKindDoc::LockMismatch { .. } => "lock-mismatch",
             WarningKindDoc::ControlToolCut { .. } => "control-tool-cut",
+            WarningKindDoc::UncheckableSchema { .. } => "uncheckable-schema",
         }
     }
 }
@@ -373,6 +379,10 @@ fn roster_entries_carry_what_a_call_check_needs() {
     assert_eq!(start.tool.as_deref(), Some("start_call"));
     assert_eq!(start.unknown_arguments, "refuse");
     assert!(start.coerce, "MCP tools forward cast values by default");
+    assert_eq!(
+        start.check, "strict",
+        "MCP tools are checked strictly by default"
+    );
     assert!(start.fixed.is_empty() && start.only.is_none());
     let calc = doc
         .roster
@@ -380,6 +390,7 @@ fn roster_entries_carry_what_a_call_check_needs() {
         .find(|e| e.name == "math.calculate")
         .unwrap();
     assert!(!calc.coerce);
+    assert_eq!(calc.check, "lenient");
     assert!(calc.input_schema["properties"]["expression"].is_object());
     assert!(!calc.description.is_empty());
     assert!(calc.parameters.is_none() && !calc.variadic && calc.rank == 4);

@@ -125,6 +125,7 @@ fn policy(w: &World) -> Policy {
             variadic: false,
             unknown_arguments: None,
             coerce: None,
+            check: None,
             origin: origin(),
         })
         .collect();
@@ -151,6 +152,8 @@ fn policy(w: &World) -> Policy {
             only_origins: BTreeMap::new(),
             unknown_arguments: None,
             coerce: None,
+            check: None,
+            tool_check: BTreeMap::new(),
             listed: listed
                 .iter()
                 .map(|(name, t, valid)| ListedTool {
@@ -211,6 +214,8 @@ fn policy(w: &World) -> Policy {
             mcp_unknown: UnknownArguments::Refuse,
             coerce_configured: false,
             coerce_mcp: true,
+            configured_check: muster::contract::CheckMode::Lenient,
+            mcp_check: muster::contract::CheckMode::Strict,
         },
         lock: LockPolicy {
             file: PathBuf::from("generated/mcp.lock"),

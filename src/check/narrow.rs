@@ -18,7 +18,7 @@ pub(crate) fn outside(
     if tool.fixed.is_empty() && tool.only.is_none() {
         return drops;
     }
-    for name in arguments.keys() {
+    for name in arguments.keys().filter(|name| !keeps(tool, name)) {
         if let Some(fixed) = tool.fixed.get(name) {
             drops.push((
                 name.clone(),
@@ -44,6 +44,17 @@ pub(crate) fn outside(
         }
     }
     drops
+}
+
+/// Whether the narrowing keeps the model-written name `name`: not a fixed one, and listed in
+/// `only` when `only` is set. The one statement of the rule; [`outside`] and the check's quick
+/// pass both use it.
+pub(crate) fn keeps(tool: &OfferedTool, name: &str) -> bool {
+    !tool.fixed.contains_key(name)
+        && tool
+            .only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|o| o == name))
 }
 
 /// Drops from `arguments` each name [`outside`] names, and returns the notes.
@@ -100,6 +111,7 @@ mod tests {
             only: only.map(|o| o.into_iter().map(String::from).collect()),
             unknown_arguments: UnknownArguments::Refuse,
             coerce: true,
+            check: crate::contract::CheckMode::Lenient,
             parameters: None,
             variadic: false,
         }

@@ -10,8 +10,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::deep;
-use super::schema::{Compiled, same};
+use super::schema::Compiled;
+use super::strict::Strict;
+use crate::contract::CheckMode;
 use crate::error::{Error, ErrorKind, Problem};
+use rustc_hash::FxHashMap;
 
 /// Where an offered tool comes from; only MCP tools are narrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -67,6 +70,8 @@ pub struct OfferedTool {
     pub unknown_arguments: UnknownArguments,
     /// Whether forwarded values are cast to the declared type.
     pub coerce: bool,
+    /// Whether the forwarded arguments are also validated against the whole schema.
+    pub check: CheckMode,
     /// Ordered positional parameters (configured tools), when declared.
     pub parameters: Option<Vec<Parameter>>,
     /// Whether the last parameter takes every remaining positional value.
@@ -94,8 +99,10 @@ pub struct DeferredTool {
 pub struct OfferedPlan {
     roster: Vec<OfferedTool>,
     compiled: Vec<Compiled>,
-    /// (hash of the name, roster index), sorted: the look-up of a call's tool.
-    by_name: Vec<(u64, usize)>,
+    /// Each tool's schema compiled for strict checking, once per plan.
+    strict: Vec<Strict>,
+    /// Name → roster index: the look-up of a call's tool.
+    by_name: FxHashMap<String, usize>,
     deferred: Vec<DeferredTool>,
     control_tool: Option<String>,
 }
@@ -108,19 +115,24 @@ impl OfferedPlan {
         deferred: Vec<DeferredTool>,
         control_tool: Option<String>,
     ) -> Self {
-        let mut by_name: Vec<(u64, usize)> = roster
+        // A later entry of the same name replaces an earlier one.
+        let by_name = roster
             .iter()
             .enumerate()
-            .map(|(i, tool)| (name_hash(&tool.name), i))
+            .map(|(i, tool)| (tool.name.clone(), i))
             .collect();
-        by_name.sort_unstable();
         let compiled = roster
             .iter()
             .map(|t| Compiled::new(&t.input_schema))
             .collect();
+        let strict = roster
+            .iter()
+            .map(|t| Strict::new(&t.input_schema, t.check == CheckMode::Strict))
+            .collect();
         Self {
             roster,
             compiled,
+            strict,
             by_name,
             deferred,
             control_tool,
@@ -197,6 +209,10 @@ impl OfferedPlan {
                 only: tool.only,
                 unknown_arguments: tool.unknown_arguments.unwrap_or_default(),
                 coerce: tool.coerce.unwrap_or(false),
+                check: tool.check.unwrap_or(match tool.source {
+                    Source::Mcp => CheckMode::Strict,
+                    Source::Configured | Source::Control => CheckMode::Lenient,
+                }),
                 parameters: tool.parameters,
                 variadic: tool.variadic,
             })
@@ -217,22 +233,15 @@ impl OfferedPlan {
         self.index(name).map(|i| &self.roster[i])
     }
 
-    /// The offered tool called `name` with its compiled schema.
-    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled)> {
+    /// The offered tool called `name` with its compiled schema, lenient and strict.
+    pub(crate) fn entry(&self, name: &str) -> Option<(&OfferedTool, &Compiled, &Strict)> {
         self.index(name)
-            .map(|i| (&self.roster[i], &self.compiled[i]))
+            .map(|i| (&self.roster[i], &self.compiled[i], &self.strict[i]))
     }
 
     /// The roster index of the tool called `name`; the last one when the name is offered twice.
     fn index(&self, name: &str) -> Option<usize> {
-        let hash = name_hash(name);
-        let first = self.by_name.partition_point(|(h, _)| *h < hash);
-        self.by_name[first..]
-            .iter()
-            .take_while(|(h, _)| *h == hash)
-            .filter(|(_, i)| same(&self.roster[*i].name, name))
-            .map(|(_, i)| *i)
-            .last()
+        self.by_name.get(name).copied()
     }
 
     /// Every offered tool, in plan order.
@@ -249,27 +258,6 @@ impl OfferedPlan {
     pub fn control_tool(&self) -> Option<&str> {
         self.control_tool.as_deref()
     }
-}
-
-/// A hash of a tool name for the roster look-up: its length and its first, middle and last
-/// eight bytes, mixed with the multiply-rotate of rustc's FxHash, so hashing costs the same for
-/// any name. Names with equal hashes are told apart by comparing the names, so a collision
-/// (names alike in all those bytes) costs only a comparison, never a wrong tool.
-fn name_hash(name: &str) -> u64 {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let add = |hash: u64, word: u64| (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    let bytes = name.as_bytes();
-    let n = bytes.len();
-    let hash = add(0, n as u64);
-    if n < 8 {
-        let word = bytes
-            .iter()
-            .rev()
-            .fold(0, |word, b| (word << 8) | u64::from(*b));
-        return add(hash, word);
-    }
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
-    add(add(add(hash, word(0)), word((n - 8) / 2)), word(n - 8))
 }
 
 /// The `format_version` of the plan JSON this module reads; the same as
@@ -302,6 +290,8 @@ struct RawTool {
     unknown_arguments: Option<UnknownArguments>,
     #[serde(default)]
     coerce: Option<bool>,
+    #[serde(default)]
+    check: Option<CheckMode>,
     #[serde(default)]
     parameters: Option<Vec<Parameter>>,
     #[serde(default)]
@@ -374,6 +364,7 @@ mod tests {
             only: None,
             unknown_arguments: UnknownArguments::Refuse,
             coerce: false,
+            check: CheckMode::Lenient,
             parameters: None,
             variadic: false,
         }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::offered::Parameter;
 use super::schema::{Declared, Ty};
+use crate::contract::CallProblem;
 
 /// The arguments `named` as a list in the order of `params`. Trailing optional parameters that
 /// were not given (or given as null) are left off; a skipped one before a given one gets the
@@ -22,7 +23,7 @@ pub(crate) fn to_positional(
     tool: &str,
     call_id: &str,
     notes: &mut Vec<String>,
-) -> Result<Value, String> {
+) -> Result<Value, Box<CallProblem>> {
     // A null counts as "not given" for an optional parameter only: for a
     // required one the check has already judged whether its schema admits
     // null, and the null is what the tool receives.
@@ -41,10 +42,11 @@ pub(crate) fn to_positional(
             Some(Value::Array(items)) if variadic && i + 1 == params.len() => list.extend(items),
             Some(value) => list.push(value),
             None if param.required => {
-                return Err(format!(
-                    "tool \"{tool}\": argument \"{}\" is required; got nothing",
-                    super::schema::render_name(&param.name)
-                ));
+                return Err(Box::new(CallProblem::MissingArgument {
+                    tool: tool.to_string(),
+                    argument: super::schema::render_name(&param.name).into_owned(),
+                    expected: Vec::new(),
+                }));
             }
             None if last_given.is_some_and(|last| i < last) => {
                 list.push(empty_value(schema, &param.name));
@@ -114,7 +116,7 @@ mod tests {
         )
     }
 
-    fn positional(args: Value) -> Result<Value, String> {
+    fn positional(args: Value) -> Result<Value, Box<CallProblem>> {
         let (params, schema) = fs_read();
         let mut notes = Vec::new();
         to_positional(
@@ -155,10 +157,10 @@ mod tests {
 
     #[test]
     fn a_missing_required_parameter_is_a_problem() {
+        let problem = *positional(json!({"start": 1})).unwrap_err();
         assert!(
-            positional(json!({"start": 1}))
-                .unwrap_err()
-                .contains("\"path\" is required")
+            matches!(&problem, CallProblem::MissingArgument { argument, .. } if argument == "path"),
+            "{problem:?}"
         );
     }
 

@@ -72,16 +72,13 @@ fn parse(text: &str) -> Option<Value> {
 /// as an object: for text that opens a list or object but cannot be read, serde_json's reason
 /// and where it stopped (a number out of range, nesting too deep), so the model is not told
 /// that valid-looking JSON text is "not a JSON object" without saying why.
-pub(crate) fn unread(text: &str) -> String {
+pub(crate) fn unread(text: &str) -> Option<String> {
     if may_wrap(text)
         && let Err(err) = serde_json::from_str::<Value>(text)
     {
-        return format!(
-            "a string that cannot be read as JSON: {}",
-            super::turn::reason(&err)
-        );
+        return Some(super::turn::reason(&err));
     }
-    "a string that is not a JSON object".to_string()
+    None
 }
 
 /// Whether `text` opens a list or object, so the repair would try to read it as JSON.

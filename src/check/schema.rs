@@ -13,6 +13,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::offered::{OfferedTool, UnknownArguments};
+use crate::contract::{CallProblem, CheckProblem, Got};
 
 /// The most problem sentences a call's answer holds. A call with more problems lists the
 /// first `MAX_PROBLEMS - 1` and one sentence counting the rest ("and N more problems not
@@ -24,7 +25,7 @@ pub const MAX_PROBLEMS: usize = 10;
 pub(crate) struct Findings {
     /// The first [`MAX_PROBLEMS`] problems, one sentence each (the answer lists one fewer when
     /// there are more, to make room for the count).
-    pub problems: Vec<String>,
+    pub problems: Vec<CheckProblem>,
     /// How many problems there were in all.
     pub total: usize,
     /// Each drop the check made.
@@ -32,10 +33,10 @@ pub(crate) struct Findings {
 }
 
 impl Findings {
-    pub(crate) fn problem(&mut self, text: impl FnOnce() -> String) {
-        // Past the limit only the count matters; skip formatting a sentence nobody reads.
+    pub(crate) fn problem(&mut self, make: impl FnOnce() -> CallProblem) {
+        // Past the limit only the count matters; skip building a problem nobody reads.
         if self.problems.len() < MAX_PROBLEMS {
-            self.problems.push(text());
+            self.problems.push(make().into());
         }
         self.total += 1;
     }
@@ -62,7 +63,7 @@ pub(crate) enum Ty {
 }
 
 impl Ty {
-    fn parse(name: &str) -> Option<Self> {
+    pub(crate) fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "string" => Self::String,
             "number" => Self::Number,
@@ -79,55 +80,60 @@ impl Ty {
         1 << self as u8
     }
 
-    fn article(self) -> &'static str {
+    /// The JSON Schema name of the type.
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::String => "a string",
-            Self::Number => "a number",
-            Self::Integer => "an integer",
-            Self::Boolean => "a boolean",
-            Self::Array => "a list",
-            Self::Object => "an object",
+            Self::String => "string",
+            Self::Number => "number",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::Array => "array",
+            Self::Object => "object",
             Self::Null => "null",
         }
     }
 
-    /// Whether a tool can read `value` as this type, possibly after a cast. Only containers
-    /// where a scalar is declared, an object where a list is declared, and a non-object where an
-    /// object is declared cannot be read; other scalar mismatches are left to the tool.
-    fn admits(self, value: &Value) -> bool {
-        match self {
-            Self::String | Self::Number | Self::Integer | Self::Boolean | Self::Null => {
-                !matches!(value, Value::Array(_) | Value::Object(_))
+    /// Whether a tool can read `value` as this type, possibly after a cast: the value already
+    /// is this type, or a cast a tool commonly makes reads it as one ("5" and 5.0 for an
+    /// integer, a number or boolean for text, "true", 1 and 0 for a boolean). A scalar no such
+    /// cast reads ("soon" or 5.5 for an integer, "maybe" for a boolean, anything but null for
+    /// null) is not admitted, nor is a container where a scalar is declared or an object where a
+    /// list is declared. A lone scalar where a list is declared is admitted: a tool may read it
+    /// as one item.
+    pub(crate) fn admits(self, value: &Value) -> bool {
+        match (self, value) {
+            (Self::String, Value::String(_) | Value::Number(_) | Value::Bool(_)) => true,
+            (Self::Integer, Value::Number(n)) => {
+                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|x| x.fract() == 0.0)
             }
-            Self::Array => !value.is_object(),
-            Self::Object => value.is_object(),
-        }
-    }
-
-    /// The kinds of value (see [`kind_of`]) [`Ty::admits`] admits.
-    fn admitted_kinds(self) -> u8 {
-        match self {
-            Self::String | Self::Number | Self::Integer | Self::Boolean | Self::Null => SCALAR,
-            Self::Array => SCALAR | ARRAY,
-            Self::Object => OBJECT,
-        }
-    }
-
-    /// The kinds of value (see [`kind_of`]) [`Ty::holds`] holds.
-    fn held_kinds(self) -> u8 {
-        match self {
-            Self::String => STRING,
-            Self::Number => INTEGER | FRACTION,
-            Self::Integer => INTEGER,
-            Self::Boolean => BOOLEAN,
-            Self::Array => ARRAY,
-            Self::Object => OBJECT,
-            Self::Null => NULL,
+            (Self::Integer, Value::String(s)) => {
+                let s = s.trim();
+                // Digits beyond every integer type still spell an integer; the cast refuses them
+                // as out of range.
+                is_digits(s) || number_text(s).is_some_and(|x| x.is_infinite() || x.fract() == 0.0)
+            }
+            (Self::Number, Value::Number(_)) => true,
+            (Self::Number, Value::String(s)) => {
+                let s = s.trim();
+                integer_text(s).is_some() || number_text(s).is_some_and(f64::is_finite)
+            }
+            (Self::Boolean, Value::Bool(_)) => true,
+            (Self::Boolean, Value::String(s)) => {
+                let s = s.trim();
+                s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false")
+            }
+            (Self::Boolean, Value::Number(n)) => {
+                matches!(n.as_f64(), Some(x) if x == 1.0 || x == 0.0)
+            }
+            (Self::Null, Value::Null) => true,
+            (Self::Array, value) => !value.is_object(),
+            (Self::Object, Value::Object(_)) => true,
+            _ => false,
         }
     }
 
     /// Whether `value` already is this type, needing no cast.
-    fn holds(self, value: &Value) -> bool {
+    pub(crate) fn holds(self, value: &Value) -> bool {
         match (self, value) {
             (Self::String, Value::String(_))
             | (Self::Number, Value::Number(_))
@@ -137,54 +143,6 @@ impl Ty {
             | (Self::Null, Value::Null) => true,
             (Self::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
             _ => false,
-        }
-    }
-}
-
-// Kinds of JSON value, one bit each, so a node's declared types can be matched against a value
-// with one test (see `CNode::admitted` and `CNode::held`).
-const STRING: u8 = 1;
-const INTEGER: u8 = 1 << 1;
-const FRACTION: u8 = 1 << 2;
-const BOOLEAN: u8 = 1 << 3;
-const NULL: u8 = 1 << 4;
-const ARRAY: u8 = 1 << 5;
-const OBJECT: u8 = 1 << 6;
-const SCALAR: u8 = STRING | INTEGER | FRACTION | BOOLEAN | NULL;
-
-/// The kind bit of `value`; a number is an integer when it is an `i64` or `u64`, as
-/// [`Ty::holds`] reads it.
-fn kind_of(value: &Value) -> u8 {
-    match value {
-        Value::String(_) => STRING,
-        Value::Number(n) if n.is_i64() || n.is_u64() => INTEGER,
-        Value::Number(_) => FRACTION,
-        Value::Bool(_) => BOOLEAN,
-        Value::Null => NULL,
-        Value::Array(_) => ARRAY,
-        Value::Object(_) => OBJECT,
-    }
-}
-
-/// Whether two names are equal. Short names are compared a machine word at a time rather
-/// than through a call to `memcmp`, which costs more than the rest of a member's look-up.
-#[inline(always)]
-pub(crate) fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
-    match n {
-        0 => true,
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
-        // Whole words from the start, then the last eight bytes (which may overlap the rest).
-        _ => {
-            (0..n / 8).all(|i| word(a, 8 * i) == word(b, 8 * i)) && word(a, n - 8) == word(b, n - 8)
         }
     }
 }
@@ -259,10 +217,6 @@ struct CNode {
     declared: Declared,
     /// The declared types in the order written; casts try them in this order.
     order: Vec<Ty>,
-    /// The kinds of value (see [`kind_of`]) some declared type admits, and holds without a
-    /// cast; every kind when no type is declared.
-    admitted: u8,
-    held: u8,
     enumeration: Option<Vec<Value>>,
     /// Declared members, sorted by name: (name, node, required).
     properties: Vec<(String, usize, bool)>,
@@ -360,12 +314,6 @@ fn compile_one<'s>(
             .collect(),
         _ => Vec::new(),
     };
-    (node.admitted, node.held) = match node.declared {
-        Declared::Types(_) => node.order.iter().fold((0, 0), |(admitted, held), t| {
-            (admitted | t.admitted_kinds(), held | t.held_kinds())
-        }),
-        _ => (u8::MAX, u8::MAX),
-    };
     node.enumeration = map
         .get("enum")
         .and_then(Value::as_array)
@@ -421,7 +369,7 @@ impl CNode {
     #[inline(always)]
     fn member(&self, name: &str, hint: &mut usize) -> Option<(usize, bool)> {
         let at = match self.properties.get(*hint) {
-            Some((n, _, _)) if same(n, name) => *hint,
+            Some((n, _, _)) if n == name => *hint,
             _ => self.member_after(name, *hint)?,
         };
         *hint = at + 1;
@@ -438,7 +386,7 @@ impl CNode {
         match self.properties[start..]
             .iter()
             .take(3)
-            .position(|(n, _, _)| same(n, name))
+            .position(|(n, _, _)| n == name)
         {
             Some(offset) => Some(start + offset),
             None => self
@@ -448,17 +396,19 @@ impl CNode {
         }
     }
 
+    /// Whether null is excluded: by the declared types, or by an `enum` without null.
     fn excludes_null(&self) -> bool {
-        self.judged && self.declared.excludes_null()
+        self.judged
+            && (self.declared.excludes_null()
+                || self
+                    .enumeration
+                    .as_ref()
+                    .is_some_and(|members| !members.iter().any(Value::is_null)))
     }
 
-    fn expected(&self) -> String {
-        let words: Vec<&str> = self.order.iter().map(|t| t.article()).collect();
-        match words.as_slice() {
-            [] => "a value".to_string(),
-            [one] => (*one).to_string(),
-            [init @ .., last] => format!("{} or {last}", init.join(", ")),
-        }
+    /// The declared type names, in the order written.
+    fn type_names(&self) -> Vec<String> {
+        self.order.iter().map(|t| t.name().to_string()).collect()
     }
 }
 
@@ -477,22 +427,26 @@ impl Compiled {
         let root = self.root();
         if !root.judged {
             // The check judges nothing here and no member is declared for the repair.
-            return arguments.keys().all(|name| kept_by_narrowing(tool, name));
+            return arguments
+                .keys()
+                .all(|name| super::narrow::keeps(tool, name));
         }
         self.quick_members(root, arguments, tool.coerce, 0, Some(tool))
     }
 
-    /// The quick pass over one value and the node judging it (see [`Walk::one`]).
+    /// The quick pass over one value and the node judging it (see [`Walk::judge`]): the same
+    /// rules ([`Ty::holds`], [`enum_member`], [`CNode::excludes_null`]), answering only whether
+    /// the value goes through unchanged.
     #[inline]
     fn quick(&self, at: usize, value: &Value, coerce: bool, depth: usize) -> bool {
         let node = &self.nodes[at];
-        let kind = kind_of(value);
-        if !node.judged || kind == NULL {
+        if !node.judged || value.is_null() {
             return true;
         }
-        // A value some declared type admits; for a coercing tool, one it holds without a cast
-        // (a value that would be cast is left to the full walk).
-        if (if coerce { node.held } else { node.admitted }) & kind == 0 {
+        // A value some declared type holds without a cast; one a type admits only after a cast
+        // is left to the full walk.
+        if matches!(node.declared, Declared::Types(_)) && !node.order.iter().any(|t| t.holds(value))
+        {
             return false;
         }
         if let Some(members) = &node.enumeration {
@@ -501,7 +455,8 @@ impl Compiled {
                 _ => return false,
             }
         }
-        kind & (ARRAY | OBJECT) == 0 || self.quick_inside(node, value, coerce, depth)
+        !matches!(value, Value::Array(_) | Value::Object(_))
+            || self.quick_inside(node, value, coerce, depth)
     }
 
     /// The quick pass into a list or object (see [`Walk::one`]).
@@ -541,7 +496,7 @@ impl Compiled {
         let narrowed = top.filter(|tool| !tool.fixed.is_empty() || tool.only.is_some());
         for (name, value) in map {
             if let Some(tool) = narrowed
-                && !kept_by_narrowing(tool, name)
+                && !super::narrow::keeps(tool, name)
             {
                 return false;
             }
@@ -588,15 +543,6 @@ impl Compiled {
         required_seen >= node.required.len()
             || node.required.iter().all(|(name, _)| map.contains_key(name))
     }
-}
-
-/// Whether the narrowing keeps the model-written name `name` (see [`super::narrow::outside`]).
-fn kept_by_narrowing(tool: &OfferedTool, name: &str) -> bool {
-    (tool.fixed.is_empty() || !tool.fixed.contains_key(name))
-        && tool
-            .only
-            .as_ref()
-            .is_none_or(|only| only.iter().any(|o| o == name))
 }
 
 /// Whether a top-level member declared `declared` is one a model may have wrapped in a JSON
@@ -667,24 +613,40 @@ impl<'a> Paths<'a> {
     }
 
     fn render(&self, at: usize, last: Option<Seg<'a>>) -> String {
-        let mut out = String::new();
-        for (i, seg) in self.segs(at, last).iter().enumerate() {
-            match seg {
-                Seg::Key(key) if !plain(key) => push_quoted_key(&mut out, key),
-                Seg::Key(key) if i == 0 => out.push_str(key),
-                Seg::Key(key) => {
-                    out.push('.');
-                    out.push_str(key);
-                }
-                Seg::Index(index) => {
-                    out.push('[');
-                    out.push_str(&index.to_string());
-                    out.push(']');
-                }
+        render_segs(&self.segs(at, last))
+    }
+}
+
+/// An argument path as problems and notes spell it: `filters[2].date`, `m["c.d"]`.
+pub(crate) fn render_steps(steps: &[Step]) -> String {
+    let segs: Vec<Seg<'_>> = steps
+        .iter()
+        .map(|step| match step {
+            Step::Key(key) => Seg::Key(key),
+            Step::Index(index) => Seg::Index(*index),
+        })
+        .collect();
+    render_segs(&segs)
+}
+
+fn render_segs(segs: &[Seg<'_>]) -> String {
+    let mut out = String::new();
+    for (i, seg) in segs.iter().enumerate() {
+        match seg {
+            Seg::Key(key) if !plain(key) => push_quoted_key(&mut out, key),
+            Seg::Key(key) if i == 0 => out.push_str(key),
+            Seg::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Seg::Index(index) => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
             }
         }
-        out
     }
+    out
 }
 
 /// Whether `key` can stand in an argument path as written: a plain identifier
@@ -826,16 +788,18 @@ struct Walk<'w, 'a> {
 }
 
 impl<'a> Walk<'_, 'a> {
-    fn problem(&mut self, path: usize, last: Option<Seg<'a>>, text: impl FnOnce(String) -> String) {
+    /// Records a problem at the argument path `path` + `last`; `make` gets the tool's name and
+    /// the rendered path.
+    fn problem(
+        &mut self,
+        path: usize,
+        last: Option<Seg<'a>>,
+        make: impl FnOnce(String, String) -> CallProblem,
+    ) {
         let paths = &*self.paths;
         let tool = self.cx.tool;
-        self.found.problem(|| {
-            format!(
-                "tool \"{tool}\": argument \"{}\" {}",
-                paths.render(path, last),
-                text(String::new())
-            )
-        });
+        self.found
+            .problem(|| make(tool.to_string(), paths.render(path, last)));
     }
 
     /// Judges a value's own kind and enum at once, so a container's own problem is listed
@@ -866,8 +830,11 @@ impl<'a> Walk<'_, 'a> {
         let mut cast_value: Option<Value> = None;
         if let Declared::Types(_) = node.declared {
             if !node.order.iter().any(|t| t.admits(value)) {
-                self.problem(path, last, |_| {
-                    format!("must be {}; got {}", node.expected(), kind(value))
+                self.problem(path, last, |tool, argument| CallProblem::WrongType {
+                    tool,
+                    argument,
+                    expected: node.type_names(),
+                    got: Got::of(value),
                 });
                 return false;
             }
@@ -880,13 +847,12 @@ impl<'a> Walk<'_, 'a> {
                     && node.declared.has(Ty::Integer)
                     && integer_out_of_range(value)
                 {
-                    self.problem(path, last, |_| {
-                        format!(
-                            "must be an integer from {} to {}; got {}",
-                            i64::MIN,
-                            u64::MAX,
-                            shown(value)
-                        )
+                    self.problem(path, last, |tool, argument| {
+                        CallProblem::IntegerOutOfRange {
+                            tool,
+                            argument,
+                            got: Got::of(value),
+                        }
                     });
                     return false;
                 }
@@ -901,12 +867,8 @@ impl<'a> Walk<'_, 'a> {
                     }
                 }
                 None => {
-                    self.problem(path, last, |_| {
-                        format!(
-                            "must be one of {}; got {}",
-                            list_values(members),
-                            shown(value)
-                        )
+                    self.problem(path, last, |tool, argument| {
+                        not_in_enum(tool, argument, members, value)
                     });
                     return false;
                 }
@@ -975,9 +937,21 @@ impl<'a> Walk<'_, 'a> {
                     let schema = &self.schema.nodes[child];
                     if value.is_null() {
                         if required && schema.excludes_null() {
-                            self.problem(path, Some(Seg::Key(name)), |_| {
-                                format!("must be {}; got null", schema.expected())
-                            });
+                            self.problem(
+                                path,
+                                Some(Seg::Key(name)),
+                                |tool, argument| match &schema.enumeration {
+                                    Some(members) if schema.order.is_empty() => {
+                                        not_in_enum(tool, argument, members, &Value::Null)
+                                    }
+                                    _ => CallProblem::WrongType {
+                                        tool,
+                                        argument,
+                                        expected: schema.type_names(),
+                                        got: Got::of(&Value::Null),
+                                    },
+                                },
+                            );
                         } else if !required && self.cx.coerce && schema.excludes_null() {
                             // A null optional member means "left out"; a server that validates
                             // strictly refuses null where its types exclude it.
@@ -999,9 +973,14 @@ impl<'a> Walk<'_, 'a> {
                 None if node.pattern_properties => {}
                 None => match node.additional {
                     Additional::Closed => {
-                        let names = list_names(node);
-                        self.problem(path, Some(Seg::Key(name)), |_| {
-                            format!("is not accepted; expected only {names}")
+                        self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                            let (accepted, more) = list_names(node);
+                            CallProblem::NotAccepted {
+                                tool,
+                                argument,
+                                accepted,
+                                more,
+                            }
                         });
                     }
                     Additional::Schema(child) => {
@@ -1014,9 +993,14 @@ impl<'a> Walk<'_, 'a> {
                     }
                     Additional::Open if top && node.has_properties => match self.cx.unknown {
                         UnknownArguments::Refuse => {
-                            let names = list_names(node);
-                            self.problem(path, Some(Seg::Key(name)), |_| {
-                                format!("is not declared; expected only {names}")
+                            self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                                let (declared, more) = list_names(node);
+                                CallProblem::UndeclaredArgument {
+                                    tool,
+                                    argument,
+                                    declared,
+                                    more,
+                                }
                             });
                         }
                         UnknownArguments::Drop => {
@@ -1034,13 +1018,17 @@ impl<'a> Walk<'_, 'a> {
                 if map.contains_key(name) {
                     continue;
                 }
-                let must = child
+                let expected = child
                     .map(|c| &self.schema.nodes[c])
-                    .filter(|c| c.judged && !c.order.is_empty())
-                    .map(|c| format!(" and must be {}", c.expected()))
+                    .filter(|c| c.judged)
+                    .map(CNode::type_names)
                     .unwrap_or_default();
-                self.problem(path, Some(Seg::Key(name)), |_| {
-                    format!("is required{must}; got nothing")
+                self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                    CallProblem::MissingArgument {
+                        tool,
+                        argument,
+                        expected,
+                    }
                 });
             }
         }
@@ -1150,14 +1138,14 @@ fn integer_out_of_range(value: &Value) -> bool {
 fn enum_member<'m>(members: &'m [Value], value: &Value) -> Option<&'m Value> {
     members
         .iter()
-        .find(|m| *m == value)
+        .find(|m| json_equal(m, value))
         .or_else(|| members.iter().find(|m| enum_matches(m, value)))
 }
 
 /// Whether `value` is the enum member `member`, allowing the casts a tool commonly makes:
 /// 2 for "2" and back, and text in another letter case.
 fn enum_matches(member: &Value, value: &Value) -> bool {
-    if member == value {
+    if json_equal(member, value) {
         return true;
     }
     match (member, value) {
@@ -1181,6 +1169,46 @@ fn enum_matches(member: &Value, value: &Value) -> bool {
     }
 }
 
+/// Whether `a` and `b` are equal as JSON Schema compares values (`enum`, `const`): numbers by
+/// their mathematical value (0 is 0.0), lists item by item, objects member by member in any
+/// order. It keeps its own stack, so any nesting compares.
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
+    let mut todo = vec![(a, b)];
+    while let Some((a, b)) = todo.pop() {
+        let same = match (a, b) {
+            (Value::Number(x), Value::Number(y)) => same_number(x, y),
+            (Value::Array(x), Value::Array(y)) => {
+                todo.extend(x.iter().zip(y));
+                x.len() == y.len()
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter().all(|(k, v)| match y.get(k) {
+                        Some(w) => {
+                            todo.push((v, w));
+                            true
+                        }
+                        None => false,
+                    })
+            }
+            _ => a == b,
+        };
+        if !same {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether two JSON numbers are the same number: exactly when both are integers, else as
+/// floats.
+fn same_number(x: &Number, y: &Number) -> bool {
+    match (x.as_i128(), y.as_i128()) {
+        (Some(a), Some(b)) => a == b,
+        _ => x.as_f64() == y.as_f64(),
+    }
+}
+
 /// "an object", "a list", … for the kind of `value`.
 pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
@@ -1193,38 +1221,33 @@ pub(crate) fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// A scalar as JSON, cut short when long; a container by its kind.
-fn shown(value: &Value) -> String {
-    match value {
-        Value::Array(_) | Value::Object(_) => kind(value).to_string(),
-        Value::String(s) if s.chars().count() > 60 => {
-            let head: String = s.chars().take(57).collect();
-            format!("{}…", Value::String(head))
-        }
-        scalar => scalar.to_string(),
-    }
-}
-
-fn list_values(members: &[Value]) -> String {
-    let mut out: Vec<String> = members.iter().take(10).map(shown).collect();
-    if members.len() > 10 {
-        out.push(format!("(and {} more)", members.len() - 10));
-    }
-    out.join(", ")
-}
-
-fn list_names(node: &CNode) -> String {
-    if node.properties.is_empty() {
-        return "no arguments".to_string();
-    }
-    let mut out: Vec<String> = node
+/// The first ten names `node` declares, and how many more it does.
+fn list_names(node: &CNode) -> (Vec<String>, usize) {
+    let names = node
         .properties
         .iter()
         .take(10)
-        .map(|(k, _, _)| format!("\"{k}\""))
+        .map(|(k, _, _)| k.clone())
         .collect();
-    if node.properties.len() > 10 {
-        out.push(format!("(and {} more)", node.properties.len() - 10));
+    (names, node.properties.len().saturating_sub(10))
+}
+
+/// The problem for `value` matching no member of `members`.
+pub(crate) fn not_in_enum(
+    tool: String,
+    argument: String,
+    members: &[Value],
+    value: &Value,
+) -> CallProblem {
+    CallProblem::NotInEnum {
+        tool,
+        argument,
+        allowed: members
+            .iter()
+            .take(10)
+            .map(super::deep::clone_value)
+            .collect(),
+        more: members.len().saturating_sub(10),
+        got: Got::of(value),
     }
-    out.join(", ")
 }

@@ -2,6 +2,7 @@
 //! nearest thing that passes. Property tests at the end.
 
 use super::*;
+use crate::contract::{CallProblem, CheckProblem};
 use proptest::prelude::*;
 use serde_json::json;
 use std::borrow::Cow;
@@ -94,7 +95,12 @@ fn problems(tool: &str, arguments: Value) -> Vec<String> {
     assert_eq!(call.status, Status::Refused, "{:?}", call.arguments);
     assert_eq!(call.refusal, Some(Refusal::Arguments));
     assert!(call.arguments.is_none());
-    call.problems.clone()
+    messages(&call.problems)
+}
+
+/// The sentences of `problems`.
+fn messages(problems: &[CheckProblem]) -> Vec<String> {
+    problems.iter().map(|p| p.message.clone()).collect()
 }
 
 const CALL: &str = "mcp.bland_call.start_call";
@@ -176,11 +182,157 @@ fn an_object_where_an_integer_is_declared_is_refused_and_text_or_a_float_of_an_i
         ok(CALL, json!({"phone_number": "1", "max_duration": 5.0}))["max_duration"],
         json!(5)
     );
-    // Text no cast fits is not the check's to judge: forwarded as given.
+    // Issue 12: text no cast reads as an integer is refused, not forwarded to a server that
+    // would reject it.
     assert_eq!(
-        ok(CALL, json!({"phone_number": "1", "max_duration": "five"}))["max_duration"],
-        json!("five")
+        problems(CALL, json!({"phone_number": "1", "max_duration": "five"})),
+        [
+            "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got the text \"five\""
+        ]
     );
+}
+
+/// The argument-check record's list of what a tool commonly reads after a cast: each passes in
+/// both coercion modes. Issue 12 must not take any of it away.
+#[test]
+fn the_record_pass_list_passes_in_both_modes() {
+    let table = [
+        (json!({"type": "integer"}), json!("5")),
+        (json!({"type": "integer"}), json!(" 5 ")),
+        (json!({"type": "integer"}), json!(5.0)),
+        (json!({"type": "integer"}), json!("5.0")),
+        (json!({"type": "number"}), json!("2.5")),
+        (json!({"type": "number"}), json!(7)),
+        (json!({"type": "string"}), json!(5)),
+        (json!({"type": "string"}), json!(2.5)),
+        (json!({"type": "string"}), json!(true)),
+        (json!({"type": "boolean"}), json!("true")),
+        (json!({"type": "boolean"}), json!("FALSE")),
+        (json!({"type": "boolean"}), json!(1)),
+        (json!({"type": "boolean"}), json!(0)),
+        (json!({"type": "boolean"}), json!(1.0)),
+        (json!({"type": ["string", "null"]}), Value::Null),
+        (json!({"type": "null"}), Value::Null),
+        (json!({"enum": ["2", "3"]}), json!(2)),
+        (json!({"enum": [2, 3]}), json!("2")),
+        (json!({"enum": ["notes", "mail"]}), json!("NOTES")),
+        (json!({"enum": [[0], "x"]}), json!([0.0])),
+        (json!({"enum": [{"a": 1}]}), json!({"a": 1.0})),
+        (json!({"enum": ["a", null]}), Value::Null),
+        (json!({"type": "array"}), json!("one")),
+        (json!({"type": "integer", "minimum": 10}), json!(1)),
+    ];
+    for (schema, value) in table {
+        for coerce in [false, true] {
+            let report = run(
+                root_object(schema.clone()),
+                json!({ "arg": value.clone() }),
+                coerce,
+                UnknownArguments::Refuse,
+            );
+            assert_eq!(
+                report.verdict,
+                Verdict::Run,
+                "{schema} {value} coerce={coerce}: {:?}",
+                report.calls[0].problems
+            );
+        }
+    }
+}
+
+/// Issue 12 items 1 and 2: scalars no cast reads, and nulls an enum leaves out, are refused in
+/// both coercion modes; each has its passing twin in the table above.
+#[test]
+fn scalars_no_cast_reads_are_refused_in_both_modes() {
+    let table = [
+        (
+            json!({"type": "integer"}),
+            json!("soon"),
+            "must be an integer; got the text \"soon\"",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!(5.5),
+            "must be an integer; got the number 5.5",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!(true),
+            "must be an integer; got the boolean true",
+        ),
+        (
+            json!({"type": "integer"}),
+            json!("5.5"),
+            "must be an integer; got the text \"5.5\"",
+        ),
+        (
+            json!({"type": "boolean"}),
+            json!("maybe"),
+            "must be a boolean; got the text \"maybe\"",
+        ),
+        (
+            json!({"type": "boolean"}),
+            json!(2),
+            "must be a boolean; got the number 2",
+        ),
+        (
+            json!({"type": "null"}),
+            json!(0),
+            "must be null; got the number 0",
+        ),
+        (
+            json!({"type": "null"}),
+            json!(""),
+            "must be null; got the text \"\"",
+        ),
+        (
+            json!({"type": "number"}),
+            json!("foo"),
+            "must be a number; got the text \"foo\"",
+        ),
+        (
+            json!({"type": "number"}),
+            json!(false),
+            "must be a number; got the boolean false",
+        ),
+        (
+            json!({"type": ["integer", "boolean"]}),
+            json!("x"),
+            "must be an integer or a boolean; got the text \"x\"",
+        ),
+        (
+            json!({"enum": [[0], "x"]}),
+            json!([1]),
+            "must be one of a list, \"x\"; got a list",
+        ),
+        (
+            json!({"enum": ["a", "b"]}),
+            Value::Null,
+            "must be one of \"a\", \"b\"; got null",
+        ),
+    ];
+    for (schema, value, ends) in table {
+        for coerce in [false, true] {
+            let report = run(
+                root_object(schema.clone()),
+                json!({ "arg": value.clone() }),
+                coerce,
+                UnknownArguments::Refuse,
+            );
+            assert_eq!(
+                report.verdict,
+                Verdict::Refused,
+                "{schema} {value} coerce={coerce}"
+            );
+            let problems = &report.calls[0].problems;
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(
+                problems[0].message,
+                format!("tool \"t\": argument \"arg\" {ends}")
+            );
+            assert_eq!(problems[0].message, problems[0].problem.to_string());
+        }
+    }
 }
 
 #[test]
@@ -215,7 +367,7 @@ fn text_or_a_list_where_an_object_is_declared_is_refused_and_an_object_passes() 
         "email.send",
         json!({"to": [], "subject": "s", "headers": "x-a: 1"}),
     );
-    assert!(p[0].ends_with("argument \"headers\" must be an object; got a string"));
+    assert!(p[0].ends_with("argument \"headers\" must be an object; got the text \"x-a: 1\""));
     // A list is refused too: muster reads JSON, so an object never decodes to a list.
     let p = problems(
         "email.send",
@@ -371,7 +523,7 @@ fn large_integers_are_cast_exactly_and_ones_no_integer_type_holds_are_refused() 
             UnknownArguments::Refuse,
         );
         assert_eq!(report.verdict, Verdict::Refused);
-        report.calls[0].problems.clone()
+        messages(&report.calls[0].problems)
     };
     assert_eq!(
         refused(json!("18446744073709551616")),
@@ -483,7 +635,7 @@ fn argument_names_that_are_not_plain_identifiers_are_quoted_in_paths() {
         UnknownArguments::Pass,
     );
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         [
             "tool \"t\": argument \"[\"a.b\"]\" must be an integer; got a list",
             "tool \"t\": argument \"m[\"\"]\" must be an integer; got a list",
@@ -554,7 +706,7 @@ fn one_mismatch_refuses_the_whole_turn_and_a_fitting_turn_runs() {
         ]
     );
     assert_eq!(
-        report.calls[0].problems,
+        messages(&report.calls[0].problems),
         [
             "tool \"fs.read\": not run because call \"c2\" of this turn did not fit; send this call again together with the corrected call"
         ]
@@ -749,7 +901,7 @@ fn wrapped_arguments_that_cannot_be_read_say_why_and_readable_ones_are_repaired(
             UnknownArguments::Refuse,
         );
         assert_eq!(report.verdict, Verdict::Refused);
-        report.calls[0].problems.clone()
+        messages(&report.calls[0].problems)
     };
     assert_eq!(
         refused(nested(200)),
@@ -868,6 +1020,7 @@ fn tool_with(schema: Value) -> OfferedTool {
         only: None,
         unknown_arguments: UnknownArguments::Refuse,
         coerce: true,
+        check: crate::contract::CheckMode::Lenient,
         parameters: None,
         variadic: false,
     }
@@ -928,8 +1081,19 @@ fn schemas_and_arguments_nested_ten_thousand_deep_are_checked_without_overflow()
         let report = check_turn(&plan, &turn, &CheckOptions::default());
         assert_eq!(report.verdict, verdict);
         if verdict == Verdict::Refused {
-            assert!(report.calls[0].problems[0].contains("must be a string; got an object"));
-            assert!(report.calls[0].problems[0].contains("argument \"a.a[0].a.a[0]"));
+            match &report.calls[0].problems[0].problem {
+                CallProblem::WrongType {
+                    argument,
+                    expected,
+                    got,
+                    ..
+                } => {
+                    assert!(argument.starts_with("a.a[0].a.a[0]"), "{argument}");
+                    assert_eq!(expected, &["string"]);
+                    assert_eq!(got.kind, "object");
+                }
+                other => panic!("{other:?}"),
+            }
         } else {
             assert_eq!(
                 deep::depth(report.calls[0].arguments.as_deref().unwrap()),
@@ -1229,7 +1393,7 @@ fn unknown_policy() -> impl Strategy<Value = UnknownArguments> {
 fn the_quick_pass_clears_calls_that_fit_as_sent_and_leaves_the_rest_to_the_full_steps() {
     let plan = plan();
     let clears = |tool: &str, arguments: Value| {
-        let (offered, compiled) = plan.entry(tool).unwrap();
+        let (offered, compiled, _) = plan.entry(tool).unwrap();
         compiled.fits_as_sent(arguments.as_object().unwrap(), offered)
     };
     let call = "mcp.bland_call.start_call";
@@ -1317,19 +1481,99 @@ proptest! {
     }
 }
 
-proptest! {
-    #[test]
-    fn names_compare_equal_exactly_when_their_bytes_do(
-        a in "[a-c_.]{0,40}",
-        b in "[a-c_.]{0,40}",
-        same_len in any::<bool>(),
-    ) {
-        let b: String = if same_len {
-            a.chars().zip(b.chars().chain(std::iter::repeat('a'))).map(|(_, c)| c).collect()
-        } else {
-            b
-        };
-        prop_assert_eq!(schema::same(&a, &b), a == b);
-        prop_assert!(schema::same(&a, &a.clone()));
+/// A plan of one tool with `schema`, from the plan's JSON, so the check mode defaults as it
+/// does for a plan the planner wrote.
+fn plan_of(source: &str, check: Option<&str>, schema: Value) -> OfferedPlan {
+    let mut tool = json!({"name": "t", "source": source, "coerce": true, "input_schema": schema});
+    if let Some(check) = check {
+        tool["check"] = json!(check);
     }
+    let text = json!({"format_version": 2, "roster": [tool]}).to_string();
+    OfferedPlan::from_json(&text, Path::new("plan.json")).unwrap()
+}
+
+/// Issue 12 item 3: an MCP tool is checked against its whole schema after the cast; the same
+/// call to a lenient tool passes, and a fitting call passes both.
+#[test]
+fn an_mcp_tool_is_checked_strictly_after_the_cast_and_a_lenient_tool_is_not() {
+    let schema = json!({"type": "object", "properties": {
+        "count": {"type": "integer", "minimum": 1, "maximum": 10}}});
+    let strict = plan_of("mcp", None, schema.clone());
+    let lenient = plan_of("mcp", Some("lenient"), schema.clone());
+    let configured = plan_of("configured", None, schema);
+    let options = CheckOptions::default();
+    let report = check_calls(&strict, &[("t", json!({"count": "50"}))], &options);
+    assert_eq!(report.verdict, Verdict::Refused);
+    assert_eq!(
+        messages(&report.calls[0].problems),
+        ["tool \"t\": argument \"count\" must be at most 10; got the number 50"]
+    );
+    for plan in [&lenient, &configured] {
+        let report = check_calls(plan, &[("t", json!({"count": "50"}))], &options);
+        assert_eq!(report.verdict, Verdict::Run);
+    }
+    // The twin: the cast "5" fits the whole schema.
+    let report = check_calls(&strict, &[("t", json!({"count": "5"}))], &options);
+    assert_eq!(
+        report.verdict,
+        Verdict::Run,
+        "{:?}",
+        report.calls[0].problems
+    );
+    assert_eq!(
+        report.calls[0].arguments.as_deref(),
+        Some(&json!({"count": 5}))
+    );
+}
+
+/// Fixed values are the policy's: the offered schema no longer declares them, so strict
+/// checking judges what the model wrote, before they are added.
+#[test]
+fn strict_checking_judges_what_the_model_wrote_before_fixed_values() {
+    let text = json!({"format_version": 2, "roster": [{"name": "t", "source": "mcp",
+        "fixed": {"scope": "team"}, "input_schema": {"type": "object",
+        "additionalProperties": false, "properties": {"q": {"type": "string", "minLength": 1}}}}]})
+    .to_string();
+    let plan = OfferedPlan::from_json(&text, Path::new("plan.json")).unwrap();
+    let options = CheckOptions::default();
+    let report = check_calls(&plan, &[("t", json!({"q": "x"}))], &options);
+    assert_eq!(
+        report.verdict,
+        Verdict::Run,
+        "{:?}",
+        report.calls[0].problems
+    );
+    assert_eq!(
+        report.calls[0].arguments.as_deref(),
+        Some(&json!({"q": "x", "scope": "team"}))
+    );
+    let report = check_calls(&plan, &[("t", json!({"q": ""}))], &options);
+    assert_eq!(report.verdict, Verdict::Refused);
+}
+
+/// A strict schema the validator cannot compile fails closed: every call is refused, naming
+/// why; the same schema checked leniently passes the call.
+#[test]
+fn a_strict_schema_that_cannot_be_compiled_refuses_every_call() {
+    let schema = json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "("}}});
+    let options = CheckOptions::default();
+    let report = check_calls(
+        &plan_of("mcp", None, schema.clone()),
+        &[("t", json!({"p": "x"}))],
+        &options,
+    );
+    assert_eq!(report.verdict, Verdict::Refused);
+    let problem = &report.calls[0].problems[0];
+    assert!(
+        problem
+            .message
+            .starts_with("tool \"t\": its input schema cannot be compiled for strict checking ("),
+        "{problem}"
+    );
+    let report = check_calls(
+        &plan_of("mcp", Some("lenient"), schema),
+        &[("t", json!({"p": "x"}))],
+        &options,
+    );
+    assert_eq!(report.verdict, Verdict::Run);
 }

@@ -182,6 +182,9 @@ pub enum WarningCode {
     LockMismatch,
     /// The control tool itself does not fit, so nothing can be deferred.
     ControlToolCut,
+    /// A tool checked strictly has an input schema the validator cannot compile, so the check
+    /// refuses every call to it.
+    UncheckableSchema,
 }
 
 impl WarningCode {
@@ -202,6 +205,7 @@ impl WarningCode {
             WarningCode::NoSnapshot => "no-snapshot",
             WarningCode::LockMismatch => "lock-mismatch",
             WarningCode::ControlToolCut => "control-tool-cut",
+            WarningCode::UncheckableSchema => "uncheckable-schema",
         }
     }
 }
@@ -306,6 +310,14 @@ pub enum WarningKind {
         /// The control tool.
         tool: String,
     },
+    /// A strictly checked tool's schema cannot be compiled by the
+    /// validator, so the check refuses every call to it.
+    UncheckableSchema {
+        /// The tool.
+        tool: String,
+        /// What the validator said.
+        why: String,
+    },
 }
 
 impl WarningKind {
@@ -326,6 +338,7 @@ impl WarningKind {
             WarningKind::NoSnapshot { .. } => WarningCode::NoSnapshot,
             WarningKind::LockMismatch { .. } => WarningCode::LockMismatch,
             WarningKind::ControlToolCut { .. } => WarningCode::ControlToolCut,
+            WarningKind::UncheckableSchema { .. } => WarningCode::UncheckableSchema,
         }
     }
 }
@@ -398,6 +411,10 @@ impl fmt::Display for WarningKind {
             WarningKind::ControlToolCut { tool } => write!(
                 f,
                 "the control tool {tool} does not fit the caps, so no tool can be deferred"
+            ),
+            WarningKind::UncheckableSchema { tool, why } => write!(
+                f,
+                "tool {tool}: its input schema cannot be compiled for strict checking ({why}), so the check refuses every call to it; correct the schema, or set check = \"lenient\" for it"
             ),
         }
     }

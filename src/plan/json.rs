@@ -4,7 +4,7 @@
 
 use super::Plan;
 use crate::catalog::{Candidate, Parameter, Source};
-use crate::contract::Reason;
+use crate::contract::{CheckMode, Reason};
 use crate::contract::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
 use serde::Serialize;
@@ -57,6 +57,7 @@ pub struct RosterEntry<'a> {
     pub only: Option<&'a [String]>,
     pub unknown_arguments: UnknownArguments,
     pub coerce: bool,
+    pub check: CheckMode,
     pub parameters: Option<&'a [Parameter]>,
     pub variadic: bool,
 }
@@ -132,6 +133,7 @@ impl<'c> Plan<'c> {
             only: c.call.only.as_deref(),
             unknown_arguments: c.call.unknown_arguments,
             coerce: c.call.coerce,
+            check: c.call.check,
             parameters: c.call.parameters.as_deref(),
             variadic: c.call.variadic,
         }

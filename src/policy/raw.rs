@@ -59,6 +59,8 @@ pub struct RawCalls {
     pub mcp_unknown_arguments: Option<Spanned<String>>,
     pub coerce_configured: Option<bool>,
     pub coerce_mcp: Option<bool>,
+    pub configured_check: Option<Spanned<String>>,
+    pub mcp_check: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,6 +125,7 @@ pub struct RawTool {
     pub variadic: bool,
     pub unknown_arguments: Option<Spanned<String>>,
     pub coerce: Option<bool>,
+    pub check: Option<Spanned<String>>,
 }
 
 /// `mcp/*.toml`.
@@ -161,6 +164,9 @@ pub struct RawServer {
     pub tool_priority: BTreeMap<Spanned<String>, i64>,
     pub unknown_arguments: Option<Spanned<String>>,
     pub coerce: Option<bool>,
+    pub check: Option<Spanned<String>>,
+    #[serde(default)]
+    pub tool_check: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
 /// A fixed argument: `{ value = ... }`.

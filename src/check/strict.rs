@@ -1,0 +1,300 @@
+//! Strict checking: after repair, narrowing and the lenient rules, the arguments a call would
+//! forward are validated against the tool's whole input schema with the `jsonschema` crate, as
+//! an MCP server validates them (`$ref`, `anyOf`, `minimum`, `pattern`, … included; the draft
+//! named by `$schema`, 2020-12 when none is; format assertions off, since servers rarely enforce
+//! them). Each finding is rewritten as a problem the model can act on: the argument path, what
+//! was expected, what came.
+//!
+//! A schema is compiled once, when the plan is read. A schema the validator cannot compile
+//! fails closed: every call to the tool is refused, since nothing could say whether the server
+//! would take it (the planner warns about such a schema when the plan is made). It must not
+//! refuse anything in lenient mode, and never changes what a tool receives.
+
+use std::fmt;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::paths::LocationSegment;
+use jsonschema::{ValidationError, Validator};
+use serde_json::Value;
+
+use super::schema::{Findings, Step, not_in_enum, render_steps};
+use crate::contract::{CallProblem, Got};
+
+/// A tool's schema as strict checking holds it.
+pub(crate) enum Strict {
+    /// The tool is checked leniently.
+    Off,
+    /// The compiled validator of the tool's schema.
+    On(Box<Validator>),
+    /// Why the schema cannot be compiled: every call is refused.
+    Broken(String),
+}
+
+impl fmt::Debug for Strict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Off => f.write_str("Off"),
+            Self::On(_) => f.write_str("On"),
+            Self::Broken(why) => f.debug_tuple("Broken").field(why).finish(),
+        }
+    }
+}
+
+impl PartialEq for Strict {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Off, Self::Off) | (Self::On(_), Self::On(_)) => true,
+            (Self::Broken(a), Self::Broken(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Strict {
+    /// The strict form of `schema` when `strict`, compiled now.
+    pub(crate) fn new(schema: &Value, strict: bool) -> Self {
+        if !strict {
+            return Self::Off;
+        }
+        match compile_strict(schema) {
+            Ok(validator) => Self::On(Box::new(validator)),
+            Err(why) => Self::Broken(why),
+        }
+    }
+}
+
+/// `schema` compiled as strict checking validates with it, or why it cannot be: the draft
+/// named by `$schema` (2020-12 when none is), format assertions off, no remote references
+/// fetched.
+pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|err| err.to_string())
+}
+
+/// Validates `arguments` (what the call would forward, before fixed values are added) with
+/// `validator`, adding one problem per finding of the validator to `found`.
+pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, found: &mut Findings) {
+    for error in validator.iter_errors(arguments) {
+        found.problem(|| problem(tool, &error));
+    }
+}
+
+/// The problem for one finding of the validator.
+fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
+    let mut steps: Vec<Step> = error
+        .instance_path()
+        .iter()
+        .map(|seg| match seg {
+            LocationSegment::Property(name) => Step::Key(name.into_owned()),
+            LocationSegment::Index(i) => Step::Index(i),
+        })
+        .collect();
+    let value = error.instance().as_ref();
+    let tool = tool.to_string();
+    let path = |steps: &[Step]| (!steps.is_empty()).then(|| render_steps(steps));
+    let (keyword, limit, detail): (&str, Option<Value>, Option<String>) = match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            steps.push(Step::Key(
+                property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), String::from),
+            ));
+            return CallProblem::MissingArgument {
+                tool,
+                argument: render_steps(&steps),
+                expected: Vec::new(),
+            };
+        }
+        ValidationErrorKind::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => vec![t.to_string()],
+                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+            };
+            return CallProblem::WrongType {
+                tool,
+                argument: path(&steps).unwrap_or_default(),
+                expected,
+                got: Got::of(value),
+            };
+        }
+        ValidationErrorKind::Enum { options } => {
+            let members = options.as_array().map(Vec::as_slice).unwrap_or_default();
+            return not_in_enum(tool, path(&steps).unwrap_or_default(), members, value);
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            ("const", Some(Value::clone(expected_value)), None)
+        }
+        ValidationErrorKind::Minimum { limit } => ("minimum", Some(limit.clone()), None),
+        ValidationErrorKind::Maximum { limit } => ("maximum", Some(limit.clone()), None),
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            ("exclusiveMinimum", Some(limit.clone()), None)
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            ("exclusiveMaximum", Some(limit.clone()), None)
+        }
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            ("multipleOf", Some(Value::from(*multiple_of)), None)
+        }
+        ValidationErrorKind::MinLength { limit } => ("minLength", Some(Value::from(*limit)), None),
+        ValidationErrorKind::MaxLength { limit } => ("maxLength", Some(Value::from(*limit)), None),
+        ValidationErrorKind::Pattern { pattern } => {
+            ("pattern", Some(Value::from(pattern.as_str())), None)
+        }
+        ValidationErrorKind::MinItems { limit } => ("minItems", Some(Value::from(*limit)), None),
+        ValidationErrorKind::MaxItems { limit } => ("maxItems", Some(Value::from(*limit)), None),
+        ValidationErrorKind::UniqueItems => ("uniqueItems", Some(Value::Bool(true)), None),
+        ValidationErrorKind::MinProperties { limit } => {
+            ("minProperties", Some(Value::from(*limit)), None)
+        }
+        ValidationErrorKind::MaxProperties { limit } => {
+            ("maxProperties", Some(Value::from(*limit)), None)
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => (
+            "additionalProperties",
+            Some(Value::from(unexpected.clone())),
+            None,
+        ),
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => (
+            "unevaluatedProperties",
+            Some(Value::from(unexpected.clone())),
+            None,
+        ),
+        ValidationErrorKind::AnyOf { .. } => ("anyOf", None, None),
+        ValidationErrorKind::OneOfNotValid { .. } => ("oneOf", None, None),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            "oneOf",
+            None,
+            Some("more than one shape matches".to_string()),
+        ),
+        ValidationErrorKind::Not { .. } => ("not", None, None),
+        ValidationErrorKind::FalseSchema => ("false", None, None),
+        ValidationErrorKind::Contains => ("contains", None, None),
+        _ => (
+            error
+                .schema_path()
+                .iter()
+                .last()
+                .map_or("schema", |seg| match seg {
+                    LocationSegment::Property(name) => {
+                        // Interned keyword names live as long as the error; copy to a static set.
+                        keyword_name(&name)
+                    }
+                    LocationSegment::Index(_) => "schema",
+                }),
+            None,
+            Some(error.to_string()),
+        ),
+    };
+    CallProblem::SchemaMismatch {
+        tool,
+        argument: path(&steps),
+        keyword: keyword.to_string(),
+        limit,
+        got: Got::of(value),
+        detail,
+    }
+}
+
+/// A schema keyword as a problem names it; keywords muster does not phrase are named `schema`
+/// unless they are among the few the validator reports through this path.
+fn keyword_name(name: &str) -> &'static str {
+    match name {
+        "propertyNames" => "propertyNames",
+        "additionalItems" => "additionalItems",
+        "unevaluatedItems" => "unevaluatedItems",
+        "format" => "format",
+        "contentEncoding" => "contentEncoding",
+        "contentMediaType" => "contentMediaType",
+        "dependentRequired" => "dependentRequired",
+        "dependencies" => "dependencies",
+        _ => "schema",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(schema: Value, arguments: Value) -> Vec<String> {
+        let validator = compile_strict(&schema).unwrap();
+        let mut found = Findings::default();
+        validate(&validator, &arguments, "t", &mut found);
+        found.problems.into_iter().map(|p| p.message).collect()
+    }
+
+    #[test]
+    fn each_finding_names_the_path_what_was_expected_and_what_came() {
+        let schema = json!({"type": "object", "required": ["q"], "properties": {
+            "q": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+            "n": {"type": "integer", "minimum": 1, "maximum": 10},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2, "uniqueItems": true},
+            "mode": {"const": "fast"},
+            "pick": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}
+        }, "additionalProperties": false});
+        assert_eq!(
+            problems(schema.clone(), json!({"q": "ab", "n": 5})),
+            Vec::<String>::new()
+        );
+        let p = problems(
+            schema,
+            json!({"q": "A", "n": 50, "tags": ["a", "a", "b"], "mode": "slow", "pick": "x", "extra": 1}),
+        );
+        for expected in [
+            "tool \"t\": argument \"q\" must be at least 2 characters long; got the text \"A\"",
+            "tool \"t\": argument \"q\" must match the pattern \"^[a-z]+$\"; got the text \"A\"",
+            "tool \"t\": argument \"n\" must be at most 10; got the number 50",
+            "tool \"t\": argument \"tags\" must have at most 2 items; got 3 items",
+            "tool \"t\": argument \"tags\" must not list an item twice; got a list with a repeated item",
+            "tool \"t\": argument \"mode\" must be \"fast\"; got \"slow\"",
+            "tool \"t\": argument \"pick\" must match at least one of the shapes its schema lists under anyOf; got the text \"x\"",
+            "tool \"t\": the arguments must not have the members \"extra\"; the schema does not accept them",
+        ] {
+            assert!(p.iter().any(|s| s == expected), "{expected}\nnot in {p:#?}");
+        }
+        assert_eq!(p.len(), 8, "{p:#?}");
+    }
+
+    #[test]
+    fn a_missing_member_is_named_by_its_path_and_references_are_followed() {
+        let schema = json!({"type": "object", "$defs": {"range": {"type": "object",
+            "required": ["from"], "properties": {"from": {"type": "integer"}}}},
+            "properties": {"r": {"$ref": "#/$defs/range"}, "list": {"type": "array",
+            "items": {"$ref": "#/$defs/range"}}}});
+        let p = problems(
+            schema,
+            json!({"r": {}, "list": [{"from": 1}, {"from": "x"}]}),
+        );
+        assert_eq!(
+            p,
+            [
+                "tool \"t\": argument \"list[1].from\" must be an integer; got the text \"x\"",
+                "tool \"t\": argument \"r.from\" is required; got nothing",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_draft_comes_from_dollar_schema_and_formats_are_not_asserted() {
+        // Draft 4 reads exclusiveMaximum as a boolean beside maximum; 2020-12 as a number.
+        let draft4 = json!({"$schema": "http://json-schema.org/draft-04/schema#",
+            "properties": {"n": {"maximum": 5, "exclusiveMaximum": true}}});
+        assert_eq!(problems(draft4, json!({"n": 5})).len(), 1);
+        let formats = json!({"properties": {"at": {"type": "string", "format": "date-time"}}});
+        assert!(problems(formats, json!({"at": "not a date"})).is_empty());
+    }
+
+    #[test]
+    fn a_schema_the_validator_cannot_compile_is_broken_and_says_why() {
+        let strict = Strict::new(
+            &json!({"properties": {"x": {"$ref": "https://example.com/s.json"}}}),
+            true,
+        );
+        assert!(matches!(strict, Strict::Broken(_)), "{strict:?}");
+        let strict = Strict::new(&json!({"properties": {"x": {"pattern": "("}}}), true);
+        assert!(matches!(strict, Strict::Broken(_)), "{strict:?}");
+        assert_eq!(Strict::new(&json!({"type": "object"}), false), Strict::Off);
+    }
+}
