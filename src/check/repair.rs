@@ -65,7 +65,7 @@ fn parse(text: &str) -> Option<Value> {
     if !may_wrap(text) {
         return None;
     }
-    serde_json::from_str(text).ok()
+    super::turn::parse_arguments(text).ok()
 }
 
 /// What the whole arguments sent as the string `text` are, when the repair did not read them
@@ -74,7 +74,7 @@ fn parse(text: &str) -> Option<Value> {
 /// that valid-looking JSON text is "not a JSON object" without saying why.
 pub(crate) fn unread(text: &str) -> Option<String> {
     if may_wrap(text)
-        && let Err(err) = serde_json::from_str::<Value>(text)
+        && let Err(err) = super::turn::parse_arguments(text)
     {
         return Some(super::turn::reason(&err));
     }

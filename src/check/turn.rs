@@ -143,7 +143,92 @@ fn id_lines(text: &str) -> Option<Vec<usize>> {
 
 /// The arguments `raw` holds, or why they cannot be read and where in them.
 fn read_arguments(raw: &RawValue) -> Result<Value, String> {
-    serde_json::from_str(raw.get()).map_err(|err| reason(&err))
+    parse_arguments(raw.get()).map_err(|err| reason(&err))
+}
+
+/// Reads `text` as one JSON value, refusing an object that names a member twice: serde_json
+/// keeps the last value silently, and a model that wrote `{"path": "a", "path": "b"}` must be
+/// told, not have one of them chosen for it.
+///
+/// # Errors
+/// serde_json's error for text that is not JSON, or one naming the repeated member, with the
+/// line and column where it stands.
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<Unique>(text).map(|unique| unique.0)
+}
+
+/// A JSON value read with every object's member names distinct.
+struct Unique(Value);
+
+impl<'de> serde::Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unique(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = serde_json::Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if members.contains_key(&name) {
+                return Err(serde::de::Error::custom(format!(
+                    "member name {} is given twice",
+                    Value::String(name)
+                )));
+            }
+            let Unique(value) = map.next_value()?;
+            members.insert(name, value);
+        }
+        Ok(Value::Object(members))
+    }
 }
 
 /// serde_json's reason for `err`, with the place it stopped given as a column of the text when
@@ -293,6 +378,31 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Input);
         assert!(err.to_string().contains("escape"), "{err}");
+    }
+
+    /// Issue 13 item 8: a member named twice inside arguments took the last value silently.
+    #[test]
+    fn a_member_named_twice_in_arguments_is_unreadable_and_distinct_names_are_read() {
+        let text = r#"{"calls": [
+            {"id": "1", "name": "a", "arguments": {"path": "a", "opts": {"n": 1, "n": 2}}},
+            {"id": "2", "name": "a", "arguments": {"path": "a", "path": "b"}},
+            {"id": "3", "name": "a", "arguments": {"path": "a", "opts": {"n": 1, "m": [{"n": 2}]}}}
+        ]}"#;
+        let turn = Turn::from_json(text, Path::new("t.json")).unwrap();
+        assert_eq!(
+            turn.calls[0].unreadable.as_deref(),
+            Some("member name \"n\" is given twice at column 34")
+        );
+        assert_eq!(
+            turn.calls[1].unreadable.as_deref(),
+            Some("member name \"path\" is given twice at column 20")
+        );
+        assert_eq!(turn.calls[2].unreadable, None);
+        assert_eq!(turn.calls[2].arguments["opts"]["m"][0]["n"], 2);
+        assert_eq!(
+            parse_arguments("{\"a\": 1.5, \"b\": [null, true, -3, 18446744073709551615]}").unwrap(),
+            serde_json::json!({"a": 1.5, "b": [null, true, -3, 18446744073709551615u64]})
+        );
     }
 
     #[test]
