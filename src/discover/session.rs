@@ -257,6 +257,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     // as `sh -c` or `npx` runs the real server as a child) ends with it.
     #[cfg(unix)]
     cmd.process_group(0);
+    // A mark every process the server starts inherits, so one that leaves
+    // the group (`setsid`, a daemon's double fork) is still found.
+    let mark = ProcessGroup::new_mark();
+    cmd.env(MARK_VAR, &mark);
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
@@ -264,7 +268,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         help: Some("check the block's `command`".into()),
         ..Failure::new(format!("cannot start `{program}`: {e}"))
     })?;
-    let group = ProcessGroup(child.id());
+    let group = ProcessGroup {
+        leader: child.id(),
+        mark,
+    };
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -409,15 +416,36 @@ async fn list_all(
     Ok((tools, pages))
 }
 
-/// The process group of a started server (its leader's pid). Dropping it
-/// kills the whole group: a timed-out or failed server leaves nothing
-/// running, grandchildren included.
-pub(super) struct ProcessGroup(Option<u32>);
+/// The environment variable that marks every process a server starts.
+pub(super) const MARK_VAR: &str = "MUSTER_DISCOVER_MARK";
+
+/// The process group of a started server (its leader's pid), and the mark
+/// in its environment. Dropping it kills the whole group and then every
+/// process still carrying the mark: a timed-out, failed, closed or
+/// interrupted server leaves nothing running, grandchildren that called
+/// `setsid` included. Only a process that clears its own environment
+/// escapes.
+pub(super) struct ProcessGroup {
+    leader: Option<u32>,
+    mark: String,
+}
+
+impl ProcessGroup {
+    /// A mark no other server of any muster process has.
+    fn new_mark() -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}-{n}-{nanos}", std::process::id())
+    }
+}
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         #[cfg(unix)]
-        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok())
+        if let Some(pid) = self.leader.and_then(|p| i32::try_from(p).ok())
             && pid > 0
         {
             // SAFETY: kill(2) with a negative pid signals the group the
@@ -426,6 +454,45 @@ impl Drop for ProcessGroup {
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
+        }
+        #[cfg(target_os = "linux")]
+        kill_marked(&format!("{MARK_VAR}={}", self.mark));
+    }
+}
+
+/// Kills every process whose environment holds `entry` (`NAME=value`),
+/// looking again while the last look found one: a process may fork while
+/// it is being killed.
+#[cfg(target_os = "linux")]
+fn kill_marked(entry: &str) {
+    let me = std::process::id();
+    for _ in 0..5 {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let mut found = false;
+        for pid in dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+        {
+            // A zombie's environment reads empty; one that is not ours
+            // cannot be read at all.
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            if environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+                && let Ok(pid) = i32::try_from(pid)
+            {
+                found = true;
+                // SAFETY: kill(2) on a pid we just found; touches no memory.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+        if !found {
+            return;
         }
     }
 }
