@@ -30,6 +30,9 @@ use crate::snapshot::{ListedTool, check_tools};
 /// cursors forever before the timeout does, with a clearer message.
 const MAX_PAGES: usize = 10_000;
 const STDERR_KEEP: usize = 2048;
+/// The longest stdout line muster holds: a response larger than any input
+/// muster reads is refused, not buffered until memory runs out.
+const MAX_LINE_BYTES: usize = crate::input::MAX_INPUT_BYTES as usize;
 
 /// What the tap saw on the server's stdout.
 #[derive(Default)]
@@ -39,6 +42,10 @@ struct Seen {
     responses: HashMap<String, Value>,
     /// The first line that was not JSON, shortened.
     garbage: Option<String>,
+    /// A line was JSON nested deeper than serde_json reads.
+    too_deep: bool,
+    /// A line grew past [`MAX_LINE_BYTES`]; reading stopped.
+    too_long: bool,
 }
 
 impl Seen {
@@ -57,6 +64,10 @@ impl Seen {
             from = start;
         }
         partial.drain(..start);
+        if partial.len() > MAX_LINE_BYTES {
+            self.too_long = true;
+            partial = Vec::new();
+        }
         self.partial = partial;
     }
 
@@ -72,6 +83,9 @@ impl Seen {
                 {
                     self.responses.insert(id.to_string(), Value::Object(msg));
                 }
+            }
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                self.too_deep = true;
             }
             Ok(_) | Err(_) => {
                 if self.garbage.is_none() {
@@ -101,6 +115,13 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             let fresh = &buf.filled()[before..];
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.take(fresh);
+            if seen.too_long {
+                // rmcp buffers the line too: end the stream for both.
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a stdout line is longer than muster reads",
+                )));
+            }
         }
         poll
     }
@@ -159,11 +180,24 @@ impl Watch {
     /// Facts to append to a failure: non-JSON output and the tail of stderr.
     pub fn evidence(&self) -> String {
         let mut out = String::new();
-        if let Some(g) = &self.seen.lock().unwrap_or_else(|e| e.into_inner()).garbage {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.too_long {
+            out.push_str(&format!(
+                "; it printed a line longer than {} MiB on stdout, more than muster reads",
+                MAX_LINE_BYTES >> 20
+            ));
+        }
+        if seen.too_deep {
+            out.push_str(
+                "; it sent a JSON-RPC message nested more than 128 levels deep, which muster cannot read",
+            );
+        }
+        if let Some(g) = &seen.garbage {
             out.push_str(&format!(
                 "; it printed a line that is not JSON-RPC on stdout: `{g}`"
             ));
         }
+        drop(seen);
         let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let tail = String::from_utf8_lossy(&err);
         let tail = tail.trim();
@@ -521,5 +555,24 @@ mod tests {
         assert_eq!(seen.partial, b"{\"id\":3");
         seen.take(b"}\n");
         assert!(seen.responses.contains_key("3") && seen.partial.is_empty());
+    }
+
+    #[test]
+    fn a_deep_line_is_told_apart_from_one_that_is_not_json() {
+        let mut seen = Seen::default();
+        let deep = format!("{}{}\n", "[".repeat(200), "]".repeat(200));
+        seen.take(deep.as_bytes());
+        assert!(seen.too_deep && seen.garbage.is_none());
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_dropped_and_marked() {
+        let mut seen = Seen::default();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..=(MAX_LINE_BYTES >> 20) {
+            seen.take(&chunk);
+        }
+        assert!(seen.too_long);
+        assert!(seen.partial.len() <= MAX_LINE_BYTES);
     }
 }
