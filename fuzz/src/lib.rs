@@ -39,11 +39,17 @@ pub fn plan_json(policy: &Policy) -> Result<String, Error> {
     Ok(plan.to_json_string())
 }
 
-/// A directory kept for the whole run, for targets that read from files.
+/// A directory kept for the whole run, for targets that read from files:
+/// in memory (`/dev/shm`) where there is one, as a file written per input
+/// to a busy disk costs more than the parse.
 pub fn scratch() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("a scratch directory"))
-        .path()
+    DIR.get_or_init(|| {
+        tempfile::tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::tempdir())
+            .expect("a scratch directory")
+    })
+    .path()
 }
 
 /// Asserts that `err` carries at least one problem and that each names a
