@@ -132,6 +132,13 @@ pub struct ServerOutcome {
 ///
 /// Builds its own tokio runtime, so call it from synchronous code (not from
 /// inside a runtime). `on_event` runs on the calling thread.
+///
+/// SIGINT, SIGTERM or SIGHUP while it runs stop it: every server still
+/// running is killed with its whole process group (and whatever it started
+/// that left the group) and fails as stopped, its snapshot untouched; the
+/// outcomes are returned as usual. Once such a signal has been listened
+/// for, the process no longer dies of it by default (tokio keeps its
+/// handler), so a caller that wants to end on one checks the outcomes.
 pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<ServerOutcome> {
     let fail_all = |message: String| {
         let err = Error::new(ErrorKind::Mcp, Problem::new(message));
@@ -176,17 +183,34 @@ pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<
             })
             .collect();
         drop(tx);
-        while let Some(event) = rx.recv().await {
-            on_event(event);
+        let events = async {
+            while let Some(event) = rx.recv().await {
+                on_event(event);
+            }
+        };
+        let stopped_by = tokio::select! {
+            () = events => None,
+            signal = interrupted() => Some(signal),
+        };
+        if stopped_by.is_some() {
+            // Dropping each server's task kills its process group.
+            handles.iter().for_each(tokio::task::JoinHandle::abort);
         }
         let mut outcomes = Vec::with_capacity(servers.len());
         for (spec, handle) in servers.iter().zip(handles) {
             let result = handle.await.unwrap_or_else(|e| {
-                Err(mcp_error(
-                    &spec.name,
-                    format!("discovery stopped unexpectedly: {e}"),
-                    None,
-                ))
+                Err(match stopped_by {
+                    Some(signal) if e.is_cancelled() => mcp_error(
+                        &spec.name,
+                        format!("discovery was stopped by {signal}; the server was killed"),
+                        Some("its snapshot is left as it was; run `muster discover` again".into()),
+                    ),
+                    _ => mcp_error(
+                        &spec.name,
+                        format!("discovery stopped unexpectedly: {e}"),
+                        None,
+                    ),
+                })
             });
             outcomes.push(ServerOutcome {
                 server: spec.name.clone(),
@@ -195,6 +219,27 @@ pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<
         }
         outcomes
     })
+}
+
+/// Which of SIGINT, SIGTERM or SIGHUP arrived first; never, where they
+/// cannot be listened for.
+async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            return tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+                _ = hup.recv() => "SIGHUP",
+            };
+        }
+    }
+    std::future::pending().await
 }
 
 fn mcp_error(server: &str, message: String, help: Option<String>) -> Error {

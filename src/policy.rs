@@ -461,11 +461,9 @@ impl Loader {
         let settings = self.settings(muster_src.as_ref(), muster, &tools, &servers);
         if tools.is_empty() && servers.is_empty() && self.problems.is_empty() {
             self.problems.push(
-                Problem::new(format!(
-                    "{} defines no tools",
-                    self.root.join("tools").display()
-                ))
-                .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
+                Problem::new("the policy defines no tools")
+                    .in_file(self.root.join("tools"))
+                    .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
             );
         }
         if settings.lock_explicit && !settings.lock.file.exists() {
@@ -1617,6 +1615,19 @@ pub use crate::canon::{input_schema_problem, kind_of};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `policy` fuzz target: an empty policy directory was
+    /// refused with a problem that named no file.
+    #[test]
+    fn an_empty_policy_directory_is_refused_naming_where_tools_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Policy::load(dir.path()).unwrap_err();
+        assert_eq!(err.problems().len(), 1, "{err}");
+        assert_eq!(
+            err.problems()[0].file.as_deref(),
+            Some(dir.path().join("tools").as_path())
+        );
+    }
 
     /// Root reads a `chmod 000` directory, so the integration tests cannot
     /// make one; the mapping of a refused listing is pinned here.

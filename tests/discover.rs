@@ -291,3 +291,107 @@ fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others()
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
+
+/// The pids a `detached` or `hang` scripted server wrote: itself, a child
+/// in its group and a child that left it with `setsid`.
+fn scripted_pids(dir: &Path) -> Vec<i32> {
+    let file = dir.join("pids");
+    for _ in 0..600 {
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            return text.split(' ').map(|p| p.parse().unwrap()).collect();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the scripted server wrote no pids to {}", file.display());
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper is not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// Waits (a minute at most) for every pid to end; returns those still alive.
+fn survivors(pids: &[i32]) -> Vec<i32> {
+    for _ in 0..600 {
+        if pids.iter().all(|&p| !alive(p)) {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    for &p in &left {
+        // SAFETY: kill(2); cleans up after a failing test.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    left
+}
+
+/// Issue 13 item 6: a server that starts a child in its own session
+/// (`setsid`) leaves nothing behind once discovery has closed it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_server_leaves_no_process_behind_even_one_that_called_setsid() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = scripted("detached", "detached", dir.path());
+    spec.env.insert(
+        "SCRIPTED_PID_DIR".into(),
+        dir.path().to_string_lossy().into(),
+    );
+    let out = discover(&[spec], |_| {});
+    assert_eq!(names(ok(&out[0])), ["alpha"]);
+    let pids = scripted_pids(dir.path());
+    assert_eq!(pids.len(), 3);
+    assert_eq!(survivors(&pids), Vec::<i32>::new());
+}
+
+/// Issue 13 item 6: SIGTERM or SIGINT to `muster discover` kills the server
+/// it is waiting on, with its children, the one that called `setsid`
+/// included, and leaves the old snapshot as it was.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_to_discover_kills_the_server_and_everything_it_started() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = servers_dir().join("scripted-server.mjs");
+        let policies = dir.path().join("policies");
+        std::fs::create_dir_all(policies.join("mcp")).unwrap();
+        std::fs::write(
+            policies.join("muster.toml"),
+            "[[agent]]\nname = \"a\"\nversion = 1\n",
+        )
+        .unwrap();
+        let server = format!(
+            "[[mcp]]\nname = \"hang\"\ncommand = [\"node\", {script:?}, \"hang\"]\n\
+             snapshot = \"hang.json\"\ntimeout_secs = 600\n\
+             env = {{ SCRIPTED_PID_DIR = {dir:?} }}\n",
+            script = script.to_string_lossy(),
+            dir = dir.path().to_string_lossy(),
+        );
+        std::fs::write(policies.join("mcp/hang.toml"), server).unwrap();
+        let old = b"{\"tools\": []}\n";
+        std::fs::write(policies.join("mcp/hang.json"), old).unwrap();
+        let muster = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+            .args(["discover", "--policies"])
+            .arg(&policies)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pids = scripted_pids(dir.path());
+        // Let discovery reach tools/list, which the server never answers.
+        std::thread::sleep(Duration::from_millis(500));
+        // SAFETY: kill(2) on the child we started.
+        assert_eq!(unsafe { libc::kill(muster.id() as i32, signal) }, 0);
+        let out = muster.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(survivors(&pids), Vec::<i32>::new(), "signal {signal}");
+        assert_eq!(std::fs::read(policies.join("mcp/hang.json")).unwrap(), old);
+    }
+}

@@ -30,6 +30,9 @@ use crate::snapshot::{ListedTool, check_tools};
 /// cursors forever before the timeout does, with a clearer message.
 const MAX_PAGES: usize = 10_000;
 const STDERR_KEEP: usize = 2048;
+/// The longest stdout line muster holds: a response larger than any input
+/// muster reads is refused, not buffered until memory runs out.
+const MAX_LINE_BYTES: usize = crate::input::MAX_INPUT_BYTES as usize;
 
 /// What the tap saw on the server's stdout.
 #[derive(Default)]
@@ -39,6 +42,10 @@ struct Seen {
     responses: HashMap<String, Value>,
     /// The first line that was not JSON, shortened.
     garbage: Option<String>,
+    /// A line was JSON nested deeper than serde_json reads.
+    too_deep: bool,
+    /// A line grew past [`MAX_LINE_BYTES`]; reading stopped.
+    too_long: bool,
 }
 
 impl Seen {
@@ -57,6 +64,10 @@ impl Seen {
             from = start;
         }
         partial.drain(..start);
+        if partial.len() > MAX_LINE_BYTES {
+            self.too_long = true;
+            partial = Vec::new();
+        }
         self.partial = partial;
     }
 
@@ -72,6 +83,9 @@ impl Seen {
                 {
                     self.responses.insert(id.to_string(), Value::Object(msg));
                 }
+            }
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                self.too_deep = true;
             }
             Ok(_) | Err(_) => {
                 if self.garbage.is_none() {
@@ -101,6 +115,13 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             let fresh = &buf.filled()[before..];
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.take(fresh);
+            if seen.too_long {
+                // rmcp buffers the line too: end the stream for both.
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a stdout line is longer than muster reads",
+                )));
+            }
         }
         poll
     }
@@ -159,11 +180,24 @@ impl Watch {
     /// Facts to append to a failure: non-JSON output and the tail of stderr.
     pub fn evidence(&self) -> String {
         let mut out = String::new();
-        if let Some(g) = &self.seen.lock().unwrap_or_else(|e| e.into_inner()).garbage {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.too_long {
+            out.push_str(&format!(
+                "; it printed a line longer than {} MiB on stdout, more than muster reads",
+                MAX_LINE_BYTES >> 20
+            ));
+        }
+        if seen.too_deep {
+            out.push_str(
+                "; it sent a JSON-RPC message nested more than 128 levels deep, which muster cannot read",
+            );
+        }
+        if let Some(g) = &seen.garbage {
             out.push_str(&format!(
                 "; it printed a line that is not JSON-RPC on stdout: `{g}`"
             ));
         }
+        drop(seen);
         let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let tail = String::from_utf8_lossy(&err);
         let tail = tail.trim();
@@ -257,6 +291,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     // as `sh -c` or `npx` runs the real server as a child) ends with it.
     #[cfg(unix)]
     cmd.process_group(0);
+    // A mark every process the server starts inherits, so one that leaves
+    // the group (`setsid`, a daemon's double fork) is still found.
+    let mark = ProcessGroup::new_mark();
+    cmd.env(MARK_VAR, &mark);
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
@@ -264,7 +302,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         help: Some("check the block's `command`".into()),
         ..Failure::new(format!("cannot start `{program}`: {e}"))
     })?;
-    let group = ProcessGroup(child.id());
+    let group = ProcessGroup {
+        leader: child.id(),
+        mark,
+    };
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -409,15 +450,36 @@ async fn list_all(
     Ok((tools, pages))
 }
 
-/// The process group of a started server (its leader's pid). Dropping it
-/// kills the whole group: a timed-out or failed server leaves nothing
-/// running, grandchildren included.
-pub(super) struct ProcessGroup(Option<u32>);
+/// The environment variable that marks every process a server starts.
+pub(super) const MARK_VAR: &str = "MUSTER_DISCOVER_MARK";
+
+/// The process group of a started server (its leader's pid), and the mark
+/// in its environment. Dropping it kills the whole group and then every
+/// process still carrying the mark: a timed-out, failed, closed or
+/// interrupted server leaves nothing running, grandchildren that called
+/// `setsid` included. Only a process that clears its own environment
+/// escapes.
+pub(super) struct ProcessGroup {
+    leader: Option<u32>,
+    mark: String,
+}
+
+impl ProcessGroup {
+    /// A mark no other server of any muster process has.
+    fn new_mark() -> String {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}-{n}-{nanos}", std::process::id())
+    }
+}
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         #[cfg(unix)]
-        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok())
+        if let Some(pid) = self.leader.and_then(|p| i32::try_from(p).ok())
             && pid > 0
         {
             // SAFETY: kill(2) with a negative pid signals the group the
@@ -426,6 +488,45 @@ impl Drop for ProcessGroup {
             unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             }
+        }
+        #[cfg(target_os = "linux")]
+        kill_marked(&format!("{MARK_VAR}={}", self.mark));
+    }
+}
+
+/// Kills every process whose environment holds `entry` (`NAME=value`),
+/// looking again while the last look found one: a process may fork while
+/// it is being killed.
+#[cfg(target_os = "linux")]
+fn kill_marked(entry: &str) {
+    let me = std::process::id();
+    for _ in 0..5 {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let mut found = false;
+        for pid in dir
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| pid != me)
+        {
+            // A zombie's environment reads empty; one that is not ours
+            // cannot be read at all.
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            if environ.split(|&b| b == 0).any(|e| e == entry.as_bytes())
+                && let Ok(pid) = i32::try_from(pid)
+            {
+                found = true;
+                // SAFETY: kill(2) on a pid we just found; touches no memory.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+        if !found {
+            return;
         }
     }
 }
@@ -454,5 +555,24 @@ mod tests {
         assert_eq!(seen.partial, b"{\"id\":3");
         seen.take(b"}\n");
         assert!(seen.responses.contains_key("3") && seen.partial.is_empty());
+    }
+
+    #[test]
+    fn a_deep_line_is_told_apart_from_one_that_is_not_json() {
+        let mut seen = Seen::default();
+        let deep = format!("{}{}\n", "[".repeat(200), "]".repeat(200));
+        seen.take(deep.as_bytes());
+        assert!(seen.too_deep && seen.garbage.is_none());
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_dropped_and_marked() {
+        let mut seen = Seen::default();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..=(MAX_LINE_BYTES >> 20) {
+            seen.take(&chunk);
+        }
+        assert!(seen.too_long);
+        assert!(seen.partial.len() <= MAX_LINE_BYTES);
     }
 }

@@ -1,7 +1,13 @@
 // A scripted stdio MCP server for muster's discovery tests: it answers
 // initialize and tools/list by hand so tests can reach cases the reference
-// servers never produce (pagination, bad listings). Usage:
-//   node scripted-server.mjs paged|non-object-schema|duplicate
+// servers never produce (pagination, bad listings, servers that leave
+// processes behind). Usage:
+//   node scripted-server.mjs paged|non-object-schema|duplicate|detached|hang
+// detached and hang start two idle children, one of them in a session of
+// its own (setsid), and write "server child escaped" pids to
+// $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
+import { spawn } from "node:child_process";
+import { renameSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const mode = process.argv[2] ?? "paged";
@@ -15,7 +21,19 @@ const pages = {
   paged: [[tool("alpha"), tool("beta")], [tool("gamma")], [tool("delta", { title: "Delta" })]],
   "non-object-schema": [[tool("fine"), { name: "broken", inputSchema: "not a schema" }]],
   duplicate: [[tool("twice")], [tool("twice")]],
+  detached: [[tool("alpha")]],
+  hang: [[tool("alpha")]],
 }[mode];
+
+if (mode === "detached" || mode === "hang") {
+  const idle = ["-e", "setInterval(() => {}, 1000)"];
+  const child = spawn(process.execPath, idle, { stdio: "ignore" });
+  const escaped = spawn(process.execPath, idle, { stdio: "ignore", detached: true });
+  escaped.unref();
+  const dir = process.env.SCRIPTED_PID_DIR;
+  writeFileSync(`${dir}/pids.tmp`, `${process.pid} ${child.pid} ${escaped.pid}`);
+  renameSync(`${dir}/pids.tmp`, `${dir}/pids`);
+}
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
 const rl = createInterface({ input: process.stdin });
@@ -28,6 +46,8 @@ rl.on("line", (line) => {
       capabilities: { tools: {} },
       serverInfo: { name: `scripted-${mode}`, version: "1.0.0" },
     } });
+  } else if (msg.method === "tools/list" && mode === "hang") {
+    // Never answers.
   } else if (msg.method === "tools/list") {
     const page = Number(msg.params?.cursor ?? 0);
     const result = { tools: pages[page] };
