@@ -1,0 +1,105 @@
+//! Issue 13's scale target: load and plan N tools (1k, 10k, 100k) from one
+//! tools file and from one MCP snapshot, the whole path `muster plan` takes
+//! (read, parse, validate, build the catalog, count tokens, plan). Time
+//! should grow linearly with N; the 100k runs should stay under 2 s.
+//!
+//! After the runs it prints the peak resident memory of the bench process
+//! (the largest single run bounds it from above).
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use muster::catalog::{Catalog, Selection};
+use muster::plan::plan;
+use muster::policy::Policy;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+
+const MUSTER: &str = "[caps]\nitems = 30\ntokens = 9000\n\n\
+                      [[agent]]\nname = \"chat\"\nversion = 1\n";
+
+/// A policy directory with `n` configured tools in `tools/all.toml`.
+fn one_tools_file(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    std::fs::write(dir.join("muster.toml"), MUSTER).unwrap();
+    let mut text = String::with_capacity(n * 260);
+    for i in 0..n {
+        let _ = write!(
+            text,
+            "[[tool]]\nname = \"bench.tool_{i}\"\n\
+             description = \"Look up record {i} by its id and return its fields.\"\n\
+             input_schema = {{ type = \"object\", properties = {{ id = {{ type = \"string\", \
+             description = \"Record id.\" }}, limit = {{ type = \"integer\" }} }}, \
+             required = [\"id\"] }}\n\n"
+        );
+    }
+    std::fs::write(dir.join("tools/all.toml"), text).unwrap();
+}
+
+/// A policy directory with one server whose snapshot lists `n` tools.
+fn one_snapshot(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir.join("mcp")).unwrap();
+    std::fs::write(dir.join("muster.toml"), MUSTER).unwrap();
+    std::fs::write(
+        dir.join("mcp/kb.toml"),
+        "[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\n",
+    )
+    .unwrap();
+    let tools: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "name": format!("tool_{i}"),
+                "description": format!("Look up record {i} by its id and return its fields."),
+                "inputSchema": {"type": "object", "properties": {
+                    "id": {"type": "string", "description": "Record id."},
+                    "limit": {"type": "integer"}}, "required": ["id"]},
+            })
+        })
+        .collect();
+    let text = serde_json::to_vec(&serde_json::json!({ "tools": tools })).unwrap();
+    std::fs::write(dir.join("mcp/kb.json"), text).unwrap();
+}
+
+/// Everything `muster plan` does: load, build, count, plan.
+fn load_and_plan(dir: &Path) -> u32 {
+    let policy = Policy::load(dir).expect("the bench policy loads");
+    let catalog = Catalog::build(&policy, &Selection::default()).expect("catalog");
+    plan(&catalog, catalog.caps).totals.candidates
+}
+
+fn bench_scale(c: &mut Criterion) {
+    for (label, make) in [
+        ("one_tools_file", one_tools_file as fn(&Path, usize)),
+        ("one_snapshot", one_snapshot),
+    ] {
+        let mut group = c.benchmark_group(format!("load_and_plan/{label}"));
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(20));
+        for n in SIZES {
+            let dir = tempfile::tempdir().unwrap();
+            make(dir.path(), n);
+            assert_eq!(load_and_plan(dir.path()) as usize, n);
+            group.bench_with_input(BenchmarkId::from_parameter(n), dir.path(), |b, dir| {
+                b.iter(|| black_box(load_and_plan(black_box(dir))))
+            });
+        }
+        group.finish();
+    }
+    eprintln!(
+        "peak RSS of the bench process: {} MiB",
+        peak_rss_kib() / 1024
+    );
+}
+
+/// The peak resident set of this process, in KiB.
+fn peak_rss_kib() -> i64 {
+    // SAFETY: getrusage fills the struct we pass it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss
+}
+
+criterion_group!(benches, bench_scale);
+criterion_main!(benches);
