@@ -350,12 +350,7 @@ impl fmt::Display for WarningKind {
                 tool,
                 status,
                 reason,
-            } => write!(
-                f,
-                "required tool {tool} is {} ({}): {reason}",
-                status.as_str(),
-                reason.code()
-            ),
+            } => super::reason::required_not_offered(f, tool, *status, reason),
             WarningKind::UnknownEnabledTool { agent, tool } => write!(
                 f,
                 "agent {agent} enables {tool:?}, which no policy registers; remove it or register the tool"

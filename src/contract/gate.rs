@@ -197,12 +197,7 @@ impl fmt::Display for GateFailure {
                 tool,
                 status,
                 reason,
-            } => write!(
-                f,
-                "required tool {tool} is {} ({}): {reason}",
-                status.as_str(),
-                reason.code()
-            ),
+            } => super::reason::required_not_offered(f, tool, *status, reason),
             GateFailure::SlotHeadroom { slots, min } => write!(
                 f,
                 "headroom is {slots} slot(s); the gate wants at least {min}"

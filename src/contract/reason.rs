@@ -241,6 +241,22 @@ impl Reason {
     }
 }
 
+/// The sentence for a required tool that is not offered, shared by the
+/// plan's warning and the gate's failure.
+pub(crate) fn required_not_offered(
+    f: &mut fmt::Formatter<'_>,
+    tool: &str,
+    status: super::Status,
+    reason: &Reason,
+) -> fmt::Result {
+    write!(
+        f,
+        "required tool {tool} is {} ({}): {reason}",
+        status.as_str(),
+        reason.code()
+    )
+}
+
 fn quoted(names: &[String]) -> String {
     names
         .iter()

@@ -60,14 +60,27 @@ impl Live {
     fn exact_names(&self, text: &str) -> Option<Vec<String>> {
         let parts: Vec<String> = text
             .split(',')
-            .map(|p| canonical_name(p.trim()))
+            .map(|p| self.muster_name(p.trim()))
             .filter(|p| !p.is_empty())
             .collect();
-        let known = |name: &str| {
-            self.catalog.candidates.iter().any(|c| c.name == name)
-                || self.catalog.kinds.iter().any(|k| k.name == name)
-        };
-        (!parts.is_empty() && parts.iter().all(|p| known(p))).then_some(parts)
+        (!parts.is_empty() && parts.iter().all(|p| self.known(p))).then_some(parts)
+    }
+
+    /// Whether a candidate or a kind has this name.
+    fn known(&self, name: &str) -> bool {
+        self.catalog.candidates.iter().any(|c| c.name == name)
+            || self.catalog.kinds.iter().any(|k| k.name == name)
+    }
+
+    /// `name` as muster spells it: as written when a candidate or kind has
+    /// that name, else read the way providers spell names
+    /// (`mcp__server__tool` for `mcp.server.tool`), so a real name holding
+    /// `__` is never rewritten.
+    fn muster_name(&self, name: &str) -> String {
+        if self.known(name) {
+            return name.to_string();
+        }
+        name.replace("__", ".")
     }
 
     /// The units a query loads: its best matches that score at least half
@@ -115,7 +128,7 @@ impl Live {
         let entries = &index.entries;
         let mut units: Vec<Vec<usize>> = Vec::new();
         for name in names {
-            let name = canonical_name(name);
+            let name = self.muster_name(name);
             let unit = entries
                 .iter()
                 .find(|e| {
@@ -259,10 +272,4 @@ pub enum LoadRequest {
     Query(String),
     /// Exact names of deferred tools or kinds.
     Names(Vec<String>),
-}
-
-/// Names written the way providers spell them (`mcp__server__tool`) are
-/// read as muster names.
-fn canonical_name(name: &str) -> String {
-    name.replace("__", ".")
 }
