@@ -10,7 +10,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use muster::check::{CheckOptions, OfferedPlan, Turn, check_turn};
 use serde_json::Value;
 
-const PLAN: &str = r##"{"format_version": 2, "roster": [
+const PLAN: &str = r##"{"format_version": 3, "roster": [
   {"name": "mcp.bland_call.start_call", "source": "mcp", "coerce": true,
    "input_schema": {"type": "object", "required": ["phone_number", "task"],
      "properties": {

@@ -17,6 +17,7 @@ use crate::explain;
 use crate::gate::{self, Gate, GateResult};
 use crate::plan;
 use crate::policy::Policy;
+use crate::provider::shape::Format;
 use crate::session::{self, Live, LoadRequest, Opened};
 use crate::tokens::TokenCache;
 use serde::Serialize;
@@ -128,6 +129,27 @@ pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<
         .with_overrides(select.item_cap, select.token_cap);
     Ok(Answer::new(
         plan::plan(&catalog, caps).to_json_string(),
+        Outcome::Done,
+    ))
+}
+
+/// `plan --format openai|openai-responses|anthropic`: the `tools` value
+/// that provider's request takes.
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_tools(
+    policy: &Policy,
+    select: &Select,
+    format: Format,
+    cache: &mut TokenCache,
+) -> Result<Answer, Error> {
+    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let caps = catalog
+        .caps
+        .with_overrides(select.item_cap, select.token_cap);
+    Ok(Answer::new(
+        plan::plan(&catalog, caps).provider_tools(format),
         Outcome::Done,
     ))
 }

@@ -154,6 +154,8 @@ pub type Exclusion = Reason;
 pub struct Candidate {
     /// Full name as offered.
     pub name: String,
+    /// The name providers are sent ([`crate::provider::spell`]).
+    pub provider_name: String,
     /// Where it comes from.
     pub source: Source,
     /// Description as offered.
@@ -271,6 +273,8 @@ pub struct Catalog {
     pub kinds: Vec<Kind>,
     /// The control tool's name when deferral is on.
     pub control_tool: Option<String>,
+    /// How names are spelt for providers.
+    pub names: crate::provider::NamePolicy,
     /// Candidates: the control tool first when deferral is on, then
     /// configured tools in declared order, then discovered tools.
     pub candidates: Vec<Candidate>,
@@ -314,7 +318,7 @@ impl Catalog {
             .iter()
             .filter(|c| c.exclusion.is_none())
             .map(|c| Definition {
-                name: &c.name,
+                name: &c.provider_name,
                 description: &c.description,
                 input_schema: &c.input_schema,
             })
@@ -334,6 +338,17 @@ impl Catalog {
     /// The candidate called `name` (the first, if there are duplicates).
     pub fn find(&self, name: &str) -> Option<usize> {
         self.candidates.iter().position(|c| c.name == name)
+    }
+
+    /// The candidate `name` means, written as muster spells it or as
+    /// providers are sent it: a muster name wins, so a real name that looks
+    /// like another's provider spelling is never misread.
+    pub fn find_spelling(&self, name: &str) -> Option<usize> {
+        self.find(name).or_else(|| {
+            self.candidates
+                .iter()
+                .position(|c| c.provider_name == name && c.exclusion.is_none())
+        })
     }
 }
 
@@ -433,6 +448,22 @@ impl<'p> Builder<'p> {
             };
             key(a).cmp(&key(b))
         });
+        // Of two tools a provider would be sent under one name, the later
+        // in priority order is cut.
+        let names = ranked
+            .iter()
+            .map(|&i| self.candidates[i].provider_name.as_str());
+        let clashes = crate::provider::collisions(names);
+        for (position, earlier) in clashes.iter().enumerate() {
+            if let Some(earlier) = earlier {
+                let (kept, cut) = (ranked[*earlier], ranked[position]);
+                self.candidates[cut].exclusion = Some(Reason::ProviderNameCollision {
+                    provider_name: self.candidates[cut].provider_name.clone(),
+                    other: self.candidates[kept].name.clone(),
+                });
+            }
+        }
+        ranked.retain(|&i| self.candidates[i].exclusion.is_none());
         let encoding = policy.encoding;
         Catalog {
             agent: self.agent.name.clone(),
@@ -449,6 +480,7 @@ impl<'p> Builder<'p> {
                 .deferral
                 .enabled
                 .then(|| policy.deferral.control_tool.clone()),
+            names: policy.names.clone(),
             candidates: self.candidates,
             ranked,
             warnings: self.warnings,
@@ -485,9 +517,11 @@ impl<'p> Builder<'p> {
     ) -> Candidate {
         let required = self.required.contains(name.as_str());
         let group = self.groups.get(name.as_str()).map(|g| g.to_string());
+        let spelt = crate::provider::spell(&name, &self.policy.names);
         Candidate {
             required,
             group,
+            provider_name: spelt.name,
             name,
             source,
             description,
@@ -511,8 +545,20 @@ impl<'p> Builder<'p> {
             c.exclusion = self.repeated(&c.name);
         }
         self.names.insert(c.name.clone());
+        if c.exclusion.is_none()
+            && let Some(rewrite) = crate::provider::spell(&c.name, &self.policy.names).rewritten
+        {
+            self.warnings
+                .push(Warning::new(WarningKind::ProviderNameRewritten {
+                    tool: c.name.clone(),
+                    provider_name: c.provider_name.clone(),
+                    length: rewrite.length,
+                    characters: rewrite.characters,
+                }));
+        }
         c.definition_hash = definition_hash(
             &c.name,
+            &c.provider_name,
             &c.description,
             &c.input_schema,
             &c.call.fixed,
@@ -968,6 +1014,7 @@ impl<'p> Builder<'p> {
 /// fixed values and `only` list that shape its calls.
 pub(crate) fn definition_hash(
     name: &str,
+    provider_name: &str,
     description: &str,
     input_schema: &Value,
     fixed: &BTreeMap<String, Value>,
@@ -975,6 +1022,7 @@ pub(crate) fn definition_hash(
 ) -> [u8; 32] {
     canon::digest(&serde_json::json!({
         "name": name,
+        "provider_name": provider_name,
         "description": description,
         "input_schema": input_schema,
         "fixed": fixed,

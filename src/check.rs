@@ -160,7 +160,7 @@ pub const REPORT_FORMAT_VERSION: u32 = 2;
 /// ```
 /// use std::path::Path;
 /// use muster::check::{check_turn, CheckOptions, OfferedPlan, Turn, Verdict};
-/// let plan = OfferedPlan::from_json(r#"{"format_version": 2, "roster": [{"name": "memory.search",
+/// let plan = OfferedPlan::from_json(r#"{"format_version": 3, "roster": [{"name": "memory.search",
 ///     "input_schema": {"type": "object", "required": ["query"],
 ///                      "properties": {"query": {"type": "string"}}}}]}"#,
 ///     Path::new("plan.json")).unwrap();
@@ -457,10 +457,15 @@ fn refused<'t>(
 
 /// The problem for a call naming a tool that was not offered.
 fn unknown_tool(plan: &OfferedPlan, name: &str) -> CallProblem {
-    if plan.deferred(name).is_some() {
+    if let Some(deferred) = plan.deferred(name) {
+        // Answer in the spelling the call used.
+        let control = match deferred.provider_name.as_deref() == Some(name) {
+            true => plan.control_tool_provider_name().or(plan.control_tool()),
+            false => plan.control_tool(),
+        };
         return CallProblem::DeferredTool {
             tool: name.to_string(),
-            control_tool: plan.control_tool().map(String::from),
+            control_tool: control.map(String::from),
         };
     }
     let closest = crate::names::closest(name, plan.roster().iter().map(|t| t.name.as_str()), 3);

@@ -174,6 +174,9 @@ fn exclusion_fix(reason: &Reason) -> Vec<Remedy> {
         Reason::InvalidName { server, .. } => vec![Remedy::RenameOnServer {
             server: server.clone(),
         }],
+        Reason::ProviderNameCollision { other, .. } => vec![Remedy::SpellApart {
+            other: other.clone(),
+        }],
         _ => Vec::new(),
     }
 }

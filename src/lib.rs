@@ -23,6 +23,7 @@ pub mod names;
 pub mod narrow;
 pub mod plan;
 pub mod policy;
+pub mod provider;
 pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;

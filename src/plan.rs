@@ -502,5 +502,6 @@ impl Plan<'_> {
 
 mod control;
 mod json;
+mod provider;
 pub use control::ControlOffer;
 pub use json::{FORMAT_VERSION, PlanJson, RosterEntry};

@@ -314,6 +314,8 @@ pub struct Policy {
     pub calls: CallPolicy,
     /// The definition lock's settings.
     pub lock: LockPolicy,
+    /// How names are spelt for providers (`[names]`).
+    pub names: crate::provider::NamePolicy,
     /// The lock's entries, when the lock file exists; with no lock file,
     /// discovered definitions are not checked.
     pub locked: Option<crate::lock::Lock>,
@@ -497,6 +499,7 @@ impl Loader {
             calls,
             lock,
             lock_explicit: _,
+            names,
             groups,
             agents,
             default_agent,
@@ -509,6 +512,7 @@ impl Loader {
             deferral,
             calls,
             lock,
+            names,
             locked,
             groups,
             agents,
@@ -1256,6 +1260,20 @@ impl Loader {
                 ),
             }
         }
+        let mut names = crate::provider::NamePolicy::default();
+        if let Some(separator) = file.names.as_ref().and_then(|n| n.separator.as_ref()) {
+            match crate::provider::separator_problem(separator.get_ref()) {
+                None => names.separator = separator.get_ref().clone(),
+                Some(problem) => self.problems.push(
+                    src.at(separator)
+                        .problem(format!(
+                            "names.separator {:?} {problem}",
+                            separator.get_ref()
+                        ))
+                        .help("use 1 to 8 characters from a-z, A-Z, 0-9, _ and -, such as \"__\" (the default)"),
+                ),
+            }
+        }
         let deferral = match &file.deferral {
             Some(d) => {
                 let d = d.get_ref();
@@ -1540,6 +1558,7 @@ impl Loader {
             calls,
             lock,
             lock_explicit,
+            names,
             groups,
             agents,
             default_agent,
@@ -1569,6 +1588,7 @@ struct Settings {
     calls: CallPolicy,
     lock: LockPolicy,
     lock_explicit: bool,
+    names: crate::provider::NamePolicy,
     groups: Vec<Group>,
     agents: Vec<Agent>,
     default_agent: usize,

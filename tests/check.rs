@@ -41,7 +41,7 @@ fn messages(problems: &[Problem]) -> Vec<&str> {
 }
 
 const PLAN: &str = r##"{
-  "format_version": 2,
+  "format_version": 3,
   "budget": {"tokens": 6000, "used": 1480},
   "roster": [
     {"name": "mcp.bland_call.start_call", "source": "mcp", "tokens": 212, "coerce": true,

@@ -303,7 +303,7 @@ fn find<'a>(doc: &'a PlanDoc, name: &str) -> &'a MissDoc {
 fn production_roster_offers_the_calling_tools_within_both_caps() {
     let fx = Fixture::bundled();
     let (_, doc) = plan_json(fx.path(), &["--flags", "production"]);
-    assert_eq!(doc.format_version, 2);
+    assert_eq!(doc.format_version, 3);
     assert_eq!(doc.encoding, "o200k_base");
     assert_eq!(doc.agent.name, "chat");
     assert_eq!(doc.agent.profile.as_deref(), Some("production"));

@@ -143,7 +143,7 @@ fn fifos_and_devices_are_refused_wherever_an_input_is_read() {
 
     // The check's plan and turn.
     let fx = policy();
-    fx.write("plan.json", r#"{"format_version": 2, "roster": []}"#);
+    fx.write("plan.json", r#"{"format_version": 3, "roster": []}"#);
     fx.write("turn.json", r#"{"calls": []}"#);
     mkfifo(&fx.path().join("fifo"));
     let err = refused(&fx, &["check", "--plan", "fifo", "--turn", "turn.json"]);

@@ -105,6 +105,7 @@ mod tests {
     fn tool(only: Option<Vec<&str>>, fixed: Value) -> OfferedTool {
         OfferedTool {
             name: "mcp.files.search".into(),
+            provider_name: None,
             source: Source::Mcp,
             input_schema: json!({"type": "object"}),
             fixed: fixed.as_object().cloned().unwrap_or_default(),

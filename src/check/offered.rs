@@ -58,6 +58,9 @@ pub struct Parameter {
 pub struct OfferedTool {
     /// Full name as offered to the model.
     pub name: String,
+    /// The name providers are sent, when it differs from `name`: a call may
+    /// use either.
+    pub provider_name: Option<String>,
     /// Where the tool comes from.
     pub source: Source,
     /// The JSON Schema the model saw (already narrowed by the planner).
@@ -90,6 +93,8 @@ impl Drop for OfferedTool {
 pub struct DeferredTool {
     /// Full name the tool would have when loaded.
     pub name: String,
+    /// The name providers are sent, when it differs from `name`.
+    pub provider_name: Option<String>,
     /// The finding code that deferred it (`item-cap`, `token-cap`, …).
     pub code: Option<String>,
 }
@@ -115,12 +120,17 @@ impl OfferedPlan {
         deferred: Vec<DeferredTool>,
         control_tool: Option<String>,
     ) -> Self {
-        // A later entry of the same name replaces an earlier one.
-        let by_name = roster
+        // A later entry of the same name replaces an earlier one, and a
+        // muster name wins over a provider spelling.
+        let spellings = roster
             .iter()
             .enumerate()
-            .map(|(i, tool)| (tool.name.clone(), i))
-            .collect();
+            .filter_map(|(i, tool)| tool.provider_name.as_ref().map(|p| (p.clone(), i)));
+        let names = roster
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| (tool.name.clone(), i));
+        let by_name = spellings.chain(names).collect();
         let compiled = roster
             .iter()
             .map(|t| Compiled::new(&t.input_schema))
@@ -202,6 +212,7 @@ impl OfferedPlan {
             .roster
             .into_iter()
             .map(|tool| OfferedTool {
+                provider_name: tool.provider_name.filter(|p| *p != tool.name),
                 name: tool.name,
                 source: tool.source,
                 input_schema: tool.input_schema,
@@ -221,6 +232,7 @@ impl OfferedPlan {
             .deferred
             .into_iter()
             .map(|d| DeferredTool {
+                provider_name: d.provider_name.filter(|p| *p != d.name),
                 name: d.name,
                 code: d.code,
             })
@@ -249,9 +261,23 @@ impl OfferedPlan {
         &self.roster
     }
 
-    /// The deferred tool called `name`.
+    /// The deferred tool called `name`, as muster or as providers spell it.
     pub fn deferred(&self, name: &str) -> Option<&DeferredTool> {
-        self.deferred.iter().find(|d| d.name == name)
+        self.deferred.iter().find(|d| d.name == name).or_else(|| {
+            self.deferred
+                .iter()
+                .find(|d| d.provider_name.as_deref() == Some(name))
+        })
+    }
+
+    /// The control tool's name as providers are sent it, when the plan
+    /// offers it and gives a provider spelling.
+    pub fn control_tool_provider_name(&self) -> Option<&str> {
+        let control = self.control_tool.as_deref()?;
+        self.roster
+            .iter()
+            .find(|t| t.name == control)
+            .and_then(|t| t.provider_name.as_deref())
     }
 
     /// The name of the control tool that loads deferred tools, when the plan has one.
@@ -263,7 +289,7 @@ impl OfferedPlan {
 /// The `format_version` of the plan JSON this module reads; the same as
 /// [`crate::plan::FORMAT_VERSION`] (a test holds them together), written
 /// here so the check never reaches back up to the planner.
-const FORMAT_VERSION: u64 = 2;
+const FORMAT_VERSION: u64 = 3;
 
 #[derive(Deserialize)]
 struct RawPlan {
@@ -279,6 +305,8 @@ struct RawPlan {
 #[derive(Deserialize)]
 struct RawTool {
     name: String,
+    #[serde(default)]
+    provider_name: Option<String>,
     #[serde(default = "configured")]
     source: Source,
     input_schema: Value,
@@ -306,6 +334,8 @@ fn configured() -> Source {
 struct RawDeferred {
     name: String,
     #[serde(default)]
+    provider_name: Option<String>,
+    #[serde(default)]
     code: Option<String>,
 }
 
@@ -316,7 +346,7 @@ mod tests {
     #[test]
     fn reads_the_fields_it_needs_and_ignores_the_rest() {
         let text = r#"{
-          "format_version": 2, "version": 3, "budget": {"tokens": 4000},
+          "format_version": 3, "version": 3, "budget": {"tokens": 4000},
           "roster": [
             {"name": "mcp.files.search", "source": "mcp", "tokens": 88,
              "input_schema": {"type": "object"}, "fixed": {"scope": "handbook"},
@@ -358,6 +388,7 @@ mod tests {
     fn tool(name: &str, schema: serde_json::Value) -> OfferedTool {
         OfferedTool {
             name: name.into(),
+            provider_name: None,
             source: Source::Configured,
             input_schema: schema,
             fixed: Map::new(),
@@ -411,10 +442,10 @@ mod tests {
 
     #[test]
     fn a_plan_that_offers_a_name_twice_is_refused_and_once_is_read() {
-        let twice = r#"{"format_version": 2, "roster": [{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": {}}]}"#;
+        let twice = r#"{"format_version": 3, "roster": [{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": {}}]}"#;
         let err = OfferedPlan::from_json(twice, Path::new("p.json")).unwrap_err();
         assert!(err.to_string().contains("\"a\" twice"));
-        let once = r#"{"format_version": 2, "roster": [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]}"#;
+        let once = r#"{"format_version": 3, "roster": [{"name": "a", "input_schema": {}}, {"name": "b", "input_schema": {}}]}"#;
         assert!(OfferedPlan::from_json(once, Path::new("p.json")).is_ok());
     }
 
@@ -452,7 +483,7 @@ mod tests {
             r#"{"type": "object", "properties": []}"#,
         ] {
             let text = format!(
-                r#"{{"format_version": 2, "roster": [{{"name": "ok", "input_schema": {{}}}},
+                r#"{{"format_version": 3, "roster": [{{"name": "ok", "input_schema": {{}}}},
                    {{"name": "bad", "input_schema": {schema}}}]}}"#
             );
             let err = OfferedPlan::from_json(&text, file).unwrap_err();

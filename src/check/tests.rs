@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 const PLAN: &str = r##"{
-  "format_version": 2,
+  "format_version": 3,
   "roster": [
     {"name": "mcp.bland_call.start_call", "source": "mcp", "coerce": true,
      "unknown_arguments": "refuse",
@@ -1014,6 +1014,7 @@ fn text_rendering_names_the_verdict_calls_problems_and_notes() {
 fn tool_with(schema: Value) -> OfferedTool {
     OfferedTool {
         name: "t".into(),
+        provider_name: None,
         source: Source::Mcp,
         input_schema: schema,
         fixed: Map::new(),
@@ -1488,7 +1489,7 @@ fn plan_of(source: &str, check: Option<&str>, schema: Value) -> OfferedPlan {
     if let Some(check) = check {
         tool["check"] = json!(check);
     }
-    let text = json!({"format_version": 2, "roster": [tool]}).to_string();
+    let text = json!({"format_version": 3, "roster": [tool]}).to_string();
     OfferedPlan::from_json(&text, Path::new("plan.json")).unwrap()
 }
 
@@ -1530,7 +1531,7 @@ fn an_mcp_tool_is_checked_strictly_after_the_cast_and_a_lenient_tool_is_not() {
 /// checking judges what the model wrote, before they are added.
 #[test]
 fn strict_checking_judges_what_the_model_wrote_before_fixed_values() {
-    let text = json!({"format_version": 2, "roster": [{"name": "t", "source": "mcp",
+    let text = json!({"format_version": 3, "roster": [{"name": "t", "source": "mcp",
         "fixed": {"scope": "team"}, "input_schema": {"type": "object",
         "additionalProperties": false, "properties": {"q": {"type": "string", "minLength": 1}}}}]})
     .to_string();

@@ -49,11 +49,14 @@ pub enum Code {
     /// Cut (or offered with a warning, per `lock.on_mismatch`): its
     /// definition differs from the one recorded in the lock.
     LockMismatch,
+    /// Cut: a tool ranked ahead of it has the same provider name (the name
+    /// OpenAI and Anthropic are sent), so a call could not say which.
+    ProviderNameCollision,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::Required,
         Code::Fits,
         Code::ControlTool,
@@ -70,6 +73,7 @@ impl Code {
         Code::RequiredUnreachable,
         Code::InvalidName,
         Code::LockMismatch,
+        Code::ProviderNameCollision,
     ];
 
     /// The stable kebab-case string.
@@ -91,6 +95,7 @@ impl Code {
             Code::RequiredUnreachable => "required-unreachable",
             Code::InvalidName => "invalid-name",
             Code::LockMismatch => "lock-mismatch",
+            Code::ProviderNameCollision => "provider-name-collision",
         }
     }
 
@@ -115,6 +120,7 @@ impl Code {
             }
             Code::InvalidName => "its name holds a control, bidi or invisible character",
             Code::LockMismatch => "its definition differs from the lock",
+            Code::ProviderNameCollision => "a higher-ranked tool has the same provider name",
         }
     }
 }
@@ -185,6 +191,9 @@ pub enum WarningCode {
     /// A tool checked strictly has an input schema the validator cannot compile, so the check
     /// refuses every call to it.
     UncheckableSchema,
+    /// A tool's provider name was cut to 64 characters or had characters
+    /// providers refuse replaced, and carries a hash suffix.
+    ProviderNameRewritten,
 }
 
 impl WarningCode {
@@ -206,6 +215,7 @@ impl WarningCode {
             WarningCode::LockMismatch => "lock-mismatch",
             WarningCode::ControlToolCut => "control-tool-cut",
             WarningCode::UncheckableSchema => "uncheckable-schema",
+            WarningCode::ProviderNameRewritten => "provider-name-rewritten",
         }
     }
 }
@@ -318,6 +328,17 @@ pub enum WarningKind {
         /// What the validator said.
         why: String,
     },
+    /// A tool's provider name was shortened or had characters replaced.
+    ProviderNameRewritten {
+        /// The tool's muster name.
+        tool: String,
+        /// The name providers are sent.
+        provider_name: String,
+        /// Characters the name has with only its dots replaced.
+        length: usize,
+        /// Characters providers refuse that were replaced, as `U+XXXX`.
+        characters: Vec<String>,
+    },
 }
 
 impl WarningKind {
@@ -339,6 +360,7 @@ impl WarningKind {
             WarningKind::LockMismatch { .. } => WarningCode::LockMismatch,
             WarningKind::ControlToolCut { .. } => WarningCode::ControlToolCut,
             WarningKind::UncheckableSchema { .. } => WarningCode::UncheckableSchema,
+            WarningKind::ProviderNameRewritten { .. } => WarningCode::ProviderNameRewritten,
         }
     }
 }
@@ -411,6 +433,27 @@ impl fmt::Display for WarningKind {
                 f,
                 "tool {tool}: its input schema cannot be compiled for strict checking ({why}), so the check refuses every call to it; correct the schema, or set check = \"lenient\" for it"
             ),
+            WarningKind::ProviderNameRewritten {
+                tool,
+                provider_name,
+                length,
+                characters,
+            } => {
+                write!(f, "tool {tool} is sent to providers as {provider_name}: ")?;
+                if characters.is_empty() {
+                    write!(
+                        f,
+                        "its provider spelling has {length} characters, over the 64 allowed"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "its name holds {}, which providers refuse",
+                        characters.join(", ")
+                    )?;
+                }
+                f.write_str("; calls may use either name, and a shorter name reads better")
+            }
         }
     }
 }

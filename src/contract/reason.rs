@@ -141,6 +141,13 @@ pub enum Reason {
         /// The lock file.
         lock_file: String,
     },
+    /// A higher-ranked tool has the same provider name.
+    ProviderNameCollision {
+        /// The provider name both would be sent as.
+        provider_name: String,
+        /// The muster name of the higher-ranked tool that keeps it.
+        other: String,
+    },
 }
 
 /// Which rule leaves a tool out of an agent.
@@ -237,6 +244,7 @@ impl Reason {
             Reason::RequiredUnreachable { .. } => Code::RequiredUnreachable,
             Reason::InvalidName { .. } => Code::InvalidName,
             Reason::LockMismatch { .. } => Code::LockMismatch,
+            Reason::ProviderNameCollision { .. } => Code::ProviderNameCollision,
         }
     }
 }
@@ -388,6 +396,13 @@ impl fmt::Display for Reason {
                     "it is not in the lock {lock_file}; review it, then run `muster lock`"
                 ),
             },
+            Reason::ProviderNameCollision {
+                provider_name,
+                other,
+            } => write!(
+                f,
+                "providers would be sent it as {provider_name}, the name {other} (ranked ahead of it) already has; rename one of them, or set a different [names] separator"
+            ),
         }
     }
 }

@@ -154,6 +154,12 @@ pub enum Remedy {
     },
     /// Register it, or discover the server that lists it.
     Register,
+    /// Rename it or the tool whose provider name it shares, or change the
+    /// policy's `[names] separator`, so the two are sent apart.
+    SpellApart {
+        /// The higher-ranked tool with the same provider name.
+        other: String,
+    },
 }
 
 impl fmt::Display for Remedy {
@@ -219,6 +225,10 @@ impl fmt::Display for Remedy {
             Remedy::Register => {
                 f.write_str("register it in tools/*.toml, or discover the server that lists it")
             }
+            Remedy::SpellApart { other } => write!(
+                f,
+                "rename it or {other} so their provider names differ, or set another [names] separator in muster.toml"
+            ),
         }
     }
 }

@@ -56,7 +56,7 @@ pub(crate) fn offer(
         .collect();
     let encoding = catalog.encoding;
     let count = |description: &str| {
-        encoding.count_definition(&control.name, description, &control.input_schema)
+        encoding.count_definition(&control.provider_name, description, &control.input_schema)
     };
     // Lines are added while the whole definition stays within the
     // reservation; the reservation bounds how many can be tried.
@@ -85,6 +85,7 @@ pub(crate) fn offer(
     });
     let definition_hash = crate::catalog::definition_hash(
         &control.name,
+        &control.provider_name,
         &description,
         &control.input_schema,
         &control.call.fixed,

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Version of the plan JSON contract; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The whole plan document.
 #[derive(Debug, Serialize)]
@@ -42,6 +42,8 @@ pub struct AgentJson<'a> {
 #[derive(Debug, Serialize)]
 pub struct RosterEntry<'a> {
     pub name: &'a str,
+    /// The name providers are sent (`^[a-zA-Z0-9_-]{1,64}$`).
+    pub provider_name: &'a str,
     pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<&'a str>,
@@ -66,6 +68,7 @@ pub struct RosterEntry<'a> {
 #[derive(Debug, Serialize)]
 pub struct MissEntry<'a> {
     pub name: &'a str,
+    pub provider_name: &'a str,
     pub source: &'static str,
     pub status: Status,
     pub code: Code,
@@ -120,6 +123,7 @@ impl<'c> Plan<'c> {
         let (server, tool) = server_tool(c);
         RosterEntry {
             name: &c.name,
+            provider_name: &c.provider_name,
             source: c.source.as_str(),
             server,
             tool,
@@ -148,6 +152,7 @@ impl<'c> Plan<'c> {
             let d = &self.decisions[i];
             MissEntry {
                 name: &c.name,
+                provider_name: &c.provider_name,
                 source: c.source.as_str(),
                 status: d.status,
                 code: d.code,

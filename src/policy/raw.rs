@@ -21,6 +21,8 @@ pub struct MusterFile {
     #[serde(default)]
     pub lock: Option<RawLock>,
     #[serde(default)]
+    pub names: Option<RawNames>,
+    #[serde(default)]
     pub group: Vec<Spanned<RawGroup>>,
     #[serde(default)]
     pub agent: Vec<Spanned<RawAgent>>,
@@ -61,6 +63,13 @@ pub struct RawCalls {
     pub coerce_mcp: Option<bool>,
     pub configured_check: Option<Spanned<String>>,
     pub mcp_check: Option<Spanned<String>>,
+}
+
+/// `[names]`: how muster names are spelt for providers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNames {
+    pub separator: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,6 +4,7 @@
 use super::{Live, json_text};
 use crate::contract::{Code, PinnedAgent};
 use crate::plan::{self, Plan, RosterEntry};
+use crate::provider::shape::{self, Format};
 use serde::Serialize;
 
 impl Live {
@@ -13,6 +14,23 @@ impl Live {
     pub fn roster_json(&self) -> String {
         let plan = self.plan();
         json_text(&SessionRoster::new(self, &plan))
+    }
+
+    /// What the model is offered now as `format`'s `tools` value (pretty
+    /// JSON with a trailing newline): the pinned roster, muster's control
+    /// tool included, then the loaded tools in load order. Tools not loaded
+    /// yet are not sent, whatever the provider: the session is what loads
+    /// them, so `check --session` knows every tool a call may name.
+    pub fn provider_tools(&self, format: Format) -> String {
+        let plan = self.plan();
+        let mut offer = plan.provider_offer();
+        offer.deferred.clear();
+        for tool in &self.doc.loaded {
+            if let Some(i) = self.catalog.find(&tool.name) {
+                offer.offered.push(plan.provider_tool(i));
+            }
+        }
+        shape::render(format, &offer)
     }
 }
 

@@ -18,9 +18,10 @@ pub enum Command {
     Plan {
         #[command(flatten)]
         select: Select,
-        /// Output format.
+        /// Output format: a table, the plan JSON, or the `tools` value of
+        /// a provider's request (docs/providers.md).
         #[arg(long, value_enum, default_value = "table")]
-        format: TableOrJson,
+        format: RosterFormat,
     },
     /// Explain why a tool is offered, deferred, cut or unknown.
     Why {
@@ -178,9 +179,10 @@ pub enum SessionCommand {
         /// Policy directory.
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
-        /// Output format.
+        /// Output format: a table, the roster JSON, or the `tools` value of
+        /// a provider's request (docs/providers.md).
         #[arg(long, value_enum, default_value = "table")]
-        format: TableOrJson,
+        format: RosterFormat,
     },
     /// Compare the session's pin with the current policies; exit 1 on a
     /// tool pin mismatch. Never rewrites the document.
@@ -258,6 +260,32 @@ pub struct Select {
 pub enum TableOrJson {
     Table,
     Json,
+}
+
+/// `plan`'s and `session roster`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RosterFormat {
+    Table,
+    Json,
+    /// OpenAI Chat Completions `tools`.
+    Openai,
+    /// OpenAI Responses API `tools`.
+    OpenaiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+}
+
+impl RosterFormat {
+    /// The provider shape, for the provider formats.
+    pub fn provider(self) -> Option<muster::provider::shape::Format> {
+        use muster::provider::shape::Format;
+        match self {
+            RosterFormat::Table | RosterFormat::Json => None,
+            RosterFormat::Openai => Some(Format::Openai),
+            RosterFormat::OpenaiResponses => Some(Format::OpenaiResponses),
+            RosterFormat::Anthropic => Some(Format::Anthropic),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

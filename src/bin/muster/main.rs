@@ -7,7 +7,7 @@ mod mcp;
 mod render;
 mod session;
 
-use args::{Cli, Command, Select, TableOrJson, TextOrJson};
+use args::{Cli, Command, RosterFormat, Select, TextOrJson};
 use clap::Parser;
 use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
@@ -111,8 +111,12 @@ fn run(command: Command) -> Result<u8, Error> {
             let policy = Policy::load(&select.policies)?;
             let mut cache = token_cache(select.no_cache);
             let text = match format {
-                TableOrJson::Json => answer::plan(&policy, &ask(&select), &mut cache)?.json,
-                TableOrJson::Table => {
+                RosterFormat::Json => answer::plan(&policy, &ask(&select), &mut cache)?.json,
+                RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
+                    let provider = format.provider().expect("a provider format");
+                    answer::plan_tools(&policy, &ask(&select), provider, &mut cache)?.json
+                }
+                RosterFormat::Table => {
                     let catalog = Catalog::build_cached(&policy, &selection(&select), &mut cache)?;
                     let caps = catalog
                         .caps

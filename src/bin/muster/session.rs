@@ -1,7 +1,7 @@
 //! `muster session ...`: reads the document, calls the library, renders,
 //! and writes the document back whole when a load changed it.
 
-use crate::args::{Select, SessionCommand, TableOrJson, TextOrJson};
+use crate::args::{RosterFormat, Select, SessionCommand, TextOrJson};
 use crate::{ask, emit, exit_code, save, token_cache};
 use muster::answer::{self, Answer};
 use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
@@ -76,17 +76,17 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             format,
         } => {
             let text_format = match format {
-                TableOrJson::Json => TextOrJson::Json,
-                TableOrJson::Table => TextOrJson::Text,
+                RosterFormat::Table => TextOrJson::Text,
+                _ => TextOrJson::Json,
             };
             let live = match open(&policies, &session, text_format)? {
                 Ok(live) => live,
                 Err(code) => return Ok(code),
             };
-            let json = live.roster_json();
-            emit(&match format {
-                TableOrJson::Json => json,
-                TableOrJson::Table => roster_table(&json)?,
+            emit(&match format.provider() {
+                Some(provider) => live.provider_tools(provider),
+                None if format == RosterFormat::Json => live.roster_json(),
+                None => roster_table(&live.roster_json())?,
             })?;
             Ok(0)
         }
