@@ -295,7 +295,7 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> Narr
         // A non-string entry names no argument the model could write; drop it.
         req.retain(|r| r.as_str().is_some_and(keep));
         if req.is_empty() && before > 0 {
-            shown.remove("required");
+            shown.shift_remove("required");
         }
     }
 

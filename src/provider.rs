@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(
             s.rewritten,
             Some(Rewrite {
-                length: 95,
+                length: 93,
                 characters: vec![]
             })
         );

@@ -234,8 +234,8 @@ pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
         let strip = |t: &ListedTool| {
             let mut raw = t.raw.clone();
             if let Some(obj) = raw.as_object_mut() {
-                obj.remove("description");
-                obj.remove("inputSchema");
+                obj.shift_remove("description");
+                obj.shift_remove("inputSchema");
             }
             raw
         };

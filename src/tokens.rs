@@ -57,7 +57,7 @@ use std::fmt::Write as _;
 /// Names the rendering counts are taken of; part of every cache key. Change
 /// it whenever [`render_function`] or the counting changes what a
 /// definition costs, so counts of the old rendering are not reused.
-pub const RENDERING: &str = "openai-functions-v1";
+pub const RENDERING: &str = "openai-functions-v2";
 
 /// One tool definition to count.
 #[derive(Debug, Clone, Copy)]

@@ -67,7 +67,7 @@ pub(crate) fn restrict(
         .into_iter()
         .map(|(name, note)| {
             // What the model wrote outside `only` may be deep; drop it without recursion.
-            if let Some(value) = arguments.remove(&name) {
+            if let Some(value) = arguments.shift_remove(&name) {
                 deep::drop_value(value);
             }
             note

@@ -36,7 +36,7 @@ pub(crate) fn to_positional(
     let mut list = Vec::new();
     for (i, param) in params.iter().enumerate() {
         let value = named
-            .remove(&param.name)
+            .shift_remove(&param.name)
             .filter(|v| param.required || !v.is_null());
         match value {
             Some(Value::Array(items)) if variadic && i + 1 == params.len() => list.extend(items),

@@ -269,9 +269,10 @@ mod tests {
         );
         assert_eq!(
             p,
+            // In the order the schema and the call write the members.
             [
-                "tool \"t\": argument \"list[1].from\" must be an integer; got the text \"x\"",
                 "tool \"t\": argument \"r.from\" is required; got nothing",
+                "tool \"t\": argument \"list[1].from\" must be an integer; got the text \"x\"",
             ]
         );
     }

@@ -637,14 +637,15 @@ fn argument_names_that_are_not_plain_identifiers_are_quoted_in_paths() {
     assert_eq!(
         messages(&report.calls[0].problems),
         [
+            // Undeclared members in the order the call wrote them.
             "tool \"t\": argument \"[\"a.b\"]\" must be an integer; got a list",
+            "tool \"t\": argument \"m[\"x[0]\"]\" must be an integer; got a list",
+            "tool \"t\": argument \"m[\"c.d\"]\" must be an integer; got an object",
+            "tool \"t\": argument \"m[\"e\\\"f\"]\" must be an integer; got a list",
             "tool \"t\": argument \"m[\"\"]\" must be an integer; got a list",
             // The twins: names that are plain identifiers are written as they are.
             "tool \"t\": argument \"m.Ok_name-2\" must be an integer; got a list",
             "tool \"t\": argument \"m._x\" must be an integer; got a list",
-            "tool \"t\": argument \"m[\"c.d\"]\" must be an integer; got an object",
-            "tool \"t\": argument \"m[\"e\\\"f\"]\" must be an integer; got a list",
-            "tool \"t\": argument \"m[\"x[0]\"]\" must be an integer; got a list",
         ]
     );
     // Notes name such arguments the same way.

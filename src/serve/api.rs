@@ -10,6 +10,7 @@ use crate::check::CheckOptions;
 use crate::contract::SessionDocument;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
+use crate::provider::shape::Format;
 use crate::session::{self, LoadRequest};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
@@ -104,6 +105,24 @@ pub struct PlanRequest {
     pub item_cap: Option<u32>,
     /// What-if: a different token cap (at least 1).
     pub token_cap: Option<u32>,
+    /// `/v1/plan` only: `json` (the default), or the `tools` value of a
+    /// provider's request: `openai`, `openai-responses`, `anthropic`
+    /// (docs/providers.md).
+    pub format: Option<String>,
+}
+
+/// The provider shape `format` names; `None` for the plan JSON.
+fn tools_format(format: Option<&str>) -> Result<Option<Format>, Error> {
+    match format {
+        None | Some("json") => Ok(None),
+        Some(name) => Format::from_name(name).map(Some).ok_or_else(|| {
+            usage(
+                "format",
+                &format!("format {name:?} is not one muster renders"),
+                "give json, openai, openai-responses or anthropic, or leave it out",
+            )
+        }),
+    }
 }
 
 impl PlanRequest {
@@ -181,6 +200,18 @@ pub struct SessionRequest {
     /// The session document, as `POST /v1/sessions` (or the last load) returned it.
     #[schema(value_type = Object)]
     pub session: Box<RawValue>,
+}
+
+/// `session roster`'s options.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RosterRequest {
+    /// The session document.
+    #[schema(value_type = Object)]
+    pub session: Box<RawValue>,
+    /// `json` (the default), or the `tools` value of a provider's request:
+    /// `openai`, `openai-responses`, `anthropic` (docs/providers.md).
+    pub format: Option<String>,
 }
 
 /// `session search`'s options.
@@ -303,7 +334,12 @@ where
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn plan(State(shared): State<Arc<Shared>>, Body(req): Body<PlanRequest>) -> Response {
     with_generation(shared, move |shared, g| {
-        let answer = answer::plan(&g.policy, &req.select()?, &mut g.cache())?;
+        let format = tools_format(req.format.as_deref())?;
+        let select = req.select()?;
+        let answer = match format {
+            None => answer::plan(&g.policy, &select, &mut g.cache())?,
+            Some(format) => answer::plan_tools(&g.policy, &select, format, &mut g.cache())?,
+        };
         Ok(answered(shared, "/v1/plan", answer, g.number))
     })
     .await
@@ -323,6 +359,7 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
             flag: req.flag,
             item_cap: req.item_cap,
             token_cap: req.token_cap,
+            format: None,
         }
         .select()?;
         let answer = answer::why(&g.policy, &select, &tool, &mut g.cache())?;
@@ -447,6 +484,14 @@ pub async fn session_new(
     Body(req): Body<PlanRequest>,
 ) -> Response {
     with_generation(shared, move |shared, g| {
+        if req.format.is_some() {
+            return Err(usage(
+                "format",
+                "a session document has one format",
+                "leave format out; ask /v1/sessions/roster for a provider's tools",
+            )
+            .into());
+        }
         let select = req.select()?;
         let doc = session::new(
             &g.policy,
@@ -587,19 +632,23 @@ pub async fn session_load(
 
 /// What the model is offered now: the body `muster session roster --format
 /// json` prints.
-#[utoipa::path(post, path = "/v1/sessions/roster", request_body = SessionRequest,
+#[utoipa::path(post, path = "/v1/sessions/roster", request_body = RosterRequest,
     responses((status = 200, description = "The session's roster in the plan JSON's roster shape", body = Object),
               (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_roster(
     State(shared): State<Arc<Shared>>,
-    Body(req): Body<SessionRequest>,
+    Body(req): Body<RosterRequest>,
 ) -> Response {
     const ENDPOINT: &str = "/v1/sessions/roster";
     with_generation(shared, move |shared, g| {
+        let format = tools_format(req.format.as_deref())?;
         let answer = match answer::open(&g.policy, read_session(&req.session)?, &mut g.cache())? {
             Ok(live) => Answer {
-                json: live.roster_json(),
+                json: match format {
+                    None => live.roster_json(),
+                    Some(format) => live.provider_tools(format),
+                },
                 outcome: Outcome::Done,
             },
             Err(report) => Answer::of_resume(&report),
@@ -728,6 +777,7 @@ pub async fn openapi() -> Response {
         GateRequest,
         CheckRequest,
         SessionRequest,
+        RosterRequest,
         SearchRequest,
         LoadRequestBody,
         ReloadReport,

@@ -73,14 +73,22 @@ impl Live {
     }
 
     /// `name` as muster spells it: as written when a candidate or kind has
-    /// that name, else read the way providers spell names
-    /// (`mcp__server__tool` for `mcp.server.tool`), so a real name holding
+    /// that name, else read as a provider name ([`crate::provider::spell`]:
+    /// `mcp__server__tool` for `mcp.server.tool`), so a real name holding
     /// `__` is never rewritten.
     fn muster_name(&self, name: &str) -> String {
         if self.known(name) {
             return name.to_string();
         }
-        name.replace("__", ".")
+        let catalog = &self.catalog;
+        if let Some(i) = catalog.find_spelling(name) {
+            return catalog.candidates[i].name.clone();
+        }
+        catalog
+            .kinds
+            .iter()
+            .find(|k| crate::provider::spell(&k.name, &catalog.names).name == name)
+            .map_or_else(|| name.to_string(), |k| k.name.clone())
     }
 
     /// The units a query loads: its best matches that score at least half
