@@ -165,18 +165,19 @@ fn one_bad_call_refuses_the_turn_and_the_others_are_asked_again() {
     assert_eq!(
         messages(&b.problems),
         [
-            "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got an object",
+            // The strict validator reports in the schema's property order.
             "tool \"mcp.bland_call.start_call\": argument \"task\" must be a string; got a list",
+            "tool \"mcp.bland_call.start_call\": argument \"max_duration\" must be an integer; got an object",
             "tool \"mcp.bland_call.start_call\": argument \"phone_number\" is required and must be a string; got nothing",
         ]
     );
     // Clients act on codes and fields, not on the sentences.
     let codes: Vec<&str> = b.problems.iter().map(|p| p.code.as_str()).collect();
     assert_eq!(codes, ["wrong-type", "wrong-type", "missing-argument"]);
-    assert_eq!(b.problems[0].fields["argument"], "max_duration");
-    assert_eq!(b.problems[0].fields["expected"], json!(["integer"]));
+    assert_eq!(b.problems[1].fields["argument"], "max_duration");
+    assert_eq!(b.problems[1].fields["expected"], json!(["integer"]));
     assert_eq!(
-        b.problems[0].fields["got"],
+        b.problems[1].fields["got"],
         json!({"kind": "object", "len": 1})
     );
     assert_eq!(b.problems[2].fields["expected"], json!(["string"]));

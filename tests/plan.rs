@@ -42,6 +42,7 @@ struct AgentDoc {
 #[serde(deny_unknown_fields)]
 struct RosterDoc {
     name: String,
+    provider_name: String,
     source: String,
     server: Option<String>,
     tool: Option<String>,
@@ -71,6 +72,7 @@ struct ParameterDoc {
 #[serde(deny_unknown_fields)]
 struct MissDoc {
     name: String,
+    provider_name: String,
     source: String,
     status: String,
     code: String,
@@ -136,6 +138,10 @@ enum FactsDoc {
         locked: Option<String>,
         current: String,
         lock_file: String,
+    },
+    ProviderNameCollision {
+        provider_name: String,
+        other: String,
     },
 }
 
@@ -243,6 +249,12 @@ enum WarningKindDoc {
         tool: String,
         why: String,
     },
+    ProviderNameRewritten {
+        tool: String,
+        provider_name: String,
+        length: usize,
+        characters: Vec<String>,
+    },
 }
 
 impl WarningDoc {
@@ -263,6 +275,7 @@ impl WarningDoc {
             WarningKindDoc::LockMismatch { .. } => "lock-mismatch",
             WarningKindDoc::ControlToolCut { .. } => "control-tool-cut",
             WarningKindDoc::UncheckableSchema { .. } => "uncheckable-schema",
+            WarningKindDoc::ProviderNameRewritten { .. } => "provider-name-rewritten",
         }
     }
 }
@@ -627,4 +640,120 @@ fn the_agent_version_is_part_of_the_fingerprint() {
     let (_, v5) = plan_json(fx.path(), &[]);
     assert_eq!(names(&v4.roster), names(&v5.roster));
     assert_ne!(v4.fingerprint, v5.fingerprint);
+}
+
+#[test]
+fn provider_names_are_given_beside_muster_names_and_a_collision_cuts_the_later_tool() {
+    let long = format!("search_{}", "x".repeat(70));
+    let snapshot = format!(
+        r#"{{"tools": [
+        {{"name": "get_thread", "description": "Get a thread.", "inputSchema": {{"type": "object"}}}},
+        {{"name": "{long}", "description": "Long.", "inputSchema": {{"type": "object"}}}},
+        {{"name": "suche_é", "description": "Accented.", "inputSchema": {{"type": "object"}}}}
+    ]}}"#
+    );
+    let tools = r#"
+[[tool]]
+name = "web.search"
+description = "Search the web."
+input_schema = { type = "object" }
+
+[[tool]]
+name = "web__search"
+description = "Spelt the way the first is sent."
+input_schema = { type = "object" }
+"#;
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", tools),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"mail\"\nsnapshot = \"mail.json\"\n",
+        ),
+        ("policies/mcp/mail.json", &snapshot),
+    ]);
+    let (_, doc) = plan_json(fx.path(), &[]);
+    let spelt: Vec<(&str, &str)> = doc
+        .roster
+        .iter()
+        .map(|e| (e.name.as_str(), e.provider_name.as_str()))
+        .collect();
+    assert!(spelt.contains(&("web.search", "web__search")), "{spelt:?}");
+    assert!(spelt.contains(&("mcp.mail.get_thread", "mcp__mail__get_thread")));
+    for (_, provider) in &spelt {
+        assert!(
+            !provider.is_empty()
+                && provider.len() <= 64
+                && provider
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+            "{provider}"
+        );
+    }
+    // The later of the two tools sent as web__search is cut, naming the other.
+    let cut = find(&doc, "web__search");
+    assert_eq!(cut.code, "provider-name-collision");
+    match &cut.facts {
+        FactsDoc::ProviderNameCollision {
+            provider_name,
+            other,
+        } => assert_eq!(
+            (provider_name.as_str(), other.as_str()),
+            ("web__search", "web.search")
+        ),
+        other => panic!("{other:?}"),
+    }
+    // The long and the accented names are rewritten, and the plan says so.
+    let rewritten: Vec<(&str, usize, &[String])> = doc
+        .warnings
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WarningKindDoc::ProviderNameRewritten {
+                tool,
+                length,
+                characters,
+                ..
+            } => Some((tool.as_str(), *length, characters.as_slice())),
+            _ => None,
+        })
+        .collect();
+    let long_name = format!("mcp.mail.{long}");
+    assert_eq!(
+        rewritten,
+        [
+            (long_name.as_str(), 88, &[][..]),
+            ("mcp.mail.suche_é", 18, &["U+00E9".to_string()][..]),
+        ]
+    );
+    // `why` answers in muster names, from the same facts.
+    let out = muster(fx.path())
+        .args(["why", "web__search", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let why: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(why["code"], "provider-name-collision");
+    assert_eq!(why["facts"]["other"], "web.search");
+    assert_eq!(
+        why["to_fit"],
+        serde_json::json!([{"action": "spell-apart", "other": "web.search"}])
+    );
+}
+
+#[test]
+fn a_separator_providers_refuse_is_a_policy_problem_with_file_and_line() {
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TWO_TOOLS),
+        ("policies/muster.toml", "[names]\nseparator = \".\"\n"),
+    ]);
+    let out = muster(fx.path()).args(["plan"]).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("muster.toml:2"), "{err}");
+    assert!(err.contains("names.separator"), "{err}");
+    // A valid one changes every provider name, and the counts follow them.
+    fx.write("policies/muster.toml", "[names]\nseparator = \"-\"\n");
+    let (_, doc) = plan_json(fx.path(), &[]);
+    assert!(doc.roster.iter().all(|e| !e.provider_name.contains('.')));
+    assert!(doc.roster.iter().any(|e| e.provider_name.contains('-')));
 }

@@ -221,6 +221,7 @@ fn policy(w: &World) -> Policy {
             file: PathBuf::from("generated/mcp.lock"),
             on_mismatch: LockMode::Cut,
         },
+        names: muster::provider::NamePolicy::default(),
         locked: None,
         groups: if members.is_empty() {
             Vec::new()
