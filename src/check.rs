@@ -325,7 +325,7 @@ fn check_call<'t>(
         }
     }
     let cx = Context {
-        tool: &tool.name,
+        tool: &call.name,
         call_id: &call.id,
         coerce: tool.coerce,
         unknown: tool.unknown_arguments,
@@ -402,7 +402,7 @@ fn forward<'t>(
                 params,
                 tool.variadic,
                 &tool.input_schema,
-                &tool.name,
+                &call.name,
                 &call.id,
                 &mut notes,
             ) {

@@ -350,4 +350,28 @@ fn a_session_roster_in_provider_formats_keeps_the_control_tool_and_loaded_tools(
             "{format}"
         );
     }
+    // The loaded tool is called by its provider name; the check knows it.
+    fx.write(
+        "turn.json",
+        r#"{"calls": [{"id": "a", "name": "mcp__gmail_read__get_thread", "arguments": {"nope": 1}}]}"#,
+    );
+    let out = muster(fx.path())
+        .args([
+            "check",
+            "--session",
+            "s.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let report: Value = serde_json::from_slice(&out).unwrap();
+    let problem = &report["calls"][0]["problems"][0];
+    assert_ne!(problem["code"], "unknown-tool", "{report}");
+    assert_ne!(problem["code"], "deferred-tool", "{report}");
+    assert_eq!(problem["tool"], "mcp__gmail_read__get_thread", "{report}");
 }

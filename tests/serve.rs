@@ -678,3 +678,53 @@ fn sigterm_lets_the_request_in_flight_finish() {
     let status = server.child.wait().expect("exit");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn provider_formats_answer_the_bytes_the_cli_prints() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    for format in ["openai", "openai-responses", "anthropic"] {
+        let reply = server.post(
+            "/v1/plan",
+            format!(r#"{{"flags": "production", "format": "{format}"}}"#),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.content_type, "application/json");
+        assert_eq!(
+            reply.body,
+            stdout(
+                dir,
+                &["plan", "--flags", "production", "--format", format],
+                0
+            ),
+            "{format}"
+        );
+    }
+    let json = server.post("/v1/plan", r#"{"format": "json"}"#);
+    assert_eq!(json.body, stdout(dir, &["plan", "--format", "json"], 0));
+    let bad = server.post("/v1/plan", r#"{"format": "gemini"}"#);
+    let body = problem(&bad, 422, "usage");
+    assert_eq!(body.problems[0].field.as_deref(), Some("format"));
+
+    let doc = server.post("/v1/sessions", r#"{"flags": "production"}"#);
+    assert_eq!(doc.status, 200, "{}", doc.body);
+    let session = write(dir, "s.json", &doc.body);
+    for format in ["openai", "openai-responses", "anthropic"] {
+        let reply = server.post(
+            "/v1/sessions/roster",
+            format!(r#"{{"session": {}, "format": "{format}"}}"#, doc.body),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(
+            reply.body,
+            stdout(dir, &["session", "roster", &session, "--format", format], 0),
+            "{format}"
+        );
+    }
+    let refused = server.post(
+        "/v1/sessions",
+        r#"{"flags": "production", "format": "openai"}"#,
+    );
+    problem(&refused, 422, "usage");
+}
