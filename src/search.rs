@@ -289,14 +289,10 @@ impl Index {
     }
 
     /// Index of the entry whose name equals `name` exactly (the first, if
-    /// several do). The provider spelling, where `.` is written `__`
-    /// (`mcp__gmail_read__get_thread`), is accepted too.
+    /// several do). Provider names are read back by the caller, which knows
+    /// the policy's spelling ([`crate::provider`]).
     pub fn exact(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied().or_else(|| {
-            name.contains("__")
-                .then(|| self.by_name.get(&name.replace("__", ".")).copied())
-                .flatten()
-        })
+        self.by_name.get(name).copied()
     }
 
     /// Best matches first, at most `limit`; ties broken by entry name, then
@@ -663,7 +659,7 @@ mod tests {
     fn an_exact_name_comes_first_with_a_full_score() {
         let schema = schema();
         let index = Index::build(entries(&schema));
-        for query in ["mcp.gmail_read.get_thread", " mcp__gmail_read__get_thread "] {
+        for query in ["mcp.gmail_read.get_thread", " mcp.gmail_read.get_thread "] {
             let hits = index.search(query, 3);
             assert_eq!(
                 hits[0],

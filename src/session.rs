@@ -207,8 +207,15 @@ impl Live {
     pub fn search(&self, query: &str, limit: usize) -> SearchResults {
         let plan = self.plan();
         let index = DeferredIndex::new(&plan);
+        // A provider name is searched as the tool or kind it was made from.
+        let name = self.muster_name(query.trim());
+        let text = if self.known(&name) {
+            name.as_str()
+        } else {
+            query
+        };
         let results = index
-            .search(query, limit.min(MAX_RESULTS))
+            .search(text, limit.min(MAX_RESULTS))
             .into_iter()
             .map(|hit| self.result(&plan, &index.entries[hit.entry], hit.score))
             .collect();

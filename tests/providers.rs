@@ -350,6 +350,28 @@ fn a_session_roster_in_provider_formats_keeps_the_control_tool_and_loaded_tools(
             "{format}"
         );
     }
+    // A provider name is searched as the tool it was made from.
+    let found: Value = serde_json::from_str(&run(
+        fx.path(),
+        &[
+            "session",
+            "search",
+            "s.json",
+            "mcp__gmail_read__get_message",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(found["results"][0]["score"], 1.0, "{found}");
+    assert!(
+        found["results"][0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "mcp.gmail_read.get_message"),
+        "{found}"
+    );
     // The loaded tool is called by its provider name; the check knows it.
     fx.write(
         "turn.json",

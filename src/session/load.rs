@@ -67,7 +67,7 @@ impl Live {
     }
 
     /// Whether a candidate or a kind has this name.
-    fn known(&self, name: &str) -> bool {
+    pub(super) fn known(&self, name: &str) -> bool {
         self.catalog.candidates.iter().any(|c| c.name == name)
             || self.catalog.kinds.iter().any(|k| k.name == name)
     }
@@ -76,7 +76,7 @@ impl Live {
     /// that name, else read as a provider name ([`crate::provider::spell`]:
     /// `mcp__server__tool` for `mcp.server.tool`), so a real name holding
     /// `__` is never rewritten.
-    fn muster_name(&self, name: &str) -> String {
+    pub(super) fn muster_name(&self, name: &str) -> String {
         if self.known(name) {
             return name.to_string();
         }
