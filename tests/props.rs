@@ -116,7 +116,7 @@ fn policy(w: &World) -> Policy {
         .map(|(i, t)| ToolDef {
             name: format!("tool.n{i}"),
             description: description(t.words),
-            input_schema: schema(t.args),
+            input_schema: schema(t.args).into(),
             when: t.flag.map(|f| format!("FLAG_{f}")),
             default_roster: t.default_roster,
             priority: t.priority,
