@@ -1,0 +1,317 @@
+//! `muster count` against every public, API-measured example in
+//! `tests/fixtures/count/` (sources and licences in its README): each
+//! count is within the error the fixture states, 0 where exact.
+
+use muster::count::{CountOptions, count};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+/// One fixture case, read with its own types.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    name: String,
+    input_tokens: u32,
+    error: u32,
+    /// Why the count differs, where it does.
+    #[serde(default)]
+    why: Option<String>,
+    request: Value,
+}
+
+fn cases() -> Vec<(String, Case)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/count");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let list: Vec<Case> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        for case in list {
+            out.push((stem.clone(), case));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_is_within_its_stated_error() {
+    let cases = cases();
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    let mut report = String::new();
+    let mut failed = 0;
+    for (file, case) in &cases {
+        let got = count(&case.request, &CountOptions::default())
+            .unwrap_or_else(|p| panic!("{file} {}: {p}", case.name));
+        let off = got.input_tokens.abs_diff(case.input_tokens);
+        let line = format!(
+            "{file} {}: measured {} counted {} ({:+}) stated {} {:?}\n",
+            case.name,
+            case.input_tokens,
+            got.input_tokens,
+            i64::from(got.input_tokens) - i64::from(case.input_tokens),
+            case.error,
+            got.notes
+        );
+        report.push_str(&line);
+        if off > case.error {
+            failed += 1;
+        }
+        // A stated error comes with its reason, and an exact count is exact.
+        assert!(
+            case.error == 0 || case.why.is_some(),
+            "{file} {}: error without why",
+            case.name
+        );
+        if got.accuracy == muster::contract::Accuracy::Exact {
+            assert_eq!(got.notes, vec![], "{file} {}", case.name);
+        }
+    }
+    eprint!("{report}");
+    assert_eq!(
+        failed, 0,
+        "{failed} fixtures past their stated error:\n{report}"
+    );
+}
+
+/// The JSON `muster count --format json` prints, read with its own types.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    format_version: u32,
+    provider: String,
+    model: String,
+    encoding: String,
+    accuracy: String,
+    input_tokens: u32,
+    breakdown: Parts,
+    tools: Vec<Tool>,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Parts {
+    messages: u32,
+    tools: u32,
+    tool_choice: u32,
+    overhead: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tool {
+    name: String,
+    tokens: u32,
+}
+
+fn muster() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("muster").unwrap()
+}
+
+fn fixture(file: &str, name: &str) -> Value {
+    cases()
+        .into_iter()
+        .find(|(f, c)| f == file && c.name == name)
+        .unwrap()
+        .1
+        .request
+}
+
+#[test]
+fn the_cli_prints_the_report_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("request.json");
+    let request = fixture(
+        "pamelafox-openai-messages-token-helper",
+        "search-sources-toolchoice-name",
+    );
+    std::fs::write(&path, request.to_string()).unwrap();
+    let out = muster()
+        .args(["count", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.format_version, 1);
+    assert_eq!(report.provider, "openai");
+    assert_eq!(report.model, "gpt-3.5-turbo");
+    assert_eq!(report.encoding, "cl100k_base");
+    assert_eq!(report.accuracy, "exact");
+    assert_eq!(report.input_tokens, 75);
+    let b = &report.breakdown;
+    assert_eq!(
+        b.messages + b.tools + b.tool_choice + b.overhead,
+        report.input_tokens
+    );
+    // A named function: 7 + the name's tokens ("search_sources" is 2).
+    assert_eq!(b.tool_choice, 9);
+    assert_eq!(report.tools.len(), 1);
+    assert_eq!(report.tools[0].name, "search_sources");
+    assert!(report.tools[0].tokens < b.tools);
+    assert!(report.notes.is_empty());
+
+    // The same bytes from standard input, and on every run.
+    let again = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(again.stdout, out.stdout);
+
+    // Text output names the total and says exact.
+    let text = muster()
+        .args(["count", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.starts_with("75 input tokens (exact) for openai gpt-3.5-turbo"),
+        "{text}"
+    );
+}
+
+#[test]
+fn anthropic_counts_say_they_are_estimates() {
+    let request = fixture("anthropic-docs", "messages-with-tools");
+    let out = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.provider, "anthropic");
+    assert_eq!(report.accuracy, "estimate");
+    assert_eq!(report.notes, ["proxy-tokenizer"]);
+    // The documented tool-use system prompt for Claude 4 models, auto.
+    assert_eq!(report.breakdown.overhead, 1 + 346);
+
+    // tool_choice any: the documented 313 instead.
+    let mut forced = request.clone();
+    forced["tool_choice"] = serde_json::json!({"type": "any"});
+    let out = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(forced.to_string())
+        .output()
+        .unwrap();
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.breakdown.overhead, 1 + 313);
+}
+
+#[test]
+fn tool_choice_costs_differ_as_measured() {
+    let base = fixture("hmarr-openai-chat-tokens", "case-12");
+    let with = |choice: Value| {
+        let mut r = base.clone();
+        r["function_call"] = choice;
+        count(&r, &CountOptions::default()).unwrap()
+    };
+    let auto = with(Value::from("auto"));
+    let none = with(Value::from("none"));
+    let named = with(serde_json::json!({"name": "foo"}));
+    assert_eq!(none.input_tokens, auto.input_tokens + 1);
+    assert_eq!(named.input_tokens, auto.input_tokens + 5);
+    // `required` has no public measurement: counted as auto, and said so.
+    let mut r = base.clone();
+    r["tool_choice"] = Value::from("required");
+    let required = count(&r, &CountOptions::default()).unwrap();
+    assert_eq!(required.input_tokens, auto.input_tokens);
+    assert_eq!(required.accuracy, muster::contract::Accuracy::Estimate);
+}
+
+#[test]
+fn bad_requests_exit_2_naming_the_field() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("not json", &[], "cannot read the request"),
+        ("[1]", &[], "not an object"),
+        (r#"{"messages": []}"#, &[], "names no `model`"),
+        (r#"{"model": "gpt-4o"}"#, &[], "no `messages`"),
+        (
+            r#"{"model": "gpt-4o", "messages": {}}"#,
+            &[],
+            "`messages` is an object",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [{"content": "x"}]}"#,
+            &[],
+            "`messages[0]` has no `role`",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [{"role": "user", "content": 3}]}"#,
+            &[],
+            "`messages[0].content` is a number",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [], "tools": [{"type": "function", "function": {}}]}"#,
+            &[],
+            "`tools[0].function` has no `name`",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [], "tool_choice": "sometimes"}"#,
+            &[],
+            "`tool_choice` is \"sometimes\"",
+        ),
+        (
+            r#"{"model": "llama-3", "messages": []}"#,
+            &[],
+            "cannot tell the provider",
+        ),
+        (
+            r#"{"model": "gpt-2", "messages": []}"#,
+            &["--provider", "openai"],
+            "unknown OpenAI model",
+        ),
+        (
+            r#"{"model": "claude-2.1", "messages": []}"#,
+            &[],
+            "unknown Anthropic model",
+        ),
+        (
+            r#"{"model": "claude-opus-4-1", "messages": [{"role": "system", "content": "x"}]}"#,
+            &[],
+            "`messages[0].role` is \"system\"",
+        ),
+        (
+            r#"{"model": "claude-opus-4-1", "messages": [], "tools": [{"type": "web_search_20250305", "name": "s"}]}"#,
+            &[],
+            "`tools[0].type`",
+        ),
+    ];
+    for (body, args, expected) in cases {
+        let out = muster()
+            .arg("count")
+            .arg("-")
+            .args(*args)
+            .write_stdin(*body)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {stderr}");
+        assert!(stderr.contains(expected), "{body}: {stderr}");
+        assert!(stderr.contains("help:"), "{body}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{body}: {stderr}");
+    }
+    // An unknown provider is refused by the argument parser.
+    let out = muster()
+        .args(["count", "-", "--provider", "gemini"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
