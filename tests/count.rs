@@ -315,3 +315,107 @@ fn bad_requests_exit_2_naming_the_field() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+mod policy {
+    use muster::catalog::{Catalog, Selection};
+    use muster::count::{CountOptions, count};
+    use muster::policy::Policy;
+    use muster::tokens::{Definition, Encoding, Provider, TokenCache};
+    use serde_json::json;
+
+    const TOOLS: &str = r#"
+[[tool]]
+name = "t.weather"
+description = "Get the current weather in a given location"
+input_schema = { type = "object", properties = { location = { type = "string", description = "The city and state, e.g. San Francisco, CA" } }, required = ["location"] }
+"#;
+
+    fn policy(muster_toml: Option<&str>) -> (tempfile::TempDir, Result<Policy, muster::Error>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+        std::fs::write(dir.path().join("tools/t.toml"), TOOLS).unwrap();
+        if let Some(text) = muster_toml {
+            std::fs::write(dir.path().join("muster.toml"), text).unwrap();
+        }
+        let policy = Policy::load(dir.path());
+        (dir, policy)
+    }
+
+    #[test]
+    fn the_planner_counts_as_the_named_provider_bills() {
+        let (_d, openai) = policy(None);
+        let openai = Catalog::build(&openai.unwrap(), &Selection::default()).unwrap();
+        let (_d, anthropic) = policy(Some("[tokens]\nprovider = \"anthropic\"\n"));
+        let anthropic = Catalog::build(&anthropic.unwrap(), &Selection::default()).unwrap();
+        assert_eq!(openai.provider, Provider::Openai);
+        assert_eq!(anthropic.provider, Provider::Anthropic);
+        // Anthropic's wrapper is its documented tool-use system prompt.
+        assert_eq!(openai.wrapper_tokens, 11);
+        assert_eq!(anthropic.wrapper_tokens, 346);
+        let tool = |c: &Catalog| {
+            c.candidates
+                .iter()
+                .find(|c| c.name == "t.weather")
+                .unwrap()
+                .tokens
+        };
+        assert_ne!(tool(&openai), tool(&anthropic));
+
+        // One rendering: the planner's count of a tool is what `count`
+        // gives the same tool in a request.
+        let schema = json!({"type": "object", "properties": {"location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"}}, "required": ["location"]});
+        let request = json!({
+            "model": "claude-sonnet-4-5",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "t.weather", "description": "Get the current weather in a given location", "input_schema": schema}],
+        });
+        let report = count(&request, &CountOptions::default()).unwrap();
+        assert_eq!(report.tools[0].tokens, tool(&anthropic));
+        let request = json!({
+            "model": "gpt-4o",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "t.weather", "description": "Get the current weather in a given location", "parameters": schema}}],
+        });
+        let report = count(&request, &CountOptions::default()).unwrap();
+        assert_eq!(report.tools[0].tokens, tool(&openai));
+    }
+
+    #[test]
+    fn the_cache_keeps_providers_apart() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let d = [Definition {
+            name: "search",
+            description: "Find things.",
+            input_schema: &schema,
+        }];
+        let mut cache = TokenCache::in_memory();
+        let e = Encoding::O200kBase;
+        let openai = e.count_definitions_for(Provider::Openai, &d, &mut cache);
+        let anthropic = e.count_definitions_for(Provider::Anthropic, &d, &mut cache);
+        assert_eq!(cache.len(), 2);
+        let fresh = e.count_definitions_for(Provider::Anthropic, &d, &mut TokenCache::in_memory());
+        assert_eq!(anthropic, fresh);
+        assert_ne!(openai, anthropic);
+    }
+
+    #[test]
+    fn a_bad_provider_is_refused_with_file_and_line() {
+        let (dir, loaded) = policy(Some("# caps\n[tokens]\nprovider = \"gemini\"\n"));
+        let err = loaded.unwrap_err();
+        let p = &err.problems()[0];
+        assert_eq!(
+            p.file.as_deref(),
+            Some(dir.path().join("muster.toml").as_path())
+        );
+        assert_eq!(p.line, Some(3));
+        assert!(p.message.contains("tokens.provider \"gemini\""), "{p}");
+        assert!(p.help.is_some());
+
+        let (_dir, loaded) = policy(Some(
+            "[tokens]\nencoding = \"cl100k_base\"\nprovider = \"anthropic\"\n",
+        ));
+        let err = loaded.unwrap_err();
+        assert_eq!(err.problems()[0].line, Some(3), "{err}");
+        assert!(err.problems()[0].message.contains("o200k_base"), "{err}");
+    }
+}
