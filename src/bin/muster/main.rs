@@ -233,7 +233,7 @@ fn run(command: Command) -> Result<u8, Error> {
             let report = muster::count::count_text(&text, &request, &options)?;
             emit(&match format {
                 TextOrJson::Text => report.to_string(),
-                TextOrJson::Json => answer::json_text(&report),
+                TextOrJson::Json => Answer::of_count(&report).json,
             })?;
             Ok(0)
         }
