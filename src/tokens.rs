@@ -291,7 +291,7 @@ pub fn render_for(provider: Provider, d: &Definition<'_>) -> (&'static str, Stri
 }
 
 /// One tool as an Anthropic request sends it: compact JSON of `name`,
-/// `description` (when not empty) and `input_schema`, in that order.
+/// `description` (when not empty) and `input_schema`.
 pub fn render_anthropic_tool(name: &str, description: &str, input_schema: &Value) -> String {
     let mut tool = serde_json::Map::new();
     tool.insert("name".into(), Value::from(name));

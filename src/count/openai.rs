@@ -163,9 +163,7 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
             } else {
                 f.parameters
             };
-            if nests_objects(parameters) {
-                push_note(&mut notes, CountNote::NestedObjects);
-            }
+            schema_notes(parameters, &mut notes);
             let block = tokens::render_function(f.name, f.description, parameters);
             each.push(ToolTokens {
                 name: f.name.to_string(),
@@ -388,32 +386,42 @@ fn tool_choice(
     }
 }
 
-/// Whether a property below the top level is itself an object with
-/// properties (directly, as array items, or in a union).
-fn nests_objects(parameters: &Value) -> bool {
+/// The notes a function's schema earns: a property below the top level
+/// that is itself an object with properties (directly, as array items, or
+/// in a union), and a `const` or a non-string `enum` anywhere, whose
+/// rendering is known to differ from the provider's.
+fn schema_notes(parameters: &Value, notes: &mut Vec<CountNote>) {
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
-        return false;
+        return;
     };
-    properties.values().any(|p| {
-        let mut stack = vec![p];
-        let mut seen = 0;
-        while let Some(v) = stack.pop() {
-            seen += 1;
-            if seen > 10_000 {
-                return true;
+    // (schema, below the top level); bounded like the renderer.
+    let mut stack: Vec<(&Value, bool)> = properties.values().map(|p| (p, false)).collect();
+    let mut seen = 0;
+    while let Some((v, nested)) = stack.pop() {
+        seen += 1;
+        if seen > 20_000 {
+            break;
+        }
+        if v.get("const").is_some()
+            || v.get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|e| e.iter().any(|x| !x.is_string()))
+        {
+            push_note(notes, CountNote::Literals);
+        }
+        if let Some(props) = v.get("properties").and_then(Value::as_object) {
+            if nested || !props.is_empty() {
+                push_note(notes, CountNote::NestedObjects);
             }
-            if v.get("properties").is_some() {
-                return true;
-            }
-            if let Some(items) = v.get("items") {
-                stack.push(items);
-            }
-            for key in ["anyOf", "oneOf"] {
-                if let Some(variants) = v.get(key).and_then(Value::as_array) {
-                    stack.extend(variants);
-                }
+            stack.extend(props.values().map(|p| (p, true)));
+        }
+        if let Some(items) = v.get("items") {
+            stack.push((items, nested));
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(variants) = v.get(key).and_then(Value::as_array) {
+                stack.extend(variants.iter().map(|x| (x, nested)));
             }
         }
-        false
-    })
+    }
 }
