@@ -473,3 +473,87 @@ fn every_constant_in_the_docs_is_the_one_counted_with() {
         );
     }
 }
+
+mod arbitrary {
+    use muster::count::{CountOptions, count};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop_oneof![
+                Just("user"),
+                Just("system"),
+                Just("assistant"),
+                Just("tool"),
+                Just("function"),
+                Just("text"),
+                Just("tool_use"),
+                Just("tool_result"),
+                Just("auto"),
+                Just("none"),
+                Just("required"),
+                Just("any"),
+                Just("object"),
+                Just("string"),
+                Just("x\ny")
+            ]
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("role"),
+                        Just("content"),
+                        Just("name"),
+                        Just("type"),
+                        Just("text"),
+                        Just("function"),
+                        Just("parameters"),
+                        Just("properties"),
+                        Just("items"),
+                        Just("tool_calls"),
+                        Just("function_call"),
+                        Just("arguments"),
+                        Just("input"),
+                        Just("input_schema"),
+                        Just("enum"),
+                        Just("const"),
+                        Just("anyOf")
+                    ]
+                    .prop_map(String::from),
+                    inner,
+                    0..5
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Any body is counted or refused with a problem; never a panic,
+        /// and the breakdown always sums to the total.
+        #[test]
+        fn any_body_is_counted_or_refused(
+            messages in value(),
+            tools in value(),
+            choice in value(),
+            system in value(),
+            anthropic in any::<bool>(),
+        ) {
+            let model = if anthropic { "claude-opus-4-1" } else { "gpt-4o" };
+            let body = json!({"model": model, "messages": messages, "tools": tools, "tool_choice": choice, "system": system});
+            if let Ok(report) = count(&body, &CountOptions::default()) {
+                let b = report.breakdown;
+                prop_assert_eq!(b.messages + b.tools + b.tool_choice + b.overhead, report.input_tokens);
+            }
+        }
+    }
+}
