@@ -34,11 +34,13 @@ pub const BASE: u32 = 1;
 /// `auto` or `none`, with `any` or `tool`), from Anthropic's tool-use
 /// pricing table; `None` for a model the table does not list.
 pub fn tool_system_prompt(model: &str) -> Option<(u32, u32)> {
+    // The planner's wrapper is the `auto` figure of the current models.
+    const CURRENT: (u32, u32) = (tokens::ANTHROPIC_TOOL_SYSTEM_PROMPT, 313);
     const TABLE: [(&str, (u32, u32)); 8] = [
-        ("claude-opus-4", (346, 313)),
-        ("claude-sonnet-4", (346, 313)),
-        ("claude-haiku-4", (346, 313)),
-        ("claude-3-7-sonnet", (346, 313)),
+        ("claude-opus-4", CURRENT),
+        ("claude-sonnet-4", CURRENT),
+        ("claude-haiku-4", CURRENT),
+        ("claude-3-7-sonnet", CURRENT),
         ("claude-3-5-haiku", (264, 340)),
         ("claude-3-opus", (530, 281)),
         ("claude-3-sonnet", (159, 235)),
