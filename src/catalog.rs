@@ -26,7 +26,7 @@ use crate::contract::{Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
-use crate::tokens::{Definition, Encoding, TokenCache};
+use crate::tokens::{Definition, Encoding, Provider, TokenCache};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -263,6 +263,8 @@ pub struct Catalog {
     pub caps: Caps,
     /// Tokenizer.
     pub encoding: Encoding,
+    /// Whose billing the counts follow (`[tokens] provider`).
+    pub provider: Provider,
     /// Tokens of the tool section's wrapper, paid once.
     pub wrapper_tokens: u32,
     /// Whether deferral is on.
@@ -323,7 +325,7 @@ impl Catalog {
             .collect();
         let mut counts = self
             .encoding
-            .count_definitions(&definitions, cache)
+            .count_definitions_for(self.provider, &definitions, cache)
             .into_iter();
         for c in &mut self.candidates {
             c.tokens = match c.exclusion {
@@ -443,7 +445,8 @@ impl<'p> Builder<'p> {
             flags: self.flags.into_iter().collect(),
             caps: policy.caps,
             encoding,
-            wrapper_tokens: encoding.wrapper_tokens(),
+            provider: policy.provider,
+            wrapper_tokens: encoding.wrapper_tokens_for(policy.provider),
             deferral: policy.deferral.enabled,
             deferral_policy: policy.deferral.clone(),
             kinds: self.kinds,

@@ -24,7 +24,7 @@ use crate::input::ReadError;
 use crate::names::Hidden;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, Provider};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -310,6 +310,8 @@ pub struct Policy {
     pub caps: Caps,
     /// Tokenizer (default `o200k_base`).
     pub encoding: Encoding,
+    /// Whose billing token counts follow (default OpenAI).
+    pub provider: Provider,
     /// Deferral settings (default off).
     pub deferral: Deferral,
     /// How calls are checked.
@@ -519,6 +521,7 @@ impl Loader {
         let Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -532,6 +535,7 @@ impl Loader {
             root: self.root,
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -1318,6 +1322,7 @@ impl Loader {
                 ),
             }
         }
+        let provider = self.provider(src, file.tokens.as_ref(), encoding);
         let deferral = match &file.deferral {
             Some(d) => {
                 let d = d.get_ref();
@@ -1598,6 +1603,7 @@ impl Loader {
         Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -1607,6 +1613,43 @@ impl Loader {
             default_agent,
             current_versions,
         }
+    }
+
+    /// `tokens.provider`: whose billing counts follow. Anthropic's estimate
+    /// counts with `o200k_base` as its proxy, so another encoding beside it
+    /// is refused.
+    fn provider(
+        &mut self,
+        src: &Source,
+        tokens: Option<&raw::RawTokens>,
+        encoding: Encoding,
+    ) -> Provider {
+        let Some(name) = tokens.and_then(|t| t.provider.as_ref()) else {
+            return Provider::default();
+        };
+        let Some(provider) = Provider::from_name(name.get_ref()) else {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider {:?} is not supported",
+                        name.get_ref()
+                    ))
+                    .help("use \"openai\" or \"anthropic\""),
+            );
+            return Provider::default();
+        };
+        if provider == Provider::Anthropic && encoding != crate::count::anthropic::PROXY {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider \"anthropic\" counts with {} as its proxy, not {}",
+                        crate::count::anthropic::PROXY.name(),
+                        encoding.name()
+                    ))
+                    .help("remove tokens.encoding, or set it to \"o200k_base\""),
+            );
+        }
+        provider
     }
 
     fn positive(&mut self, src: &Source, value: &Spanned<i64>, key: &str) -> Option<u32> {
@@ -1627,6 +1670,7 @@ impl Loader {
 struct Settings {
     caps: Caps,
     encoding: Encoding,
+    provider: Provider,
     deferral: Deferral,
     calls: CallPolicy,
     lock: LockPolicy,

@@ -200,6 +200,7 @@ fn policy(w: &World) -> Policy {
             tokens: 9000,
         },
         encoding: Encoding::O200kBase,
+        provider: muster::tokens::Provider::Openai,
         deferral: Deferral {
             enabled: w.deferral,
             control_tool: "tools.load".into(),

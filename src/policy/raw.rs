@@ -37,6 +37,7 @@ pub struct RawCaps {
 #[serde(deny_unknown_fields)]
 pub struct RawTokens {
     pub encoding: Option<Spanned<String>>,
+    pub provider: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -224,6 +224,29 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(exit_code(answer.outcome))
         }
+        Command::Count {
+            request,
+            provider,
+            model,
+            format,
+        } => {
+            let text = if request.as_os_str() == "-" {
+                muster::input::read_text_from(std::io::stdin().lock())
+            } else {
+                muster::input::read_text(&request)
+            }
+            .map_err(|err| err.into_error(&request, "the request"))?;
+            let options = muster::count::CountOptions {
+                provider: provider.map(Into::into),
+                model,
+            };
+            let report = muster::count::count_text(&text, &request, &options)?;
+            emit(&match format {
+                TextOrJson::Text => report.to_string(),
+                TextOrJson::Json => Answer::of_count(&report).json,
+            })?;
+            Ok(0)
+        }
         Command::Session(command) => session::run(command),
         #[cfg(feature = "serve")]
         Command::Serve(serve) => {
