@@ -365,19 +365,19 @@ input_schema = { type = "object", properties = { location = { type = "string", d
         assert_ne!(tool(&openai), tool(&anthropic));
 
         // One rendering: the planner's count of a tool is what `count`
-        // gives the same tool in a request.
+        // gives the same tool in a request, sent under its provider name.
         let schema = json!({"type": "object", "properties": {"location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"}}, "required": ["location"]});
         let request = json!({
             "model": "claude-sonnet-4-5",
             "messages": [{"role": "user", "content": "hi"}],
-            "tools": [{"name": "t.weather", "description": "Get the current weather in a given location", "input_schema": schema}],
+            "tools": [{"name": "t__weather", "description": "Get the current weather in a given location", "input_schema": schema}],
         });
         let report = count(&request, &CountOptions::default()).unwrap();
         assert_eq!(report.tools[0].tokens, tool(&anthropic));
         let request = json!({
             "model": "gpt-4o",
             "messages": [{"role": "user", "content": "hi"}],
-            "tools": [{"type": "function", "function": {"name": "t.weather", "description": "Get the current weather in a given location", "parameters": schema}}],
+            "tools": [{"type": "function", "function": {"name": "t__weather", "description": "Get the current weather in a given location", "parameters": schema}}],
         });
         let report = count(&request, &CountOptions::default()).unwrap();
         assert_eq!(report.tools[0].tokens, tool(&openai));
