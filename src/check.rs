@@ -9,6 +9,7 @@
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
 mod deep;
+mod digits;
 mod narrow;
 mod offered;
 mod positional;
@@ -27,7 +28,7 @@ use serde_json::{Map, Value};
 
 pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
 pub use schema::MAX_PROBLEMS;
-pub use turn::{Call, Turn};
+pub use turn::{Call, Turn, Unreadable};
 
 use schema::{Context, Findings};
 use strict::Strict;
@@ -268,9 +269,15 @@ fn check_call<'t>(
         return refused(call, vec![problem.into()], 1, Vec::new());
     }
     if let Some(why) = &call.unreadable {
-        let problem = CallProblem::UnreadableArguments {
-            tool: call.name.clone(),
-            reason: why.clone(),
+        let problem = match why {
+            Unreadable::Json(reason) => CallProblem::UnreadableArguments {
+                tool: call.name.clone(),
+                reason: reason.clone(),
+            },
+            Unreadable::LossyNumber(number) => CallProblem::LossyNumber {
+                tool: call.name.clone(),
+                number: number.clone(),
+            },
         };
         return refused(call, vec![problem.into()], 1, Vec::new());
     }
@@ -297,12 +304,24 @@ fn check_call<'t>(
             ));
         }
         other => {
-            let problem = CallProblem::ArgumentsNotObject {
-                tool: call.name.clone(),
-                got: Got::of(other),
-                reason: match other {
-                    Value::String(text) => repair::unread(text),
-                    _ => None,
+            let unread = match other {
+                Value::String(text) => repair::unread(text),
+                _ => None,
+            };
+            let problem = match unread {
+                Some(Unreadable::LossyNumber(number)) => CallProblem::LossyNumber {
+                    tool: call.name.clone(),
+                    number,
+                },
+                Some(Unreadable::Json(reason)) => CallProblem::ArgumentsNotObject {
+                    tool: call.name.clone(),
+                    got: Got::of(other),
+                    reason: Some(reason),
+                },
+                None => CallProblem::ArgumentsNotObject {
+                    tool: call.name.clone(),
+                    got: Got::of(other),
+                    reason: None,
                 },
             };
             return refused(call, vec![problem.into()], 1, notes);

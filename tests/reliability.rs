@@ -306,3 +306,95 @@ fn names_with_hidden_characters_are_cut_or_refused() {
     );
     assert!(err.problems().iter().all(|p| p.help.is_some()), "{err}");
 }
+
+/// Issue 13 item 5: a number no 64-bit integer or double holds exactly is
+/// never forwarded rounded, in either check mode: the call is refused with
+/// `lossy-number`, and the same digits sent as text are forwarded as written.
+#[test]
+fn a_number_that_would_lose_digits_refuses_its_call() {
+    const BIG: &str = "123456789012345678901234567890";
+    let fx = Fixture::new(&[(
+        "plan.json",
+        r#"{"format_version": 2, "roster": [
+            {"name": "a.lenient", "check": "lenient", "coerce": true, "input_schema": {"type": "object",
+             "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}},
+            {"name": "a.strict", "source": "mcp", "check": "strict", "coerce": true, "input_schema": {"type": "object",
+             "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}}]}"#,
+    )]);
+    let check = |turn: &str, code: i32| -> (String, serde_json::Value) {
+        fx.write("turn.json", turn);
+        let out = muster(fx.path())
+            .args(["check", "--plan", "plan.json", "--turn", "turn.json"])
+            .args(["--format", "json"])
+            .assert()
+            .code(code);
+        let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let report = serde_json::from_str(&stdout).unwrap();
+        (stdout, report)
+    };
+    for tool in ["a.lenient", "a.strict"] {
+        // serde_json cannot hold the big number itself, so the turn is written as text.
+        let turn = format!(
+            r#"{{"calls": [
+                {{"id": "raw", "name": "{tool}", "arguments": {{"n": {BIG}}}}},
+                {{"id": "wrapped", "name": "{tool}", "arguments": "{{\"n\": {BIG}}}"}},
+                {{"id": "fraction", "name": "{tool}", "arguments": {{"n": 1.23456789012345678901}}}}
+            ]}}"#
+        );
+        let (stdout, report) = check(&turn, 1);
+        assert!(
+            !stdout.contains("e+29") && !stdout.contains("e29"),
+            "{stdout}"
+        );
+        for (call, number) in
+            report["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip([BIG, BIG, "1.23456789012345678901"])
+        {
+            assert_eq!(call["status"], "refused", "{call}");
+            assert!(call["arguments"].is_null(), "{call}");
+            let problem = &call["problems"][0];
+            assert_eq!(problem["code"], "lossy-number", "{call}");
+            assert_eq!(problem["number"], number, "{call}");
+        }
+
+        // The twins: text keeps every digit; numbers an integer type or a double holds
+        // exactly (u64::MAX, 2^64) go through as they are.
+        let turn = format!(
+            r#"{{"calls": [
+                {{"id": "text", "name": "{tool}", "arguments": {{"s": "{BIG}"}}}},
+                {{"id": "max", "name": "{tool}", "arguments": {{"n": 18446744073709551615}}}},
+                {{"id": "pow", "name": "{tool}", "arguments": "{{\"n\": 18446744073709551616}}"}}
+            ]}}"#
+        );
+        let (stdout, report) = check(&turn, 0);
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(calls[0]["arguments"], serde_json::json!({"s": BIG}));
+        assert_eq!(calls[1]["arguments"]["n"], u64::MAX);
+        assert_eq!(calls[2]["arguments"]["n"].as_f64(), Some(2f64.powi(64)));
+        assert!(stdout.contains("18446744073709551615"), "{stdout}");
+    }
+
+    // Digits sent as text where a number is declared are not cast (a double would round
+    // them). Checked leniently they go on as written; checked strictly, they are refused as
+    // the server would refuse text for a number, never sent rounded.
+    let turn = |tool: &str| {
+        format!(r#"{{"calls": [{{"id": "t", "name": "{tool}", "arguments": {{"n": "{BIG}"}}}}]}}"#)
+    };
+    let (_, report) = check(&turn("a.lenient"), 0);
+    assert_eq!(
+        report["calls"][0]["arguments"],
+        serde_json::json!({"n": BIG})
+    );
+    let (stdout, report) = check(&turn("a.strict"), 1);
+    assert_eq!(
+        report["calls"][0]["problems"][0]["code"], "wrong-type",
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("e+29") && !stdout.contains("e29"),
+        "{stdout}"
+    );
+}

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::deep;
 use super::schema::Compiled;
+use super::turn::Unreadable;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
 /// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
@@ -69,16 +70,14 @@ fn parse(text: &str) -> Option<Value> {
 }
 
 /// What the whole arguments sent as the string `text` are, when the repair did not read them
-/// as an object: for text that opens a list or object but cannot be read, serde_json's reason
-/// and where it stopped (a number out of range, nesting too deep), so the model is not told
+/// as an object: for text that opens a list or object but cannot be read, why (serde_json's
+/// reason and where it stopped, or the number a double would round), so the model is not told
 /// that valid-looking JSON text is "not a JSON object" without saying why.
-pub(crate) fn unread(text: &str) -> Option<String> {
-    if may_wrap(text)
-        && let Err(err) = super::turn::parse_arguments(text)
-    {
-        return Some(super::turn::reason(&err));
+pub(crate) fn unread(text: &str) -> Option<Unreadable> {
+    if !may_wrap(text) {
+        return None;
     }
-    None
+    super::turn::parse_arguments(text).err()
 }
 
 /// Whether `text` opens a list or object, so the repair would try to read it as JSON.

@@ -1061,8 +1061,13 @@ fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
         }
         (Ty::Number, Value::String(s)) => {
             let s = s.trim();
-            // Integers first, so a large one keeps every digit.
-            integer_text(s).or_else(|| Number::from_f64(number_text(s)?).map(Value::Number))
+            // Integers first, so a large one keeps every digit; text a double would round
+            // is not cast at all.
+            integer_text(s).or_else(|| {
+                (!super::digits::loses_digits(s))
+                    .then(|| Number::from_f64(number_text(s)?).map(Value::Number))
+                    .flatten()
+            })
         }
         (Ty::Boolean, Value::String(s)) => {
             if s.trim().eq_ignore_ascii_case("true") {

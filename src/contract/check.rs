@@ -188,6 +188,14 @@ pub enum CallProblem {
         /// serde_json's reason and where it stopped.
         reason: String,
     },
+    /// The call's arguments hold a number no `i64`, `u64` or double holds exactly, which muster
+    /// would forward rounded (`123456789012345678901234567890` as `1.2345678901234568e29`).
+    LossyNumber {
+        /// The tool called.
+        tool: String,
+        /// The first such number, as written.
+        number: String,
+    },
     /// The call's arguments are not an object (or a string holding one).
     ArgumentsNotObject {
         /// The tool called.
@@ -340,6 +348,10 @@ impl fmt::Display for CallProblem {
             Self::UnreadableArguments { tool, reason } => write!(
                 f,
                 "tool \"{tool}\": the arguments cannot be read as JSON: {reason}; send them again as valid JSON"
+            ),
+            Self::LossyNumber { tool, number } => write!(
+                f,
+                "tool \"{tool}\": the number {number} has more digits than muster forwards exactly (a double would round it); send it as a string, or with at most 17 significant digits"
             ),
             Self::ArgumentsNotObject { tool, got, reason } => {
                 write!(f, "tool \"{tool}\": the arguments must be an object; got ")?;
@@ -567,6 +579,7 @@ impl CallProblem {
             Self::UnknownTool { .. } => "unknown-tool",
             Self::DeferredTool { .. } => "deferred-tool",
             Self::UnreadableArguments { .. } => "unreadable-arguments",
+            Self::LossyNumber { .. } => "lossy-number",
             Self::ArgumentsNotObject { .. } => "arguments-not-object",
             Self::MissingArgument { .. } => "missing-argument",
             Self::WrongType { .. } => "wrong-type",
