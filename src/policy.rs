@@ -18,7 +18,7 @@
 mod raw;
 
 use crate::contract::{CheckMode, SchemaProblem};
-use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
+use crate::error::{Error, ErrorKind, LineIndex, Problem};
 use crate::input::ReadError;
 use crate::names::Hidden;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
@@ -535,18 +535,21 @@ impl Loader {
                 return None;
             }
         };
-        match toml::from_str::<T>(&text) {
+        match raw::parse_all::<T>(&text) {
             Ok(value) => Some((Source::new(path.to_path_buf(), &text), value)),
-            Err(err) => {
-                let line = err.span().map(|s| line_of(&text, s.start));
-                let message = err.message().trim().to_string();
-                let help = if message.contains("unknown field") {
-                    "remove the key or correct its spelling; the keys this table accepts are listed above"
-                } else {
-                    "fix the value or the TOML syntax at this line"
-                };
-                self.problems
-                    .push(Problem::new(message).in_file(path).at_line(line).help(help));
+            Err(errors) => {
+                let lines = LineIndex::new(&text);
+                for err in errors {
+                    let line = err.span().map(|s| lines.line(s.start));
+                    let message = err.message().trim().to_string();
+                    let help = if message.contains("unknown field") {
+                        "remove the key or correct its spelling; the keys this table accepts are listed above"
+                    } else {
+                        "fix the value or the TOML syntax at this line"
+                    };
+                    self.problems
+                        .push(Problem::new(message).in_file(path).at_line(line).help(help));
+                }
                 None
             }
         }
