@@ -8,14 +8,22 @@
 //! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
+mod cast;
+mod compiled;
 mod deep;
+mod edit;
 mod narrow;
+mod numbers;
 mod offered;
+mod path;
 mod positional;
+mod quick;
 mod repair;
 mod schema;
 mod strict;
 mod turn;
+mod ty;
+mod wording;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -356,7 +364,7 @@ fn forward<'t>(
     tool: &OfferedTool,
     strict: &Strict,
     owned: Option<Value>,
-    edits: Vec<schema::Edit>,
+    edits: Vec<edit::Edit>,
     mut notes: Vec<String>,
     options: &CheckOptions,
 ) -> CallReport<'t> {
@@ -372,7 +380,7 @@ fn forward<'t>(
     if !edits.is_empty()
         && let Value::Object(map) = value.to_mut()
     {
-        schema::apply(map, edits);
+        edit::apply(map, edits);
     }
     if let Strict::On(validator) = strict {
         let mut found = Findings::default();

@@ -24,7 +24,7 @@ pub(crate) fn outside(
                 name.clone(),
                 format!(
                     "call \"{call_id}\": dropped argument \"{}\": the policy sets it to {}",
-                    super::schema::render_name(name),
+                    super::path::render_name(name),
                     short(fixed)
                 ),
             ));
@@ -33,7 +33,7 @@ pub(crate) fn outside(
                 name.clone(),
                 format!(
                     "call \"{call_id}\": dropped argument \"{}\": tool \"{}\" takes only {}",
-                    super::schema::render_name(name),
+                    super::path::render_name(name),
                     tool.name,
                     only.iter()
                         .map(|o| format!("\"{o}\""))
@@ -85,7 +85,7 @@ pub(crate) fn set_fixed(arguments: &mut Map<String, Value>, tool: &OfferedTool) 
 
 fn short(value: &Value) -> String {
     let text = match value {
-        Value::Array(_) | Value::Object(_) => return super::schema::kind(value).to_string(),
+        Value::Array(_) | Value::Object(_) => return super::wording::kind(value).to_string(),
         other => other.to_string(),
     };
     if text.chars().count() > 60 {

@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::compiled::Compiled;
 use super::deep;
-use super::schema::Compiled;
 use super::strict::Strict;
 use crate::contract::CheckMode;
 use crate::error::{Error, ErrorKind, Problem};

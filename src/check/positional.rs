@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::offered::Parameter;
-use super::schema::{Declared, Ty};
+use super::ty::{Declared, Ty};
 use crate::contract::CallProblem;
 
 /// The arguments `named` as a list in the order of `params`. Trailing optional parameters that
@@ -44,7 +44,7 @@ pub(crate) fn to_positional(
             None if param.required => {
                 return Err(Box::new(CallProblem::MissingArgument {
                     tool: tool.to_string(),
-                    argument: super::schema::render_name(&param.name).into_owned(),
+                    argument: super::path::render_name(&param.name).into_owned(),
                     expected: Vec::new(),
                 }));
             }
@@ -57,7 +57,7 @@ pub(crate) fn to_positional(
     for name in named.keys() {
         notes.push(format!(
             "call \"{call_id}\": dropped argument \"{}\": tool \"{tool}\" has no parameter of that name in its positional form",
-            super::schema::render_name(name)
+            super::path::render_name(name)
         ));
     }
     Ok(Value::Array(list))

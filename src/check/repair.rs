@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
+use super::compiled::Compiled;
 use super::deep;
-use super::schema::Compiled;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
 /// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
@@ -50,7 +50,7 @@ pub(crate) fn repair(
             let what = if held.is_array() { "list" } else { "object" };
             notes.push(format!(
                 "call \"{call_id}\": argument \"{}\" was a JSON string holding {} {what}; read as that {what}",
-                super::schema::render_name(&name),
+                super::path::render_name(&name),
                 if what == "list" { "a" } else { "an" }
             ));
             map.insert(name, held);

@@ -486,7 +486,7 @@ fn an_enum_member_given_exactly_is_kept_and_one_in_another_form_becomes_the_memb
     // The quick pass clears the exact member as sent, as the full steps forward it.
     let mut tool = tool_with(root_object(json!({"enum": ["a", "A"]})));
     tool.coerce = true;
-    let compiled = schema::Compiled::new(&tool.input_schema);
+    let compiled = compiled::Compiled::new(&tool.input_schema);
     assert!(compiled.fits_as_sent(json!({"arg": "A"}).as_object().unwrap(), &tool));
     assert!(!compiled.fits_as_sent(json!({"arg": "B"}).as_object().unwrap(), &tool));
 }
