@@ -33,7 +33,8 @@ use serde::Serialize;
 use crate::contract::{CallProblem, CheckProblem, Got};
 use serde_json::{Map, Value};
 
-pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
+pub use crate::contract::UnknownArguments;
+pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn};
 

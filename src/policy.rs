@@ -23,6 +23,7 @@ mod settings;
 mod tools;
 
 use crate::contract::CheckMode;
+pub use crate::contract::UnknownArguments;
 use crate::error::{Error, Problem};
 use crate::names::Hidden;
 use crate::narrow::Narrowing;
@@ -73,31 +74,6 @@ impl Caps {
         Caps {
             items: items.unwrap_or(self.items),
             tokens: tokens.unwrap_or(self.tokens),
-        }
-    }
-}
-
-/// What to do with an argument name a tool's schema does not declare
-/// (where the schema does not already refuse it with
-/// `additionalProperties: false`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnknownArguments {
-    /// Refuse the turn: the model learns the name does not exist.
-    Refuse,
-    /// Drop the argument and note it.
-    Drop,
-    /// Forward it unchanged.
-    Pass,
-}
-
-impl UnknownArguments {
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "refuse" => Some(Self::Refuse),
-            "drop" => Some(Self::Drop),
-            "pass" => Some(Self::Pass),
-            _ => None,
         }
     }
 }

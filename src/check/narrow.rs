@@ -98,7 +98,8 @@ fn short(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::offered::{Source, UnknownArguments};
+    use crate::check::offered::Source;
+    use crate::contract::UnknownArguments;
     use proptest::prelude::*;
     use serde_json::json;
 

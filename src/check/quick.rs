@@ -5,8 +5,9 @@ use serde_json::{Map, Value};
 
 use super::cast::enum_member;
 use super::compiled::{Additional, CNode, Compiled, Items, wrappable};
-use super::offered::{OfferedTool, UnknownArguments};
+use super::offered::OfferedTool;
 use super::ty::Declared;
+use crate::contract::UnknownArguments;
 
 /// How many levels the quick pass looks into before it leaves a call to the full walk. The quick
 /// pass recurses; the full walk keeps its own stack and has no such limit.

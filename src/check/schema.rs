@@ -19,11 +19,10 @@ use serde_json::{Map, Value};
 use super::cast::{cast_to, enum_member, integer_out_of_range};
 use super::compiled::{Additional, CNode, Compiled, Items};
 use super::edit::Edit;
-use super::offered::UnknownArguments;
 use super::path::{Paths, ROOT, Seg};
 use super::ty::{Declared, Ty};
 use super::wording::not_in_enum;
-use crate::contract::{CallProblem, CheckProblem, Got};
+use crate::contract::{CallProblem, CheckProblem, Got, UnknownArguments};
 
 /// The most problem sentences a call's answer holds. A call with more problems lists the
 /// first `MAX_PROBLEMS - 1` and one sentence counting the rest ("and N more problems not

@@ -38,6 +38,35 @@ impl CheckMode {
     }
 }
 
+/// What happens to an argument name a tool's schema does not declare (where the schema does
+/// not already exclude it with `additionalProperties: false`). Serialized as `"refuse"`,
+/// `"drop"` or `"pass"`; the policy's `unknown_arguments` and the plan's
+/// `roster[].unknown_arguments` spell it the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownArguments {
+    /// The call is refused naming the argument (the default: ignoring a `limit` the tool does
+    /// not have would tell the model a bound applied that did not).
+    #[default]
+    Refuse,
+    /// The argument is dropped and the drop noted.
+    Drop,
+    /// The argument is forwarded to the tool as given.
+    Pass,
+}
+
+impl UnknownArguments {
+    /// The choice named `text` in a policy file, when it is one.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "refuse" => Some(Self::Refuse),
+            "drop" => Some(Self::Drop),
+            "pass" => Some(Self::Pass),
+            _ => None,
+        }
+    }
+}
+
 /// What came where a problem is: the kind of value and, for a scalar, the value itself (text
 /// cut to 57 characters, with `cut` set), and for a list or object how many items or members.
 ///
