@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::contract::{CallProblem, CheckProblem, Got};
+use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
@@ -98,7 +98,9 @@ pub enum Refusal {
 /// - `arguments` (object, list or null): what the tool should receive, when ok: repaired,
 ///   narrowed and (where the tool's `coerce` is on) cast; a list in declared order for a tool
 ///   with `parameters` when checked with `positional`. Null unless ok.
-/// - `notes` (list of strings): each repair or drop made, naming the call and the argument.
+/// - `notes` (list of objects): each repair or drop made, as a typed note (`{"code", "call",
+///   ..., "message"}`, see [`CallNote`](crate::contract::CallNote)) naming the call and the
+///   argument.
 #[derive(Debug, PartialEq, Serialize)]
 pub struct CallReport<'t> {
     /// The call's id.
@@ -112,8 +114,8 @@ pub struct CallReport<'t> {
     /// What the tool receives, when the call is ok; borrowed from the turn when the call goes
     /// through exactly as sent.
     pub arguments: Option<Cow<'t, Value>>,
-    /// Each repair or drop made.
-    pub notes: Vec<String>,
+    /// Each repair or drop made, as typed notes, each with its sentence.
+    pub notes: Vec<CheckNote>,
 }
 
 impl Drop for CallReport<'_> {
@@ -158,9 +160,10 @@ pub struct Report<'t> {
     pub calls: Vec<CallReport<'t>>,
 }
 
-/// The `format_version` of the check report's JSON. 2: problems are typed objects
+/// The `format_version` of the check report's JSON. 3: notes are typed objects
+/// (`{"code", "call", ..., "message"}`) instead of sentences. 2: problems are typed objects
 /// (`{"code", ..., "message"}`) instead of sentences; the unversioned first shape is 1.
-pub const REPORT_FORMAT_VERSION: u32 = 2;
+pub const REPORT_FORMAT_VERSION: u32 = 3;
 
 /// Checks every call of `turn` against the tools `plan` offered, and decides whether the turn
 /// may run and what each tool receives.
@@ -300,10 +303,12 @@ fn check_call<'t>(
         // So is blank text: OpenAI-style hosts send "" for a tool called without arguments.
         Value::String(text) if text.trim().is_empty() => {
             owned = Some(Value::Object(Map::new()));
-            notes.push(format!(
-                "call \"{}\": the arguments were blank text; read as no arguments",
-                call.id
-            ));
+            notes.push(
+                CallNote::BlankArguments {
+                    call: call.id.clone(),
+                }
+                .into(),
+            );
         }
         other => {
             let problem = CallProblem::ArgumentsNotObject {
@@ -366,7 +371,7 @@ fn forward<'t>(
     strict: &Strict,
     owned: Option<Value>,
     edits: Vec<edit::Edit>,
-    mut notes: Vec<String>,
+    mut notes: Vec<CheckNote>,
     options: &CheckOptions,
 ) -> CallReport<'t> {
     let positional = match (&tool.parameters, options.positional) {
@@ -425,7 +430,7 @@ fn forward<'t>(
 }
 
 /// The answer for a call that may run with `arguments`.
-fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<String>) -> CallReport<'t> {
+fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<CheckNote>) -> CallReport<'t> {
     CallReport {
         id: Cow::Borrowed(&call.id),
         status: Status::Ok,
@@ -440,7 +445,7 @@ fn refused<'t>(
     call: &'t Call,
     mut problems: Vec<CheckProblem>,
     total: usize,
-    notes: Vec<String>,
+    notes: Vec<CheckNote>,
 ) -> CallReport<'t> {
     // At most MAX_PROBLEMS sentences in all: past that, the last place counts the rest.
     if total > MAX_PROBLEMS {
@@ -524,7 +529,7 @@ impl Report<'_> {
                 let _ = writeln!(out, "  arguments: {arguments}");
             }
             for note in &call.notes {
-                let _ = writeln!(out, "  note: {note}");
+                let _ = writeln!(out, "  note: {}", note.message);
             }
         }
         out

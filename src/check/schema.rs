@@ -22,7 +22,7 @@ use super::edit::Edit;
 use super::path::{Paths, ROOT, Seg};
 use super::ty::{Declared, Ty};
 use super::wording::not_in_enum;
-use crate::contract::{CallProblem, CheckProblem, Got, UnknownArguments};
+use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got, UnknownArguments};
 
 /// The most problem sentences a call's answer holds. A call with more problems lists the
 /// first `MAX_PROBLEMS - 1` and one sentence counting the rest ("and N more problems not
@@ -38,7 +38,7 @@ pub(crate) struct Findings {
     /// How many problems there were in all.
     pub total: usize,
     /// Each drop the check made.
-    pub notes: Vec<String>,
+    pub notes: Vec<CheckNote>,
 }
 
 impl Findings {
@@ -280,11 +280,9 @@ impl<'a> Walk<'_, 'a> {
                         } else if !required && self.cx.coerce && schema.excludes_null() {
                             // A null optional member means "left out"; a server that validates
                             // strictly refuses null where its types exclude it.
-                            self.drop_member(
-                                path,
-                                name,
-                                "null for an optional argument is sent as left out",
-                            );
+                            self.drop_member(path, name, |call, argument| {
+                                CallNote::NullOptionalDropped { call, argument }
+                            });
                         }
                         continue;
                     }
@@ -329,7 +327,9 @@ impl<'a> Walk<'_, 'a> {
                             });
                         }
                         UnknownArguments::Drop => {
-                            self.drop_member(path, name, "the tool does not declare it");
+                            self.drop_member(path, name, |call, argument| {
+                                CallNote::UndeclaredArgumentDropped { call, argument }
+                            });
                         }
                         UnknownArguments::Pass => {}
                     },
@@ -359,13 +359,21 @@ impl<'a> Walk<'_, 'a> {
         }
     }
 
-    fn drop_member(&mut self, path: usize, name: &'a str, why: &str) {
+    /// Drops the member `name` at `path`; `note` gets the call's id and the rendered path.
+    fn drop_member(
+        &mut self,
+        path: usize,
+        name: &'a str,
+        note: impl FnOnce(String, String) -> CallNote,
+    ) {
         let steps = self.paths.steps(path, Some(Seg::Key(name)));
-        self.found.notes.push(format!(
-            "call \"{}\": dropped argument \"{}\": {why}",
-            self.cx.call_id,
-            self.paths.render(path, Some(Seg::Key(name)))
-        ));
+        self.found.notes.push(
+            note(
+                self.cx.call_id.to_string(),
+                self.paths.render(path, Some(Seg::Key(name))),
+            )
+            .into(),
+        );
         self.edits.push(Edit::Remove(steps));
     }
 }
