@@ -13,6 +13,7 @@ mod finding;
 mod gate;
 mod reason;
 mod session;
+mod validate;
 mod why;
 
 pub use check::*;
@@ -23,4 +24,5 @@ pub use gate::{
 };
 pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
+pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};
