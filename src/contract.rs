@@ -11,6 +11,7 @@
 mod check;
 mod finding;
 mod gate;
+mod lock;
 mod reason;
 mod session;
 mod validate;
@@ -22,6 +23,7 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
+pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockFinding, LockStatus};
 pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
 pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};

@@ -118,6 +118,9 @@ pub enum Command {
         /// Only these servers (repeatable; default: every server).
         #[arg(long = "server", value_name = "NAME")]
         servers: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
 }
 

@@ -170,7 +170,11 @@ fn run(command: Command) -> Result<u8, Error> {
             servers,
             lock,
         } => mcp::discover(&policies, &servers, lock),
-        Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
+        Command::Lock {
+            policies,
+            servers,
+            format,
+        } => mcp::lock(&policies, &servers, format),
         Command::Check {
             plan,
             session,
