@@ -28,10 +28,11 @@ use crate::canon;
 use crate::contract::{CheckMode, Reason, Warning};
 use crate::error::Error;
 use crate::policy::{Caps, Policy, UnknownArguments};
-use crate::tokens::{Definition, Encoding, TokenCache};
+use crate::tokens::{Definition, Encoding, Provider, TokenCache};
 use build::Builder;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Which agent and which flags to plan for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -114,8 +115,9 @@ pub struct Candidate {
     pub source: Source,
     /// Description as offered.
     pub description: String,
-    /// Input schema as offered (after MCP narrowing).
-    pub input_schema: Value,
+    /// Input schema as offered (after MCP narrowing), shared with the
+    /// policy's definition when nothing changed it.
+    pub input_schema: Arc<Value>,
     /// The group it belongs to, if any (the first that names it).
     pub group: Option<String>,
     /// Whether a required group names it.
@@ -217,6 +219,8 @@ pub struct Catalog {
     pub caps: Caps,
     /// Tokenizer.
     pub encoding: Encoding,
+    /// Whose billing the counts follow (`[tokens] provider`).
+    pub provider: Provider,
     /// Tokens of the tool section's wrapper, paid once.
     pub wrapper_tokens: u32,
     /// Whether deferral is on.
@@ -277,7 +281,7 @@ impl Catalog {
             .collect();
         let mut counts = self
             .encoding
-            .count_definitions(&definitions, cache)
+            .count_definitions_for(self.provider, &definitions, cache)
             .into_iter();
         for c in &mut self.candidates {
             c.tokens = match c.exclusion {
@@ -302,11 +306,69 @@ pub(crate) fn definition_hash(
     fixed: &BTreeMap<String, Value>,
     only: Option<&[String]>,
 ) -> [u8; 32] {
-    canon::digest(&serde_json::json!({
-        "name": name,
-        "description": description,
-        "input_schema": input_schema,
-        "fixed": fixed,
-        "only": only,
-    }))
+    // The canonical text of {"description", "fixed", "input_schema", "name",
+    // "only"} (keys in sorted order), hashed as it is written instead of
+    // copying the schema into a new object first.
+    use canon::{Sink as _, write_str, write_value};
+    let mut out = canon::HashSink::new();
+    out.put("{\"description\":");
+    write_str(description, &mut out);
+    out.put(",\"fixed\":{");
+    for (i, (key, value)) in fixed.iter().enumerate() {
+        if i > 0 {
+            out.put(",");
+        }
+        write_str(key, &mut out);
+        out.put(":");
+        write_value(value, &mut out);
+    }
+    out.put("},\"input_schema\":");
+    write_value(input_schema, &mut out);
+    out.put(",\"name\":");
+    write_str(name, &mut out);
+    out.put(",\"only\":");
+    match only {
+        None => out.put("null"),
+        Some(names) => {
+            out.put("[");
+            for (i, n) in names.iter().enumerate() {
+                if i > 0 {
+                    out.put(",");
+                }
+                write_str(n, &mut out);
+            }
+            out.put("]");
+        }
+    }
+    out.put("}");
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn definition_hash_is_the_digest_of_the_definition_object() {
+        let schema =
+            json!({"type": "object", "properties": {"b\"": {"enum": [1.5, "x\n"]}, "a": {}}});
+        let fixed: BTreeMap<String, Value> = [
+            ("z".to_string(), json!([1, {"k": null}])),
+            ("a\u{1}".to_string(), json!("v")),
+        ]
+        .into();
+        let only = ["b\"".to_string(), "é".to_string()];
+        for (fixed, only) in [(&fixed, Some(&only[..])), (&BTreeMap::new(), None)] {
+            let expected = canon::digest(&json!({
+                "name": "mcp.x.tool",
+                "description": "Does \"things\"\t.",
+                "input_schema": schema,
+                "fixed": fixed,
+                "only": only,
+            }));
+            let got = definition_hash("mcp.x.tool", "Does \"things\"\t.", &schema, fixed, only);
+            assert_eq!(got, expected);
+        }
+    }
 }

@@ -16,6 +16,7 @@
 //! decides what a policy means; it never decides what is offered.
 
 mod agents;
+mod chunks;
 mod load;
 mod raw;
 mod servers;
@@ -28,7 +29,7 @@ use crate::error::{Error, Problem};
 use crate::names::Hidden;
 use crate::narrow::Narrowing;
 pub use crate::snapshot::ListedTool;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, Provider};
 use load::Loader;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -195,8 +196,9 @@ pub struct ToolDef {
     pub name: String,
     /// What the model is told the tool does.
     pub description: String,
-    /// JSON Schema of its arguments (always an object schema).
-    pub input_schema: Value,
+    /// JSON Schema of its arguments (always an object schema), shared with
+    /// the catalogs built from it.
+    pub input_schema: std::sync::Arc<Value>,
     /// The flag that must be on for the tool to exist.
     pub when: Option<String>,
     /// Whether the default roster enables it.
@@ -288,6 +290,8 @@ pub struct Policy {
     pub caps: Caps,
     /// Tokenizer (default `o200k_base`).
     pub encoding: Encoding,
+    /// Whose billing token counts follow (default OpenAI).
+    pub provider: Provider,
     /// Deferral settings (default off).
     pub deferral: Deferral,
     /// How calls are checked.

@@ -10,6 +10,7 @@ use crate::error::{Error, ErrorKind, Problem};
 use crate::policy::{Policy, UnknownArguments};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The usage error for a selection naming an agent, or an agent version,
 /// the policy does not declare.
@@ -130,7 +131,7 @@ impl<'p> Builder<'p> {
                 policy.deferral.control_tool.clone(),
                 Source::Control,
                 policy.deferral.description.clone(),
-                schema,
+                schema.into(),
                 0,
                 false,
                 self.call_spec(UnknownArguments::Refuse, false, CheckMode::Lenient),
@@ -159,7 +160,8 @@ impl<'p> Builder<'p> {
             flags: self.flags.into_iter().collect(),
             caps: policy.caps,
             encoding,
-            wrapper_tokens: encoding.wrapper_tokens(),
+            provider: policy.provider,
+            wrapper_tokens: encoding.wrapper_tokens_for(policy.provider),
             deferral: policy.deferral.enabled,
             deferral_policy: policy.deferral.clone(),
             kinds: self.kinds,
@@ -196,7 +198,7 @@ impl<'p> Builder<'p> {
         name: String,
         source: Source,
         description: String,
-        input_schema: Value,
+        input_schema: Arc<Value>,
         priority: i64,
         deferrable: bool,
         call: CallSpec,

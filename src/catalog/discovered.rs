@@ -9,6 +9,7 @@ use crate::contract::{Enabling, Reason, SchemaProblem, Warning, WarningKind};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{ListedTool, LockMode, ServerDef, mcp_name};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// A drift warning found while narrowing: code, server, tool, argument.
 type Drift = (DriftCode, String, String, String);
@@ -64,7 +65,7 @@ impl Builder<'_> {
                         tool: listed.name.clone(),
                     },
                     listed.description.clone().unwrap_or_default(),
-                    listed.input_schema.clone(),
+                    Arc::new(listed.input_schema.clone()),
                     priority,
                     server.deferrable,
                     call,
@@ -179,7 +180,7 @@ impl Builder<'_> {
         }
         match outcome {
             NarrowOutcome::Offered(o) => {
-                c.input_schema = o.shown_schema;
+                c.input_schema = Arc::new(o.shown_schema);
                 c.call.fixed = o.fixed;
                 c.call.only = o.only;
                 None

@@ -27,6 +27,17 @@ pub(super) fn unreadable_dir(dir: &Path, sub: &str, err: &std::io::Error) -> Pro
     ))
 }
 
+/// The problem a TOML file that cannot be read as policy is.
+fn toml_problem(path: &Path, line: Option<usize>, err: &toml::de::Error) -> Problem {
+    let message = err.message().trim().to_string();
+    let help = if message.contains("unknown field") {
+        "remove the key or correct its spelling; the keys this table accepts are listed above"
+    } else {
+        "fix the value or the TOML syntax at this line"
+    };
+    Problem::new(message).in_file(path).at_line(line).help(help)
+}
+
 pub(super) struct Loader {
     pub(super) root: PathBuf,
     pub(super) problems: Vec<Problem>,
@@ -35,14 +46,27 @@ pub(super) struct Loader {
 /// Text of a policy file and a way to turn byte spans into lines.
 pub(super) struct Source {
     pub(super) path: PathBuf,
-    lines: LineIndex,
+    lines: std::sync::Arc<LineIndex>,
+    /// Where the parsed text starts in the file: spans of a part parsed on
+    /// its own count from there.
+    base: usize,
 }
 
 impl Source {
     pub(super) fn new(path: PathBuf, text: &str) -> Self {
         Self {
             path,
-            lines: LineIndex::new(text),
+            lines: std::sync::Arc::new(LineIndex::new(text)),
+            base: 0,
+        }
+    }
+
+    /// The same file, for a part of its text starting at byte `base`.
+    pub(super) fn part(&self, base: usize) -> Self {
+        Self {
+            path: self.path.clone(),
+            lines: self.lines.clone(),
+            base,
         }
     }
 
@@ -54,7 +78,7 @@ impl Source {
     }
 
     pub(super) fn line(&self, offset: usize) -> usize {
-        self.lines.line(offset)
+        self.lines.line(self.base + offset)
     }
 
     pub(super) fn at<T>(&self, spanned: &Spanned<T>) -> Origin {
@@ -124,6 +148,7 @@ impl Loader {
         let Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -137,6 +162,7 @@ impl Loader {
             root: self.root,
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -170,14 +196,25 @@ impl Loader {
             Ok(value) => Some((Source::new(path.to_path_buf(), &text), value)),
             Err(err) => {
                 let line = err.span().map(|s| line_of(&text, s.start));
-                let message = err.message().trim().to_string();
-                let help = if message.contains("unknown field") {
-                    "remove the key or correct its spelling; the keys this table accepts are listed above"
-                } else {
-                    "fix the value or the TOML syntax at this line"
-                };
-                self.problems
-                    .push(Problem::new(message).in_file(path).at_line(line).help(help));
+                self.problems.push(toml_problem(path, line, &err));
+                None
+            }
+        }
+    }
+
+    /// Parses `text`, a part of `path` that `src` locates in the file;
+    /// records a problem and returns `None` when it cannot.
+    pub(super) fn parse_toml<T: serde::de::DeserializeOwned>(
+        &mut self,
+        path: &Path,
+        src: &Source,
+        text: &str,
+    ) -> Option<T> {
+        match toml::from_str::<T>(text) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                let line = err.span().map(|s| src.line(s.start));
+                self.problems.push(toml_problem(path, line, &err));
                 None
             }
         }

@@ -8,13 +8,14 @@ use super::{
     Group, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name, raw,
 };
 use crate::contract::CheckMode;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, Provider};
 use std::collections::BTreeMap;
 
 /// What `muster.toml` settles, before the policy is assembled.
 pub(super) struct Settings {
     pub(super) caps: Caps,
     pub(super) encoding: Encoding,
+    pub(super) provider: Provider,
     pub(super) deferral: Deferral,
     pub(super) calls: CallPolicy,
     pub(super) lock: LockPolicy,
@@ -66,6 +67,7 @@ impl Loader {
                 ),
             }
         }
+        let provider = self.provider(src, file.tokens.as_ref(), encoding);
         let deferral = match &file.deferral {
             Some(d) => {
                 let d = d.get_ref();
@@ -188,6 +190,7 @@ impl Loader {
         Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -197,5 +200,42 @@ impl Loader {
             default_agent,
             current_versions,
         }
+    }
+
+    /// `tokens.provider`: whose billing counts follow. Anthropic's estimate
+    /// counts with `o200k_base` as its proxy, so another encoding beside it
+    /// is refused.
+    fn provider(
+        &mut self,
+        src: &Source,
+        tokens: Option<&raw::RawTokens>,
+        encoding: Encoding,
+    ) -> Provider {
+        let Some(name) = tokens.and_then(|t| t.provider.as_ref()) else {
+            return Provider::default();
+        };
+        let Some(provider) = Provider::from_name(name.get_ref()) else {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider {:?} is not supported",
+                        name.get_ref()
+                    ))
+                    .help("use \"openai\" or \"anthropic\""),
+            );
+            return Provider::default();
+        };
+        if provider == Provider::Anthropic && encoding != crate::count::anthropic::PROXY {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider \"anthropic\" counts with {} as its proxy, not {}",
+                        crate::count::anthropic::PROXY.name(),
+                        encoding.name()
+                    ))
+                    .help("remove tokens.encoding, or set it to \"o200k_base\""),
+            );
+        }
+        provider
     }
 }

@@ -15,14 +15,45 @@ impl Loader {
         let mut tools: Vec<ToolDef> = Vec::new();
         let mut seen: BTreeMap<String, Origin> = BTreeMap::new();
         for path in self.toml_files("tools") {
-            let Some((src, file)) = self.read_toml::<raw::ToolsFile>(&path, false) else {
-                continue;
+            let text = match crate::input::read_text(&path) {
+                Ok(text) => text,
+                Err(err) => {
+                    self.problems.push(err.problem(&path, "file"));
+                    continue;
+                }
             };
-            for entry in file.tool {
-                let origin = src.at(&entry);
-                let raw = entry.into_inner();
-                if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
-                    tools.push(tool);
+            let file = Source::new(path.clone(), &text);
+            // Each `[[tool]]` entry is parsed and validated on its own, so
+            // a large file is never one TOML document in memory.
+            let starts = super::chunks::array_table_starts(&text, "tool");
+            let mut bounds = vec![0];
+            bounds.extend(starts.iter().copied().filter(|&s| s > 0));
+            bounds.push(text.len());
+            if bounds.len() > 2 && starts.first() != Some(&0) {
+                // The text before the first header: if it declares tools
+                // itself (`tool = [...]`), that conflicts with the headers
+                // after it, and only the whole file parsed as one is judged
+                // right.
+                match self.parse_toml::<raw::ToolsFile>(&path, &file, &text[..bounds[1]]) {
+                    Some(before) if !before.tool.is_empty() => bounds = vec![0, text.len()],
+                    _ => {
+                        bounds.remove(0);
+                    }
+                }
+            }
+            for part in bounds.windows(2) {
+                let src = file.part(part[0]);
+                let Some(parsed) =
+                    self.parse_toml::<raw::ToolsFile>(&path, &src, &text[part[0]..part[1]])
+                else {
+                    continue;
+                };
+                for entry in parsed.tool {
+                    let origin = src.at(&entry);
+                    let raw = entry.into_inner();
+                    if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
+                        tools.push(tool);
+                    }
                 }
             }
         }
@@ -79,16 +110,10 @@ impl Loader {
                 return None;
             }
             (Some(inline), None) => {
+                // Read straight into JSON: a TOML value in between would
+                // copy every schema of a large tools file twice more.
                 let at = src.at(&inline);
-                match serde_json::to_value(inline.into_inner()) {
-                    Ok(value) => self.object_schema(&name, value, &at)?,
-                    Err(err) => {
-                        self.problems.push(at.problem(format!(
-                            "tool {name:?}: input_schema cannot be read as JSON Schema: {err}"
-                        )));
-                        return None;
-                    }
-                }
+                self.object_schema(&name, inline.into_inner(), &at)?
             }
             (None, Some(file)) => {
                 let at = src.at(&file);
@@ -128,7 +153,7 @@ impl Loader {
         Some(ToolDef {
             name,
             description: raw.description,
-            input_schema,
+            input_schema: input_schema.into(),
             when,
             default_roster: raw.default_roster,
             priority: raw.priority,
