@@ -6,8 +6,10 @@
 
 use serde_json::Value;
 
+use crate::contract::{CallNote, CheckNote, Held};
+
+use super::compiled::Compiled;
 use super::deep;
-use super::schema::Compiled;
 use super::turn::Unreadable;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
@@ -17,16 +19,19 @@ pub(crate) fn repair(
     arguments: &Value,
     schema: &Compiled,
     call_id: &str,
-) -> (Option<Value>, Vec<String>) {
+) -> (Option<Value>, Vec<CheckNote>) {
     let mut notes = Vec::new();
     let mut owned = None;
     if let Value::String(text) = arguments
         && let Some(held @ Value::Object(_)) = parse(text)
     {
         owned = Some(held);
-        notes.push(format!(
-            "call \"{call_id}\": the arguments were a JSON string holding an object; read as that object"
-        ));
+        notes.push(
+            CallNote::ArgumentsUnwrapped {
+                call: call_id.to_string(),
+            }
+            .into(),
+        );
     }
     let current = owned.as_ref().unwrap_or(arguments);
     let Some(map) = current.as_object() else {
@@ -48,12 +53,18 @@ pub(crate) fn repair(
     let mut value = owned.unwrap_or_else(|| deep::clone_value(arguments));
     if let Value::Object(map) = &mut value {
         for (name, held) in fixes {
-            let what = if held.is_array() { "list" } else { "object" };
-            notes.push(format!(
-                "call \"{call_id}\": argument \"{}\" was a JSON string holding {} {what}; read as that {what}",
-                super::schema::render_name(&name),
-                if what == "list" { "a" } else { "an" }
-            ));
+            notes.push(
+                CallNote::ArgumentUnwrapped {
+                    call: call_id.to_string(),
+                    argument: super::path::render_name(&name).into_owned(),
+                    held: if held.is_array() {
+                        Held::List
+                    } else {
+                        Held::Object
+                    },
+                }
+                .into(),
+            );
             map.insert(name, held);
         }
     }
@@ -98,7 +109,12 @@ mod tests {
         if let Some(owned) = owned {
             *arguments = owned;
         }
+        // Each note's sentence is its Display.
         notes
+            .into_iter()
+            .inspect(|n| assert_eq!(n.message, n.note.to_string()))
+            .map(|n| n.message)
+            .collect()
     }
 
     fn schema() -> Value {

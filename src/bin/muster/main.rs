@@ -232,7 +232,11 @@ fn run(command: Command) -> Result<u8, Error> {
             servers,
             lock,
         } => mcp::discover(&policies, &servers, lock),
-        Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
+        Command::Lock {
+            policies,
+            servers,
+            format,
+        } => mcp::lock(&policies, &servers, format),
         Command::Check {
             plan,
             session,
@@ -314,9 +318,13 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies } => {
+        Command::Validate { policies, format } => {
             let policy = Policy::load(&policies)?;
-            emit(&render::validate_text(&policy)?)?;
+            let validation = muster::validate::validate(&policy)?;
+            emit(&match format {
+                TextOrJson::Text => render::validate_text(&validation),
+                TextOrJson::Json => answer::json_text(&validation),
+            })?;
             Ok(0)
         }
     }
