@@ -13,12 +13,14 @@
 //! statuses, errors to problem+json, and bounds every request.
 
 mod api;
+mod memo;
 mod metrics;
 mod problem;
 
 pub use api::{ApiDoc, GENERATION_HEADER};
 pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 
+use crate::check::OfferedPlan;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::policy::Policy;
 use crate::tokens::TokenCache;
@@ -33,6 +35,7 @@ use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use memo::Memo;
 use metrics::Metrics;
 use problem::ApiError;
 use std::future::Future;
@@ -84,8 +87,23 @@ pub struct Generation {
     /// The policies.
     pub policy: Policy,
     /// Token counts of this generation's definitions, kept between
-    /// requests so only a definition never seen is counted.
-    cache: std::sync::Mutex<TokenCache>,
+    /// requests so only a definition never seen is counted. A pool, not one
+    /// locked cache: a request takes one for the time it answers and no
+    /// request waits for another's answer.
+    caches: std::sync::Mutex<Vec<TokenCache>>,
+    /// `/v1/plan` answers by request body.
+    plans: Memo<Answered>,
+    /// Plans `/v1/check` was given, read and compiled, by their bytes.
+    offered: Memo<OfferedPlan>,
+}
+
+/// An answer kept for the bytes it answered: its body and outcome.
+#[derive(Debug)]
+pub struct Answered {
+    /// The body.
+    pub body: axum::body::Bytes,
+    /// What it means.
+    pub outcome: crate::answer::Outcome,
 }
 
 impl Generation {
@@ -93,15 +111,52 @@ impl Generation {
         Self {
             number,
             policy,
-            cache: std::sync::Mutex::new(TokenCache::in_memory()),
+            caches: std::sync::Mutex::new(Vec::new()),
+            plans: Memo::new(256, 64 << 20),
+            offered: Memo::new(64, 64 << 20),
         }
     }
 
-    /// The generation's token counts. A request that panicked while
-    /// holding them leaves counts that are still right, so a poisoned lock
-    /// is taken as it is.
-    pub fn cache(&self) -> std::sync::MutexGuard<'_, TokenCache> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    /// Token counts of this generation, lent to one request until the
+    /// lease drops. The pool's lock is held only to take and give back.
+    pub fn cache(&self) -> CacheLease<'_> {
+        let cache = self.pool().pop().unwrap_or_else(TokenCache::in_memory);
+        CacheLease {
+            generation: self,
+            cache,
+        }
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Vec<TokenCache>> {
+        // The pool holds whole caches whatever panicked: take it as it is.
+        self.caches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A [`TokenCache`] lent by a [`Generation`]; given back on drop.
+#[derive(Debug)]
+pub struct CacheLease<'g> {
+    generation: &'g Generation,
+    cache: TokenCache,
+}
+
+impl std::ops::Deref for CacheLease<'_> {
+    type Target = TokenCache;
+    fn deref(&self) -> &TokenCache {
+        &self.cache
+    }
+}
+
+impl std::ops::DerefMut for CacheLease<'_> {
+    fn deref_mut(&mut self) -> &mut TokenCache {
+        &mut self.cache
+    }
+}
+
+impl Drop for CacheLease<'_> {
+    fn drop(&mut self) {
+        let cache = std::mem::take(&mut self.cache);
+        self.generation.pool().push(cache);
     }
 }
 
