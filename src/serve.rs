@@ -324,21 +324,53 @@ fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     .into_response()
 }
 
-/// Counts every request by route and status, with its latency.
+/// Counts every request by route and status, with its latency, and logs
+/// it: one structured line per request (target `muster::request`) naming
+/// the endpoint, the status, the latency in microseconds and the policy
+/// generation that answered.
 async fn count(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let endpoint = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", |p| p.as_str())
         .to_string();
+    let method = request.method().clone();
     let start = Instant::now();
     let response = next.run(request).await;
-    shared.metrics.request(
-        &endpoint,
-        response.status().as_u16(),
-        start.elapsed().as_secs_f64(),
+    let elapsed = start.elapsed();
+    let status = response.status().as_u16();
+    shared
+        .metrics
+        .request(&endpoint, status, elapsed.as_secs_f64());
+    // The generation that answered, when a verb says; else the one serving.
+    let generation = response
+        .headers()
+        .get(GENERATION_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or_else(|| shared.generation());
+    tracing::info!(
+        target: "muster::request",
+        method = method.as_str(),
+        endpoint = endpoint.as_str(),
+        status,
+        latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        generation,
+        "request"
     );
     response
+}
+
+/// Logs events as JSON lines on stderr: one object per event, its fields
+/// at the top level. A subscriber already set (by a host embedding the
+/// service) is kept.
+fn log_to_stderr() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
@@ -395,6 +427,7 @@ pub async fn serve(
 /// The policies' problems at start, or an address that cannot be bound.
 pub fn run(config: Config) -> Result<(), Error> {
     let shared = Shared::load(&config)?;
+    log_to_stderr();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
