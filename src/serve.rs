@@ -91,6 +91,9 @@ pub struct Generation {
     /// locked cache: a request takes one for the time it answers and no
     /// request waits for another's answer.
     caches: std::sync::Mutex<Vec<TokenCache>>,
+    /// The fullest cache given back so far: a request that finds the pool
+    /// empty starts from a copy of it, not from nothing.
+    seed: std::sync::Mutex<TokenCache>,
     /// `/v1/plan` answers by request body.
     plans: Memo<Answered>,
     /// Plans `/v1/check` was given, read and compiled, by their bytes.
@@ -107,11 +110,17 @@ pub struct Answered {
 }
 
 impl Generation {
+    /// A generation of `policy`, its token counts warmed by planning the
+    /// default roster (a policy whose default cannot be planned starts
+    /// cold; its requests answer the problem).
     fn new(number: u64, policy: Policy) -> Self {
+        let mut seed = TokenCache::in_memory();
+        let _ = crate::answer::plan(&policy, &crate::answer::Select::default(), &mut seed);
         Self {
             number,
             policy,
             caches: std::sync::Mutex::new(Vec::new()),
+            seed: std::sync::Mutex::new(seed),
             plans: Memo::new(256, 64 << 20),
             offered: Memo::new(64, 64 << 20),
         }
@@ -120,7 +129,7 @@ impl Generation {
     /// Token counts of this generation, lent to one request until the
     /// lease drops. The pool's lock is held only to take and give back.
     pub fn cache(&self) -> CacheLease<'_> {
-        let cache = self.pool().pop().unwrap_or_else(TokenCache::in_memory);
+        let cache = self.pool().pop().unwrap_or_else(|| self.seed().clone());
         CacheLease {
             generation: self,
             cache,
@@ -130,6 +139,10 @@ impl Generation {
     fn pool(&self) -> std::sync::MutexGuard<'_, Vec<TokenCache>> {
         // The pool holds whole caches whatever panicked: take it as it is.
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn seed(&self) -> std::sync::MutexGuard<'_, TokenCache> {
+        self.seed.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -156,6 +169,12 @@ impl std::ops::DerefMut for CacheLease<'_> {
 impl Drop for CacheLease<'_> {
     fn drop(&mut self) {
         let cache = std::mem::take(&mut self.cache);
+        {
+            let mut seed = self.generation.seed();
+            if cache.len() > seed.len() {
+                *seed = cache.clone();
+            }
+        }
         self.generation.pool().push(cache);
     }
 }
