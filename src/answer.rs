@@ -57,6 +57,11 @@ impl Answer {
         Self { json, outcome }
     }
 
+    /// A counted request: always done.
+    pub fn of_count(report: &crate::contract::CountReport) -> Self {
+        Self::new(json_text(report), Outcome::Done)
+    }
+
     /// A gate run: failed when any gate failed.
     pub fn of_gates(results: &[GateResult]) -> Self {
         let passed = results.iter().all(|r| r.passed);

@@ -5,34 +5,94 @@ use crate::contract::SchemaProblem;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+/// Where canonical text goes: a string, or straight into a hash.
+pub(crate) trait Sink {
+    fn put(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, text: &str) {
+        self.push_str(text);
+    }
+}
+
+/// Hashes canonical text as it is written, without holding it.
+pub(crate) struct HashSink(Sha256);
+
+impl HashSink {
+    pub(crate) fn new() -> Self {
+        Self(Sha256::new())
+    }
+
+    pub(crate) fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+impl Sink for HashSink {
+    fn put(&mut self, text: &str) {
+        self.0.update(text.as_bytes());
+    }
+}
+
 /// Appends the canonical text of `value` to `out`.
 pub fn write_canonical(value: &Value, out: &mut String) {
+    write_value(value, out);
+}
+
+/// Writes the canonical text of `value` into `out`: keys sorted, no
+/// whitespace, strings and numbers exactly as serde_json writes them.
+pub(crate) fn write_value(value: &Value, out: &mut impl Sink) {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
+            keys.sort_unstable();
+            out.put("{");
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[key], out);
+                write_str(key, out);
+                out.put(":");
+                write_value(&map[key], out);
             }
-            out.push('}');
+            out.put("}");
         }
         Value::Array(items) => {
-            out.push('[');
+            out.put("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(",");
                 }
-                write_canonical(item, out);
+                write_value(item, out);
             }
-            out.push(']');
+            out.put("]");
         }
-        scalar => out.push_str(&scalar.to_string()),
+        Value::String(text) => write_str(text, out),
+        Value::Null => out.put("null"),
+        Value::Bool(true) => out.put("true"),
+        Value::Bool(false) => out.put("false"),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                out.put(itoa::Buffer::new().format(i));
+            } else if let Some(u) = n.as_u64() {
+                out.put(itoa::Buffer::new().format(u));
+            } else {
+                out.put(&n.to_string());
+            }
+        }
+    }
+}
+
+/// Writes `text` as a JSON string, escaped exactly as serde_json escapes it.
+pub(crate) fn write_str(text: &str, out: &mut impl Sink) {
+    // serde_json escapes only quotes, backslashes and control characters.
+    if text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.put(&Value::String(text.to_string()).to_string());
+    } else {
+        out.put("\"");
+        out.put(text);
+        out.put("\"");
     }
 }
 
@@ -45,7 +105,9 @@ pub fn canonical(value: &Value) -> String {
 
 /// SHA-256 of the canonical text of `value`.
 pub fn digest(value: &Value) -> [u8; 32] {
-    Sha256::digest(canonical(value).as_bytes()).into()
+    let mut sink = HashSink::new();
+    write_value(value, &mut sink);
+    sink.finish()
 }
 
 /// `sha256:<hex>` of raw bytes.
@@ -163,5 +225,52 @@ mod tests {
         let b = json!({"a": {"c": null, "d": [1, "x"]}, "b": 1});
         assert_eq!(canonical(&a), canonical(&b));
         assert_eq!(canonical(&a), r#"{"a":{"c":null,"d":[1,"x"]},"b":1}"#);
+    }
+
+    /// The canonical text as it was first written (serde_json writes every
+    /// key and scalar): the streaming writer must match it byte for byte.
+    fn reference(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(key.clone()).to_string());
+                    out.push(':');
+                    reference(&map[key], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    reference(item, out);
+                }
+                out.push(']');
+            }
+            scalar => out.push_str(&scalar.to_string()),
+        }
+    }
+
+    #[test]
+    fn streaming_writer_matches_serde_json_text() {
+        let value = json!({
+            "q\"uote": "back\\slash \u{7f} \u{1} tab\t é ✓ \u{202e}",
+            "nums": [0, -1, 1.5, 1e30, -0.0, u64::MAX, i64::MIN, 2.5e-8, 123456789.0],
+            "nested": {"z": [], "a": {}, "m": [null, true, false, ""]},
+            "": "empty key"
+        });
+        let mut expected = String::new();
+        reference(&value, &mut expected);
+        assert_eq!(canonical(&value), expected);
+        let hashed: [u8; 32] = Sha256::digest(expected.as_bytes()).into();
+        assert_eq!(digest(&value), hashed);
     }
 }

@@ -26,9 +26,10 @@ use crate::contract::{Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{Caps, ListedTool, LockMode, Policy, ServerDef, UnknownArguments, mcp_name};
-use crate::tokens::{Definition, Encoding, TokenCache};
+use crate::tokens::{Definition, Encoding, Provider, TokenCache};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// A drift warning found while narrowing: code, server, tool, argument.
 type Drift = (DriftCode, String, String, String);
@@ -158,8 +159,9 @@ pub struct Candidate {
     pub source: Source,
     /// Description as offered.
     pub description: String,
-    /// Input schema as offered (after MCP narrowing).
-    pub input_schema: Value,
+    /// Input schema as offered (after MCP narrowing), shared with the
+    /// policy's definition when nothing changed it.
+    pub input_schema: Arc<Value>,
     /// The group it belongs to, if any (the first that names it).
     pub group: Option<String>,
     /// Whether a required group names it.
@@ -261,6 +263,8 @@ pub struct Catalog {
     pub caps: Caps,
     /// Tokenizer.
     pub encoding: Encoding,
+    /// Whose billing the counts follow (`[tokens] provider`).
+    pub provider: Provider,
     /// Tokens of the tool section's wrapper, paid once.
     pub wrapper_tokens: u32,
     /// Whether deferral is on.
@@ -321,7 +325,7 @@ impl Catalog {
             .collect();
         let mut counts = self
             .encoding
-            .count_definitions(&definitions, cache)
+            .count_definitions_for(self.provider, &definitions, cache)
             .into_iter();
         for c in &mut self.candidates {
             c.tokens = match c.exclusion {
@@ -412,7 +416,7 @@ impl<'p> Builder<'p> {
                 policy.deferral.control_tool.clone(),
                 Source::Control,
                 policy.deferral.description.clone(),
-                schema,
+                schema.into(),
                 0,
                 false,
                 self.call_spec(UnknownArguments::Refuse, false, CheckMode::Lenient),
@@ -441,7 +445,8 @@ impl<'p> Builder<'p> {
             flags: self.flags.into_iter().collect(),
             caps: policy.caps,
             encoding,
-            wrapper_tokens: encoding.wrapper_tokens(),
+            provider: policy.provider,
+            wrapper_tokens: encoding.wrapper_tokens_for(policy.provider),
             deferral: policy.deferral.enabled,
             deferral_policy: policy.deferral.clone(),
             kinds: self.kinds,
@@ -478,7 +483,7 @@ impl<'p> Builder<'p> {
         name: String,
         source: Source,
         description: String,
-        input_schema: Value,
+        input_schema: Arc<Value>,
         priority: i64,
         deferrable: bool,
         call: CallSpec,
@@ -698,7 +703,7 @@ impl<'p> Builder<'p> {
                         tool: listed.name.clone(),
                     },
                     listed.description.clone().unwrap_or_default(),
-                    listed.input_schema.clone(),
+                    Arc::new(listed.input_schema.clone()),
                     priority,
                     server.deferrable,
                     call,
@@ -809,7 +814,7 @@ impl<'p> Builder<'p> {
         }
         match outcome {
             NarrowOutcome::Offered(o) => {
-                c.input_schema = o.shown_schema;
+                c.input_schema = Arc::new(o.shown_schema);
                 c.call.fixed = o.fixed;
                 c.call.only = o.only;
                 None
@@ -973,11 +978,69 @@ pub(crate) fn definition_hash(
     fixed: &BTreeMap<String, Value>,
     only: Option<&[String]>,
 ) -> [u8; 32] {
-    canon::digest(&serde_json::json!({
-        "name": name,
-        "description": description,
-        "input_schema": input_schema,
-        "fixed": fixed,
-        "only": only,
-    }))
+    // The canonical text of {"description", "fixed", "input_schema", "name",
+    // "only"} (keys in sorted order), hashed as it is written instead of
+    // copying the schema into a new object first.
+    use canon::{Sink as _, write_str, write_value};
+    let mut out = canon::HashSink::new();
+    out.put("{\"description\":");
+    write_str(description, &mut out);
+    out.put(",\"fixed\":{");
+    for (i, (key, value)) in fixed.iter().enumerate() {
+        if i > 0 {
+            out.put(",");
+        }
+        write_str(key, &mut out);
+        out.put(":");
+        write_value(value, &mut out);
+    }
+    out.put("},\"input_schema\":");
+    write_value(input_schema, &mut out);
+    out.put(",\"name\":");
+    write_str(name, &mut out);
+    out.put(",\"only\":");
+    match only {
+        None => out.put("null"),
+        Some(names) => {
+            out.put("[");
+            for (i, n) in names.iter().enumerate() {
+                if i > 0 {
+                    out.put(",");
+                }
+                write_str(n, &mut out);
+            }
+            out.put("]");
+        }
+    }
+    out.put("}");
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn definition_hash_is_the_digest_of_the_definition_object() {
+        let schema =
+            json!({"type": "object", "properties": {"b\"": {"enum": [1.5, "x\n"]}, "a": {}}});
+        let fixed: BTreeMap<String, Value> = [
+            ("z".to_string(), json!([1, {"k": null}])),
+            ("a\u{1}".to_string(), json!("v")),
+        ]
+        .into();
+        let only = ["b\"".to_string(), "é".to_string()];
+        for (fixed, only) in [(&fixed, Some(&only[..])), (&BTreeMap::new(), None)] {
+            let expected = canon::digest(&json!({
+                "name": "mcp.x.tool",
+                "description": "Does \"things\"\t.",
+                "input_schema": schema,
+                "fixed": fixed,
+                "only": only,
+            }));
+            let got = definition_hash("mcp.x.tool", "Does \"things\"\t.", &schema, fixed, only);
+            assert_eq!(got, expected);
+        }
+    }
 }

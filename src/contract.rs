@@ -9,6 +9,7 @@
 //! `docs/`. It decides nothing.
 
 mod check;
+mod count;
 mod finding;
 mod gate;
 mod reason;
@@ -16,6 +17,9 @@ mod session;
 mod why;
 
 pub use check::*;
+pub use count::{
+    Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
+};
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,

@@ -151,6 +151,32 @@ fn read_bytes_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
+/// Reads `reader` (standard input, say) whole as UTF-8 text, at most
+/// [`MAX_INPUT_BYTES`], under the same rules as [`read_text`].
+///
+/// # Errors
+/// A [`ReadError`] saying why.
+pub fn read_text_from(reader: impl Read) -> Result<String, ReadError> {
+    let limit = MAX_INPUT_BYTES;
+    let mut bytes = Vec::new();
+    reader.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge { limit });
+    }
+    let text = String::from_utf8(bytes).map_err(|err| {
+        let offset = err.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
+        ReadError::NotUtf8 {
+            offset,
+            line: line_of(valid, offset),
+        }
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
 /// The metadata of `path` when it is a regular file (links followed), else
 /// why not. Looks without opening: opening a FIFO blocks until a writer
 /// comes.

@@ -13,6 +13,7 @@ pub mod canon;
 pub mod catalog;
 pub mod check;
 pub mod contract;
+pub mod count;
 pub mod discover;
 pub mod error;
 pub mod explain;

@@ -15,6 +15,7 @@
 //! problems are returned at once, each with file and line. This module
 //! decides what a policy means; it never decides what is offered.
 
+mod chunks;
 mod raw;
 
 use crate::contract::{CheckMode, SchemaProblem};
@@ -23,7 +24,7 @@ use crate::input::ReadError;
 use crate::names::Hidden;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 pub use crate::snapshot::ListedTool;
-use crate::tokens::Encoding;
+use crate::tokens::{Encoding, Provider};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -215,8 +216,9 @@ pub struct ToolDef {
     pub name: String,
     /// What the model is told the tool does.
     pub description: String,
-    /// JSON Schema of its arguments (always an object schema).
-    pub input_schema: Value,
+    /// JSON Schema of its arguments (always an object schema), shared with
+    /// the catalogs built from it.
+    pub input_schema: std::sync::Arc<Value>,
     /// The flag that must be on for the tool to exist.
     pub when: Option<String>,
     /// Whether the default roster enables it.
@@ -308,6 +310,8 @@ pub struct Policy {
     pub caps: Caps,
     /// Tokenizer (default `o200k_base`).
     pub encoding: Encoding,
+    /// Whose billing token counts follow (default OpenAI).
+    pub provider: Provider,
     /// Deferral settings (default off).
     pub deferral: Deferral,
     /// How calls are checked.
@@ -396,6 +400,17 @@ pub fn mcp_name(server: &str, tool: &str) -> String {
     format!("mcp.{server}.{tool}")
 }
 
+/// The problem a TOML file that cannot be read as policy is.
+fn toml_problem(path: &Path, line: Option<usize>, err: &toml::de::Error) -> Problem {
+    let message = err.message().trim().to_string();
+    let help = if message.contains("unknown field") {
+        "remove the key or correct its spelling; the keys this table accepts are listed above"
+    } else {
+        "fix the value or the TOML syntax at this line"
+    };
+    Problem::new(message).in_file(path).at_line(line).help(help)
+}
+
 struct Loader {
     root: PathBuf,
     problems: Vec<Problem>,
@@ -404,14 +419,27 @@ struct Loader {
 /// Text of a policy file and a way to turn byte spans into lines.
 struct Source {
     path: PathBuf,
-    lines: LineIndex,
+    lines: std::sync::Arc<LineIndex>,
+    /// Where the parsed text starts in the file: spans of a part parsed on
+    /// its own count from there.
+    base: usize,
 }
 
 impl Source {
     fn new(path: PathBuf, text: &str) -> Self {
         Self {
             path,
-            lines: LineIndex::new(text),
+            lines: std::sync::Arc::new(LineIndex::new(text)),
+            base: 0,
+        }
+    }
+
+    /// The same file, for a part of its text starting at byte `base`.
+    fn part(&self, base: usize) -> Self {
+        Self {
+            path: self.path.clone(),
+            lines: self.lines.clone(),
+            base,
         }
     }
 
@@ -423,7 +451,7 @@ impl Source {
     }
 
     fn line(&self, offset: usize) -> usize {
-        self.lines.line(offset)
+        self.lines.line(self.base + offset)
     }
 
     fn at<T>(&self, spanned: &Spanned<T>) -> Origin {
@@ -493,6 +521,7 @@ impl Loader {
         let Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -506,6 +535,7 @@ impl Loader {
             root: self.root,
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -539,14 +569,25 @@ impl Loader {
             Ok(value) => Some((Source::new(path.to_path_buf(), &text), value)),
             Err(err) => {
                 let line = err.span().map(|s| line_of(&text, s.start));
-                let message = err.message().trim().to_string();
-                let help = if message.contains("unknown field") {
-                    "remove the key or correct its spelling; the keys this table accepts are listed above"
-                } else {
-                    "fix the value or the TOML syntax at this line"
-                };
-                self.problems
-                    .push(Problem::new(message).in_file(path).at_line(line).help(help));
+                self.problems.push(toml_problem(path, line, &err));
+                None
+            }
+        }
+    }
+
+    /// Parses `text`, a part of `path` that `src` locates in the file;
+    /// records a problem and returns `None` when it cannot.
+    fn parse_toml<T: serde::de::DeserializeOwned>(
+        &mut self,
+        path: &Path,
+        src: &Source,
+        text: &str,
+    ) -> Option<T> {
+        match toml::from_str::<T>(text) {
+            Ok(value) => Some(value),
+            Err(err) => {
+                let line = err.span().map(|s| src.line(s.start));
+                self.problems.push(toml_problem(path, line, &err));
                 None
             }
         }
@@ -601,14 +642,45 @@ impl Loader {
         let mut tools: Vec<ToolDef> = Vec::new();
         let mut seen: BTreeMap<String, Origin> = BTreeMap::new();
         for path in self.toml_files("tools") {
-            let Some((src, file)) = self.read_toml::<raw::ToolsFile>(&path, false) else {
-                continue;
+            let text = match crate::input::read_text(&path) {
+                Ok(text) => text,
+                Err(err) => {
+                    self.problems.push(err.problem(&path, "file"));
+                    continue;
+                }
             };
-            for entry in file.tool {
-                let origin = src.at(&entry);
-                let raw = entry.into_inner();
-                if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
-                    tools.push(tool);
+            let file = Source::new(path.clone(), &text);
+            // Each `[[tool]]` entry is parsed and validated on its own, so
+            // a large file is never one TOML document in memory.
+            let starts = chunks::array_table_starts(&text, "tool");
+            let mut bounds = vec![0];
+            bounds.extend(starts.iter().copied().filter(|&s| s > 0));
+            bounds.push(text.len());
+            if bounds.len() > 2 && starts.first() != Some(&0) {
+                // The text before the first header: if it declares tools
+                // itself (`tool = [...]`), that conflicts with the headers
+                // after it, and only the whole file parsed as one is judged
+                // right.
+                match self.parse_toml::<raw::ToolsFile>(&path, &file, &text[..bounds[1]]) {
+                    Some(before) if !before.tool.is_empty() => bounds = vec![0, text.len()],
+                    _ => {
+                        bounds.remove(0);
+                    }
+                }
+            }
+            for part in bounds.windows(2) {
+                let src = file.part(part[0]);
+                let Some(parsed) =
+                    self.parse_toml::<raw::ToolsFile>(&path, &src, &text[part[0]..part[1]])
+                else {
+                    continue;
+                };
+                for entry in parsed.tool {
+                    let origin = src.at(&entry);
+                    let raw = entry.into_inner();
+                    if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
+                        tools.push(tool);
+                    }
                 }
             }
         }
@@ -665,16 +737,10 @@ impl Loader {
                 return None;
             }
             (Some(inline), None) => {
+                // Read straight into JSON: a TOML value in between would
+                // copy every schema of a large tools file twice more.
                 let at = src.at(&inline);
-                match serde_json::to_value(inline.into_inner()) {
-                    Ok(value) => self.object_schema(&name, value, &at)?,
-                    Err(err) => {
-                        self.problems.push(at.problem(format!(
-                            "tool {name:?}: input_schema cannot be read as JSON Schema: {err}"
-                        )));
-                        return None;
-                    }
-                }
+                self.object_schema(&name, inline.into_inner(), &at)?
             }
             (None, Some(file)) => {
                 let at = src.at(&file);
@@ -714,7 +780,7 @@ impl Loader {
         Some(ToolDef {
             name,
             description: raw.description,
-            input_schema,
+            input_schema: input_schema.into(),
             when,
             default_roster: raw.default_roster,
             priority: raw.priority,
@@ -1256,6 +1322,7 @@ impl Loader {
                 ),
             }
         }
+        let provider = self.provider(src, file.tokens.as_ref(), encoding);
         let deferral = match &file.deferral {
             Some(d) => {
                 let d = d.get_ref();
@@ -1536,6 +1603,7 @@ impl Loader {
         Settings {
             caps,
             encoding,
+            provider,
             deferral,
             calls,
             lock,
@@ -1545,6 +1613,43 @@ impl Loader {
             default_agent,
             current_versions,
         }
+    }
+
+    /// `tokens.provider`: whose billing counts follow. Anthropic's estimate
+    /// counts with `o200k_base` as its proxy, so another encoding beside it
+    /// is refused.
+    fn provider(
+        &mut self,
+        src: &Source,
+        tokens: Option<&raw::RawTokens>,
+        encoding: Encoding,
+    ) -> Provider {
+        let Some(name) = tokens.and_then(|t| t.provider.as_ref()) else {
+            return Provider::default();
+        };
+        let Some(provider) = Provider::from_name(name.get_ref()) else {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider {:?} is not supported",
+                        name.get_ref()
+                    ))
+                    .help("use \"openai\" or \"anthropic\""),
+            );
+            return Provider::default();
+        };
+        if provider == Provider::Anthropic && encoding != crate::count::anthropic::PROXY {
+            self.problems.push(
+                src.at(name)
+                    .problem(format!(
+                        "tokens.provider \"anthropic\" counts with {} as its proxy, not {}",
+                        crate::count::anthropic::PROXY.name(),
+                        encoding.name()
+                    ))
+                    .help("remove tokens.encoding, or set it to \"o200k_base\""),
+            );
+        }
+        provider
     }
 
     fn positive(&mut self, src: &Source, value: &Spanned<i64>, key: &str) -> Option<u32> {
@@ -1565,6 +1670,7 @@ impl Loader {
 struct Settings {
     caps: Caps,
     encoding: Encoding,
+    provider: Provider,
     deferral: Deferral,
     calls: CallPolicy,
     lock: LockPolicy,

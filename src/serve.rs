@@ -256,6 +256,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
     Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
+        .route("/v1/count", post(api::count))
         .route("/v1/gate", post(api::gate))
         .route("/v1/check", post(api::check))
         .route("/v1/sessions", post(api::session_new))

@@ -51,6 +51,7 @@ pub mod cache;
 
 pub use cache::TokenCache;
 
+pub use crate::contract::Provider;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -58,6 +59,18 @@ use std::fmt::Write as _;
 /// it whenever [`render_function`] or the counting changes what a
 /// definition costs, so counts of the old rendering are not reused.
 pub const RENDERING: &str = "openai-functions-v1";
+
+/// [`RENDERING`] for Anthropic's billing: the tool as the JSON object the
+/// request sends ([`render_anthropic_tool`]), counted with a proxy
+/// encoding. A separate tag keeps the two providers' counts apart in the
+/// cache.
+pub const RENDERING_ANTHROPIC: &str = "anthropic-tool-json-v1";
+
+/// The tool-use system prompt Anthropic adds to a request with tools and
+/// `tool_choice` `auto` or `none` on its current models (Claude 4.x and
+/// Sonnet 3.7): the planner's wrapper under `[tokens] provider =
+/// "anthropic"`. `count::anthropic` holds the whole per-model table.
+pub const ANTHROPIC_TOOL_SYSTEM_PROMPT: u32 = 346;
 
 /// One tool definition to count.
 #[derive(Debug, Clone, Copy)]
@@ -145,11 +158,23 @@ impl Encoding {
         definitions: &[Definition<'_>],
         cache: &mut TokenCache,
     ) -> Vec<u32> {
+        self.count_definitions_for(Provider::Openai, definitions, cache)
+    }
+
+    /// [`Encoding::count_definitions`] as `provider` renders each
+    /// definition ([`render_for`]); the cache key holds the provider's
+    /// rendering tag.
+    pub fn count_definitions_for(
+        self,
+        provider: Provider,
+        definitions: &[Definition<'_>],
+        cache: &mut TokenCache,
+    ) -> Vec<u32> {
         let mut counts = vec![0; definitions.len()];
         let mut missing = Vec::new();
         for (i, d) in definitions.iter().enumerate() {
-            let text = render_function(d.name, d.description, d.input_schema);
-            let key = cache::key(self.name(), RENDERING, &text);
+            let (rendering, text) = render_for(provider, d);
+            let key = cache::key(self.name(), rendering, &text);
             match cache.get(&key) {
                 Some(tokens) => counts[i] = tokens,
                 None => missing.push((i, key, text)),
@@ -214,6 +239,16 @@ impl Encoding {
         }
     }
 
+    /// What the tool section costs once under `provider`'s billing:
+    /// [`Encoding::wrapper_tokens`] for OpenAI, the tool-use system prompt
+    /// ([`ANTHROPIC_TOOL_SYSTEM_PROMPT`]) for Anthropic.
+    pub fn wrapper_tokens_for(self, provider: Provider) -> u32 {
+        match provider {
+            Provider::Openai => self.wrapper_tokens(),
+            Provider::Anthropic => ANTHROPIC_TOOL_SYSTEM_PROMPT,
+        }
+    }
+
     /// The wrapper's tokens counted afresh, less the overlap.
     #[cfg(test)]
     fn counted_wrapper_tokens(self) -> u32 {
@@ -240,6 +275,32 @@ impl Encoding {
 const WRAPPER_HEAD: &str = "# Tools\n\n## functions\n\nnamespace functions {\n\n";
 #[cfg(test)]
 const WRAPPER_TAIL: &str = "} // namespace functions";
+
+/// The rendering tag and text of `d` as `provider` bills it.
+pub fn render_for(provider: Provider, d: &Definition<'_>) -> (&'static str, String) {
+    match provider {
+        Provider::Openai => (
+            RENDERING,
+            render_function(d.name, d.description, d.input_schema),
+        ),
+        Provider::Anthropic => (
+            RENDERING_ANTHROPIC,
+            render_anthropic_tool(d.name, d.description, d.input_schema),
+        ),
+    }
+}
+
+/// One tool as an Anthropic request sends it: compact JSON of `name`,
+/// `description` (when not empty) and `input_schema`.
+pub fn render_anthropic_tool(name: &str, description: &str, input_schema: &Value) -> String {
+    let mut tool = serde_json::Map::new();
+    tool.insert("name".into(), Value::from(name));
+    if !description.is_empty() {
+        tool.insert("description".into(), Value::from(description));
+    }
+    tool.insert("input_schema".into(), input_schema.clone());
+    Value::Object(tool).to_string()
+}
 
 /// Renders one tool the way OpenAI chat models are shown it.
 pub fn render_function(name: &str, description: &str, input_schema: &Value) -> String {

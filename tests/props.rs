@@ -116,7 +116,7 @@ fn policy(w: &World) -> Policy {
         .map(|(i, t)| ToolDef {
             name: format!("tool.n{i}"),
             description: description(t.words),
-            input_schema: schema(t.args),
+            input_schema: schema(t.args).into(),
             when: t.flag.map(|f| format!("FLAG_{f}")),
             default_roster: t.default_roster,
             priority: t.priority,
@@ -200,6 +200,7 @@ fn policy(w: &World) -> Policy {
             tokens: 9000,
         },
         encoding: Encoding::O200kBase,
+        provider: muster::tokens::Provider::Openai,
         deferral: Deferral {
             enabled: w.deferral,
             control_tool: "tools.load".into(),

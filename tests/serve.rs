@@ -611,6 +611,7 @@ fn the_openapi_document_lists_every_route() {
     let routes = [
         ("post", "/v1/plan"),
         ("post", "/v1/why"),
+        ("post", "/v1/count"),
         ("post", "/v1/gate"),
         ("post", "/v1/check"),
         ("post", "/v1/sessions"),
@@ -834,4 +835,67 @@ fn a_request_during_reloads_answers_from_one_generation() {
         generations.contains(&1) && generations.contains(&(reloads + 1)),
         "{generations:?}"
     );
+}
+
+#[test]
+fn count_answers_the_bytes_the_cli_prints() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let request = json!({
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant that can answer to questions about the weather."},
+            {"role": "user", "content": "What's the weather like in San Francisco?"}
+        ],
+        "tools": [{"type": "function", "function": {
+            "name": "get_current_weather",
+            "description": "Get the current weather in a given location",
+            "parameters": {"type": "object", "properties": {
+                "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+                "unit": {"type": "string", "description": "The unit of temperature to return", "enum": ["celsius", "fahrenheit"]}
+            }, "required": ["location"]}
+        }}]
+    });
+    let file = write(dir, "request.json", &request.to_string());
+    let cli = stdout(dir, &["count", &file, "--format", "json"], 0);
+    let server = Server::start(dir, &[]);
+    let reply = server.post("/v1/count", json!({"request": request}).to_string());
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.content_type, "application/json");
+    assert_eq!(reply.body, cli);
+    let report: Value = serde_json::from_str(&reply.body).expect("json");
+    // The cookbook's measured 101 prompt tokens on gpt-4o.
+    assert_eq!(report["input_tokens"], 101);
+
+    // --provider and --model as fields.
+    let cli = stdout(
+        dir,
+        &["count", &file, "--format", "json", "--model", "gpt-4"],
+        0,
+    );
+    let reply = server.post(
+        "/v1/count",
+        json!({"request": request, "model": "gpt-4", "provider": "openai"}).to_string(),
+    );
+    assert_eq!((reply.status, reply.body.as_str()), (200, cli.as_str()));
+
+    // Bad input: problem+json naming the field.
+    for (body, field) in [
+        (json!({"request": {"model": "gpt-4o"}}), "messages"),
+        (
+            json!({"request": {"model": "nobody", "messages": []}}),
+            "provider",
+        ),
+        (json!({"request": request, "provider": "gemini"}), "gemini"),
+        (json!({"request": request, "extra": 1}), "extra"),
+    ] {
+        let reply = server.post("/v1/count", body.to_string());
+        assert!(
+            (400..500).contains(&reply.status),
+            "{body}: {}",
+            reply.status
+        );
+        assert_eq!(reply.content_type, "application/problem+json", "{body}");
+        assert!(reply.body.contains(field), "{body}: {}", reply.body);
+    }
 }

@@ -37,6 +37,7 @@ pub struct RawCaps {
 #[serde(deny_unknown_fields)]
 pub struct RawTokens {
     pub encoding: Option<Spanned<String>>,
+    pub provider: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,7 +112,7 @@ pub struct RawTool {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
-    pub input_schema: Option<Spanned<toml::Value>>,
+    pub input_schema: Option<Spanned<serde_json::Value>>,
     pub input_schema_file: Option<Spanned<String>>,
     pub when: Option<Spanned<String>>,
     #[serde(default = "yes")]

@@ -236,6 +236,20 @@ pub struct LoadRequestBody {
     pub name: Vec<String>,
 }
 
+/// `count`'s input: the provider's request body and the CLI's options.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CountRequest {
+    /// The provider's own JSON request body (OpenAI Chat Completions or
+    /// Anthropic Messages).
+    #[schema(value_type = Object)]
+    pub request: Box<RawValue>,
+    /// `openai` or `anthropic` (default: from the model's name).
+    pub provider: Option<String>,
+    /// The model (default: the request's `model`).
+    pub model: Option<String>,
+}
+
 /// What a reload did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ReloadReport {
@@ -325,6 +339,38 @@ where
         .generation(number)
         .into_response(),
     }
+}
+
+/// Counts a chat request's input tokens: the body `muster count --format
+/// json` prints.
+#[utoipa::path(post, path = "/v1/count", request_body = CountRequest,
+    responses((status = 200, description = "The count report (docs/count.md)", body = Object),
+              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountRequest>) -> Response {
+    with_generation(shared, move |shared, g| {
+        let provider = match req.provider.as_deref() {
+            None => None,
+            Some(name) => Some(crate::contract::Provider::from_name(name).ok_or_else(|| {
+                usage(
+                    "provider",
+                    &format!("provider {name:?} is not supported"),
+                    "use \"openai\" or \"anthropic\", or leave it out",
+                )
+            })?),
+        };
+        let options = crate::count::CountOptions {
+            provider,
+            model: req.model,
+        };
+        let report = crate::count::count_text(req.request.get(), Path::new("request"), &options)?;
+        Ok(answered(
+            shared,
+            "/v1/count",
+            Answer::of_count(&report),
+            g.number,
+        ))
+    })
+    .await
 }
 
 /// Plans the roster: the body `muster plan --format json` prints.
@@ -769,6 +815,7 @@ pub async fn openapi() -> Response {
     paths(
         plan,
         why,
+        count,
         gate,
         check,
         session_new,
@@ -788,6 +835,7 @@ pub async fn openapi() -> Response {
         WhyRequest,
         GateRequest,
         CheckRequest,
+        CountRequest,
         SessionRequest,
         SearchRequest,
         LoadRequestBody,

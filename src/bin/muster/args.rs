@@ -80,6 +80,21 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Count the input tokens a chat request will be billed for: messages,
+    /// tools and tool_choice (docs/count.md).
+    Count {
+        /// The provider's own JSON request body (`-`: standard input).
+        request: PathBuf,
+        /// Whose billing to follow (default: from the model's name).
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+        /// The model (default: the request's `model`).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
     /// Agent sessions: pin a roster, find and load deferred tools, resume.
     #[command(subcommand)]
     Session(SessionCommand),
@@ -258,6 +273,21 @@ pub struct Select {
 pub enum TableOrJson {
     Table,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ProviderArg {
+    Openai,
+    Anthropic,
+}
+
+impl From<ProviderArg> for muster::contract::Provider {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Openai => Self::Openai,
+            ProviderArg::Anthropic => Self::Anthropic,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

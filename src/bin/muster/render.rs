@@ -33,10 +33,14 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
     };
     let _ = writeln!(
         out,
-        "agent {} v{}, {profile}, flags: {flags}, {}",
+        "agent {} v{}, {profile}, flags: {flags}, {}{}",
         cat.agent,
         cat.agent_version,
-        cat.encoding.name()
+        cat.encoding.name(),
+        match cat.provider {
+            muster::tokens::Provider::Openai => "",
+            muster::tokens::Provider::Anthropic => ", anthropic billing (estimated)",
+        }
     );
     let _ = writeln!(
         out,

@@ -1,0 +1,559 @@
+//! `muster count` against every public, API-measured example in
+//! `tests/fixtures/count/` (sources and licences in its README): each
+//! count is within the error the fixture states, 0 where exact.
+
+use muster::count::{CountOptions, count};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+/// One fixture case, read with its own types.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    name: String,
+    input_tokens: u32,
+    error: u32,
+    /// Why the count differs, where it does.
+    #[serde(default)]
+    why: Option<String>,
+    request: Value,
+}
+
+fn cases() -> Vec<(String, Case)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/count");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let list: Vec<Case> =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        for case in list {
+            out.push((stem.clone(), case));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_fixture_is_within_its_stated_error() {
+    let cases = cases();
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    let mut report = String::new();
+    let mut failed = 0;
+    for (file, case) in &cases {
+        let got = count(&case.request, &CountOptions::default())
+            .unwrap_or_else(|p| panic!("{file} {}: {p}", case.name));
+        let off = got.input_tokens.abs_diff(case.input_tokens);
+        let line = format!(
+            "{file} {}: measured {} counted {} ({:+}) stated {} {:?}\n",
+            case.name,
+            case.input_tokens,
+            got.input_tokens,
+            i64::from(got.input_tokens) - i64::from(case.input_tokens),
+            case.error,
+            got.notes
+        );
+        report.push_str(&line);
+        if off > case.error {
+            failed += 1;
+        }
+        // A stated error comes with its reason, and an exact count is exact.
+        assert!(
+            case.error == 0 || case.why.is_some(),
+            "{file} {}: error without why",
+            case.name
+        );
+        if got.accuracy == muster::contract::Accuracy::Exact {
+            assert_eq!(got.notes, vec![], "{file} {}", case.name);
+            // A report that says exact is off by at most the one token of
+            // the two conflicting measurements docs/count.md names.
+            assert!(off <= 1, "{file} {}: exact but {off} off", case.name);
+        }
+    }
+    eprint!("{report}");
+    assert_eq!(
+        failed, 0,
+        "{failed} fixtures past their stated error:\n{report}"
+    );
+}
+
+/// The JSON `muster count --format json` prints, read with its own types.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    format_version: u32,
+    provider: String,
+    model: String,
+    encoding: String,
+    accuracy: String,
+    input_tokens: u32,
+    breakdown: Parts,
+    tools: Vec<Tool>,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Parts {
+    messages: u32,
+    tools: u32,
+    tool_choice: u32,
+    overhead: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tool {
+    name: String,
+    tokens: u32,
+}
+
+fn muster() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("muster").unwrap()
+}
+
+fn fixture(file: &str, name: &str) -> Value {
+    cases()
+        .into_iter()
+        .find(|(f, c)| f == file && c.name == name)
+        .unwrap()
+        .1
+        .request
+}
+
+#[test]
+fn the_cli_prints_the_report_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("request.json");
+    let request = fixture(
+        "pamelafox-openai-messages-token-helper",
+        "search-sources-toolchoice-name",
+    );
+    std::fs::write(&path, request.to_string()).unwrap();
+    let out = muster()
+        .args(["count", path.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.format_version, 1);
+    assert_eq!(report.provider, "openai");
+    assert_eq!(report.model, "gpt-3.5-turbo");
+    assert_eq!(report.encoding, "cl100k_base");
+    assert_eq!(report.accuracy, "exact");
+    assert_eq!(report.input_tokens, 75);
+    let b = &report.breakdown;
+    assert_eq!(
+        b.messages + b.tools + b.tool_choice + b.overhead,
+        report.input_tokens
+    );
+    // A named function: 7 + the name's tokens ("search_sources" is 2).
+    assert_eq!(b.tool_choice, 9);
+    assert_eq!(report.tools.len(), 1);
+    assert_eq!(report.tools[0].name, "search_sources");
+    assert!(report.tools[0].tokens < b.tools);
+    assert!(report.notes.is_empty());
+
+    // The same bytes from standard input, and on every run.
+    let again = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(again.stdout, out.stdout);
+
+    // Text output names the total and says exact.
+    let text = muster()
+        .args(["count", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.starts_with("75 input tokens (exact) for openai gpt-3.5-turbo"),
+        "{text}"
+    );
+}
+
+#[test]
+fn anthropic_counts_say_they_are_estimates() {
+    let request = fixture("anthropic-docs", "messages-with-tools");
+    let out = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.provider, "anthropic");
+    assert_eq!(report.accuracy, "estimate");
+    assert_eq!(report.notes, ["proxy-tokenizer"]);
+    // The documented tool-use system prompt for Claude 4 models, auto.
+    assert_eq!(report.breakdown.overhead, 1 + 346);
+
+    // tool_choice any: the documented 313 instead.
+    let mut forced = request.clone();
+    forced["tool_choice"] = serde_json::json!({"type": "any"});
+    let out = muster()
+        .args(["count", "-", "--format", "json"])
+        .write_stdin(forced.to_string())
+        .output()
+        .unwrap();
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.breakdown.overhead, 1 + 313);
+}
+
+#[test]
+fn tool_choice_costs_differ_as_measured() {
+    let base = fixture("hmarr-openai-chat-tokens", "case-12");
+    let with = |choice: Value| {
+        let mut r = base.clone();
+        r["function_call"] = choice;
+        count(&r, &CountOptions::default()).unwrap()
+    };
+    let auto = with(Value::from("auto"));
+    let none = with(Value::from("none"));
+    let named = with(serde_json::json!({"name": "foo"}));
+    assert_eq!(none.input_tokens, auto.input_tokens + 1);
+    assert_eq!(named.input_tokens, auto.input_tokens + 5);
+    // `required` has no public measurement: counted as auto, and said so.
+    let mut r = base.clone();
+    r["tool_choice"] = Value::from("required");
+    let required = count(&r, &CountOptions::default()).unwrap();
+    assert_eq!(required.input_tokens, auto.input_tokens);
+    assert_eq!(required.accuracy, muster::contract::Accuracy::Estimate);
+}
+
+#[test]
+fn bad_requests_exit_2_naming_the_field() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("not json", &[], "cannot read the request"),
+        ("[1]", &[], "not an object"),
+        (r#"{"messages": []}"#, &[], "names no `model`"),
+        (r#"{"model": "gpt-4o"}"#, &[], "no `messages`"),
+        (
+            r#"{"model": "gpt-4o", "messages": {}}"#,
+            &[],
+            "`messages` is an object",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [{"content": "x"}]}"#,
+            &[],
+            "`messages[0]` has no `role`",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [{"role": "user", "content": 3}]}"#,
+            &[],
+            "`messages[0].content` is a number",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [], "tools": [{"type": "function", "function": {}}]}"#,
+            &[],
+            "`tools[0].function` has no `name`",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [], "tool_choice": "sometimes"}"#,
+            &[],
+            "`tool_choice` is \"sometimes\"",
+        ),
+        (
+            r#"{"model": "llama-3", "messages": []}"#,
+            &[],
+            "cannot tell the provider",
+        ),
+        (
+            r#"{"model": "gpt-2", "messages": []}"#,
+            &["--provider", "openai"],
+            "unknown OpenAI model",
+        ),
+        (
+            r#"{"model": "claude-2.1", "messages": []}"#,
+            &[],
+            "unknown Anthropic model",
+        ),
+        (
+            r#"{"model": "claude-opus-4-1", "messages": [{"role": "system", "content": "x"}]}"#,
+            &[],
+            "`messages[0].role` is \"system\"",
+        ),
+        (
+            r#"{"model": "claude-opus-4-1", "messages": [], "tools": [{"type": "web_search_20250305", "name": "s"}]}"#,
+            &[],
+            "`tools[0].type`",
+        ),
+    ];
+    for (body, args, expected) in cases {
+        let out = muster()
+            .arg("count")
+            .arg("-")
+            .args(*args)
+            .write_stdin(*body)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{body}: {stderr}");
+        assert!(stderr.contains(expected), "{body}: {stderr}");
+        assert!(stderr.contains("help:"), "{body}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{body}: {stderr}");
+    }
+    // An unknown provider is refused by the argument parser.
+    let out = muster()
+        .args(["count", "-", "--provider", "gemini"])
+        .write_stdin("{}")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+mod policy {
+    use muster::catalog::{Catalog, Selection};
+    use muster::count::{CountOptions, count};
+    use muster::policy::Policy;
+    use muster::tokens::{Definition, Encoding, Provider, TokenCache};
+    use serde_json::json;
+
+    const TOOLS: &str = r#"
+[[tool]]
+name = "t.weather"
+description = "Get the current weather in a given location"
+input_schema = { type = "object", properties = { location = { type = "string", description = "The city and state, e.g. San Francisco, CA" } }, required = ["location"] }
+"#;
+
+    fn policy(muster_toml: Option<&str>) -> (tempfile::TempDir, Result<Policy, muster::Error>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+        std::fs::write(dir.path().join("tools/t.toml"), TOOLS).unwrap();
+        if let Some(text) = muster_toml {
+            std::fs::write(dir.path().join("muster.toml"), text).unwrap();
+        }
+        let policy = Policy::load(dir.path());
+        (dir, policy)
+    }
+
+    #[test]
+    fn the_planner_counts_as_the_named_provider_bills() {
+        let (_d, openai) = policy(None);
+        let openai = Catalog::build(&openai.unwrap(), &Selection::default()).unwrap();
+        let (_d, anthropic) = policy(Some("[tokens]\nprovider = \"anthropic\"\n"));
+        let anthropic = Catalog::build(&anthropic.unwrap(), &Selection::default()).unwrap();
+        assert_eq!(openai.provider, Provider::Openai);
+        assert_eq!(anthropic.provider, Provider::Anthropic);
+        // Anthropic's wrapper is its documented tool-use system prompt.
+        assert_eq!(openai.wrapper_tokens, 11);
+        assert_eq!(anthropic.wrapper_tokens, 346);
+        let tool = |c: &Catalog| {
+            c.candidates
+                .iter()
+                .find(|c| c.name == "t.weather")
+                .unwrap()
+                .tokens
+        };
+        assert_ne!(tool(&openai), tool(&anthropic));
+
+        // One rendering: the planner's count of a tool is what `count`
+        // gives the same tool in a request.
+        let schema = json!({"type": "object", "properties": {"location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"}}, "required": ["location"]});
+        let request = json!({
+            "model": "claude-sonnet-4-5",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "t.weather", "description": "Get the current weather in a given location", "input_schema": schema}],
+        });
+        let report = count(&request, &CountOptions::default()).unwrap();
+        assert_eq!(report.tools[0].tokens, tool(&anthropic));
+        let request = json!({
+            "model": "gpt-4o",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "t.weather", "description": "Get the current weather in a given location", "parameters": schema}}],
+        });
+        let report = count(&request, &CountOptions::default()).unwrap();
+        assert_eq!(report.tools[0].tokens, tool(&openai));
+    }
+
+    #[test]
+    fn the_cache_keeps_providers_apart() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let d = [Definition {
+            name: "search",
+            description: "Find things.",
+            input_schema: &schema,
+        }];
+        let mut cache = TokenCache::in_memory();
+        let e = Encoding::O200kBase;
+        let openai = e.count_definitions_for(Provider::Openai, &d, &mut cache);
+        let anthropic = e.count_definitions_for(Provider::Anthropic, &d, &mut cache);
+        assert_eq!(cache.len(), 2);
+        let fresh = e.count_definitions_for(Provider::Anthropic, &d, &mut TokenCache::in_memory());
+        assert_eq!(anthropic, fresh);
+        assert_ne!(openai, anthropic);
+    }
+
+    #[test]
+    fn a_bad_provider_is_refused_with_file_and_line() {
+        let (dir, loaded) = policy(Some("# caps\n[tokens]\nprovider = \"gemini\"\n"));
+        let err = loaded.unwrap_err();
+        let p = &err.problems()[0];
+        assert_eq!(
+            p.file.as_deref(),
+            Some(dir.path().join("muster.toml").as_path())
+        );
+        assert_eq!(p.line, Some(3));
+        assert!(p.message.contains("tokens.provider \"gemini\""), "{p}");
+        assert!(p.help.is_some());
+
+        let (_dir, loaded) = policy(Some(
+            "[tokens]\nencoding = \"cl100k_base\"\nprovider = \"anthropic\"\n",
+        ));
+        let err = loaded.unwrap_err();
+        assert_eq!(err.problems()[0].line, Some(3), "{err}");
+        assert!(err.problems()[0].message.contains("o200k_base"), "{err}");
+    }
+}
+
+#[test]
+fn every_note_code_is_its_json_and_is_documented() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/count.md"))
+        .unwrap();
+    for note in muster::contract::CountNote::ALL {
+        assert_eq!(serde_json::to_value(note).unwrap(), note.code());
+        assert!(
+            doc.contains(&format!("`{}`", note.code())),
+            "{} is not in docs/count.md",
+            note.code()
+        );
+    }
+}
+
+#[test]
+fn every_constant_in_the_docs_is_the_one_counted_with() {
+    use muster::count::{anthropic, openai};
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/count.md"))
+        .unwrap();
+    for (name, value) in [
+        ("PER_MESSAGE", openai::PER_MESSAGE),
+        ("PER_NAME", openai::PER_NAME),
+        (
+            "FUNCTION_MESSAGE_DISCOUNT",
+            openai::FUNCTION_MESSAGE_DISCOUNT,
+        ),
+        ("PER_FUNCTION_CALL", openai::PER_FUNCTION_CALL),
+        ("REPLY_PRIMING", openai::REPLY_PRIMING),
+        ("TOOLS_FRAMING", openai::TOOLS_FRAMING),
+        ("SYSTEM_SHARED", openai::SYSTEM_SHARED),
+        ("CHOICE_NONE", openai::CHOICE_NONE),
+        ("CHOICE_NAMED_TOOL", openai::CHOICE_NAMED_TOOL),
+        ("CHOICE_NAMED_FUNCTION", openai::CHOICE_NAMED_FUNCTION),
+    ] {
+        assert!(
+            doc.contains(&format!("| `{name}` | {value} |")),
+            "openai {name} = {value}"
+        );
+    }
+    for (name, value) in [
+        ("PER_MESSAGE", anthropic::PER_MESSAGE),
+        ("SYSTEM_FRAMING", anthropic::SYSTEM_FRAMING),
+        ("BASE", anthropic::BASE),
+    ] {
+        assert!(
+            doc.contains(&format!("| anthropic `{name}` | {value} |")),
+            "anthropic {name} = {value}"
+        );
+    }
+}
+
+mod arbitrary {
+    use muster::count::{CountOptions, count};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop_oneof![
+                Just("user"),
+                Just("system"),
+                Just("assistant"),
+                Just("tool"),
+                Just("function"),
+                Just("text"),
+                Just("tool_use"),
+                Just("tool_result"),
+                Just("auto"),
+                Just("none"),
+                Just("required"),
+                Just("any"),
+                Just("object"),
+                Just("string"),
+                Just("x\ny")
+            ]
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("role"),
+                        Just("content"),
+                        Just("name"),
+                        Just("type"),
+                        Just("text"),
+                        Just("function"),
+                        Just("parameters"),
+                        Just("properties"),
+                        Just("items"),
+                        Just("tool_calls"),
+                        Just("function_call"),
+                        Just("arguments"),
+                        Just("input"),
+                        Just("input_schema"),
+                        Just("enum"),
+                        Just("const"),
+                        Just("anyOf")
+                    ]
+                    .prop_map(String::from),
+                    inner,
+                    0..5
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Any body is counted or refused with a problem; never a panic,
+        /// and the breakdown always sums to the total.
+        #[test]
+        fn any_body_is_counted_or_refused(
+            messages in value(),
+            tools in value(),
+            choice in value(),
+            system in value(),
+            anthropic in any::<bool>(),
+        ) {
+            let model = if anthropic { "claude-opus-4-1" } else { "gpt-4o" };
+            let body = json!({"model": model, "messages": messages, "tools": tools, "tool_choice": choice, "system": system});
+            if let Ok(report) = count(&body, &CountOptions::default()) {
+                let b = report.breakdown;
+                prop_assert_eq!(b.messages + b.tools + b.tool_choice + b.overhead, report.input_tokens);
+            }
+        }
+    }
+}
