@@ -8,26 +8,36 @@
 //! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
+mod cast;
+mod compiled;
 mod deep;
+mod digits;
+mod edit;
 mod narrow;
+mod numbers;
 mod offered;
+mod path;
 mod positional;
+mod quick;
 mod repair;
 mod schema;
 mod strict;
 mod turn;
+mod ty;
+mod wording;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::contract::{CallProblem, CheckProblem, Got};
+use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
-pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source, UnknownArguments};
+pub use crate::contract::UnknownArguments;
+pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use schema::MAX_PROBLEMS;
-pub use turn::{Call, Turn};
+pub use turn::{Call, Turn, Unreadable};
 
 use schema::{Context, Findings};
 use strict::Strict;
@@ -89,7 +99,9 @@ pub enum Refusal {
 /// - `arguments` (object, list or null): what the tool should receive, when ok: repaired,
 ///   narrowed and (where the tool's `coerce` is on) cast; a list in declared order for a tool
 ///   with `parameters` when checked with `positional`. Null unless ok.
-/// - `notes` (list of strings): each repair or drop made, naming the call and the argument.
+/// - `notes` (list of objects): each repair or drop made, as a typed note (`{"code", "call",
+///   ..., "message"}`, see [`CallNote`](crate::contract::CallNote)) naming the call and the
+///   argument.
 #[derive(Debug, PartialEq, Serialize)]
 pub struct CallReport<'t> {
     /// The call's id.
@@ -103,8 +115,8 @@ pub struct CallReport<'t> {
     /// What the tool receives, when the call is ok; borrowed from the turn when the call goes
     /// through exactly as sent.
     pub arguments: Option<Cow<'t, Value>>,
-    /// Each repair or drop made.
-    pub notes: Vec<String>,
+    /// Each repair or drop made, as typed notes, each with its sentence.
+    pub notes: Vec<CheckNote>,
 }
 
 impl Drop for CallReport<'_> {
@@ -149,9 +161,10 @@ pub struct Report<'t> {
     pub calls: Vec<CallReport<'t>>,
 }
 
-/// The `format_version` of the check report's JSON. 2: problems are typed objects
+/// The `format_version` of the check report's JSON. 3: notes are typed objects
+/// (`{"code", "call", ..., "message"}`) instead of sentences. 2: problems are typed objects
 /// (`{"code", ..., "message"}`) instead of sentences; the unversioned first shape is 1.
-pub const REPORT_FORMAT_VERSION: u32 = 2;
+pub const REPORT_FORMAT_VERSION: u32 = 3;
 
 /// Checks every call of `turn` against the tools `plan` offered, and decides whether the turn
 /// may run and what each tool receives.
@@ -268,9 +281,15 @@ fn check_call<'t>(
         return refused(call, vec![problem.into()], 1, Vec::new());
     }
     if let Some(why) = &call.unreadable {
-        let problem = CallProblem::UnreadableArguments {
-            tool: call.name.clone(),
-            reason: why.clone(),
+        let problem = match why {
+            Unreadable::Json(reason) => CallProblem::UnreadableArguments {
+                tool: call.name.clone(),
+                reason: reason.clone(),
+            },
+            Unreadable::LossyNumber(number) => CallProblem::LossyNumber {
+                tool: call.name.clone(),
+                number: number.clone(),
+            },
         };
         return refused(call, vec![problem.into()], 1, Vec::new());
     }
@@ -291,18 +310,32 @@ fn check_call<'t>(
         // So is blank text: OpenAI-style hosts send "" for a tool called without arguments.
         Value::String(text) if text.trim().is_empty() => {
             owned = Some(Value::Object(Map::new()));
-            notes.push(format!(
-                "call \"{}\": the arguments were blank text; read as no arguments",
-                call.id
-            ));
+            notes.push(
+                CallNote::BlankArguments {
+                    call: call.id.clone(),
+                }
+                .into(),
+            );
         }
         other => {
-            let problem = CallProblem::ArgumentsNotObject {
-                tool: call.name.clone(),
-                got: Got::of(other),
-                reason: match other {
-                    Value::String(text) => repair::unread(text),
-                    _ => None,
+            let unread = match other {
+                Value::String(text) => repair::unread(text),
+                _ => None,
+            };
+            let problem = match unread {
+                Some(Unreadable::LossyNumber(number)) => CallProblem::LossyNumber {
+                    tool: call.name.clone(),
+                    number,
+                },
+                Some(Unreadable::Json(reason)) => CallProblem::ArgumentsNotObject {
+                    tool: call.name.clone(),
+                    got: Got::of(other),
+                    reason: Some(reason),
+                },
+                None => CallProblem::ArgumentsNotObject {
+                    tool: call.name.clone(),
+                    got: Got::of(other),
+                    reason: None,
                 },
             };
             return refused(call, vec![problem.into()], 1, notes);
@@ -356,8 +389,8 @@ fn forward<'t>(
     tool: &OfferedTool,
     strict: &Strict,
     owned: Option<Value>,
-    edits: Vec<schema::Edit>,
-    mut notes: Vec<String>,
+    edits: Vec<edit::Edit>,
+    mut notes: Vec<CheckNote>,
     options: &CheckOptions,
 ) -> CallReport<'t> {
     let positional = match (&tool.parameters, options.positional) {
@@ -372,7 +405,7 @@ fn forward<'t>(
     if !edits.is_empty()
         && let Value::Object(map) = value.to_mut()
     {
-        schema::apply(map, edits);
+        edit::apply(map, edits);
     }
     if let Strict::On(validator) = strict {
         let mut found = Findings::default();
@@ -416,7 +449,7 @@ fn forward<'t>(
 }
 
 /// The answer for a call that may run with `arguments`.
-fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<String>) -> CallReport<'t> {
+fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<CheckNote>) -> CallReport<'t> {
     CallReport {
         id: Cow::Borrowed(&call.id),
         status: Status::Ok,
@@ -431,7 +464,7 @@ fn refused<'t>(
     call: &'t Call,
     mut problems: Vec<CheckProblem>,
     total: usize,
-    notes: Vec<String>,
+    notes: Vec<CheckNote>,
 ) -> CallReport<'t> {
     // At most MAX_PROBLEMS sentences in all: past that, the last place counts the rest.
     if total > MAX_PROBLEMS {
@@ -520,7 +553,7 @@ impl Report<'_> {
                 let _ = writeln!(out, "  arguments: {arguments}");
             }
             for note in &call.notes {
-                let _ = writeln!(out, "  note: {note}");
+                let _ = writeln!(out, "  note: {}", note.message);
             }
         }
         out

@@ -12,8 +12,10 @@ mod check;
 mod count;
 mod finding;
 mod gate;
+mod lock;
 mod reason;
 mod session;
+mod validate;
 mod why;
 
 pub use check::*;
@@ -25,6 +27,8 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
+pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockFinding, LockStatus};
 pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
+pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};

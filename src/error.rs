@@ -152,6 +152,10 @@ impl Error {
             Some(at) if err.line() > 0 => &text[..at],
             _ => text.as_str(),
         };
+        let message = match message {
+            "recursion limit exceeded" => "JSON text nested too deep (more than 128 levels)",
+            other => other,
+        };
         let line = (err.line() > 0).then_some(err.line());
         Error::new(
             ErrorKind::Input,

@@ -31,5 +31,6 @@ pub mod serve;
 pub mod session;
 pub mod snapshot;
 pub mod tokens;
+pub mod validate;
 
 pub use error::{Error, ErrorKind, Problem};

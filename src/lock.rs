@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toml::Spanned;
 
+pub use crate::contract::{LockFinding, LockStatus};
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::input::{ReadError, read_text};
 use crate::snapshot::ListedTool;
@@ -50,51 +51,6 @@ pub fn definition_hash(tool: &ListedTool) -> String {
     }
     def.insert("inputSchema".into(), tool.input_schema.clone());
     crate::canon::sha256_hex(canonical_json(&Value::Object(def)).as_bytes())
-}
-
-/// How a listed tool stands against the lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LockStatus {
-    /// `unlocked`: the server lists the tool and the lock has no entry for it.
-    Unlocked,
-    /// `changed`: the tool's definition hash differs from the locked one.
-    Changed,
-    /// `gone`: the lock has an entry the server no longer lists.
-    Gone,
-}
-
-impl LockStatus {
-    /// The stable kebab-case code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Unlocked => "unlocked",
-            Self::Changed => "changed",
-            Self::Gone => "gone",
-        }
-    }
-}
-
-/// One tool that does not match the lock.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct LockFinding {
-    /// What kind of difference.
-    pub status: LockStatus,
-    /// The server block's name.
-    pub server: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The hash in the lock, when there is one.
-    pub locked: Option<String>,
-    /// The hash of the listed definition, when the tool is listed.
-    pub current: Option<String>,
-}
-
-impl LockFinding {
-    /// The roster name, `mcp.<server>.<tool>`.
-    pub fn key(&self) -> String {
-        format!("mcp.{}.{}", self.server, self.tool)
-    }
 }
 
 /// The file as written.

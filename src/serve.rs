@@ -13,12 +13,14 @@
 //! statuses, errors to problem+json, and bounds every request.
 
 mod api;
+mod memo;
 mod metrics;
 mod problem;
 
 pub use api::{ApiDoc, GENERATION_HEADER};
 pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 
+use crate::check::OfferedPlan;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::policy::Policy;
 use crate::tokens::TokenCache;
@@ -33,6 +35,7 @@ use axum::routing::{get, post};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use memo::Memo;
 use metrics::Metrics;
 use problem::ApiError;
 use std::future::Future;
@@ -84,24 +87,95 @@ pub struct Generation {
     /// The policies.
     pub policy: Policy,
     /// Token counts of this generation's definitions, kept between
-    /// requests so only a definition never seen is counted.
-    cache: std::sync::Mutex<TokenCache>,
+    /// requests so only a definition never seen is counted. A pool, not one
+    /// locked cache: a request takes one for the time it answers and no
+    /// request waits for another's answer.
+    caches: std::sync::Mutex<Vec<TokenCache>>,
+    /// The fullest cache given back so far: a request that finds the pool
+    /// empty starts from a copy of it, not from nothing.
+    seed: std::sync::Mutex<TokenCache>,
+    /// `/v1/plan` answers by request body.
+    plans: Memo<Answered>,
+    /// Plans `/v1/check` was given, read and compiled, by their bytes.
+    offered: Memo<OfferedPlan>,
+}
+
+/// An answer kept for the bytes it answered: its body and outcome.
+#[derive(Debug)]
+pub struct Answered {
+    /// The body.
+    pub body: axum::body::Bytes,
+    /// What it means.
+    pub outcome: crate::answer::Outcome,
 }
 
 impl Generation {
+    /// A generation of `policy`, its token counts warmed by planning the
+    /// default roster (a policy whose default cannot be planned starts
+    /// cold; its requests answer the problem).
     fn new(number: u64, policy: Policy) -> Self {
+        let mut seed = TokenCache::in_memory();
+        let _ = crate::answer::plan(&policy, &crate::answer::Select::default(), &mut seed);
         Self {
             number,
             policy,
-            cache: std::sync::Mutex::new(TokenCache::in_memory()),
+            caches: std::sync::Mutex::new(Vec::new()),
+            seed: std::sync::Mutex::new(seed),
+            plans: Memo::new(256, 64 << 20),
+            offered: Memo::new(64, 64 << 20),
         }
     }
 
-    /// The generation's token counts. A request that panicked while
-    /// holding them leaves counts that are still right, so a poisoned lock
-    /// is taken as it is.
-    pub fn cache(&self) -> std::sync::MutexGuard<'_, TokenCache> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    /// Token counts of this generation, lent to one request until the
+    /// lease drops. The pool's lock is held only to take and give back.
+    pub fn cache(&self) -> CacheLease<'_> {
+        let cache = self.pool().pop().unwrap_or_else(|| self.seed().clone());
+        CacheLease {
+            generation: self,
+            cache,
+        }
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Vec<TokenCache>> {
+        // The pool holds whole caches whatever panicked: take it as it is.
+        self.caches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn seed(&self) -> std::sync::MutexGuard<'_, TokenCache> {
+        self.seed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A [`TokenCache`] lent by a [`Generation`]; given back on drop.
+#[derive(Debug)]
+pub struct CacheLease<'g> {
+    generation: &'g Generation,
+    cache: TokenCache,
+}
+
+impl std::ops::Deref for CacheLease<'_> {
+    type Target = TokenCache;
+    fn deref(&self) -> &TokenCache {
+        &self.cache
+    }
+}
+
+impl std::ops::DerefMut for CacheLease<'_> {
+    fn deref_mut(&mut self) -> &mut TokenCache {
+        &mut self.cache
+    }
+}
+
+impl Drop for CacheLease<'_> {
+    fn drop(&mut self) {
+        let cache = std::mem::take(&mut self.cache);
+        {
+            let mut seed = self.generation.seed();
+            if cache.len() > seed.len() {
+                *seed = cache.clone();
+            }
+        }
+        self.generation.pool().push(cache);
     }
 }
 
@@ -270,21 +344,53 @@ fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     .into_response()
 }
 
-/// Counts every request by route and status, with its latency.
+/// Counts every request by route and status, with its latency, and logs
+/// it: one structured line per request (target `muster::request`) naming
+/// the endpoint, the status, the latency in microseconds and the policy
+/// generation that answered.
 async fn count(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let endpoint = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", |p| p.as_str())
         .to_string();
+    let method = request.method().clone();
     let start = Instant::now();
     let response = next.run(request).await;
-    shared.metrics.request(
-        &endpoint,
-        response.status().as_u16(),
-        start.elapsed().as_secs_f64(),
+    let elapsed = start.elapsed();
+    let status = response.status().as_u16();
+    shared
+        .metrics
+        .request(&endpoint, status, elapsed.as_secs_f64());
+    // The generation that answered, when a verb says; else the one serving.
+    let generation = response
+        .headers()
+        .get(GENERATION_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .unwrap_or_else(|| shared.generation());
+    tracing::info!(
+        target: "muster::request",
+        method = method.as_str(),
+        endpoint = endpoint.as_str(),
+        status,
+        latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        generation,
+        "request"
     );
     response
+}
+
+/// Logs events as JSON lines on stderr: one object per event, its fields
+/// at the top level. A subscriber already set (by a host embedding the
+/// service) is kept.
+fn log_to_stderr() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(false)
+        .with_span_list(false)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
@@ -341,6 +447,7 @@ pub async fn serve(
 /// The policies' problems at start, or an address that cannot be bound.
 pub fn run(config: Config) -> Result<(), Error> {
     let shared = Shared::load(&config)?;
+    log_to_stderr();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -24,7 +24,18 @@ struct CallReport {
     refusal: Option<String>,
     problems: Vec<Problem>,
     arguments: Option<Value>,
-    notes: Vec<String>,
+    notes: Vec<Note>,
+}
+
+/// A note as a client reads it: a stable `code`, the call's id, the fields of that code, and the
+/// sentence.
+#[derive(Debug, Deserialize, PartialEq)]
+struct Note {
+    code: String,
+    call: String,
+    message: String,
+    #[serde(flatten)]
+    fields: serde_json::Map<String, Value>,
 }
 
 /// A problem as a client reads it: a stable `code`, the fields of that code, and the sentence.
@@ -99,7 +110,7 @@ fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
         CheckOptions::default(),
     );
     assert_eq!(report.verdict, "run");
-    assert_eq!(report.format_version, 2);
+    assert_eq!(report.format_version, 3);
     let ids: Vec<&str> = report.calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
     for call in &report.calls {
@@ -114,8 +125,34 @@ fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
                     "from_number": "+15550199"})
         )
     );
+    let codes: Vec<&str> = report.calls[0]
+        .notes
+        .iter()
+        .map(|n| n.code.as_str())
+        .collect();
     assert_eq!(
-        report.calls[0].notes,
+        codes,
+        [
+            "arguments-unwrapped",
+            "fixed-argument-dropped",
+            "outside-only-dropped"
+        ]
+    );
+    assert!(report.calls[0].notes.iter().all(|n| n.call == "call_1"));
+    assert_eq!(report.calls[0].notes[1].fields["argument"], "from_number");
+    assert_eq!(report.calls[0].notes[1].fields["value"], "+15550199");
+    assert_eq!(report.calls[0].notes[2].fields["argument"], "voice");
+    assert_eq!(
+        report.calls[0].notes[2].fields["only"],
+        json!(["phone_number", "task", "max_duration"])
+    );
+    let sentences: Vec<&str> = report.calls[0]
+        .notes
+        .iter()
+        .map(|n| n.message.as_str())
+        .collect();
+    assert_eq!(
+        sentences,
         [
             "call \"call_1\": the arguments were a JSON string holding an object; read as that object",
             "call \"call_1\": dropped argument \"from_number\": the policy sets it to \"+15550199\"",

@@ -356,3 +356,77 @@ fn the_control_tool_cannot_take_a_discovered_tools_name() {
         "{err}"
     );
 }
+
+/// `muster validate --format json` read back through its own types (docs/policy.md).
+#[test]
+fn validate_json_gives_the_counts_and_each_warning_with_its_plan() {
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Validation {
+        format_version: u32,
+        policies: String,
+        configured_tools: usize,
+        servers: usize,
+        listed_tools: usize,
+        agents: usize,
+        profiles: usize,
+        warnings: Vec<Swept>,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    struct Swept {
+        code: String,
+        message: String,
+        agent: String,
+        profile: Option<String>,
+    }
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        (
+            "policies/muster.toml",
+            "[[group]]\nname = \"core\"\nmembers = [\"memory.serch\"]\n",
+        ),
+    ]);
+    let out = muster(fx.path())
+        .args(["validate", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Validation = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v.format_version, 1);
+    assert!(v.policies.ends_with("policies"), "{}", v.policies);
+    assert_eq!(
+        (
+            v.configured_tools,
+            v.servers,
+            v.listed_tools,
+            v.agents,
+            v.profiles
+        ),
+        (1, 0, 0, 1, 0)
+    );
+    assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+    let w = &v.warnings[0];
+    assert_eq!(w.code, "unmatched-group-member");
+    assert_eq!((w.agent.as_str(), w.profile.as_deref()), ("default", None));
+    // The text form carries the same data.
+    let text = muster(fx.path())
+        .arg("validate")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains(
+            "valid (1 configured tools, 0 servers listing 0 tools, 1 agents, 0 flag profiles)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{} [agent default, no profile]", w.message)),
+        "{text}"
+    );
+}

@@ -361,3 +361,72 @@ fn a_definition_that_differs_from_the_lock_is_cut_until_accepted() {
         "fits"
     );
 }
+
+/// `muster lock --format json` read back through its own types (docs/policy.md).
+#[test]
+fn lock_json_lists_each_accepted_definition_with_its_hashes() {
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct LockAnswer {
+        format_version: u32,
+        lock_file: String,
+        accepted: Vec<Accepted>,
+    }
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Accepted {
+        status: String,
+        server: String,
+        tool: String,
+        locked: Option<String>,
+        current: Option<String>,
+    }
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
+    let memory = std::fs::read_to_string(fixtures.join("memory.json")).unwrap();
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        ("policies/mcp/memory.json", &memory),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\n",
+        ),
+    ]);
+    let read = |fx: &Fixture| -> LockAnswer {
+        serde_json::from_str(&stdout(fx.path(), &["lock", "--format", "json"], 0)).unwrap()
+    };
+    let first = read(&fx);
+    assert_eq!(first.format_version, 1);
+    assert!(first.lock_file.ends_with("mcp.lock"), "{}", first.lock_file);
+    let listed = serde_json::from_str::<Value>(&memory).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(first.accepted.len(), listed);
+    for a in &first.accepted {
+        assert_eq!(
+            (a.status.as_str(), a.server.as_str()),
+            ("unlocked", "memory")
+        );
+        assert_eq!(a.locked, None);
+        assert!(
+            a.current.as_deref().unwrap().starts_with("sha256:"),
+            "{a:?}"
+        );
+    }
+    assert!(first.accepted.iter().any(|a| a.tool == "search_nodes"));
+    // Nothing new: the lock is up to date.
+    assert!(read(&fx).accepted.is_empty());
+    // A changed description is accepted as changed, with both hashes.
+    let mut snapshot: Value = serde_json::from_str(&memory).unwrap();
+    snapshot["tools"][0]["description"] = json!("Changed after review.");
+    fx.write(
+        "policies/mcp/memory.json",
+        &serde_json::to_string_pretty(&snapshot).unwrap(),
+    );
+    let changed = read(&fx);
+    assert_eq!(changed.accepted.len(), 1, "{:?}", changed.accepted);
+    let a = &changed.accepted[0];
+    assert_eq!(a.status, "changed");
+    assert_eq!(a.tool, snapshot["tools"][0]["name"].as_str().unwrap());
+    assert!(a.locked.is_some() && a.current.is_some() && a.locked != a.current);
+}

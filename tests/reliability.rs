@@ -306,3 +306,292 @@ fn names_with_hidden_characters_are_cut_or_refused() {
     );
     assert!(err.problems().iter().all(|p| p.help.is_some()), "{err}");
 }
+
+/// Issue 13 item 5: a number no 64-bit integer or double holds exactly is
+/// never forwarded rounded, in either check mode: the call is refused with
+/// `lossy-number`, and the same digits sent as text are forwarded as written.
+#[test]
+fn a_number_that_would_lose_digits_refuses_its_call() {
+    const BIG: &str = "123456789012345678901234567890";
+    let fx = Fixture::new(&[(
+        "plan.json",
+        r#"{"format_version": 2, "roster": [
+            {"name": "a.lenient", "check": "lenient", "coerce": true, "input_schema": {"type": "object",
+             "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}},
+            {"name": "a.strict", "source": "mcp", "check": "strict", "coerce": true, "input_schema": {"type": "object",
+             "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}}]}"#,
+    )]);
+    let check = |turn: &str, code: i32| -> (String, serde_json::Value) {
+        fx.write("turn.json", turn);
+        let out = muster(fx.path())
+            .args(["check", "--plan", "plan.json", "--turn", "turn.json"])
+            .args(["--format", "json"])
+            .assert()
+            .code(code);
+        let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let report = serde_json::from_str(&stdout).unwrap();
+        (stdout, report)
+    };
+    for tool in ["a.lenient", "a.strict"] {
+        // serde_json cannot hold the big number itself, so the turn is written as text.
+        let turn = format!(
+            r#"{{"calls": [
+                {{"id": "raw", "name": "{tool}", "arguments": {{"n": {BIG}}}}},
+                {{"id": "wrapped", "name": "{tool}", "arguments": "{{\"n\": {BIG}}}"}},
+                {{"id": "fraction", "name": "{tool}", "arguments": {{"n": 1.23456789012345678901}}}}
+            ]}}"#
+        );
+        let (stdout, report) = check(&turn, 1);
+        assert!(
+            !stdout.contains("e+29") && !stdout.contains("e29"),
+            "{stdout}"
+        );
+        for (call, number) in
+            report["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip([BIG, BIG, "1.23456789012345678901"])
+        {
+            assert_eq!(call["status"], "refused", "{call}");
+            assert!(call["arguments"].is_null(), "{call}");
+            let problem = &call["problems"][0];
+            assert_eq!(problem["code"], "lossy-number", "{call}");
+            assert_eq!(problem["number"], number, "{call}");
+        }
+
+        // The twins: text keeps every digit; numbers an integer type or a double holds
+        // exactly (u64::MAX, 2^64) go through as they are.
+        let turn = format!(
+            r#"{{"calls": [
+                {{"id": "text", "name": "{tool}", "arguments": {{"s": "{BIG}"}}}},
+                {{"id": "max", "name": "{tool}", "arguments": {{"n": 18446744073709551615}}}},
+                {{"id": "pow", "name": "{tool}", "arguments": "{{\"n\": 18446744073709551616}}"}}
+            ]}}"#
+        );
+        let (stdout, report) = check(&turn, 0);
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(calls[0]["arguments"], serde_json::json!({"s": BIG}));
+        assert_eq!(calls[1]["arguments"]["n"], u64::MAX);
+        assert_eq!(calls[2]["arguments"]["n"].as_f64(), Some(2f64.powi(64)));
+        assert!(stdout.contains("18446744073709551615"), "{stdout}");
+    }
+
+    // Digits sent as text where a number is declared are not cast (a double would round
+    // them). Checked leniently they go on as written; checked strictly, they are refused as
+    // the server would refuse text for a number, never sent rounded.
+    let turn = |tool: &str| {
+        format!(r#"{{"calls": [{{"id": "t", "name": "{tool}", "arguments": {{"n": "{BIG}"}}}}]}}"#)
+    };
+    let (_, report) = check(&turn("a.lenient"), 0);
+    assert_eq!(
+        report["calls"][0]["arguments"],
+        serde_json::json!({"n": BIG})
+    );
+    let (stdout, report) = check(&turn("a.strict"), 1);
+    assert_eq!(
+        report["calls"][0]["problems"][0]["code"], "wrong-type",
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("e+29") && !stdout.contains("e29"),
+        "{stdout}"
+    );
+}
+
+/// Issue 13 item 8: `muster plan >&-` exited 0 having written nothing (Rust's
+/// runtime reopens a closed stdout on /dev/null). Every command that writes
+/// stdout fails instead, saying so; `>/dev/null` still succeeds.
+#[test]
+fn a_command_whose_stdout_is_closed_fails_saying_so() {
+    let fx = Fixture::bundled();
+    let plan = common::stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    fx.write(
+        "turn.json",
+        r#"{"calls": [{"id": "c", "name": "no.such.tool", "arguments": {}}]}"#,
+    );
+    let run = |args: &str, redirect: &str| {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} {redirect}"))
+            .arg(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(fx.path())
+            .env("MUSTER_CACHE_DIR", fx.path().join("cache"))
+            .output()
+            .expect("sh runs");
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    for (args, code) in [
+        ("plan", 0),
+        ("plan --format json", 0),
+        ("validate", 0),
+        ("check --plan plan.json --turn turn.json", 1),
+        ("session new --out s.json", 0),
+    ] {
+        let (status, stderr) = run(args, ">&-");
+        assert_eq!(status, Some(2), "muster {args} >&-: {stderr}");
+        assert!(
+            stderr.contains("cannot write output: standard output is closed"),
+            "muster {args} >&-: {stderr}"
+        );
+        // Refused before doing anything: no session document is written.
+        assert!(!fx.path().join("s.json").exists());
+        let (status, stderr) = run(args, ">/dev/null");
+        assert_eq!(status, Some(code), "muster {args} >/dev/null: {stderr}");
+        std::fs::remove_file(fx.path().join("s.json")).ok();
+    }
+}
+
+/// Issue 13 item 8: only the first wrong type of a TOML file was shown.
+#[test]
+fn every_wrong_type_in_a_policy_file_is_listed_with_its_line() {
+    let fx = policy();
+    fx.write(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"a.tool\"\npriority = \"high\"\n\n\
+         [[tool]]\nname = \"b.tool\"\ndeferrable = \"no\"\nprority = 1\n\n\
+         [[tool]]\nname = 3\n",
+    );
+    let err = load_err(&fx);
+    let file = fx.policies().join("tools/t.toml");
+    let lines: Vec<Option<usize>> = err
+        .problems()
+        .iter()
+        .filter(|p| p.file.as_deref() == Some(file.as_path()))
+        .map(|p| p.line)
+        .collect();
+    assert_eq!(lines, [Some(3), Some(7), Some(8), Some(11)], "{err}");
+    assert!(err.problems().iter().all(|p| p.help.is_some()), "{err}");
+    let stderr = refused(&fx, &["validate"]);
+    for at in ["t.toml:3:", "t.toml:7:", "t.toml:8:", "t.toml:11:"] {
+        assert!(stderr.contains(at), "{at} in {stderr}");
+    }
+}
+
+/// A plan and a turn for the check's input tests: one tool taking `path`.
+fn check_fixture(turn: &str) -> Fixture {
+    Fixture::new(&[
+        (
+            "plan.json",
+            r#"{"format_version": 2, "roster": [{"name": "a.b", "input_schema":
+                {"type": "object", "properties": {"path": {"type": "string"}}}}]}"#,
+        ),
+        ("turn.json", turn),
+    ])
+}
+
+const CHECK: [&str; 7] = [
+    "check",
+    "--plan",
+    "plan.json",
+    "--turn",
+    "turn.json",
+    "--format",
+    "json",
+];
+
+/// Issue 13 item 8: a turn file with a byte-order mark was "expected value",
+/// and `[]` was "invalid length 0, expected struct RawTurn with 1 element".
+#[test]
+fn a_turn_with_a_byte_order_mark_is_read_and_a_list_is_named_as_such() {
+    let fx = check_fixture(
+        "\u{feff}{\"calls\": [{\"id\": \"c\", \"name\": \"a.b\", \"arguments\": {\"path\": \"x\"}}]}",
+    );
+    muster(fx.path()).args(CHECK).assert().success();
+    fx.write("turn.json", "\n[]\n");
+    let stderr = refused(&fx, &CHECK);
+    assert!(
+        stderr.contains("turn.json:2: cannot read the turn: it is a list, not an object"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("help:"), "{stderr}");
+    assert!(!stderr.contains("invalid length"), "{stderr}");
+}
+
+/// Issue 13 item 8: "recursion limit exceeded" said no line and not what it meant.
+#[test]
+fn input_nested_too_deep_is_named_with_its_line() {
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let fx = check_fixture(r#"{"calls": []}"#);
+    fx.write(
+        "plan.json",
+        &format!(
+            "{{\"format_version\": 2,\n\"roster\": [{{\"name\": \"a.b\", \"input_schema\": {deep}}}]}}"
+        ),
+    );
+    let stderr = refused(&fx, &CHECK);
+    assert!(
+        stderr.contains("plan.json:2: cannot read the plan:"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("JSON text nested too deep (more than 128 levels)"),
+        "{stderr}"
+    );
+}
+
+/// Issue 13 item 8: a member named twice inside a call's arguments took the
+/// last value silently.
+#[test]
+fn a_member_named_twice_in_arguments_refuses_the_call() {
+    let fx = check_fixture(
+        r#"{"calls": [{"id": "c", "name": "a.b", "arguments": {"path": "a", "path": "b"}}]}"#,
+    );
+    let out = muster(fx.path()).args(CHECK).assert().code(1);
+    let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let problem = &report["calls"][0]["problems"][0];
+    assert_eq!(problem["code"], "unreadable-arguments", "{report}");
+    assert!(
+        problem["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("member name \"path\" is given twice"),
+        "{report}"
+    );
+    // The twin: distinct names go through.
+    fx.write(
+        "turn.json",
+        r#"{"calls": [{"id": "c", "name": "a.b", "arguments": {"path": "a", "q": {"path": "b"}}}]}"#,
+    );
+    let plan = r#"{"format_version": 2, "roster": [{"name": "a.b", "input_schema":
+        {"type": "object", "properties": {"path": {"type": "string"}, "q": {"type": "object"}}}}]}"#;
+    fx.write("plan.json", plan);
+    muster(fx.path()).args(CHECK).assert().success();
+}
+
+/// Issue 13 item 8: a server whose listing nests deeper than muster reads
+/// was reported as printing "a line that is not JSON-RPC".
+#[test]
+fn a_listing_nested_too_deep_is_named_as_such_in_discovery() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", ""),
+        (
+            "policies/mcp/deep.toml",
+            &format!(
+                "[[mcp]]\nname = \"deep\"\ncommand = [\"node\", {:?}, \"deep\"]\nsnapshot = \"deep.json\"\ntimeout_secs = 5\n",
+                script.to_string_lossy()
+            ),
+        ),
+    ]);
+    let assert = muster(fx.path())
+        .args(["discover"])
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .code(2);
+    // discover reports each server on stdout.
+    let out = assert.get_output();
+    let stderr = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stderr.contains("nested more than 128 levels deep"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not JSON-RPC"), "{stderr}");
+    assert!(!fx.policies().join("mcp/deep.json").exists());
+}

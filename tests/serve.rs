@@ -102,6 +102,8 @@ impl Drop for Server {
 struct Reply {
     status: u16,
     content_type: String,
+    /// The `muster-policy-generation` header, when there is one.
+    generation: Option<u64>,
     body: String,
 }
 
@@ -114,10 +116,15 @@ impl From<reqwest::blocking::Response> for Reply {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
+        let generation = response
+            .headers()
+            .get("muster-policy-generation")
+            .map(|v| v.to_str().expect("ascii").parse().expect("a number"));
         let body = response.text().expect("body");
         Self {
             status,
             content_type,
+            generation,
             body,
         }
     }
@@ -678,6 +685,156 @@ fn sigterm_lets_the_request_in_flight_finish() {
     let mut server = server;
     let status = server.child.wait().expect("exit");
     assert_eq!(status.code(), Some(0));
+}
+
+/// One request's log line, read back by this test's own type.
+#[derive(Debug, Deserialize)]
+#[allow(dead_code)]
+struct RequestLog {
+    timestamp: String,
+    level: String,
+    target: String,
+    message: String,
+    method: String,
+    endpoint: String,
+    status: u16,
+    latency_us: u64,
+    generation: u64,
+}
+
+impl Server {
+    /// The next request log line on stderr.
+    fn next_request_log(&self) -> RequestLog {
+        loop {
+            let line = self.wait_for("{");
+            let log: Value = serde_json::from_str(&line).expect("a JSON log line");
+            if log["target"] == "muster::request" {
+                return serde_json::from_value(log).expect("a request log line");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_request_is_one_structured_log_line() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    assert_eq!(server.post("/v1/plan", "{}").status, 200);
+    let log = server.next_request_log();
+    assert_eq!(
+        (
+            log.level.as_str(),
+            log.method.as_str(),
+            log.endpoint.as_str(),
+            log.status,
+            log.generation
+        ),
+        ("INFO", "POST", "/v1/plan", 200, 1)
+    );
+    assert_eq!(log.message, "request");
+
+    problem(&server.post("/v1/why", r#"{"tol": "x"}"#), 422, "input");
+    let log = server.next_request_log();
+    assert_eq!((log.endpoint.as_str(), log.status), ("/v1/why", 422));
+
+    problem(&server.get("/v1/nothing"), 404, "not-found");
+    let log = server.next_request_log();
+    assert_eq!((log.endpoint.as_str(), log.status), ("unmatched", 404));
+
+    assert_eq!(server.post("/v1/admin/reload", "").status, 200);
+    let log = server.next_request_log();
+    assert_eq!(
+        (log.endpoint.as_str(), log.generation),
+        ("/v1/admin/reload", 2)
+    );
+    assert_eq!(server.get("/healthz").status, 200);
+    let log = server.next_request_log();
+    assert_eq!((log.endpoint.as_str(), log.generation), ("/healthz", 2));
+}
+
+#[test]
+fn a_request_during_reloads_answers_from_one_generation() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let good = fixture.read("policies/muster.toml");
+    let other = good.replace("items = 30", "items = 29");
+    assert_ne!(good, other);
+    let server = Server::start(dir, &[]);
+    let body = r#"{"flags": "production"}"#;
+    let plan = |args: &[&str]| stdout(dir, args, 0);
+    let args = ["plan", "--flags", "production", "--format", "json"];
+    // Odd generations load `good`, even ones `other`.
+    let answers = [plan(&args), {
+        fixture.write("policies/muster.toml", &other);
+        let b = plan(&args);
+        fixture.write("policies/muster.toml", &good);
+        b
+    }];
+    assert_ne!(answers[0], answers[1]);
+
+    let reloads = 12;
+    let url = server.url("/v1/plan");
+    let started = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let seen = std::thread::scope(|scope| {
+        let askers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let client = reqwest::blocking::Client::new();
+                    let mut seen = Vec::new();
+                    // Ask until the reloads are over, then once more.
+                    loop {
+                        let last = done.load(std::sync::atomic::Ordering::SeqCst);
+                        let reply = Reply::from(
+                            client
+                                .post(&url)
+                                .header("content-type", "application/json")
+                                .body(body)
+                                .send()
+                                .expect("POST"),
+                        );
+                        assert_eq!(reply.status, 200, "{}", reply.body);
+                        seen.push((reply.generation.expect("generation"), reply.body));
+                        if seen.len() == 1 {
+                            started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
+                        if last {
+                            break seen;
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Every asker has an answer of generation 1 before the first reload.
+        while started.load(std::sync::atomic::Ordering::SeqCst) < askers.len() {
+            std::thread::yield_now();
+        }
+        for n in 0..reloads {
+            let text = if n % 2 == 0 { &other } else { &good };
+            fixture.write("policies/muster.toml", text);
+            let reloaded = server.post("/v1/admin/reload", "");
+            assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+            assert_eq!(reloaded.generation, Some(n + 2));
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        askers
+            .into_iter()
+            .flat_map(|a| a.join().expect("asker"))
+            .collect::<Vec<_>>()
+    });
+    for (generation, answer) in &seen {
+        let expected = &answers[usize::from(generation % 2 == 0)];
+        assert!(
+            answer == expected,
+            "generation {generation} answered with the other policy's plan"
+        );
+    }
+    let generations: std::collections::BTreeSet<u64> = seen.iter().map(|(g, _)| *g).collect();
+    assert!(
+        generations.contains(&1) && generations.contains(&(reloads + 1)),
+        "{generations:?}"
+    );
 }
 
 #[test]

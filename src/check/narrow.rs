@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::deep;
 use super::offered::OfferedTool;
+use crate::contract::{CallNote, CheckNote};
 
 /// Each name in `arguments` the model may not write, with the note its drop makes: a fixed one
 /// (the policy sets it) and, when `only` is set, one it does not list.
@@ -13,7 +14,7 @@ pub(crate) fn outside(
     arguments: &Map<String, Value>,
     tool: &OfferedTool,
     call_id: &str,
-) -> Vec<(String, String)> {
+) -> Vec<(String, CallNote)> {
     let mut drops = Vec::new();
     if tool.fixed.is_empty() && tool.only.is_none() {
         return drops;
@@ -22,24 +23,21 @@ pub(crate) fn outside(
         if let Some(fixed) = tool.fixed.get(name) {
             drops.push((
                 name.clone(),
-                format!(
-                    "call \"{call_id}\": dropped argument \"{}\": the policy sets it to {}",
-                    super::schema::render_name(name),
-                    short(fixed)
-                ),
+                CallNote::FixedArgumentDropped {
+                    call: call_id.to_string(),
+                    argument: super::path::render_name(name).into_owned(),
+                    value: deep::clone_value(fixed),
+                },
             ));
         } else if let Some(only) = tool.only.as_ref().filter(|o| !o.contains(name)) {
             drops.push((
                 name.clone(),
-                format!(
-                    "call \"{call_id}\": dropped argument \"{}\": tool \"{}\" takes only {}",
-                    super::schema::render_name(name),
-                    tool.name,
-                    only.iter()
-                        .map(|o| format!("\"{o}\""))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                CallNote::OutsideOnlyDropped {
+                    call: call_id.to_string(),
+                    argument: super::path::render_name(name).into_owned(),
+                    tool: tool.name.clone(),
+                    only: only.clone(),
+                },
             ));
         }
     }
@@ -62,7 +60,7 @@ pub(crate) fn restrict(
     arguments: &mut Map<String, Value>,
     tool: &OfferedTool,
     call_id: &str,
-) -> Vec<String> {
+) -> Vec<CheckNote> {
     outside(arguments, tool, call_id)
         .into_iter()
         .map(|(name, note)| {
@@ -70,7 +68,7 @@ pub(crate) fn restrict(
             if let Some(value) = arguments.shift_remove(&name) {
                 deep::drop_value(value);
             }
-            note
+            note.into()
         })
         .collect()
 }
@@ -83,22 +81,11 @@ pub(crate) fn set_fixed(arguments: &mut Map<String, Value>, tool: &OfferedTool) 
     }
 }
 
-fn short(value: &Value) -> String {
-    let text = match value {
-        Value::Array(_) | Value::Object(_) => return super::schema::kind(value).to_string(),
-        other => other.to_string(),
-    };
-    if text.chars().count() > 60 {
-        format!("{}…", text.chars().take(57).collect::<String>())
-    } else {
-        text
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::offered::{Source, UnknownArguments};
+    use crate::check::offered::Source;
+    use crate::contract::UnknownArguments;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -128,7 +115,16 @@ mod tests {
         let notes = restrict(&mut args, &tool, "c1");
         assert_eq!(Value::Object(args), json!({"query": "x"}));
         assert_eq!(notes.len(), 1);
-        assert!(notes[0].contains("\"scope\"") && notes[0].contains("takes only \"query\""));
+        assert_eq!(
+            notes[0].note,
+            CallNote::OutsideOnlyDropped {
+                call: "c1".into(),
+                argument: "scope".into(),
+                tool: "mcp.files.search".into(),
+                only: vec!["query".into()],
+            }
+        );
+        assert!(notes[0].message.contains("takes only \"query\""));
     }
 
     #[test]
@@ -139,8 +135,18 @@ mod tests {
             .cloned()
             .unwrap();
         let notes = restrict(&mut args, &tool, "c1");
+        assert_eq!(
+            notes[0].note,
+            CallNote::FixedArgumentDropped {
+                call: "c1".into(),
+                argument: "scope".into(),
+                value: json!("team-handbook"),
+            }
+        );
         assert!(
-            notes[0].contains("policy sets it to \"team-handbook\""),
+            notes[0]
+                .message
+                .contains("policy sets it to \"team-handbook\""),
             "{notes:?}"
         );
         set_fixed(&mut args, &tool);

@@ -9,10 +9,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::compiled::Compiled;
 use super::deep;
-use super::schema::Compiled;
 use super::strict::Strict;
-use crate::contract::CheckMode;
+use crate::contract::{CheckMode, UnknownArguments};
 use crate::error::{Error, ErrorKind, Problem};
 use rustc_hash::FxHashMap;
 
@@ -26,21 +26,6 @@ pub enum Source {
     Mcp,
     /// The control tool that loads deferred tools.
     Control,
-}
-
-/// What happens to an argument name the tool's schema does not declare (where the schema
-/// does not already exclude it with `additionalProperties: false`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum UnknownArguments {
-    /// The call is refused naming the argument (the default: ignoring a `limit` the tool does
-    /// not have would tell the model a bound applied that did not).
-    #[default]
-    Refuse,
-    /// The argument is dropped and the drop noted.
-    Drop,
-    /// The argument is forwarded to the tool as given.
-    Pass,
 }
 
 /// One entry of a configured tool's ordered parameter list.

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::offered::Parameter;
-use super::schema::{Declared, Ty};
-use crate::contract::CallProblem;
+use super::ty::{Declared, Ty};
+use crate::contract::{CallNote, CallProblem, CheckNote};
 
 /// The arguments `named` as a list in the order of `params`. Trailing optional parameters that
 /// were not given (or given as null) are left off; a skipped one before a given one gets the
@@ -22,7 +22,7 @@ pub(crate) fn to_positional(
     schema: &Value,
     tool: &str,
     call_id: &str,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<CheckNote>,
 ) -> Result<Value, Box<CallProblem>> {
     // A null counts as "not given" for an optional parameter only: for a
     // required one the check has already judged whether its schema admits
@@ -44,7 +44,7 @@ pub(crate) fn to_positional(
             None if param.required => {
                 return Err(Box::new(CallProblem::MissingArgument {
                     tool: tool.to_string(),
-                    argument: super::schema::render_name(&param.name).into_owned(),
+                    argument: super::path::render_name(&param.name).into_owned(),
                     expected: Vec::new(),
                 }));
             }
@@ -55,10 +55,14 @@ pub(crate) fn to_positional(
         }
     }
     for name in named.keys() {
-        notes.push(format!(
-            "call \"{call_id}\": dropped argument \"{}\": tool \"{tool}\" has no parameter of that name in its positional form",
-            super::schema::render_name(name)
-        ));
+        notes.push(
+            CallNote::NotAParameterDropped {
+                call: call_id.to_string(),
+                argument: super::path::render_name(name).into_owned(),
+                tool: tool.to_string(),
+            }
+            .into(),
+        );
     }
     Ok(Value::Array(list))
 }

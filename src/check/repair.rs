@@ -6,8 +6,11 @@
 
 use serde_json::Value;
 
+use crate::contract::{CallNote, CheckNote, Held};
+
+use super::compiled::Compiled;
 use super::deep;
-use super::schema::Compiled;
+use super::turn::Unreadable;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
 /// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
@@ -16,16 +19,19 @@ pub(crate) fn repair(
     arguments: &Value,
     schema: &Compiled,
     call_id: &str,
-) -> (Option<Value>, Vec<String>) {
+) -> (Option<Value>, Vec<CheckNote>) {
     let mut notes = Vec::new();
     let mut owned = None;
     if let Value::String(text) = arguments
         && let Some(held @ Value::Object(_)) = parse(text)
     {
         owned = Some(held);
-        notes.push(format!(
-            "call \"{call_id}\": the arguments were a JSON string holding an object; read as that object"
-        ));
+        notes.push(
+            CallNote::ArgumentsUnwrapped {
+                call: call_id.to_string(),
+            }
+            .into(),
+        );
     }
     let current = owned.as_ref().unwrap_or(arguments);
     let Some(map) = current.as_object() else {
@@ -47,12 +53,18 @@ pub(crate) fn repair(
     let mut value = owned.unwrap_or_else(|| deep::clone_value(arguments));
     if let Value::Object(map) = &mut value {
         for (name, held) in fixes {
-            let what = if held.is_array() { "list" } else { "object" };
-            notes.push(format!(
-                "call \"{call_id}\": argument \"{}\" was a JSON string holding {} {what}; read as that {what}",
-                super::schema::render_name(&name),
-                if what == "list" { "a" } else { "an" }
-            ));
+            notes.push(
+                CallNote::ArgumentUnwrapped {
+                    call: call_id.to_string(),
+                    argument: super::path::render_name(&name).into_owned(),
+                    held: if held.is_array() {
+                        Held::List
+                    } else {
+                        Held::Object
+                    },
+                }
+                .into(),
+            );
             map.insert(name, held);
         }
     }
@@ -69,16 +81,14 @@ fn parse(text: &str) -> Option<Value> {
 }
 
 /// What the whole arguments sent as the string `text` are, when the repair did not read them
-/// as an object: for text that opens a list or object but cannot be read, serde_json's reason
-/// and where it stopped (a number out of range, nesting too deep), so the model is not told
+/// as an object: for text that opens a list or object but cannot be read, why (serde_json's
+/// reason and where it stopped, or the number a double would round), so the model is not told
 /// that valid-looking JSON text is "not a JSON object" without saying why.
-pub(crate) fn unread(text: &str) -> Option<String> {
-    if may_wrap(text)
-        && let Err(err) = super::turn::parse_arguments(text)
-    {
-        return Some(super::turn::reason(&err));
+pub(crate) fn unread(text: &str) -> Option<Unreadable> {
+    if !may_wrap(text) {
+        return None;
     }
-    None
+    super::turn::parse_arguments(text).err()
 }
 
 /// Whether `text` opens a list or object, so the repair would try to read it as JSON.
@@ -99,7 +109,12 @@ mod tests {
         if let Some(owned) = owned {
             *arguments = owned;
         }
+        // Each note's sentence is its Display.
         notes
+            .into_iter()
+            .inspect(|n| assert_eq!(n.message, n.note.to_string()))
+            .map(|n| n.message)
+            .collect()
     }
 
     fn schema() -> Value {

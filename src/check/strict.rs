@@ -17,7 +17,9 @@ use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use super::schema::{Findings, Step, not_in_enum, render_steps};
+use super::path::{Step, render_steps};
+use super::schema::Findings;
+use super::wording::not_in_enum;
 use crate::contract::{CallProblem, Got};
 
 /// A tool's schema as strict checking holds it.

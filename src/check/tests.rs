@@ -2,7 +2,7 @@
 //! nearest thing that passes. Property tests at the end.
 
 use super::*;
-use crate::contract::{CallProblem, CheckProblem};
+use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem};
 use proptest::prelude::*;
 use serde_json::json;
 use std::borrow::Cow;
@@ -142,8 +142,12 @@ fn null_for_an_optional_argument_passes_and_a_coercing_tool_gets_it_left_out() {
         Some(&json!({"phone_number": "1", "voice": null}))
     );
     assert_eq!(call.notes.len(), 1);
-    assert!(
-        call.notes[0].contains("dropped argument \"task\""),
+    assert_eq!(
+        call.notes[0].note,
+        CallNote::NullOptionalDropped {
+            call: "c1".into(),
+            argument: "task".into()
+        },
         "{:?}",
         call.notes
     );
@@ -486,7 +490,7 @@ fn an_enum_member_given_exactly_is_kept_and_one_in_another_form_becomes_the_memb
     // The quick pass clears the exact member as sent, as the full steps forward it.
     let mut tool = tool_with(root_object(json!({"enum": ["a", "A"]})));
     tool.coerce = true;
-    let compiled = schema::Compiled::new(&tool.input_schema);
+    let compiled = compiled::Compiled::new(&tool.input_schema);
     assert!(compiled.fits_as_sent(json!({"arg": "A"}).as_object().unwrap(), &tool));
     assert!(!compiled.fits_as_sent(json!({"arg": "B"}).as_object().unwrap(), &tool));
 }
@@ -579,7 +583,13 @@ fn an_undeclared_name_follows_the_tool_policy_refuse_drop_or_pass() {
         call.arguments.as_deref(),
         Some(&json!({"query": "q", "note": ""}))
     );
-    assert!(call.notes[0].contains("dropped argument \"offset\""));
+    assert_eq!(
+        call.notes[0].note,
+        CallNote::UndeclaredArgumentDropped {
+            call: "c1".into(),
+            argument: "offset".into()
+        }
+    );
     // pass
     let args = ok("mcp.files.search", json!({"query": "q"}));
     assert_eq!(args, json!({"query": "q", "scope": "team-handbook"}));
@@ -657,13 +667,19 @@ fn argument_names_that_are_not_plain_identifiers_are_quoted_in_paths() {
         &[("t", json!({"q": "x", "a.b": 1, "ab": 2}))],
         &CheckOptions::default(),
     );
+    let messages: Vec<&str> = report.calls[0]
+        .notes
+        .iter()
+        .map(|n| n.message.as_str())
+        .collect();
     assert_eq!(
-        report.calls[0].notes,
+        messages,
         [
             "call \"c1\": dropped argument \"[\"a.b\"]\": tool \"t\" takes only \"q\"",
             "call \"c1\": dropped argument \"ab\": tool \"t\" takes only \"q\"",
         ]
     );
+    assert_eq!(report.calls[0].notes[0].note.code(), "outside-only-dropped");
 }
 
 #[test]
@@ -869,7 +885,13 @@ fn blank_text_arguments_read_as_no_arguments_and_other_text_is_refused() {
         );
         assert_eq!(
             call.notes,
-            ["call \"c1\": the arguments were blank text; read as no arguments"]
+            [CheckNote::from(CallNote::BlankArguments {
+                call: "c1".into()
+            })]
+        );
+        assert_eq!(
+            call.notes[0].message,
+            "call \"c1\": the arguments were blank text; read as no arguments"
         );
         // Read as no arguments, a required argument is still missing.
         assert_eq!(

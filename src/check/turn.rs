@@ -24,10 +24,24 @@ pub struct Call {
     /// takes blank text); so do
     /// arguments that could not be read (see `unreadable`).
     pub arguments: Value,
-    /// Why the call's `arguments` could not be read as JSON (a number out of range, a lone
-    /// surrogate, nesting deeper than the parser allows), where in them, when they could not.
-    /// The check refuses such a call; the rest of the turn is still read.
-    pub unreadable: Option<String>,
+    /// Why the call's `arguments` could not be read (a number out of range, a lone surrogate,
+    /// nesting deeper than the parser allows, a member named twice, a number a double would
+    /// round), when they could not. The check refuses such a call; the rest of the turn is
+    /// still read.
+    pub unreadable: Option<Unreadable>,
+}
+
+/// Why a call's arguments were not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unreadable {
+    /// Occurs when the arguments are not JSON muster reads: serde_json's reason and where it
+    /// stopped (`number out of range at column 10`).
+    Json(String),
+    /// Occurs when the arguments hold a number no `i64`, `u64` or double holds exactly
+    /// (`123456789012345678901234567890`): serde_json would read the nearest double, and the
+    /// tool would receive other digits than the model wrote. The number as written.
+    LossyNumber(String),
 }
 
 impl Drop for Call {
@@ -142,19 +156,31 @@ fn id_lines(text: &str) -> Option<Vec<usize>> {
 }
 
 /// The arguments `raw` holds, or why they cannot be read and where in them.
-fn read_arguments(raw: &RawValue) -> Result<Value, String> {
-    parse_arguments(raw.get()).map_err(|err| reason(&err))
+fn read_arguments(raw: &RawValue) -> Result<Value, Unreadable> {
+    parse_arguments(raw.get())
 }
 
-/// Reads `text` as one JSON value, refusing an object that names a member twice: serde_json
+/// Reads `text` as one JSON value, refusing an object that names a member twice (serde_json
 /// keeps the last value silently, and a model that wrote `{"path": "a", "path": "b"}` must be
-/// told, not have one of them chosen for it.
+/// told, not have one of them chosen for it) and a number a double would round (every digit
+/// the model wrote reaches the tool, or the call is refused).
 ///
 /// # Errors
-/// serde_json's error for text that is not JSON, or one naming the repeated member, with the
-/// line and column where it stands.
-pub(crate) fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
-    serde_json::from_str::<Unique>(text).map(|unique| unique.0)
+/// [`Unreadable::Json`] with serde_json's reason for text that is not JSON, or one naming the
+/// repeated member, with the column where it stands; [`Unreadable::LossyNumber`] naming the
+/// first number that would lose digits.
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, Unreadable> {
+    let value = serde_json::from_str::<Unique>(text)
+        .map_err(|err| Unreadable::Json(reason(&err)))?
+        .0;
+    // Scanned only once the text is known to be JSON, so the scan sees well-formed numbers.
+    match super::digits::lossy_number(text) {
+        Some(number) => {
+            deep::drop_value(value);
+            Err(Unreadable::LossyNumber(number.to_string()))
+        }
+        None => Ok(value),
+    }
 }
 
 /// A JSON value read with every object's member names distinct.
@@ -349,6 +375,14 @@ mod tests {
         assert!(p.help.as_deref().unwrap().contains("\"calls\""));
     }
 
+    /// serde_json's reason a call's arguments were not read, when that is why.
+    fn json_reason(call: &Call) -> Option<&str> {
+        match &call.unreadable {
+            Some(Unreadable::Json(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+
     #[test]
     fn a_bad_value_inside_arguments_is_kept_for_the_report_and_bad_text_elsewhere_is_not() {
         let text = r#"{"calls": [
@@ -359,11 +393,11 @@ mod tests {
         ]}"#;
         let turn = Turn::from_json(text, Path::new("t.json")).unwrap();
         assert_eq!(
-            turn.calls[0].unreadable.as_deref(),
+            json_reason(&turn.calls[0]),
             Some("number out of range at column 10")
         );
         assert!(turn.calls[0].arguments.is_null());
-        let why = turn.calls[1].unreadable.as_deref().unwrap();
+        let why = json_reason(&turn.calls[1]).unwrap();
         assert!(why.contains("escape at column 14"), "{why}");
         // The twins: a large but finite number and a surrogate pair are read.
         assert_eq!(turn.calls[2].unreadable, None);
@@ -390,11 +424,11 @@ mod tests {
         ]}"#;
         let turn = Turn::from_json(text, Path::new("t.json")).unwrap();
         assert_eq!(
-            turn.calls[0].unreadable.as_deref(),
+            json_reason(&turn.calls[0]),
             Some("member name \"n\" is given twice at column 34")
         );
         assert_eq!(
-            turn.calls[1].unreadable.as_deref(),
+            json_reason(&turn.calls[1]),
             Some("member name \"path\" is given twice at column 20")
         );
         assert_eq!(turn.calls[2].unreadable, None);
@@ -403,6 +437,28 @@ mod tests {
             parse_arguments("{\"a\": 1.5, \"b\": [null, true, -3, 18446744073709551615]}").unwrap(),
             serde_json::json!({"a": 1.5, "b": [null, true, -3, 18446744073709551615u64]})
         );
+    }
+
+    /// Issue 13 item 5: a number a double would round is named, never read rounded.
+    #[test]
+    fn a_number_a_double_would_round_is_unreadable_and_exact_ones_are_read() {
+        let text = r#"{"calls": [
+            {"id": "1", "name": "a", "arguments": {"s": "123456789012345678901234567890", "n": 123456789012345678901234567890}},
+            {"id": "2", "name": "a", "arguments": {"n": [1, 1.5, 18446744073709551616, 1e300, -9223372036854775808]}},
+            {"id": "3", "name": "a", "arguments": {"n": 1, "n": 123456789012345678901234567890}}
+        ]}"#;
+        let turn = Turn::from_json(text, Path::new("t.json")).unwrap();
+        assert_eq!(
+            turn.calls[0].unreadable,
+            Some(Unreadable::LossyNumber(
+                "123456789012345678901234567890".into()
+            ))
+        );
+        assert!(turn.calls[0].arguments.is_null());
+        assert_eq!(turn.calls[1].unreadable, None);
+        assert_eq!(turn.calls[1].arguments["n"][2], 18446744073709551616f64);
+        // Text that is not JSON is reported as such first.
+        assert!(json_reason(&turn.calls[2]).unwrap().contains("given twice"));
     }
 
     #[test]

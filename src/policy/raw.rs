@@ -197,3 +197,187 @@ pub struct FlagsFile {
 fn yes() -> bool {
     true
 }
+
+/// At most this many problems are listed per file; past it the rest of the file is not read
+/// again (each problem found costs one more read of the file).
+pub const MAX_FILE_PROBLEMS: usize = 50;
+
+/// Reads `text` as `T`, listing every wrong type and unknown key rather than the first: after
+/// each error the entry it points at (a value of the wrong type, an unknown key, a table
+/// missing a required key) is set aside and the rest is read again, so one run of `validate`
+/// shows every such problem of the file (at most [`MAX_FILE_PROBLEMS`]). A table whose key was
+/// set aside is not also reported as missing that key. Text that is not TOML gives its first
+/// syntax error. A file that reads at once is read once.
+///
+/// # Errors
+/// Every error found, in the order found, when `text` is not a valid `T`.
+pub fn parse_all<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Vec<toml::de::Error>> {
+    let mut err = match toml::from_str::<T>(text) {
+        Ok(value) => return Ok(value),
+        Err(err) => err,
+    };
+    let Ok(mut root) = toml::de::DeTable::parse(text) else {
+        return Err(vec![err]);
+    };
+    let mut errors: Vec<toml::de::Error> = Vec::new();
+    let mut set_aside: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    loop {
+        let span = err.span();
+        // "missing field `k`" for a table whose `k` was set aside repeats an earlier problem.
+        let repeat = span.as_ref().is_some_and(|span| {
+            set_aside
+                .iter()
+                .any(|(table, key)| table == span && err.message() == missing(key))
+        });
+        if !repeat {
+            errors.push(err);
+        }
+        let Some(span) = span else { break };
+        if errors.len() >= MAX_FILE_PROBLEMS {
+            break;
+        }
+        let root_span = root.span();
+        if !remove_at(root.get_mut(), root_span, &span, &mut set_aside) {
+            break;
+        }
+        match T::deserialize(toml::de::Deserializer::from(root.clone())) {
+            Ok(_) => break,
+            Err(next) => err = next,
+        }
+    }
+    Err(errors)
+}
+
+/// serde's message for a struct missing the field `key`.
+fn missing(key: &str) -> String {
+    format!("missing field `{key}`")
+}
+
+/// Removes from `table` (spanning `table_span`) the entry the error at `span` points at: the
+/// deepest key, value or list item with exactly that span (a list of tables spans its first
+/// header, so containment cannot be trusted). Records each key removed with its table's span.
+/// False when nothing below `table` has the span.
+fn remove_at(
+    table: &mut toml::de::DeTable<'_>,
+    table_span: std::ops::Range<usize>,
+    span: &std::ops::Range<usize>,
+    set_aside: &mut Vec<(std::ops::Range<usize>, String)>,
+) -> bool {
+    let keys: Vec<(String, bool)> = table
+        .iter()
+        .map(|(k, _)| (k.get_ref().to_string(), k.span() == *span))
+        .collect();
+    for (key, key_hit) in keys {
+        let value = table.get_mut(key.as_str()).expect("a key of this table");
+        let value_span = value.span();
+        if remove_within(value.get_mut(), value_span.clone(), span, set_aside) {
+            return true;
+        }
+        if key_hit || value_span == *span {
+            table.remove(key.as_str());
+            set_aside.push((table_span, key));
+            return true;
+        }
+    }
+    false
+}
+
+/// [`remove_at`] for a value: a table's entry, or a list's item.
+fn remove_within(
+    value: &mut toml::de::DeValue<'_>,
+    value_span: std::ops::Range<usize>,
+    span: &std::ops::Range<usize>,
+    set_aside: &mut Vec<(std::ops::Range<usize>, String)>,
+) -> bool {
+    use toml::de::{DeArray, DeValue};
+    match value {
+        DeValue::Table(table) => remove_at(table, value_span, span, set_aside),
+        DeValue::Array(items) => {
+            for at in 0..items.len() {
+                let item = &mut items.as_mut()[at];
+                let item_span = item.span();
+                if remove_within(item.get_mut(), item_span.clone(), span, set_aside) {
+                    return true;
+                }
+                if item_span == *span {
+                    // A list cannot drop an item in place: rebuild it without the item.
+                    let mut kept = DeArray::new();
+                    for (i, item) in items.iter().enumerate() {
+                        if i != at {
+                            kept.push(item.clone());
+                        }
+                    }
+                    *items = kept;
+                    return true;
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (line, message) of each error `parse_all` lists for a tools file.
+    fn problems(text: &str) -> Vec<(usize, String)> {
+        let errors = parse_all::<ToolsFile>(text).expect_err("the file has problems");
+        errors
+            .iter()
+            .map(|e| {
+                let at = e.span().expect("every problem has a place").start;
+                (crate::error::line_of(text, at), e.message().to_string())
+            })
+            .collect()
+    }
+
+    /// Issue 13 item 8: only the first wrong type of a file was shown.
+    #[test]
+    fn every_wrong_type_and_unknown_key_of_a_file_is_listed_once() {
+        let text = "[[tool]]\nname = \"a\"\npriority = \"high\"\n\n\
+                    [[tool]]\nname = \"b\"\ndefault_roster = 3\nprority = 1\n\n\
+                    [[tool]]\nname = 7\n\n\
+                    [[tool]]\nname = \"d\"\nparameters = [\"x\", 2]\n";
+        let found = problems(text);
+        let lines: Vec<usize> = found.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [3, 7, 8, 11, 15], "{found:#?}");
+        assert!(
+            found[0]
+                .1
+                .contains("invalid type: string \"high\", expected i64"),
+            "{found:#?}"
+        );
+        assert!(found[2].1.contains("unknown field `prority`"), "{found:#?}");
+        // `name = 7` is one problem, not also "missing field `name`".
+        assert!(
+            found.iter().all(|(_, m)| !m.contains("missing field")),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_table_missing_a_key_is_listed_with_the_other_problems() {
+        let found =
+            problems("[[tool]]\ndescription = \"x\"\n\n[[tool]]\nname = \"b\"\npriority = true\n");
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(found[0].1.contains("missing field `name`"), "{found:#?}");
+        assert_eq!(found[1].0, 6, "{found:#?}");
+    }
+
+    #[test]
+    fn a_valid_file_reads_and_a_syntax_error_is_one_problem() {
+        let file = parse_all::<ToolsFile>("[[tool]]\nname = \"a\"\npriority = 2\n").unwrap();
+        assert_eq!(file.tool[0].get_ref().priority, 2);
+        assert_eq!(problems("[[tool]\nname = \"a\"\npriority = \n").len(), 1);
+    }
+
+    #[test]
+    fn the_list_stops_at_the_limit() {
+        let text: String = (0..MAX_FILE_PROBLEMS + 10)
+            .map(|i| format!("[[tool]]\nname = \"t{i}\"\npriority = \"x\"\n"))
+            .collect();
+        assert_eq!(problems(&text).len(), MAX_FILE_PROBLEMS);
+    }
+}

@@ -3,10 +3,10 @@
 //! function the CLI calls, and the OpenAPI document generated from both.
 
 use super::problem::{ApiError, ProblemDocument};
-use super::{Generation, Shared};
+use super::{Answered, Generation, Shared};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::catalog::Selection;
-use crate::check::CheckOptions;
+use crate::check::{CheckOptions, OfferedPlan};
 use crate::contract::SessionDocument;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
@@ -35,43 +35,65 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            let status = rejection.status();
-            if status == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::http(
-                    status,
-                    "body-too-large",
-                    "the request body is larger than the service accepts",
-                    Problem::new(rejection.body_text()).in_file("body").help(
-                        "send a smaller body, or start the service with a larger --body-limit",
-                    ),
-                )
-            } else {
-                ApiError::with_status(
-                    Error::new(
-                        ErrorKind::Input,
-                        Problem::new(rejection.body_text()).in_file("body"),
-                    ),
-                    status,
-                )
-            }
-        })?;
-        serde_json::from_slice(&bytes).map(Body).map_err(|err| {
-            let status = match err.classify() {
-                serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
-                _ => StatusCode::BAD_REQUEST,
-            };
+        let bytes = body_bytes(req, state).await?;
+        parse(&bytes).map(Body)
+    }
+}
+
+/// The body's bytes, for a handler that keeps answers by them; read as
+/// [`Body`] reads them.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        body_bytes(req, state).await.map(RawBody)
+    }
+}
+
+async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        let status = rejection.status();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::http(
+                status,
+                "body-too-large",
+                "the request body is larger than the service accepts",
+                Problem::new(rejection.body_text())
+                    .in_file("body")
+                    .help("send a smaller body, or start the service with a larger --body-limit"),
+            )
+        } else {
             ApiError::with_status(
-                Error::json(
-                    Path::new("body"),
-                    "request",
-                    &err,
-                    "send a JSON object with the fields docs/serve.md lists for this endpoint",
+                Error::new(
+                    ErrorKind::Input,
+                    Problem::new(rejection.body_text()).in_file("body"),
                 ),
                 status,
             )
-        })
-    }
+        }
+    })
+}
+
+/// A request of type `T` from its body: unreadable JSON is a 400, JSON of
+/// the wrong shape a 422.
+fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|err| {
+        let status = match err.classify() {
+            serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        ApiError::with_status(
+            Error::json(
+                Path::new("body"),
+                "request",
+                &err,
+                "send a JSON object with the fields docs/serve.md lists for this endpoint",
+            ),
+            status,
+        )
+    })
 }
 
 fn cap(value: Option<u32>, field: &str) -> Result<Option<u32>, Error> {
@@ -294,10 +316,10 @@ fn read_session(raw: &RawValue) -> Result<SessionDocument, Error> {
 fn respond(
     status: StatusCode,
     content_type: &'static str,
-    body: String,
+    body: impl Into<axum::body::Body>,
     generation: u64,
 ) -> Response {
-    let mut response = (status, body).into_response();
+    let mut response = (status, body.into()).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(GENERATION_HEADER, HeaderValue::from(generation));
@@ -325,6 +347,14 @@ where
     F: FnOnce(&Shared, &Generation) -> Result<Response, ApiError> + Send + 'static,
 {
     let generation = shared.current.load_full();
+    with(shared, generation, work).await
+}
+
+/// [`with_generation`] with the generation already taken.
+async fn with<F>(shared: Arc<Shared>, generation: Arc<Generation>, work: F) -> Response
+where
+    F: FnOnce(&Shared, &Generation) -> Result<Response, ApiError> + Send + 'static,
+{
     let number = generation.number;
     let joined = tokio::task::spawn_blocking(move || work(&shared, &generation)).await;
     match joined {
@@ -378,15 +408,32 @@ pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountReque
 #[utoipa::path(post, path = "/v1/plan", request_body = PlanRequest,
     responses((status = 200, description = "The plan JSON (docs/plan-json.md)", body = Object),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn plan(State(shared): State<Arc<Shared>>, Body(req): Body<PlanRequest>) -> Response {
-    with_generation(shared, move |shared, g| {
+pub async fn plan(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
+    const ENDPOINT: &str = "/v1/plan";
+    // The same bytes against the same generation are the same answer: the
+    // one kept for them, if any, without parsing or planning again.
+    let generation = shared.current.load_full();
+    if let Some(kept) = generation.plans.get(&body) {
+        shared.metrics.answer(ENDPOINT, kept.outcome);
+        return respond(StatusCode::OK, JSON, kept.body.clone(), generation.number);
+    }
+    with(shared, generation, move |shared, g| {
+        let req: PlanRequest = parse(&body)?;
         let format = tools_format(req.format.as_deref())?;
         let select = req.select()?;
         let answer = match format {
             None => answer::plan(&g.policy, &select, &mut g.cache())?,
             Some(format) => answer::plan_tools(&g.policy, &select, format, &mut g.cache())?,
         };
-        Ok(answered(shared, "/v1/plan", answer, g.number))
+        let kept = Answered {
+            body: Bytes::from(answer.json),
+            outcome: answer.outcome,
+        };
+        let cost = kept.body.len();
+        let kept = Arc::new(kept);
+        g.plans.insert(&body, kept.clone(), cost);
+        shared.metrics.answer(ENDPOINT, kept.outcome);
+        Ok(respond(StatusCode::OK, JSON, kept.body.clone(), g.number))
     })
     .await
 }
@@ -485,15 +532,12 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
 pub async fn check(State(shared): State<Arc<Shared>>, Body(req): Body<CheckRequest>) -> Response {
     with_generation(shared, move |shared, g| {
         let offered = match (&req.plan, &req.session) {
-            (Some(plan), None) => answer::offered(Offer::Plan {
-                text: plan.get(),
-                file: Path::new("plan"),
-            })?,
+            (Some(plan), None) => offered_plan(g, plan.get())?,
             (None, Some(doc)) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
-                Ok(live) => answer::offered(Offer::Session {
+                Ok(live) => Arc::new(answer::offered(Offer::Session {
                     live: &live,
                     file: Path::new("session"),
-                })?,
+                })?),
                 Err(report) => {
                     return Ok(answered(shared, "/v1/check", Answer::of_resume(&report), g.number));
                 }
@@ -518,6 +562,23 @@ pub async fn check(State(shared): State<Arc<Shared>>, Body(req): Body<CheckReque
         Ok(answered(shared, "/v1/check", answer, g.number))
     })
     .await
+}
+
+/// The plan `text` describes, read and compiled once per generation for
+/// the same bytes: a platform checks every turn of a session against the
+/// one plan it was offered.
+fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
+    if let Some(kept) = g.offered.get(text.as_bytes()) {
+        return Ok(kept);
+    }
+    let offered = Arc::new(answer::offered(Offer::Plan {
+        text,
+        file: Path::new("plan"),
+    })?);
+    // Compiled schemas take a few times the text's bytes.
+    g.offered
+        .insert(text.as_bytes(), offered.clone(), text.len() * 4);
+    Ok(offered)
 }
 
 /// Plans and pins a new session: the document `muster session new --format

@@ -2,7 +2,8 @@
 // initialize and tools/list by hand so tests can reach cases the reference
 // servers never produce (pagination, bad listings, servers that leave
 // processes behind). Usage:
-//   node scripted-server.mjs paged|non-object-schema|duplicate|detached|hang
+//   node scripted-server.mjs paged|non-object-schema|duplicate|deep|detached|hang
+// deep lists a tool whose schema nests 200 levels, past what muster reads.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -17,10 +18,16 @@ const tool = (name, extra = {}) => ({
   inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
   ...extra,
 });
+const nested = (levels) => {
+  let schema = { type: "string" };
+  for (let i = 0; i < levels; i++) schema = { type: "object", properties: { a: schema } };
+  return schema;
+};
 const pages = {
   paged: [[tool("alpha"), tool("beta")], [tool("gamma")], [tool("delta", { title: "Delta" })]],
   "non-object-schema": [[tool("fine"), { name: "broken", inputSchema: "not a schema" }]],
   duplicate: [[tool("twice")], [tool("twice")]],
+  deep: [[tool("deep", { inputSchema: nested(200) })]],
   detached: [[tool("alpha")]],
   hang: [[tool("alpha")]],
 }[mode];

@@ -108,6 +108,9 @@ pub enum Command {
         /// Policy directory.
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
     /// Start each MCP server that has a command, list its tools and record
     /// the snapshot; report what changed. Exit 2 if any server failed.
@@ -131,6 +134,9 @@ pub enum Command {
         /// Only these servers (repeatable; default: every server).
         #[arg(long = "server", value_name = "NAME")]
         servers: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
 }
 

@@ -25,7 +25,19 @@ pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    // Every command but `serve` answers on stdout: with it closed, refuse before doing anything
+    // (`muster plan >&-` would otherwise exit 0 having written nothing, and `session new`
+    // would write its document and then fail).
+    let result = if closed_stdout::at_start() && writes_stdout(&cli.command) {
+        Err(Error::new(
+            ErrorKind::Io,
+            Problem::new("cannot write output: standard output is closed")
+                .help("run the command with its output going to a file, a pipe or the terminal"),
+        ))
+    } else {
+        run(cli.command)
+    };
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let label = match err.kind() {
@@ -51,6 +63,46 @@ pub(crate) fn emit(text: &str) -> Result<(), Error> {
             ErrorKind::Io,
             Problem::new(format!("cannot write output: {err}")),
         )),
+    }
+}
+
+/// Whether `command` answers on stdout: all but `serve`, which logs to stderr.
+fn writes_stdout(command: &Command) -> bool {
+    match command {
+        #[cfg(feature = "serve")]
+        Command::Serve(_) => false,
+        _ => true,
+    }
+}
+
+/// Whether stdout was closed when the process started. Rust's runtime reopens a closed
+/// standard descriptor on /dev/null before `main`, where every write succeeds and vanishes, so
+/// the descriptor is looked at earlier, by a constructor the loader runs before the runtime.
+mod closed_stdout {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+
+    /// Whether descriptor 1 was not open when the process started.
+    pub(crate) fn at_start() -> bool {
+        CLOSED.load(Ordering::Relaxed)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static LOOK: extern "C" fn() = look;
+
+    #[cfg(target_os = "linux")]
+    extern "C" fn look() {
+        unsafe extern "C" {
+            fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+        }
+        const F_GETFD: i32 = 1;
+        // SAFETY: F_GETFD only reads the descriptor's flags; -1 means it is not open.
+        if unsafe { fcntl(1, F_GETFD) } == -1 {
+            CLOSED.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -184,7 +236,11 @@ fn run(command: Command) -> Result<u8, Error> {
             servers,
             lock,
         } => mcp::discover(&policies, &servers, lock),
-        Command::Lock { policies, servers } => mcp::lock(&policies, &servers),
+        Command::Lock {
+            policies,
+            servers,
+            format,
+        } => mcp::lock(&policies, &servers, format),
         Command::Check {
             plan,
             session,
@@ -266,9 +322,13 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies } => {
+        Command::Validate { policies, format } => {
             let policy = Policy::load(&policies)?;
-            emit(&render::validate_text(&policy)?)?;
+            let validation = muster::validate::validate(&policy)?;
+            emit(&match format {
+                TextOrJson::Text => render::validate_text(&validation),
+                TextOrJson::Json => answer::json_text(&validation),
+            })?;
             Ok(0)
         }
     }

@@ -1,6 +1,8 @@
 //! `discover` and `lock`: the MCP commands.
 
+use crate::args::TextOrJson;
 use crate::{EXIT_BAD_INPUT, emit};
+use muster::contract::{LOCK_FORMAT_VERSION, LockAnswer};
 use muster::discover::{Event, ServerSpec, SnapshotDiff, discover as run_discover};
 use muster::lock::{Lock, LockFinding, LockStatus};
 use muster::names::escape;
@@ -194,7 +196,7 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &Path) {
     }
 }
 
-pub fn lock(policies: &Path, names: &[String]) -> Result<u8, Error> {
+pub fn lock(policies: &Path, names: &[String], format: TextOrJson) -> Result<u8, Error> {
     let policy = Policy::load(policies)?;
     let servers = selected(&policy, names)?;
     let mut lock = Lock::read_or_empty(&policy.lock.file)?;
@@ -225,8 +227,18 @@ pub fn lock(policies: &Path, names: &[String]) -> Result<u8, Error> {
         accepted.extend(findings);
     }
     lock.write(&policy.lock.file)?;
-    let mut out = String::new();
-    render_accepted(&mut out, &accepted, &policy.lock.file);
-    emit(&out)?;
+    let answer = LockAnswer {
+        format_version: LOCK_FORMAT_VERSION,
+        lock_file: policy.lock.file.display().to_string(),
+        accepted,
+    };
+    emit(&match format {
+        TextOrJson::Text => {
+            let mut out = String::new();
+            render_accepted(&mut out, &answer.accepted, &policy.lock.file);
+            out
+        }
+        TextOrJson::Json => muster::answer::json_text(&answer),
+    })?;
     Ok(0)
 }

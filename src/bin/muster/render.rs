@@ -1,10 +1,8 @@
 //! Human-readable output: tables and reports for a terminal.
 
-use muster::Error;
-use muster::catalog::{Catalog, Selection};
+use muster::contract::Validation;
 use muster::gate::GateResult;
-use muster::plan::{Plan, plan};
-use muster::policy::Policy;
+use muster::plan::Plan;
 use std::fmt::Write as _;
 
 fn thousands(n: u32) -> String {
@@ -159,48 +157,16 @@ pub fn gate_text(results: &[GateResult]) -> String {
     out
 }
 
-/// Plans every agent under no profile and under each profile, and reports
-/// the warnings those plans raise.
-pub fn validate_text(policy: &Policy) -> Result<String, Error> {
+/// `muster validate`'s text: the counts, then each warning with the plan that raised it.
+pub fn validate_text(v: &Validation) -> String {
     let mut out = String::new();
-    let mut warnings = std::collections::BTreeSet::new();
-    let mut profiles: Vec<Option<String>> = vec![None];
-    profiles.extend(policy.profiles.keys().cloned().map(Some));
-    for agent in &policy.agents {
-        for profile in &profiles {
-            let selection = Selection {
-                agent: Some(agent.name.clone()),
-                profile: profile.clone(),
-                flags: Vec::new(),
-                version: Some(agent.version),
-            };
-            let catalog = Catalog::build(policy, &selection)?;
-            let plan = plan(&catalog, catalog.caps);
-            for w in plan.warnings {
-                let context = format!(
-                    "agent {}, {}",
-                    agent.name,
-                    profile
-                        .as_deref()
-                        .map(|p| format!("profile {p}"))
-                        .unwrap_or_else(|| "no profile".into())
-                );
-                warnings.insert((w.to_string(), context));
-            }
-        }
-    }
-    let listed: usize = policy.servers.iter().map(|s| s.listed.len()).sum();
     let _ = writeln!(
         out,
-        "{}: valid ({} configured tools, {} servers listing {listed} tools, {} agents, {} flag profiles)",
-        policy.root.display(),
-        policy.tools.len(),
-        policy.servers.len(),
-        policy.agents.len(),
-        policy.profiles.len()
+        "{}: valid ({} configured tools, {} servers listing {} tools, {} agents, {} flag profiles)",
+        v.policies, v.configured_tools, v.servers, v.listed_tools, v.agents, v.profiles
     );
-    for (w, context) in &warnings {
-        let _ = writeln!(out, "warning: {w} [{context}]");
+    for w in &v.warnings {
+        let _ = writeln!(out, "warning: {} [{}]", w.warning, w.context());
     }
-    Ok(out)
+    out
 }

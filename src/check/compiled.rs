@@ -1,0 +1,226 @@
+//! A tool's input schema compiled once, when the plan is read, into a flat arena of nodes the
+//! walk and the quick pass read without re-reading keyword names.
+
+use serde_json::Value;
+
+use super::ty::{Declared, Ty};
+
+/// A tool's schema compiled once, when the plan is read: each node's keywords in a flat arena,
+/// so checking a call neither re-reads keyword names nor recurses.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Compiled {
+    pub(super) nodes: Vec<CNode>,
+    /// Top-level members declared as a list or object and not as text: the ones a model may
+    /// have wrapped in a JSON string.
+    wrappable: Vec<String>,
+}
+
+/// One compiled schema node.
+#[derive(Debug, PartialEq, Default)]
+pub(super) struct CNode {
+    /// False for a node the check does not judge (`$ref`, `oneOf`, …, an unreadable type, or a
+    /// node that is not an object): it and everything under it pass.
+    pub(super) judged: bool,
+    pub(super) declared: Declared,
+    /// The declared types in the order written; casts try them in this order.
+    pub(super) order: Vec<Ty>,
+    pub(super) enumeration: Option<Vec<Value>>,
+    /// Declared members, sorted by name: (name, node, required).
+    pub(super) properties: Vec<(String, usize, bool)>,
+    pub(super) has_properties: bool,
+    /// Required names: (name, node when `properties` declares it).
+    pub(super) required: Vec<(String, Option<usize>)>,
+    pub(super) pattern_properties: bool,
+    pub(super) additional: Additional,
+    pub(super) items: Items,
+}
+
+#[derive(Debug, PartialEq, Default)]
+pub(super) enum Additional {
+    #[default]
+    Open,
+    Closed,
+    Schema(usize),
+}
+
+#[derive(Debug, PartialEq, Default)]
+pub(super) enum Items {
+    #[default]
+    None,
+    Each(usize),
+    Tuple(Vec<usize>),
+}
+
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            for member in node.enumeration.take().unwrap_or_default() {
+                super::deep::drop_value(member);
+            }
+        }
+    }
+}
+
+impl Compiled {
+    /// Compiles `schema` level by level on the heap, so any nesting compiles.
+    pub(crate) fn new(schema: &Value) -> Self {
+        let mut nodes = vec![CNode::default()];
+        let mut todo = vec![(schema, 0usize)];
+        while let Some((schema, at)) = todo.pop() {
+            nodes[at] = compile_one(schema, &mut nodes, &mut todo);
+        }
+        let wrappable = nodes[0]
+            .properties
+            .iter()
+            .filter(|(_, at, _)| wrappable(nodes[*at].declared))
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        Self { nodes, wrappable }
+    }
+
+    /// Top-level members a model may have wrapped in a JSON string.
+    pub(crate) fn wrappable(&self) -> &[String] {
+        &self.wrappable
+    }
+
+    pub(super) fn root(&self) -> &CNode {
+        &self.nodes[0]
+    }
+}
+
+fn compile_one<'s>(
+    schema: &'s Value,
+    nodes: &mut Vec<CNode>,
+    todo: &mut Vec<(&'s Value, usize)>,
+) -> CNode {
+    let mut node = CNode::default();
+    let Some(map) = schema.as_object() else {
+        return node;
+    };
+    let mut child = |schema: &'s Value| {
+        nodes.push(CNode::default());
+        todo.push((schema, nodes.len() - 1));
+        nodes.len() - 1
+    };
+    if ["$ref", "oneOf", "anyOf", "allOf", "not", "if"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return node;
+    }
+    node.declared = Declared::of(map.get("type"));
+    if node.declared == Declared::Unreadable {
+        return node;
+    }
+    node.judged = true;
+    node.order = match map.get("type") {
+        Some(Value::String(name)) => Ty::parse(name).into_iter().collect(),
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(|n| n.as_str().and_then(Ty::parse))
+            .collect(),
+        _ => Vec::new(),
+    };
+    node.enumeration = map
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|members| members.iter().map(super::deep::clone_value).collect());
+    let required: Vec<&str> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+        node.has_properties = true;
+        node.properties = properties
+            .iter()
+            .map(|(name, schema)| {
+                (
+                    name.clone(),
+                    child(schema),
+                    required.contains(&name.as_str()),
+                )
+            })
+            .collect();
+        node.properties.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for name in required {
+        if !seen.contains(&name) {
+            seen.push(name);
+            let at = node
+                .properties
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, at, _)| *at);
+            node.required.push((name.to_string(), at));
+        }
+    }
+    node.pattern_properties = map.contains_key("patternProperties");
+    node.additional = match map.get("additionalProperties") {
+        Some(Value::Bool(false)) => Additional::Closed,
+        Some(schema @ Value::Object(_)) => Additional::Schema(child(schema)),
+        _ => Additional::Open,
+    };
+    node.items = match map.get("items") {
+        Some(Value::Array(tuple)) => Items::Tuple(tuple.iter().map(&mut child).collect()),
+        Some(schema) => Items::Each(child(schema)),
+        None => Items::None,
+    };
+    node
+}
+
+impl CNode {
+    /// The declared member `name`: (node, required). Members usually arrive in name order, as
+    /// the properties are kept, so the entry after the last hit (`hint`) is tried first.
+    #[inline(always)]
+    pub(super) fn member(&self, name: &str, hint: &mut usize) -> Option<(usize, bool)> {
+        let at = match self.properties.get(*hint) {
+            Some((n, _, _)) if n == name => *hint,
+            _ => self.member_after(name, *hint)?,
+        };
+        *hint = at + 1;
+        let (_, node, required) = &self.properties[at];
+        Some((*node, *required))
+    }
+
+    /// Where `name` is among the properties when it is not at `hint`. A call usually leaves out
+    /// some optional members, so the next given one is a few entries on; those are compared for
+    /// equality alone, which is cheap, before searching.
+    #[inline(never)]
+    fn member_after(&self, name: &str, hint: usize) -> Option<usize> {
+        let start = (hint + 1).min(self.properties.len());
+        match self.properties[start..]
+            .iter()
+            .take(3)
+            .position(|(n, _, _)| n == name)
+        {
+            Some(offset) => Some(start + offset),
+            None => self
+                .properties
+                .binary_search_by(|(n, _, _)| n.as_str().cmp(name))
+                .ok(),
+        }
+    }
+
+    /// Whether null is excluded: by the declared types, or by an `enum` without null.
+    pub(super) fn excludes_null(&self) -> bool {
+        self.judged
+            && (self.declared.excludes_null()
+                || self
+                    .enumeration
+                    .as_ref()
+                    .is_some_and(|members| !members.iter().any(Value::is_null)))
+    }
+
+    /// The declared type names, in the order written.
+    pub(super) fn type_names(&self) -> Vec<String> {
+        self.order.iter().map(|t| t.name().to_string()).collect()
+    }
+}
+
+/// Whether a top-level member declared `declared` is one a model may have wrapped in a JSON
+/// string: declared as a list or object and not as text.
+pub(super) fn wrappable(declared: Declared) -> bool {
+    (declared.has(Ty::Array) || declared.has(Ty::Object)) && !declared.has(Ty::String)
+}

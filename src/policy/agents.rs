@@ -1,0 +1,186 @@
+//! Groups and agents from `muster.toml`: named sets of tools, and each
+//! agent's versions, which one is current and which agent is the default.
+
+use super::load::{Loader, Source};
+use super::{Agent, Group, Origin, ServerDef, bad_name, raw};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+impl Loader {
+    /// The `[[group]]` tables, in declared order.
+    pub(super) fn groups(&mut self, src: &Source, file: &[Spanned<raw::RawGroup>]) -> Vec<Group> {
+        let mut groups: Vec<Group> = Vec::new();
+        for g in file {
+            let origin = src.at(g);
+            let g = g.get_ref();
+            if groups.iter().any(|other| &other.name == g.name.get_ref()) {
+                self.problems.push(
+                    src.at(&g.name)
+                        .problem(format!("group {:?} is declared twice", g.name.get_ref())),
+                );
+                continue;
+            }
+            if let Some(problem) = bad_name(g.name.get_ref()) {
+                self.problems.push(
+                    src.at(&g.name)
+                        .problem(format!("group name {:?} {problem}", g.name.get_ref()))
+                        .help("name it with visible characters only"),
+                );
+            }
+            if g.members.is_empty() {
+                self.problems.push(
+                    origin
+                        .problem(format!("group {:?} has no members", g.name.get_ref()))
+                        .help("list full tool names in members = [...]"),
+                );
+            }
+            if g.defer_together && g.required {
+                self.problems.push(
+                    origin
+                        .problem(format!(
+                            "group {:?} is both required and defer_together",
+                            g.name.get_ref()
+                        ))
+                        .help("required members are always offered, so they are never deferred; drop one of the two"),
+                );
+            }
+            groups.push(Group {
+                name: g.name.get_ref().clone(),
+                required: g.required,
+                members: g
+                    .members
+                    .iter()
+                    .map(|m| (m.get_ref().clone(), src.at(m)))
+                    .collect(),
+                description: g.description.clone(),
+                defer_together: g.defer_together,
+                origin,
+            });
+        }
+        groups
+    }
+
+    /// The `[[agent]]` tables (a `default` agent when there are none), the
+    /// index of the default agent at its current version, and each name's
+    /// current version.
+    pub(super) fn agents(
+        &mut self,
+        src: &Source,
+        file: &[Spanned<raw::RawAgent>],
+        servers: &[ServerDef],
+    ) -> (Vec<Agent>, usize, BTreeMap<String, usize>) {
+        let mut agents: Vec<Agent> = Vec::new();
+        let mut default_agent: Option<usize> = None;
+        let mut current_marked: BTreeMap<String, usize> = BTreeMap::new();
+        for a in file {
+            let origin = src.at(a);
+            let a = a.get_ref();
+            let name = a.name.get_ref().clone();
+            let version = match &a.version {
+                Some(v) if *v.get_ref() < 0 => {
+                    self.problems.push(
+                        src.at(v)
+                            .problem(format!("agent {name:?}: version must be 0 or more")),
+                    );
+                    0
+                }
+                Some(v) => *v.get_ref() as u64,
+                None => 1,
+            };
+            if agents
+                .iter()
+                .any(|other| other.name == name && other.version == version)
+            {
+                self.problems.push(
+                    src.at(&a.name)
+                        .problem(format!(
+                            "agent {name:?} version {version} is declared twice"
+                        ))
+                        .help("give each declaration of one agent its own version"),
+                );
+                continue;
+            }
+            if a.default {
+                match default_agent.map(|i| &agents[i]) {
+                    Some(first) if first.name != name => self.problems.push(
+                        origin
+                            .problem(format!(
+                                "agents {:?} and {name:?} are both marked default",
+                                first.name
+                            ))
+                            .help("mark exactly one agent default = true"),
+                    ),
+                    Some(_) => {}
+                    None => default_agent = Some(agents.len()),
+                }
+            }
+            if a.current {
+                if let Some(&first) = current_marked.get(&name) {
+                    self.problems.push(
+                        origin
+                            .problem(format!(
+                                "agent {name:?}: versions {} and {version} are both marked current",
+                                agents[first].version
+                            ))
+                            .help("mark at most one version current = true; without it the highest version is current"),
+                    );
+                } else {
+                    current_marked.insert(name.clone(), agents.len());
+                }
+            }
+            if let Some(servers_list) = &a.servers {
+                for s in servers_list {
+                    if !servers.iter().any(|server| &server.name == s.get_ref()) {
+                        self.problems.push(
+                            src.at(s)
+                                .problem(format!(
+                                    "agent {name:?} names MCP server {:?}, which no mcp/*.toml declares",
+                                    s.get_ref()
+                                ))
+                                .help("declare the server in mcp/*.toml or remove it from servers"),
+                        );
+                    }
+                }
+            }
+            let named = |list: &Option<Vec<Spanned<String>>>| {
+                list.as_ref()
+                    .map(|l| l.iter().map(|n| (n.get_ref().clone(), src.at(n))).collect())
+            };
+            agents.push(Agent {
+                name,
+                version,
+                enabled_tools: named(&a.enabled_tools),
+                servers: named(&a.servers),
+                origin,
+            });
+        }
+        if agents.is_empty() {
+            agents.push(Agent {
+                name: "default".into(),
+                version: 1,
+                enabled_tools: None,
+                servers: None,
+                origin: Origin {
+                    file: self.root.join("muster.toml"),
+                    line: None,
+                },
+            });
+        }
+        // Each name's current version: the one marked, else the highest.
+        let mut current_versions = BTreeMap::new();
+        for (i, agent) in agents.iter().enumerate() {
+            if current_marked.contains_key(&agent.name) {
+                continue;
+            }
+            let current = current_versions.entry(agent.name.clone()).or_insert(i);
+            if agents[*current].version < agent.version {
+                *current = i;
+            }
+        }
+        current_versions.extend(current_marked);
+        // The default agent is its name at its current version.
+        let default_name = &agents[default_agent.unwrap_or(0)].name;
+        let default_agent = current_versions[default_name];
+        (agents, default_agent, current_versions)
+    }
+}

@@ -1,0 +1,66 @@
+//! The validation sweep: plans every agent version under no profile and under each flag profile,
+//! and gathers the warnings those plans raise, each once per agent name and profile. It reads a
+//! policy that already loaded (every problem of a policy that does not is [`Policy::load`]'s);
+//! it decides nothing and prints nothing.
+
+use std::collections::BTreeMap;
+
+use crate::catalog::{Catalog, Selection};
+use crate::contract::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
+use crate::error::Error;
+use crate::plan::plan;
+use crate::policy::Policy;
+
+/// What `policy` holds and every warning its plans raise.
+///
+/// # Errors
+/// As [`Catalog::build`]: never for a loaded policy's own agents and profiles.
+///
+/// # Example
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::create_dir(dir.path().join("tools")).unwrap();
+/// # std::fs::write(dir.path().join("tools/t.toml"),
+/// #     "[[tool]]\nname = \"memory.search\"\ndescription = \"Search memory.\"\n").unwrap();
+/// let policy = muster::policy::Policy::load(dir.path()).unwrap();
+/// let validation = muster::validate::validate(&policy).unwrap();
+/// assert_eq!(validation.configured_tools, 1);
+/// assert!(validation.warnings.is_empty());
+/// ```
+pub fn validate(policy: &Policy) -> Result<Validation, Error> {
+    let mut profiles: Vec<Option<String>> = vec![None];
+    profiles.extend(policy.profiles.keys().cloned().map(Some));
+    // Keyed by the sentence with its place, then the plan in words: the order the text shows.
+    let mut warnings: BTreeMap<(String, String), SweptWarning> = BTreeMap::new();
+    for agent in &policy.agents {
+        for profile in &profiles {
+            let selection = Selection {
+                agent: Some(agent.name.clone()),
+                profile: profile.clone(),
+                flags: Vec::new(),
+                version: Some(agent.version),
+            };
+            let catalog = Catalog::build(policy, &selection)?;
+            for warning in plan(&catalog, catalog.caps).warnings {
+                let swept = SweptWarning {
+                    warning,
+                    agent: agent.name.clone(),
+                    profile: profile.clone(),
+                };
+                warnings
+                    .entry((swept.warning.to_string(), swept.context()))
+                    .or_insert(swept);
+            }
+        }
+    }
+    Ok(Validation {
+        format_version: VALIDATE_FORMAT_VERSION,
+        policies: policy.root.display().to_string(),
+        configured_tools: policy.tools.len(),
+        servers: policy.servers.len(),
+        listed_tools: policy.servers.iter().map(|s| s.listed.len()).sum(),
+        agents: policy.agents.len(),
+        profiles: policy.profiles.len(),
+        warnings: warnings.into_values().collect(),
+    })
+}
