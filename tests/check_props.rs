@@ -372,6 +372,7 @@ const MODES: [(bool, bool); 4] = [(false, false), (false, true), (true, false), 
 fn offered(schema: &Value, strict: bool, coerce: bool, unknown: UnknownArguments) -> OfferedPlan {
     let tool = OfferedTool {
         name: "t".into(),
+        provider_name: None,
         source: if strict {
             Source::Mcp
         } else {

@@ -97,7 +97,7 @@ fn plan(schema: &Value) -> OfferedPlan {
                    "input_schema": input})
         })
         .collect();
-    let text = json!({"format_version": 2, "roster": roster}).to_string();
+    let text = json!({"format_version": 3, "roster": roster}).to_string();
     OfferedPlan::from_json(&text, Path::new("plan.json")).expect("every suite schema is offered")
 }
 

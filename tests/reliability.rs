@@ -315,7 +315,7 @@ fn a_number_that_would_lose_digits_refuses_its_call() {
     const BIG: &str = "123456789012345678901234567890";
     let fx = Fixture::new(&[(
         "plan.json",
-        r#"{"format_version": 2, "roster": [
+        r#"{"format_version": 3, "roster": [
             {"name": "a.lenient", "check": "lenient", "coerce": true, "input_schema": {"type": "object",
              "properties": {"n": {"type": "number"}, "s": {"type": "string"}}}},
             {"name": "a.strict", "source": "mcp", "check": "strict", "coerce": true, "input_schema": {"type": "object",
@@ -474,7 +474,7 @@ fn check_fixture(turn: &str) -> Fixture {
     Fixture::new(&[
         (
             "plan.json",
-            r#"{"format_version": 2, "roster": [{"name": "a.b", "input_schema":
+            r#"{"format_version": 3, "roster": [{"name": "a.b", "input_schema":
                 {"type": "object", "properties": {"path": {"type": "string"}}}}]}"#,
         ),
         ("turn.json", turn),
@@ -517,7 +517,7 @@ fn input_nested_too_deep_is_named_with_its_line() {
     fx.write(
         "plan.json",
         &format!(
-            "{{\"format_version\": 2,\n\"roster\": [{{\"name\": \"a.b\", \"input_schema\": {deep}}}]}}"
+            "{{\"format_version\": 3,\n\"roster\": [{{\"name\": \"a.b\", \"input_schema\": {deep}}}]}}"
         ),
     );
     let stderr = refused(&fx, &CHECK);
@@ -554,7 +554,7 @@ fn a_member_named_twice_in_arguments_refuses_the_call() {
         "turn.json",
         r#"{"calls": [{"id": "c", "name": "a.b", "arguments": {"path": "a", "q": {"path": "b"}}}]}"#,
     );
-    let plan = r#"{"format_version": 2, "roster": [{"name": "a.b", "input_schema":
+    let plan = r#"{"format_version": 3, "roster": [{"name": "a.b", "input_schema":
         {"type": "object", "properties": {"path": {"type": "string"}, "q": {"type": "object"}}}}]}"#;
     fx.write("plan.json", plan);
     muster(fx.path()).args(CHECK).assert().success();
