@@ -23,7 +23,6 @@ use crate::contract::Reason;
 use crate::contract::{Code, Status, Warning, WarningKind};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 
 /// The facts behind one decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +35,11 @@ pub enum Facts {
         offered_ahead: u32,
         /// The item cap that would let it in, tokens permitting.
         item_cap_needed: u32,
-        /// Offered tools, lowest-ranked first and not required, that would
-        /// each have to give up a slot for it to be offered at this cap.
-        /// Shared: every miss past the last displaceable slot-holder holds
-        /// the same list, so a large catalog costs no allocation per miss.
-        displace: Arc<[usize]>,
+        /// How many offered tools, the first of [`Plan::displaceable`],
+        /// would each have to give up a slot for it to be offered at this
+        /// cap: a count into one shared list, so a large catalog costs no
+        /// allocation and no reference count per miss.
+        displace: u32,
     },
     /// Missed on the token cap.
     TokenCap {
@@ -120,6 +119,10 @@ pub struct Plan<'c> {
     /// Cut candidates: those that missed a cap in rank order, then those
     /// the catalog excluded in catalog order.
     pub cut: Vec<usize>,
+    /// Offered tools that are not required (nor the control tool),
+    /// lowest-ranked first: the slot-holders item-cap misses would displace
+    /// (see [`Facts::ItemCap`]).
+    pub displaceable: Vec<usize>,
     /// Totals.
     pub totals: Totals,
     /// Headroom.
@@ -191,7 +194,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
                 Facts::ItemCap {
                     offered_ahead: caps.items - items_left,
                     item_cap_needed: caps.items.saturating_add(item_misses),
-                    displace: Arc::default(),
+                    displace: 0,
                 },
             ))
         } else if cost > tokens_left {
@@ -253,14 +256,11 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
             !c.required && !matches!(c.source, Source::Control)
         })
         .collect();
-    let mut prefixes: Vec<Arc<[usize]>> = Vec::new();
+    let mut item_misses = 0usize;
     for &i in &missed {
         if let Facts::ItemCap { displace, .. } = &mut decisions[i].facts {
-            let k = (prefixes.len() + 1).min(displaceable.len());
-            if prefixes.len() < k {
-                prefixes.push(displaceable[..k].into());
-            }
-            *displace = prefixes.get(k.wrapping_sub(1)).cloned().unwrap_or_default();
+            item_misses += 1;
+            *displace = item_misses.min(displaceable.len()) as u32;
         }
     }
 
@@ -282,7 +282,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
             warnings.push(Warning::new(WarningKind::RequiredNotOffered {
                 tool: c.name.clone(),
                 status: decisions[i].status,
-                reason: reason_of(catalog, &decisions[i], None, i),
+                reason: reason_of(catalog, &displaceable, &decisions[i], None, i),
             }));
         }
     }
@@ -327,6 +327,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         roster,
         deferred,
         cut,
+        displaceable,
         totals,
         headroom,
         warnings,
@@ -335,7 +336,13 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
 }
 
 /// The code and facts of candidate `i`'s decision `d`.
-fn reason_of(catalog: &Catalog, d: &Decision, control: Option<&ControlOffer>, i: usize) -> Reason {
+fn reason_of(
+    catalog: &Catalog,
+    displaceable: &[usize],
+    d: &Decision,
+    control: Option<&ControlOffer>,
+    i: usize,
+) -> Reason {
     let c = &catalog.candidates[i];
     if let Some(ex) = &c.exclusion {
         return ex.clone();
@@ -349,7 +356,10 @@ fn reason_of(catalog: &Catalog, d: &Decision, control: Option<&ControlOffer>, i:
         } => Reason::ItemCap {
             offered_ahead: *offered_ahead,
             item_cap_needed: *item_cap_needed,
-            displace: displace.iter().map(|&j| name(j)).collect(),
+            displace: displaceable[..*displace as usize]
+                .iter()
+                .map(|&j| name(j))
+                .collect(),
         },
         Facts::TokenCap {
             tokens,
@@ -491,7 +501,13 @@ impl Plan<'_> {
 
     /// The code and facts of candidate `i`'s decision.
     pub fn reason(&self, i: usize) -> Reason {
-        reason_of(self.catalog, &self.decisions[i], self.control.as_ref(), i)
+        reason_of(
+            self.catalog,
+            &self.displaceable,
+            &self.decisions[i],
+            self.control.as_ref(),
+            i,
+        )
     }
 
     /// One sentence with the facts of candidate `i`'s decision.
