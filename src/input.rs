@@ -114,7 +114,13 @@ pub fn read_text(path: &Path) -> Result<String, ReadError> {
 }
 
 pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let text = String::from_utf8(read_bytes_limited(path, limit)?).map_err(|err| {
+    utf8_text(read_bytes_limited(path, limit)?)
+}
+
+/// `bytes` as text without a leading byte-order mark, or where the first
+/// byte that is not UTF-8 is.
+fn utf8_text(bytes: Vec<u8>) -> Result<String, ReadError> {
+    let text = String::from_utf8(bytes).map_err(|err| {
         let offset = err.utf8_error().valid_up_to();
         let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
         ReadError::NotUtf8 {
@@ -163,18 +169,7 @@ pub fn read_text_from(reader: impl Read) -> Result<String, ReadError> {
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
     }
-    let text = String::from_utf8(bytes).map_err(|err| {
-        let offset = err.utf8_error().valid_up_to();
-        let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
-        ReadError::NotUtf8 {
-            offset,
-            line: line_of(valid, offset),
-        }
-    })?;
-    Ok(match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_string(),
-        None => text,
-    })
+    utf8_text(bytes)
 }
 
 /// The metadata of `path` when it is a regular file (links followed), else

@@ -338,18 +338,13 @@ impl Loader {
         value: &Spanned<String>,
         subject: &str,
     ) -> Option<UnknownArguments> {
-        let parsed = UnknownArguments::parse(value.get_ref());
-        if parsed.is_none() {
-            self.problems.push(
-                src.at(value)
-                    .problem(format!(
-                        "{subject}: unknown_arguments = {:?} is not a choice",
-                        value.get_ref()
-                    ))
-                    .help("use \"refuse\", \"drop\" or \"pass\""),
-            );
-        }
-        parsed
+        self.choice(
+            src,
+            value,
+            UnknownArguments::parse,
+            &format!("{subject}: unknown_arguments"),
+            "use \"refuse\", \"drop\" or \"pass\"",
+        )
     }
 
     pub(super) fn check_mode(
@@ -358,15 +353,31 @@ impl Loader {
         value: &Spanned<String>,
         subject: &str,
     ) -> Option<CheckMode> {
-        let parsed = CheckMode::parse(value.get_ref());
+        self.choice(
+            src,
+            value,
+            CheckMode::parse,
+            &format!("{subject}: check"),
+            "use \"lenient\" (the argument-check record's rules) or \"strict\" (validate against the whole input schema)",
+        )
+    }
+
+    /// `value` read by `parse`, or a problem saying `key = value` is not
+    /// one of the choices `help` lists.
+    fn choice<T>(
+        &mut self,
+        src: &Source,
+        value: &Spanned<String>,
+        parse: impl Fn(&str) -> Option<T>,
+        key: &str,
+        help: &str,
+    ) -> Option<T> {
+        let parsed = parse(value.get_ref());
         if parsed.is_none() {
             self.problems.push(
                 src.at(value)
-                    .problem(format!(
-                        "{subject}: check = {:?} is not a choice",
-                        value.get_ref()
-                    ))
-                    .help("use \"lenient\" (the argument-check record's rules) or \"strict\" (validate against the whole input schema)"),
+                    .problem(format!("{key} = {:?} is not a choice", value.get_ref()))
+                    .help(help),
             );
         }
         parsed
