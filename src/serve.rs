@@ -63,6 +63,13 @@ pub struct Config {
     pub concurrency: usize,
     /// Longest a client may take to send a request's headers.
     pub header_read_timeout: Duration,
+    /// Most entries each memo of a generation keeps (`/v1/plan` answers,
+    /// plans `/v1/check` compiled): distinct request bodies past it evict
+    /// older ones, so a client sending endless distinct bodies costs work,
+    /// never memory.
+    pub memo_entries: usize,
+    /// Most bytes each memo of a generation holds, keys and values.
+    pub memo_bytes: usize,
 }
 
 impl Default for Config {
@@ -75,6 +82,8 @@ impl Default for Config {
             request_timeout: Duration::from_secs(10),
             concurrency: 256,
             header_read_timeout: Duration::from_secs(5),
+            memo_entries: 256,
+            memo_bytes: 16 * 1024 * 1024,
         }
     }
 }
@@ -113,7 +122,7 @@ impl Generation {
     /// A generation of `policy`, its token counts warmed by planning the
     /// default roster (a policy whose default cannot be planned starts
     /// cold; its requests answer the problem).
-    fn new(number: u64, policy: Policy) -> Self {
+    fn new(number: u64, policy: Policy, limits: MemoLimits) -> Self {
         let mut seed = TokenCache::in_memory();
         let _ = crate::answer::plan(&policy, &crate::answer::Select::default(), &mut seed);
         Self {
@@ -121,8 +130,8 @@ impl Generation {
             policy,
             caches: std::sync::Mutex::new(Vec::new()),
             seed: std::sync::Mutex::new(seed),
-            plans: Memo::new(256, 64 << 20),
-            offered: Memo::new(64, 64 << 20),
+            plans: Memo::new(limits.entries, limits.bytes),
+            offered: Memo::new(limits.entries, limits.bytes),
         }
     }
 
@@ -134,6 +143,14 @@ impl Generation {
             generation: self,
             cache,
         }
+    }
+
+    /// How full each memo is, by the name `/metrics` gives it.
+    fn memo_fills(&self) -> [(&'static str, memo::Fill); 2] {
+        [
+            ("plans", self.plans.fill()),
+            ("offered", self.offered.fill()),
+        ]
     }
 
     fn pool(&self) -> std::sync::MutexGuard<'_, Vec<TokenCache>> {
@@ -179,11 +196,19 @@ impl Drop for CacheLease<'_> {
     }
 }
 
+/// The bound of each memo a generation keeps.
+#[derive(Debug, Clone, Copy)]
+struct MemoLimits {
+    entries: usize,
+    bytes: usize,
+}
+
 /// What every handler shares.
 #[derive(Debug)]
 pub struct Shared {
     policies: PathBuf,
     gates: PathBuf,
+    memo: MemoLimits,
     current: ArcSwap<Generation>,
     metrics: Metrics,
     /// Serializes reloads, so generation numbers follow load order.
@@ -199,10 +224,15 @@ impl Shared {
         let policy = Policy::load(&config.policies)?;
         let metrics = Metrics::default();
         metrics.loaded(1, false);
+        let memo = MemoLimits {
+            entries: config.memo_entries,
+            bytes: config.memo_bytes,
+        };
         Ok(Arc::new(Self {
             policies: config.policies.clone(),
             gates: config.gates.clone(),
-            current: ArcSwap::from_pointee(Generation::new(1, policy)),
+            memo,
+            current: ArcSwap::from_pointee(Generation::new(1, policy, memo)),
             metrics,
             reloading: tokio::sync::Mutex::new(()),
         }))
@@ -234,7 +264,7 @@ async fn reload(shared: &Arc<Shared>) -> Result<u64, (u64, Error)> {
             let number = serving + 1;
             shared
                 .current
-                .store(Arc::new(Generation::new(number, policy)));
+                .store(Arc::new(Generation::new(number, policy, shared.memo)));
             shared.metrics.loaded(number, true);
             eprintln!("muster serve: reload ok: generation {number}");
             Ok(number)
@@ -450,6 +480,7 @@ pub fn run(config: Config) -> Result<(), Error> {
     log_to_stderr();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(answering_threads())
         .build()
         .map_err(|err| io_error("cannot start the runtime", &err))?;
     runtime.block_on(async move {
@@ -483,6 +514,14 @@ pub fn run(config: Config) -> Result<(), Error> {
         .await;
         Ok(())
     })
+}
+
+/// Threads that compute answers: planning and checking are CPU work, so
+/// more threads than a few per core only add stacks, token-cache leases and
+/// allocator arenas; requests past them wait in the queue (still bounded by
+/// the concurrency limit and the request timeout).
+fn answering_threads() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get() * 4)
 }
 
 fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::Signal, Error> {

@@ -5,6 +5,8 @@
 //! listens, reloads and drains.
 
 mod common;
+#[path = "serve/memo.rs"]
+mod memo;
 
 use common::{Fixture, muster, stdout};
 use muster::contract::{LoadAnswer, SessionDocument};

@@ -16,12 +16,21 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// Values by the bytes they were computed from, at most `entries` of them
-/// and about `bytes` bytes of keys plus what each value says it costs.
+/// and at most `bytes` bytes of keys plus what each value says it costs.
 #[derive(Debug)]
 pub struct Memo<V> {
-    slots: Mutex<HashMap<u64, Entry<V>, BuildHasherDefault<IdentityHasher>>>,
+    slots: Mutex<Slots<V>>,
     entries: usize,
     bytes: usize,
+}
+
+#[derive(Debug)]
+struct Slots<V> {
+    map: HashMap<u64, Entry<V>, BuildHasherDefault<IdentityHasher>>,
+    /// The sum of the kept entries' costs.
+    held: usize,
+    /// Entries dropped to make room, over the memo's life.
+    evicted: u64,
 }
 
 #[derive(Debug)]
@@ -31,11 +40,26 @@ struct Entry<V> {
     cost: usize,
 }
 
+/// How full a memo is: what `/metrics` reports of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fill {
+    /// Values kept.
+    pub entries: usize,
+    /// Bytes they are counted as holding (keys plus declared costs).
+    pub bytes: usize,
+    /// Values dropped to make room for others.
+    pub evicted: u64,
+}
+
 impl<V> Memo<V> {
     /// An empty memo holding at most `entries` values and `bytes` bytes.
     pub fn new(entries: usize, bytes: usize) -> Self {
         Self {
-            slots: Mutex::new(HashMap::default()),
+            slots: Mutex::new(Slots {
+                map: HashMap::default(),
+                held: 0,
+                evicted: 0,
+            }),
             entries,
             bytes,
         }
@@ -49,12 +73,15 @@ impl<V> Memo<V> {
 
     fn get_at(&self, slot: u64, key: &[u8]) -> Option<Arc<V>> {
         let slots = self.lock();
-        let entry = slots.get(&slot)?;
+        let entry = slots.map.get(&slot)?;
         (*entry.key == *key).then(|| entry.value.clone())
     }
 
     /// Keeps `value`, computed from `key`, costing `cost` bytes besides the
-    /// key. A value larger than the whole bound is not kept.
+    /// key. A value larger than the whole bound is not kept. When the memo
+    /// is full, entries are dropped until the new one fits: which ones does
+    /// not matter to an answer (a miss only costs the work again), so it is
+    /// whichever the table yields first, with no bookkeeping per hit.
     pub fn insert(&self, key: &[u8], value: Arc<V>, cost: usize) {
         self.insert_at(hash(key), key, value, cost);
     }
@@ -65,17 +92,20 @@ impl<V> Memo<V> {
             return;
         }
         let mut slots = self.lock();
-        slots.remove(&slot);
-        let mut held: usize = slots.values().map(|e| e.cost).sum();
-        while slots.len() >= self.entries || held + cost > self.bytes {
-            let Some(victim) = slots.keys().next().copied() else {
+        if let Some(gone) = slots.map.remove(&slot) {
+            slots.held -= gone.cost;
+        }
+        while slots.map.len() >= self.entries || slots.held + cost > self.bytes {
+            let Some(victim) = slots.map.keys().next().copied() else {
                 break;
             };
-            if let Some(gone) = slots.remove(&victim) {
-                held -= gone.cost;
+            if let Some(gone) = slots.map.remove(&victim) {
+                slots.held -= gone.cost;
+                slots.evicted += 1;
             }
         }
-        slots.insert(
+        slots.held += cost;
+        slots.map.insert(
             slot,
             Entry {
                 key: key.into(),
@@ -85,15 +115,17 @@ impl<V> Memo<V> {
         );
     }
 
-    /// Values kept.
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.lock().len()
+    /// How full the memo is now.
+    pub fn fill(&self) -> Fill {
+        let slots = self.lock();
+        Fill {
+            entries: slots.map.len(),
+            bytes: slots.held,
+            evicted: slots.evicted,
+        }
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<u64, Entry<V>, BuildHasherDefault<IdentityHasher>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots<V>> {
         // A panic while holding the lock leaves whole entries: take it as it is.
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -154,14 +186,32 @@ mod tests {
         let memo = Memo::new(3, 100);
         for i in 0..10u8 {
             memo.insert(&[i], Arc::new(i), 0);
-            assert!(memo.len() <= 3);
+            assert!(memo.fill().entries <= 3);
         }
+        assert_eq!(memo.fill().evicted, 7);
         let memo = Memo::new(100, 100);
         for i in 0..10u8 {
             memo.insert(&[i], Arc::new(i), 30);
         }
-        assert_eq!(memo.len(), 3, "31 bytes each, 100 at most");
+        assert_eq!(memo.fill().entries, 3, "31 bytes each, 100 at most");
+        assert_eq!(memo.fill().bytes, 93);
         memo.insert(b"big", Arc::new(0), 1000);
         assert_eq!(memo.get(b"big"), None, "larger than the whole bound");
+    }
+
+    #[test]
+    fn replacing_a_key_does_not_count_its_bytes_twice() {
+        let memo = Memo::new(10, 100);
+        for _ in 0..50 {
+            memo.insert(b"same", Arc::new(0), 10);
+        }
+        assert_eq!(
+            memo.fill(),
+            Fill {
+                entries: 1,
+                bytes: 14,
+                evicted: 0
+            }
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The service's Prometheus metrics: requests by endpoint and status,
 //! latency, answers by outcome, refused turns, the policy generation and
-//! the last reload's result. Names are documented in `docs/serve.md`.
+//! the last reload's result, and how full the serving generation's memos
+//! are. Names are documented in `docs/serve.md`.
 
+use super::memo::Fill;
 use crate::answer::Outcome;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -28,6 +30,11 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MemoLabels {
+    memo: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     result: &'static str,
 }
@@ -48,6 +55,9 @@ pub struct Metrics {
     generation: Gauge,
     reloads: Family<ReloadLabels, Counter>,
     last_reload_ok: Gauge,
+    memo_entries: Family<MemoLabels, Gauge>,
+    memo_bytes: Family<MemoLabels, Gauge>,
+    memo_evicted: Family<MemoLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -62,6 +72,9 @@ impl Default for Metrics {
         let generation = Gauge::default();
         let reloads = Family::<ReloadLabels, Counter>::default();
         let last_reload_ok = Gauge::default();
+        let memo_entries = Family::<MemoLabels, Gauge>::default();
+        let memo_bytes = Family::<MemoLabels, Gauge>::default();
+        let memo_evicted = Family::<MemoLabels, Gauge>::default();
         registry.register(
             "muster_http_requests",
             "HTTP requests by endpoint (route) and status",
@@ -97,6 +110,21 @@ impl Default for Metrics {
             "1 when the last reload (or the start) loaded the policies, 0 when it failed",
             last_reload_ok.clone(),
         );
+        registry.register(
+            "muster_memo_entries",
+            "Entries the serving generation's memo keeps, by memo (plans, offered)",
+            memo_entries.clone(),
+        );
+        registry.register(
+            "muster_memo_bytes",
+            "Bytes the serving generation's memo holds (keys and answers), by memo",
+            memo_bytes.clone(),
+        );
+        registry.register(
+            "muster_memo_evicted",
+            "Entries the serving generation's memo dropped to stay in its bound, by memo",
+            memo_evicted.clone(),
+        );
         Self {
             registry,
             requests,
@@ -106,6 +134,9 @@ impl Default for Metrics {
             generation,
             reloads,
             last_reload_ok,
+            memo_entries,
+            memo_bytes,
+            memo_evicted,
         }
     }
 }
@@ -162,6 +193,23 @@ impl Metrics {
         self.reloads
             .get_or_create(&ReloadLabels { result: "failed" })
             .inc();
+    }
+
+    /// Records how full the serving generation's memos are.
+    pub fn memos(&self, fills: &[(&'static str, Fill)]) {
+        for &(memo, fill) in fills {
+            let labels = MemoLabels { memo };
+            let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            self.memo_entries
+                .get_or_create(&labels)
+                .set(gauge(fill.entries as u64));
+            self.memo_bytes
+                .get_or_create(&labels)
+                .set(gauge(fill.bytes as u64));
+            self.memo_evicted
+                .get_or_create(&labels)
+                .set(gauge(fill.evicted));
+        }
     }
 
     /// The Prometheus text exposition.

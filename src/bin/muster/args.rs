@@ -244,6 +244,12 @@ pub struct Serve {
     /// Longest a client may take to send a request's headers, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_ms: u64,
+    /// Most answers each per-generation memo keeps (0: keep none).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub memo_entries: usize,
+    /// Most bytes each per-generation memo holds (keys and answers).
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub memo_bytes: usize,
 }
 
 /// Which roster to plan.
