@@ -15,9 +15,12 @@
 mod api;
 mod memo;
 mod metrics;
+mod openapi;
 mod problem;
+mod request;
 
-pub use api::{ApiDoc, GENERATION_HEADER};
+pub use api::GENERATION_HEADER;
+pub use openapi::ApiDoc;
 pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 
 use crate::check::OfferedPlan;
@@ -298,7 +301,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/healthz", get(api::healthz))
         .route("/readyz", get(api::readyz))
         .route("/metrics", get(api::metrics))
-        .route("/openapi.json", get(api::openapi))
+        .route("/openapi.json", get(openapi::openapi))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))

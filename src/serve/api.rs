@@ -1,312 +1,31 @@
-//! The routes: each request type (the CLI's long options as JSON fields,
-//! unknown fields refused), the handler that calls the same [`answer`]
-//! function the CLI calls, and the OpenAPI document generated from both.
+//! The routes: each handler calls the same [`answer`] function the CLI
+//! calls against one whole policy generation and maps the answer to a
+//! status (request types in `request.rs`, the OpenAPI document in
+//! `openapi.rs`).
 
 use super::problem::{ApiError, ProblemDocument};
+use super::request::{
+    Body, CheckRequest, CountRequest, GateRequest, LoadRequestBody, PlanRequest, RawBody, Ready,
+    ReloadReport, RosterRequest, SearchRequest, SessionRequest, WhyRequest, cap, parse,
+    tools_format, usage,
+};
 use super::{Answered, Generation, Shared};
 use crate::answer::{self, Answer, Offer, Outcome};
-use crate::catalog::Selection;
 use crate::check::{CheckOptions, OfferedPlan};
 use crate::contract::SessionDocument;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
-use crate::provider::shape::Format;
 use crate::session::{self, LoadRequest};
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::path::Path;
 use std::sync::Arc;
-use utoipa::{OpenApi, ToSchema};
 
 /// The header naming the policy generation that answered.
 pub const GENERATION_HEADER: &str = "muster-policy-generation";
-
-/// A JSON request body of type `T`: unreadable JSON is a 400, JSON of the
-/// wrong shape (an unknown or missing field, a wrong type) a 422, a body
-/// over the limit a 413, each as problem+json.
-pub struct Body<T>(pub T);
-
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = body_bytes(req, state).await?;
-        parse(&bytes).map(Body)
-    }
-}
-
-/// The body's bytes, for a handler that keeps answers by them; read as
-/// [`Body`] reads them.
-pub struct RawBody(pub Bytes);
-
-impl<S: Send + Sync> FromRequest<S> for RawBody {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        body_bytes(req, state).await.map(RawBody)
-    }
-}
-
-async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
-    Bytes::from_request(req, state).await.map_err(|rejection| {
-        let status = rejection.status();
-        if status == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::http(
-                status,
-                "body-too-large",
-                "the request body is larger than the service accepts",
-                Problem::new(rejection.body_text())
-                    .in_file("body")
-                    .help("send a smaller body, or start the service with a larger --body-limit"),
-            )
-        } else {
-            ApiError::with_status(
-                Error::new(
-                    ErrorKind::Input,
-                    Problem::new(rejection.body_text()).in_file("body"),
-                ),
-                status,
-            )
-        }
-    })
-}
-
-/// A request of type `T` from its body: unreadable JSON is a 400, JSON of
-/// the wrong shape a 422.
-fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|err| {
-        let status = match err.classify() {
-            serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        ApiError::with_status(
-            Error::json(
-                Path::new("body"),
-                "request",
-                &err,
-                "send a JSON object with the fields docs/serve.md lists for this endpoint",
-            ),
-            status,
-        )
-    })
-}
-
-fn cap(value: Option<u32>, field: &str) -> Result<Option<u32>, Error> {
-    match value {
-        Some(0) => Err(Error::new(
-            ErrorKind::Usage,
-            Problem::new(format!("{field} is 0"))
-                .in_file(field)
-                .help(format!(
-                    "give {field} as an integer of at least 1, or leave it out"
-                )),
-        )),
-        other => Ok(other),
-    }
-}
-
-/// Which roster to plan: `plan`'s options.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PlanRequest {
-    /// Agent (default: the policy's default agent).
-    pub agent: Option<String>,
-    /// Agent version (default: the agent's current version).
-    pub agent_version: Option<u64>,
-    /// Flag profile: `flags/<PROFILE>.toml`.
-    pub flags: Option<String>,
-    /// More flags to turn on.
-    #[serde(default)]
-    pub flag: Vec<String>,
-    /// What-if: a different item cap (at least 1).
-    pub item_cap: Option<u32>,
-    /// What-if: a different token cap (at least 1).
-    pub token_cap: Option<u32>,
-    /// `/v1/plan` only: `json` (the default), or the `tools` value of a
-    /// provider's request: `openai`, `openai-responses`, `anthropic`
-    /// (docs/providers.md).
-    pub format: Option<String>,
-}
-
-/// The provider shape `format` names; `None` for the plan JSON.
-fn tools_format(format: Option<&str>) -> Result<Option<Format>, Error> {
-    match format {
-        None | Some("json") => Ok(None),
-        Some(name) => Format::from_name(name).map(Some).ok_or_else(|| {
-            usage(
-                "format",
-                &format!("format {name:?} is not one muster renders"),
-                "give json, openai, openai-responses or anthropic, or leave it out",
-            )
-        }),
-    }
-}
-
-impl PlanRequest {
-    fn select(self) -> Result<answer::Select, Error> {
-        Ok(answer::Select {
-            item_cap: cap(self.item_cap, "item_cap")?,
-            token_cap: cap(self.token_cap, "token_cap")?,
-            selection: Selection {
-                agent: self.agent,
-                version: self.agent_version,
-                profile: self.flags,
-                flags: self.flag,
-            },
-        })
-    }
-}
-
-/// `why`'s options: the tool and the roster to plan.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WhyRequest {
-    /// Full tool name, e.g. `mcp.bland_read.list_calls`.
-    pub tool: String,
-    /// As in [`PlanRequest`].
-    pub agent: Option<String>,
-    /// As in [`PlanRequest`].
-    pub agent_version: Option<u64>,
-    /// As in [`PlanRequest`].
-    pub flags: Option<String>,
-    /// As in [`PlanRequest`].
-    #[serde(default)]
-    pub flag: Vec<String>,
-    /// As in [`PlanRequest`].
-    pub item_cap: Option<u32>,
-    /// As in [`PlanRequest`].
-    pub token_cap: Option<u32>,
-}
-
-/// `gate`'s options: gates by name from the service's gate directory.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GateRequest {
-    /// Gate names: `NAME` runs `<gates dir>/NAME.toml`. Empty or absent:
-    /// every gate in the directory, in name order.
-    #[serde(default)]
-    pub gates: Vec<String>,
-    /// Override the item cap for every gate.
-    pub item_cap: Option<u32>,
-    /// Override the token cap for every gate.
-    pub token_cap: Option<u32>,
-}
-
-/// `check`'s options: the turn, and the plan or the session it was offered.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CheckRequest {
-    /// The turn: `{"calls": [{"id", "name", "arguments"}]}`.
-    #[schema(value_type = Object)]
-    pub turn: Box<RawValue>,
-    /// The plan the model was offered (`plan`'s answer). Give this or `session`.
-    #[schema(value_type = Option<Object>)]
-    pub plan: Option<Box<RawValue>>,
-    /// The session document the turn belongs to. Give this or `plan`.
-    #[schema(value_type = Option<Object>)]
-    pub session: Option<Box<RawValue>>,
-    /// Return each ok call's arguments as a list in declared parameter order.
-    #[serde(default)]
-    pub positional: bool,
-}
-
-/// A session call's document.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SessionRequest {
-    /// The session document, as `POST /v1/sessions` (or the last load) returned it.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
-}
-
-/// `session roster`'s options.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RosterRequest {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
-    /// `json` (the default), or the `tools` value of a provider's request:
-    /// `openai`, `openai-responses`, `anthropic` (docs/providers.md).
-    pub format: Option<String>,
-}
-
-/// `session search`'s options.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchRequest {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
-    /// What the tool is needed for, in words. Give this or `queries`.
-    pub query: Option<String>,
-    /// Many queries: the answer is one JSON line of results per query, in
-    /// order (`application/x-ndjson`).
-    pub queries: Option<Vec<String>>,
-    /// Most results per query, 1 to 10 (default 5).
-    pub limit: Option<u32>,
-}
-
-/// `session load`'s options.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LoadRequestBody {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
-    /// The control tool's query: words, or exact names separated by commas.
-    /// Give this or `name`.
-    pub query: Option<String>,
-    /// Exact names of deferred tools or kinds.
-    #[serde(default)]
-    pub name: Vec<String>,
-}
-
-/// `count`'s input: the provider's request body and the CLI's options.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CountRequest {
-    /// The provider's own JSON request body (OpenAI Chat Completions or
-    /// Anthropic Messages).
-    #[schema(value_type = Object)]
-    pub request: Box<RawValue>,
-    /// `openai` or `anthropic` (default: from the model's name).
-    pub provider: Option<String>,
-    /// The model (default: the request's `model`).
-    pub model: Option<String>,
-}
-
-/// What a reload did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct ReloadReport {
-    /// `reloaded`.
-    pub status: &'static str,
-    /// The generation now serving.
-    pub generation: u64,
-}
-
-/// The readiness answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct Ready {
-    /// `ready`.
-    pub status: &'static str,
-    /// The generation serving.
-    pub generation: u64,
-    /// The policy directory.
-    pub policies: String,
-}
-
-fn usage(field: &str, message: &str, help: &str) -> Error {
-    Error::new(
-        ErrorKind::Usage,
-        Problem::new(message).in_file(field).help(help),
-    )
-}
 
 fn read_session(raw: &RawValue) -> Result<SessionDocument, Error> {
     session::read(raw.get(), Path::new("session"))
@@ -326,7 +45,7 @@ fn respond(
     response
 }
 
-const JSON: &str = "application/json";
+pub(super) const JSON: &str = "application/json";
 
 /// An answer as a response: 409 for a pin mismatch, 200 otherwise (a
 /// refused turn, a failed gate and a refused load are answers too).
@@ -841,57 +560,3 @@ pub async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
     );
     response
 }
-
-/// This document.
-#[utoipa::path(get, path = "/openapi.json", responses((status = 200, description = "OpenAPI 3.1", body = Object)))]
-pub async fn openapi() -> Response {
-    let mut response = ApiDoc::openapi()
-        .to_pretty_json()
-        .unwrap_or_default()
-        .into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
-    response
-}
-
-/// The OpenAPI document of every route.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "muster",
-        description = "Plans which tools an LLM agent is offered; the same answers as the muster CLI's --format json. See docs/serve.md."
-    ),
-    paths(
-        plan,
-        why,
-        count,
-        gate,
-        check,
-        session_new,
-        session_search,
-        session_load,
-        session_roster,
-        session_resume,
-        reload,
-        healthz,
-        readyz,
-        metrics,
-        openapi
-    ),
-    components(schemas(
-        ProblemDocument,
-        PlanRequest,
-        WhyRequest,
-        GateRequest,
-        CheckRequest,
-        CountRequest,
-        SessionRequest,
-        RosterRequest,
-        SearchRequest,
-        LoadRequestBody,
-        ReloadReport,
-        Ready
-    ))
-)]
-pub struct ApiDoc;
