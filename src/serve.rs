@@ -247,10 +247,32 @@ impl Shared {
     }
 }
 
+/// What asked for a reload: its log line's `trigger`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trigger {
+    /// `POST /v1/admin/reload`.
+    Http,
+    /// SIGHUP.
+    Hangup,
+}
+
+impl Trigger {
+    fn code(self) -> &'static str {
+        match self {
+            Trigger::Http => "http",
+            Trigger::Hangup => "sighup",
+        }
+    }
+}
+
+/// The target of the service's own log lines (start, reload, shutdown);
+/// requests log under `muster::request`.
+const LOG_TARGET: &str = "muster::serve";
+
 /// Re-reads the policy directory: the new generation's number, or the
-/// number still serving and why the policies were refused. Logs one line
-/// on stderr either way.
-async fn reload(shared: &Arc<Shared>) -> Result<u64, (u64, Error)> {
+/// number still serving and why the policies were refused. Logs one JSON
+/// line on stderr either way (event `reload` or `reload-failed`).
+async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Error)> {
     let _one_at_a_time = shared.reloading.lock().await;
     let dir = shared.policies.clone();
     let loaded = tokio::task::spawn_blocking(move || Policy::load(&dir))
@@ -262,6 +284,7 @@ async fn reload(shared: &Arc<Shared>) -> Result<u64, (u64, Error)> {
             ))
         });
     let serving = shared.current.load().number;
+    let policies = shared.policies.display().to_string();
     match loaded {
         Ok(policy) => {
             let number = serving + 1;
@@ -269,15 +292,30 @@ async fn reload(shared: &Arc<Shared>) -> Result<u64, (u64, Error)> {
                 .current
                 .store(Arc::new(Generation::new(number, policy, shared.memo)));
             shared.metrics.loaded(number, true);
-            eprintln!("muster serve: reload ok: generation {number}");
+            tracing::info!(
+                target: LOG_TARGET,
+                event = "reload",
+                trigger = trigger.code(),
+                generation = number,
+                previous = serving,
+                policies = policies.as_str(),
+                "reloaded the policies: generation {number} serving"
+            );
             Ok(number)
         }
         Err(err) => {
             shared.metrics.reload_failed();
             let problems: Vec<String> = err.problems().iter().map(|p| p.to_string()).collect();
-            eprintln!(
-                "muster serve: reload failed: generation {serving} keeps serving: {}",
-                problems.join("; ").replace('\n', " ")
+            tracing::warn!(
+                target: LOG_TARGET,
+                event = "reload-failed",
+                trigger = trigger.code(),
+                generation = serving,
+                policies = policies.as_str(),
+                error_code = err.kind().code(),
+                problems = problems.len(),
+                error = problems.join("; ").replace('\n', " ").as_str(),
+                "the policies failed validation: generation {serving} keeps serving"
             );
             Err((serving, err))
         }
@@ -445,7 +483,12 @@ pub async fn serve(
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     Err(err) => {
-                        eprintln!("muster serve: accept failed: {err}");
+                        tracing::warn!(
+                            target: LOG_TARGET,
+                            event = "accept-failed",
+                            error = %err,
+                            "a connection could not be accepted"
+                        );
                         // Out of descriptors: give in-flight requests a moment to free some.
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
@@ -464,17 +507,21 @@ pub async fn serve(
         }
     }
     drop(listener);
-    eprintln!(
-        "muster serve: shutting down: draining {} connection(s)",
-        graceful.count()
+    let connections = graceful.count();
+    tracing::info!(
+        target: LOG_TARGET,
+        event = "shutdown",
+        connections,
+        "shutting down: draining {connections} connection(s)"
     );
     graceful.shutdown().await;
-    eprintln!("muster serve: stopped");
+    tracing::info!(target: LOG_TARGET, event = "stopped", "stopped");
 }
 
 /// Runs the service until SIGTERM or SIGINT: loads the policies, binds,
-/// reloads on SIGHUP, drains on shutdown. Prints `muster serve: listening
-/// on http://ADDR` on stderr once it accepts connections.
+/// reloads on SIGHUP, drains on shutdown. Logs one JSON line on stderr
+/// (target `muster::serve`, event `start`, message `listening on
+/// http://ADDR`) once it accepts connections.
 ///
 /// # Errors
 /// The policies' problems at start, or an address that cannot be bound.
@@ -497,15 +544,18 @@ pub fn run(config: Config) -> Result<(), Error> {
         let mut hangup = signal(tokio::signal::unix::SignalKind::hangup())?;
         tokio::spawn(async move {
             while hangup.recv().await.is_some() {
-                let _ = reload(&hangups).await;
+                let _ = reload(&hangups, Trigger::Hangup).await;
             }
         });
         let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
-        eprintln!(
-            "muster serve: listening on http://{addr} (policies {}, generation {})",
-            config.policies.display(),
-            shared.generation()
+        tracing::info!(
+            target: LOG_TARGET,
+            event = "start",
+            addr = %addr,
+            policies = %config.policies.display(),
+            generation = shared.generation(),
+            "listening on http://{addr}"
         );
         let app = router(shared, &config);
         serve(listener, app, &config, async move {

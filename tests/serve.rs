@@ -22,6 +22,8 @@ use std::sync::mpsc::{Receiver, channel};
 struct Server {
     child: Child,
     addr: String,
+    /// The service's start line.
+    start: Option<ServiceLog>,
     stderr: Receiver<String>,
     client: reqwest::blocking::Client,
 }
@@ -48,17 +50,34 @@ impl Server {
         let mut server = Self {
             child,
             addr: String::new(),
+            start: None,
             stderr,
             client: reqwest::blocking::Client::new(),
         };
-        let line = server.wait_for("muster serve: listening on http://");
-        server.addr = line
-            .trim_start_matches("muster serve: listening on http://")
-            .split_whitespace()
-            .next()
-            .expect("address")
-            .to_string();
+        let start = server.wait_event("start");
+        server.addr = start
+            .addr
+            .clone()
+            .expect("the start line names the address");
+        server.start = Some(start);
         server
+    }
+
+    /// The next service log line (target `muster::serve`) of `event`,
+    /// earlier lines skipped.
+    fn wait_event(&self, event: &str) -> ServiceLog {
+        loop {
+            let line = self
+                .stderr
+                .recv()
+                .unwrap_or_else(|_| panic!("muster serve ended before logging {event:?}"));
+            let Ok(log) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if log["target"] == "muster::serve" && log["event"] == event {
+                return serde_json::from_value(log).expect("a service log line");
+            }
+        }
     }
 
     /// The next stderr line starting with `prefix` (earlier lines skipped).
@@ -130,6 +149,28 @@ impl From<reqwest::blocking::Response> for Reply {
             body,
         }
     }
+}
+
+/// One of the service's own log lines (start, reload, shutdown), read back
+/// by this test's own type: every member the line may carry, typed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ServiceLog {
+    timestamp: String,
+    level: String,
+    target: String,
+    message: String,
+    event: String,
+    addr: Option<String>,
+    policies: Option<String>,
+    generation: Option<u64>,
+    previous: Option<u64>,
+    trigger: Option<String>,
+    error_code: Option<String>,
+    problems: Option<usize>,
+    error: Option<String>,
+    connections: Option<u64>,
 }
 
 /// A problem+json body, read back by this test's own type.
@@ -550,10 +591,27 @@ fn a_broken_policy_on_reload_keeps_the_old_generation_serving() {
 
     let refused = problem(&server.post("/v1/admin/reload", ""), 422, "policy");
     assert_eq!(refused.generation, Some(1));
+    let failed = server.wait_event("reload-failed");
+    assert_eq!(
+        (
+            failed.level.as_str(),
+            failed.trigger.as_deref(),
+            failed.generation,
+            failed.error_code.as_deref(),
+            failed.problems
+        ),
+        ("WARN", Some("http"), Some(1), Some("policy"), Some(1))
+    );
     assert!(
-        server
-            .wait_for("muster serve: reload failed")
-            .contains("generation 1 keeps serving")
+        failed
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("not_a_key")),
+        "{failed:?}"
+    );
+    assert_eq!(
+        failed.message,
+        "the policies failed validation: generation 1 keeps serving"
     );
     assert_eq!(server.post("/v1/plan", "{}").body, before);
     let metrics = server.get("/metrics").body;
@@ -573,6 +631,12 @@ fn a_broken_policy_on_reload_keeps_the_old_generation_serving() {
     );
     let reloaded = server.post("/v1/admin/reload", "");
     assert_eq!(reloaded.status, 200);
+    let log = server.wait_event("reload");
+    assert_eq!(
+        (log.trigger.as_deref(), log.generation, log.previous),
+        (Some("http"), Some(2), Some(1))
+    );
+    assert_eq!(log.policies.as_deref(), Some("policies"));
     assert_eq!(
         serde_json::from_str::<Value>(&reloaded.body).expect("json"),
         json!({"status": "reloaded", "generation": 2})
@@ -586,7 +650,11 @@ fn a_broken_policy_on_reload_keeps_the_old_generation_serving() {
     // SIGHUP reloads too.
     // SAFETY: kill(2) on the child this test started.
     unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
-    server.wait_for("muster serve: reload ok: generation 3");
+    let log = server.wait_event("reload");
+    assert_eq!(
+        (log.level.as_str(), log.trigger.as_deref(), log.generation),
+        ("INFO", Some("sighup"), Some(3))
+    );
     let ready: Value = serde_json::from_str(&server.get("/readyz").body).expect("json");
     assert_eq!(ready["generation"], 3);
     let metrics = server.get("/metrics").body;
@@ -666,10 +734,9 @@ fn sigterm_lets_the_request_in_flight_finish() {
 
     // SAFETY: kill(2) on the child this test started.
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
-    assert_eq!(
-        server.wait_for("muster serve: shutting down"),
-        "muster serve: shutting down: draining 1 connection(s)"
-    );
+    let shutdown = server.wait_event("shutdown");
+    assert_eq!(shutdown.connections, Some(1));
+    assert_eq!(shutdown.message, "shutting down: draining 1 connection(s)");
     stream.write_all(body.as_bytes()).expect("body");
     let mut response = String::new();
     reader.read_to_string(&mut response).expect("response");
@@ -683,7 +750,7 @@ fn sigterm_lets_the_request_in_flight_finish() {
             0
         )
     );
-    server.wait_for("muster serve: stopped");
+    server.wait_event("stopped");
     let mut server = server;
     let status = server.child.wait().expect("exit");
     assert_eq!(status.code(), Some(0));
@@ -722,6 +789,19 @@ fn every_request_is_one_structured_log_line() {
     let fixture = fixture();
     let dir = fixture.path();
     let server = Server::start(dir, &[]);
+    let start = server.start.as_ref().expect("start line");
+    assert_eq!(
+        (
+            start.level.as_str(),
+            start.policies.as_deref(),
+            start.generation
+        ),
+        ("INFO", Some("policies"), Some(1))
+    );
+    assert_eq!(
+        start.message,
+        format!("listening on http://{}", server.addr)
+    );
     assert_eq!(server.post("/v1/plan", "{}").status, 200);
     let log = server.next_request_log();
     assert_eq!(

@@ -513,7 +513,7 @@ pub async fn session_resume(
     responses((status = 200, description = "Reloaded", body = ReloadReport),
               (status = 422, description = "The policies failed validation; the previous generation keeps serving", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn reload(State(shared): State<Arc<Shared>>) -> Response {
-    match super::reload(&shared).await {
+    match super::reload(&shared, super::Trigger::Http).await {
         Ok(generation) => respond(
             StatusCode::OK,
             JSON,
