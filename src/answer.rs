@@ -302,6 +302,7 @@ pub fn search_lines<'q>(
 /// A load and the document it leaves: what the service answers for
 /// `session load`, since it keeps no copy of the document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct SessionLoad {
     /// The control tool's answer, as `session load --format json` prints it.
     pub answer: LoadAnswer,

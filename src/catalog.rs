@@ -76,6 +76,7 @@ impl Source {
 
 /// One positional parameter of a configured tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct Parameter {
     /// Argument name.
     pub name: String,

@@ -54,6 +54,7 @@ pub struct CheckOptions {
 
 /// Whether a turn may run. Serialized as `"run"` or `"refused"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every call fits; run them all.
@@ -64,6 +65,7 @@ pub enum Verdict {
 
 /// What becomes of one call. Serialized as `"ok"`, `"refused"` or `"not-run"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema), schema(as = CallStatus))]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// The call fits and may run with `arguments`.
@@ -76,6 +78,7 @@ pub enum Status {
 
 /// Why a call did not run. Serialized as `"arguments"` or `"turn"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Refusal {
     /// The call itself does not fit: an unknown tool or mismatched arguments.
@@ -103,6 +106,7 @@ pub enum Refusal {
 ///   ..., "message"}`, see [`CallNote`](crate::contract::CallNote)) naming the call and the
 ///   argument.
 #[derive(Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CallReport<'t> {
     /// The call's id.
     pub id: Cow<'t, str>,
@@ -152,6 +156,7 @@ impl CallReport<'_> {
 /// JSON: `{"verdict": "run" | "refused", "calls": [CallReport, ...]}`, with `calls` one per
 /// input call in the turn's order. See [`CallReport`] for each call's fields.
 #[derive(Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct Report<'t> {
     /// The version of this report's JSON shape: [`REPORT_FORMAT_VERSION`].
     pub format_version: u32,

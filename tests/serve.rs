@@ -7,6 +7,8 @@
 mod common;
 #[path = "serve/memo.rs"]
 mod memo;
+#[path = "serve/openapi.rs"]
+mod openapi;
 
 use common::{Fixture, muster, stdout};
 use muster::contract::{LoadAnswer, SessionDocument};
@@ -120,6 +122,7 @@ impl Drop for Server {
     }
 }
 
+#[derive(Clone)]
 struct Reply {
     status: u16,
     content_type: String,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a tool's calls are judged. Serialized as `"lenient"` or `"strict"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckMode {
     /// The argument-check record's rules only: refuse what no tool can read, pass what a tool
@@ -47,6 +48,7 @@ impl CheckMode {
 /// `"drop"` or `"pass"`; the policy's `unknown_arguments` and the plan's
 /// `roster[].unknown_arguments` spell it the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum UnknownArguments {
     /// The call is refused naming the argument (the default: ignoring a `limit` the tool does
@@ -77,6 +79,7 @@ impl UnknownArguments {
 /// JSON: `{"kind": "string" | "number" | "boolean" | "null" | "array" | "object", "value"?: <the
 /// scalar>, "cut"?: true, "len"?: <count>}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct Got {
     /// The JSON type of the value.
     pub kind: String,

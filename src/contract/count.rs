@@ -14,6 +14,7 @@ pub const COUNT_FORMAT_VERSION: u32 = 1;
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
 )]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
     /// OpenAI Chat Completions: tools rendered as a TypeScript namespace,
@@ -50,6 +51,7 @@ impl fmt::Display for Provider {
 
 /// How far a count can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Accuracy {
     /// Every part follows a formula that reproduces the provider's measured
@@ -61,6 +63,7 @@ pub enum Accuracy {
 
 /// The input tokens of one request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CountReport {
     /// [`COUNT_FORMAT_VERSION`].
@@ -88,6 +91,7 @@ pub struct CountReport {
 
 /// Where a request's tokens go; the parts sum to `input_tokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Breakdown {
     /// Every message (and Anthropic's `system`): framing, role, name,
@@ -104,6 +108,7 @@ pub struct Breakdown {
 
 /// One tool's own tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ToolTokens {
     /// The tool's name as sent.
@@ -115,6 +120,7 @@ pub struct ToolTokens {
 /// Why a count is an estimate: one part of the request and what is not
 /// measured about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CountNote {
     /// Anthropic publishes no tokenizer: text is counted with a proxy

@@ -8,6 +8,7 @@ use std::fmt;
 /// Why a candidate was offered, deferred or cut. Serialized kebab-case;
 /// the strings are a stable contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Code {
     /// Offered: a member of a required group, placed before everything else.
@@ -133,6 +134,7 @@ impl fmt::Display for Code {
 
 /// Where a candidate ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// In the roster the model is shown.
@@ -156,6 +158,7 @@ impl Status {
 
 /// What a warning is about. Serialized kebab-case; stable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum WarningCode {
     /// A required tool is not offered: the roster is broken for its users.
@@ -222,6 +225,7 @@ impl WarningCode {
 
 /// What a warning says, as data, tagged by `code`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum WarningKind {
     /// A required tool is not offered.
@@ -462,6 +466,7 @@ impl fmt::Display for WarningKind {
 /// policy or the plan a reviewer should see. Its JSON is the kind's `code`
 /// and fields, the rendered `message`, and where it is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct Warning {
     /// What it says, as data.
     #[serde(flatten)]

@@ -8,6 +8,7 @@ use std::fmt;
 
 /// The outcome of one gate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GateResult {
     /// Gate name.
@@ -29,6 +30,7 @@ pub struct GateResult {
 
 /// A roster's size against its caps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RosterSize {
     /// Definitions offered.
@@ -53,6 +55,7 @@ impl fmt::Display for RosterSize {
 
 /// One failed gate check, tagged by `code`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum GateFailure {
     /// The gate requires more tools than the item cap holds.
@@ -115,6 +118,7 @@ pub enum GateFailure {
 
 /// A tool offered now that the pin lacks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AddedTool {
     /// Tool name.
@@ -125,6 +129,7 @@ pub struct AddedTool {
 
 /// A pinned tool not offered now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RemovedTool {
     /// Tool name.
@@ -137,6 +142,7 @@ pub struct RemovedTool {
 
 /// The first position where the same tools are ordered differently.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Reorder {
     /// 1-based position.
@@ -149,6 +155,7 @@ pub struct Reorder {
 
 /// What a findability check measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FindabilityResult {
     /// The query file.
@@ -169,6 +176,7 @@ pub struct FindabilityResult {
 
 /// A labelled query whose tool was not found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MissedQuery {
     /// Its line in the query file.

@@ -9,6 +9,7 @@ pub const LOCK_FORMAT_VERSION: u32 = 1;
 /// What `muster lock` accepted into the lock file. JSON: see `docs/policy.md`
 /// ("`muster lock --format json`").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct LockAnswer {
     /// [`LOCK_FORMAT_VERSION`].
     pub format_version: u32,
@@ -20,6 +21,7 @@ pub struct LockAnswer {
 
 /// How a listed tool stands against the lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LockStatus {
     /// `unlocked`: the server lists the tool and the lock has no entry for it.
@@ -43,6 +45,7 @@ impl LockStatus {
 
 /// One tool that does not match the lock.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct LockFinding {
     /// What kind of difference.
     pub status: LockStatus,

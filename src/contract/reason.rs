@@ -9,6 +9,7 @@ use std::fmt;
 
 /// A decision's code and facts, tagged by `code`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Reason {
     /// Offered as a member of a required group.
@@ -152,6 +153,7 @@ pub enum Reason {
 
 /// Which rule leaves a tool out of an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Enabling {
     /// `default_roster = false` and the agent has no `enabled_tools`.
@@ -164,6 +166,7 @@ pub enum Enabling {
 
 /// What is wrong with an input schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SchemaProblem {
     /// It is not a JSON object.
@@ -189,6 +192,7 @@ pub enum SchemaProblem {
 
 /// A kind of character that makes a name read differently from what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Hidden {
     /// A control character (Unicode Cc, such as a newline or escape) or a

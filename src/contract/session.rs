@@ -12,6 +12,7 @@ pub const SESSION_FORMAT_VERSION: u32 = 1;
 /// What a host stores with its chat: the pinned selection, the roster and
 /// deferred tools with their definition hashes, and what was loaded since.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionDocument {
     /// [`SESSION_FORMAT_VERSION`].
@@ -38,6 +39,7 @@ pub struct SessionDocument {
 
 /// The pinned agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PinnedAgent {
     /// Agent name.
@@ -48,6 +50,7 @@ pub struct PinnedAgent {
 
 /// The pinned flag selection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PinnedSelection {
     /// The flag profile named at creation, for the record; `flags` is what
@@ -59,6 +62,7 @@ pub struct PinnedSelection {
 
 /// The pinned caps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PinnedCaps {
     /// Item cap.
@@ -70,6 +74,7 @@ pub struct PinnedCaps {
 /// One pinned definition: the hash of the whole and of each part, so a
 /// resume can say what changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PinnedTool {
     /// Full tool name.
@@ -82,6 +87,7 @@ pub struct PinnedTool {
 
 /// Hashes of the parts of one definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DefinitionParts {
     /// The description the model is shown.
@@ -96,6 +102,7 @@ pub struct DefinitionParts {
 
 /// One loaded tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoadedTool {
     /// Full tool name; one of the document's `deferred`.
@@ -106,6 +113,7 @@ pub struct LoadedTool {
 
 /// A part of a definition, or its place in the roster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum DefinitionPart {
     /// The description.
@@ -136,6 +144,7 @@ impl DefinitionPart {
 /// Search results for one query (`session search`, one JSON line each with
 /// `--queries`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SearchResults {
     /// The query as given.
@@ -146,6 +155,7 @@ pub struct SearchResults {
 
 /// One match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SearchResult {
     /// The tool's full name, or the kind's name for tools loaded together.
@@ -164,6 +174,7 @@ pub struct SearchResult {
 
 /// What a search entry stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum EntryKind {
     /// One deferred tool.
@@ -175,6 +186,7 @@ pub enum EntryKind {
 /// What a load did: the control tool's answer to the model, as data and
 /// as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoadAnswer {
     /// [`SESSION_FORMAT_VERSION`].
@@ -191,6 +203,7 @@ pub struct LoadAnswer {
 
 /// The outcome of one load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LoadStatus {
     /// At least one tool was loaded; the document changed.
@@ -203,6 +216,7 @@ pub enum LoadStatus {
 
 /// One fact in a load's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum LoadNote {
     /// These tools were loaded.
@@ -346,6 +360,7 @@ fn join(names: &[String], word: &str) -> String {
 
 /// What `session resume` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ResumeReport {
     /// [`SESSION_FORMAT_VERSION`].
@@ -363,6 +378,7 @@ pub struct ResumeReport {
 
 /// Pinned and current fingerprints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FingerprintPair {
     /// From the document.
@@ -373,6 +389,7 @@ pub struct FingerprintPair {
 
 /// The resume verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ResumeStatus {
     /// The session resumes against the tools it was pinned to.
@@ -383,6 +400,7 @@ pub enum ResumeStatus {
 
 /// Where in the session a tool is pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Place {
     /// The offered roster.
@@ -406,6 +424,7 @@ impl Place {
 
 /// One difference between the pin and the current policies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "change", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum PinChange {
     /// A pinned tool is no longer in that place.

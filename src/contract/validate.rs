@@ -11,6 +11,7 @@ pub const VALIDATE_FORMAT_VERSION: u32 = 1;
 /// A valid policy directory's summary and warnings. JSON: see `docs/policy.md`
 /// ("`muster validate --format json`").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct Validation {
     /// [`VALIDATE_FORMAT_VERSION`].
     pub format_version: u32,
@@ -33,6 +34,7 @@ pub struct Validation {
 
 /// A warning and the plan that raised it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct SweptWarning {
     /// The warning: its `code`, fields, `message` and place.
     #[serde(flatten)]

@@ -8,6 +8,7 @@ use std::fmt;
 
 /// The answer for one tool name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Explanation {
     /// The name asked about.
@@ -42,6 +43,7 @@ pub struct Explanation {
 
 /// Where the tool asked about ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum WhyStatus {
     /// Offered.
@@ -78,6 +80,7 @@ impl From<Status> for WhyStatus {
 
 /// One change that would let a tool in, tagged by `action`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "action", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Remedy {
     /// Raise the item cap, tokens permitting.

@@ -16,6 +16,7 @@ pub const FORMAT_VERSION: u32 = 3;
 
 /// The whole plan document.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct PlanJson<'a> {
     pub format_version: u32,
     pub agent: AgentJson<'a>,
@@ -31,6 +32,7 @@ pub struct PlanJson<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct AgentJson<'a> {
     pub name: &'a str,
     pub version: u64,
@@ -40,6 +42,7 @@ pub struct AgentJson<'a> {
 
 /// One offered tool: what the model is shown and what a call check needs.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct RosterEntry<'a> {
     pub name: &'a str,
     /// The name providers are sent (`^[a-zA-Z0-9_-]{1,64}$`).
@@ -66,6 +69,7 @@ pub struct RosterEntry<'a> {
 
 /// A deferred or cut candidate.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct MissEntry<'a> {
     pub name: &'a str,
     pub provider_name: &'a str,
@@ -81,6 +85,7 @@ pub struct MissEntry<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct TotalsJson {
     pub items: u32,
     pub item_cap: u32,
@@ -94,6 +99,7 @@ pub struct TotalsJson {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct HeadroomJson<'a> {
     pub slots: u32,
     pub tokens: u32,
@@ -101,6 +107,7 @@ pub struct HeadroomJson<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct NextJson<'a> {
     pub tier: String,
     pub outcome: &'static str,

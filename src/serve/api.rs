@@ -94,7 +94,7 @@ where
 /// Counts a chat request's input tokens: the body `muster count --format
 /// json` prints.
 #[utoipa::path(post, path = "/v1/count", request_body = CountRequest,
-    responses((status = 200, description = "The count report (docs/count.md)", body = Object),
+    responses((status = 200, description = "The count report (docs/count.md)", body = crate::contract::CountReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountRequest>) -> Response {
     with_generation(shared, move |shared, g| {
@@ -125,7 +125,7 @@ pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountReque
 
 /// Plans the roster: the body `muster plan --format json` prints.
 #[utoipa::path(post, path = "/v1/plan", request_body = PlanRequest,
-    responses((status = 200, description = "The plan JSON (docs/plan-json.md)", body = Object),
+    responses((status = 200, description = "The plan JSON (docs/plan-json.md); with `format` a provider's `tools` value instead (docs/providers.md)", body = crate::plan::PlanJson),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn plan(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
     const ENDPOINT: &str = "/v1/plan";
@@ -159,7 +159,7 @@ pub async fn plan(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> 
 
 /// Explains one tool's decision: the body `muster why --format json` prints.
 #[utoipa::path(post, path = "/v1/why", request_body = WhyRequest,
-    responses((status = 200, description = "The explanation (an unknown name is answered with status `unknown` and the closest names)", body = Object),
+    responses((status = 200, description = "The explanation (an unknown name is answered with status `unknown` and the closest names)", body = crate::contract::Explanation),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>) -> Response {
     with_generation(shared, move |shared, g| {
@@ -183,7 +183,7 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
 /// Runs gates from the service's gate directory: the body `muster gate
 /// --format json` prints (200 whether or not they pass; `passed` says).
 #[utoipa::path(post, path = "/v1/gate", request_body = GateRequest,
-    responses((status = 200, description = "The gate results", body = Object),
+    responses((status = 200, description = "The gate results", body = Vec<crate::contract::GateResult>),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn gate(State(shared): State<Arc<Shared>>, Body(req): Body<GateRequest>) -> Response {
     with_generation(shared, move |shared, g| {
@@ -245,8 +245,8 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
 /// --format json` prints (200 for `run` and `refused`; 409 with the resume
 /// report when the session's pin no longer holds).
 #[utoipa::path(post, path = "/v1/check", request_body = CheckRequest,
-    responses((status = 200, description = "The check report (docs/check.md)", body = Object),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+    responses((status = 200, description = "The check report (docs/check.md)", body = crate::check::Report),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn check(State(shared): State<Arc<Shared>>, Body(req): Body<CheckRequest>) -> Response {
     with_generation(shared, move |shared, g| {
@@ -303,7 +303,7 @@ fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
 /// Plans and pins a new session: the document `muster session new --format
 /// json` prints (and writes).
 #[utoipa::path(post, path = "/v1/sessions", request_body = PlanRequest,
-    responses((status = 200, description = "The session document (docs/session.md)", body = Object),
+    responses((status = 200, description = "The session document (docs/session.md)", body = crate::contract::SessionDocument),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_new(
     State(shared): State<Arc<Shared>>,
@@ -340,8 +340,8 @@ pub async fn session_new(
 /// --format json` prints, or with `queries` the JSON lines `--queries`
 /// prints.
 #[utoipa::path(post, path = "/v1/sessions/search", request_body = SearchRequest,
-    responses((status = 200, description = "Search results; JSON lines (application/x-ndjson) for `queries`", body = Object),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+    responses((status = 200, description = "Search results; for `queries`, one such object per line (application/x-ndjson)", body = crate::contract::SearchResults),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_search(
     State(shared): State<Arc<Shared>>,
@@ -410,8 +410,8 @@ pub async fn session_search(
 /// document session load leaves>}` (200, also when the load is refused;
 /// 409 with the resume report when the pin no longer holds).
 #[utoipa::path(post, path = "/v1/sessions/load", request_body = LoadRequestBody,
-    responses((status = 200, description = "The load's answer and the session document it leaves", body = Object),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+    responses((status = 200, description = "The load's answer and the session document it leaves", body = crate::answer::SessionLoad),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_load(
     State(shared): State<Arc<Shared>>,
@@ -459,8 +459,8 @@ pub async fn session_load(
 /// What the model is offered now: the body `muster session roster --format
 /// json` prints.
 #[utoipa::path(post, path = "/v1/sessions/roster", request_body = RosterRequest,
-    responses((status = 200, description = "The session's roster in the plan JSON's roster shape", body = Object),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = Object),
+    responses((status = 200, description = "The session's roster in the plan JSON's roster shape; with `format` a provider's `tools` value instead", body = crate::session::SessionRoster),
+              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_roster(
     State(shared): State<Arc<Shared>>,
@@ -487,8 +487,8 @@ pub async fn session_roster(
 /// Compares the session's pin with the current policies: the body `muster
 /// session resume --format json` prints (200 ok, 409 tool-pin-mismatch).
 #[utoipa::path(post, path = "/v1/sessions/resume", request_body = SessionRequest,
-    responses((status = 200, description = "The resume report, status ok", body = Object),
-              (status = 409, description = "The resume report, status tool-pin-mismatch", body = Object),
+    responses((status = 200, description = "The resume report, status ok", body = crate::contract::ResumeReport),
+              (status = 409, description = "The resume report, status tool-pin-mismatch", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn session_resume(
     State(shared): State<Arc<Shared>>,

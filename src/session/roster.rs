@@ -37,6 +37,7 @@ impl Live {
 /// What `session roster --format json` prints: the plan JSON's shape for
 /// the offered tools, so `check` reads it as it reads a plan.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct SessionRoster<'a> {
     /// The plan JSON's version: the roster entries have its shape.
     pub format_version: u32,
@@ -58,6 +59,7 @@ pub struct SessionRoster<'a> {
 
 /// A deferred tool not loaded yet.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct UnloadedTool<'a> {
     /// Tool name.
     pub name: &'a str,
@@ -69,6 +71,7 @@ pub struct UnloadedTool<'a> {
 
 /// The session's offer against its caps and load bounds.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct SessionTotals {
     /// Pinned roster items.
     pub pinned_items: u32,

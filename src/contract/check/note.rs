@@ -8,6 +8,7 @@ use std::fmt;
 
 /// What a JSON string held where a list or object was declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Held {
     /// A JSON list.
@@ -21,6 +22,7 @@ pub enum Held {
 /// `call` is the call's id and `argument` the argument path as problems spell it
 /// (`filters[2].date`). `Display` gives the sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum CallNote {
     /// The arguments were a JSON string holding an object; read as that object.
@@ -192,6 +194,7 @@ impl fmt::Display for CallNote {
 /// and fields), and `message`, its sentence for people. Clients act on the code and fields;
 /// the message is never to be parsed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CheckNote {
     /// The note as data.
     #[serde(flatten)]

@@ -9,6 +9,7 @@ use std::fmt;
 /// What is wrong with one call, as data. Serialized tagged by `code` (kebab-case) with the
 /// fields of that code; see `docs/check.md` for every code. `Display` gives the sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "code", rename_all = "kebab-case")]
 pub enum CallProblem {
     /// The call names a tool the plan did not offer, and did not defer.
@@ -445,6 +446,7 @@ impl CallProblem {
 /// `code` and fields), and `message`, its sentence for people. Clients act on the code and
 /// fields; the message is never to be parsed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CheckProblem {
     /// The problem as data.
     #[serde(flatten)]
