@@ -248,8 +248,9 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
     responses((status = 200, description = "The check report (docs/check.md)", body = crate::check::Report),
               (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn check(State(shared): State<Arc<Shared>>, Body(req): Body<CheckRequest>) -> Response {
+pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
     with_generation(shared, move |shared, g| {
+        let req: CheckRequest<'_> = parse(&body)?;
         let offered = match (&req.plan, &req.session) {
             (Some(plan), None) => offered_plan(g, plan.get())?,
             (None, Some(doc)) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
