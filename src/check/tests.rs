@@ -127,9 +127,6 @@ fn tool_with(schema: Value) -> OfferedTool {
     }
 }
 
-/// `levels` levels of `{"type": "object", "properties": {"a": ...}}` and the matching value
-/// `{"a": {"a": ...}}`, ending in a string schema and the leaf `leaf`.
-
 fn run(
     schema: Value,
     arguments: Value,

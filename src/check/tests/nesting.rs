@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// `levels` levels of `{"type": "object", "properties": {"a": ...}}` and the matching value
+/// `{"a": {"a": ...}}`, ending in a string schema and the leaf `leaf`.
 fn deep_pair(levels: usize, leaf: Value) -> (Value, Value) {
     let mut schema = json!({"type": "string"});
     let mut value = leaf;
