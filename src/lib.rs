@@ -112,17 +112,17 @@ pub mod gate;
 /// reliability tests of its size cap; not part of the host API.
 #[doc(hidden)]
 pub mod input;
-/// The lock file of MCP definitions. Public only for the lock fuzz target
-/// and the narrowing tests that hash definitions; hosts lock through
-/// [`discover::lock_policy`].
+/// The lock file of MCP definitions. Public only for the lock fuzz target;
+/// hosts lock through [`discover::lock_policy`].
 #[doc(hidden)]
 pub mod lock;
 /// Escaping of names for display. Public only for the binary's text
 /// rendering; not part of the host API.
 #[doc(hidden)]
 pub mod names;
-/// MCP narrowing (`allow`, `deny`, `params`, `only`). Public only for the
-/// narrowing tests; hosts see its result in the plan.
+/// MCP narrowing (`allow`, `deny`, `params`, `only`). Public only for
+/// `tests/discover.rs`, which narrows a live listing directly; hosts see its
+/// result in the plan.
 #[doc(hidden)]
 pub mod narrow;
 pub mod plan;
