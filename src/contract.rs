@@ -10,6 +10,7 @@
 
 mod check;
 mod count;
+mod discover;
 mod finding;
 mod gate;
 mod lock;
@@ -21,6 +22,10 @@ mod why;
 pub use check::*;
 pub use count::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
+};
+pub use discover::{
+    DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason, LockUpdate,
+    ServerDiscovery, SnapshotDiff, ToolChange,
 };
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{

@@ -13,6 +13,7 @@
 //! checked call can be forwarded to the real server.
 
 mod call;
+mod policy;
 mod session;
 
 use std::collections::BTreeMap;
@@ -21,12 +22,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::contract::FailureReason;
 use crate::error::{Error, ErrorKind, Problem};
 
 pub use crate::snapshot::{
     ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
 };
 pub use call::call_tool;
+pub use policy::{discover_policy, lock_policy};
 
 /// How to reach one stdio MCP server and where its snapshot lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,11 +122,40 @@ pub struct Discovered {
 pub struct ServerOutcome {
     /// The block's name.
     pub server: String,
-    /// The listing, or why it failed (an [`ErrorKind::Mcp`] error naming
-    /// the server, and the tool where one is at fault; or
-    /// [`ErrorKind::Io`] when the snapshot could not be written). On
-    /// failure the old snapshot is untouched.
-    pub result: Result<Discovered, Error>,
+    /// The listing, or why it failed. On failure the old snapshot is
+    /// untouched.
+    pub result: Result<Discovered, Failed>,
+}
+
+/// A server whose discovery failed: what kind of failure, and the error
+/// (of kind [`ErrorKind::Mcp`] naming the server, and the tool where one is
+/// at fault; or [`ErrorKind::Io`] when the snapshot could not be read or
+/// written). Derefs to the error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// What kind of failure.
+    pub reason: FailureReason,
+    /// Every problem.
+    pub error: Error,
+}
+
+impl Failed {
+    fn new(reason: FailureReason, error: Error) -> Self {
+        Self { reason, error }
+    }
+}
+
+impl std::ops::Deref for Failed {
+    type Target = Error;
+    fn deref(&self) -> &Error {
+        &self.error
+    }
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
 }
 
 /// Discovers every server, concurrently, and returns one outcome per server
@@ -141,7 +173,10 @@ pub struct ServerOutcome {
 /// handler), so a caller that wants to end on one checks the outcomes.
 pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<ServerOutcome> {
     let fail_all = |message: String| {
-        let err = Error::new(ErrorKind::Mcp, Problem::new(message));
+        let err = Failed::new(
+            FailureReason::Internal,
+            Error::new(ErrorKind::Mcp, Problem::new(message)),
+        );
         servers
             .iter()
             .map(|s| ServerOutcome {
@@ -200,15 +235,24 @@ pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<
         for (spec, handle) in servers.iter().zip(handles) {
             let result = handle.await.unwrap_or_else(|e| {
                 Err(match stopped_by {
-                    Some(signal) if e.is_cancelled() => mcp_error(
-                        &spec.name,
-                        format!("discovery was stopped by {signal}; the server was killed"),
-                        Some("its snapshot is left as it was; run `muster discover` again".into()),
+                    Some(signal) if e.is_cancelled() => Failed::new(
+                        FailureReason::Stopped,
+                        mcp_error(
+                            &spec.name,
+                            format!("discovery was stopped by {signal}; the server was killed"),
+                            Some(
+                                "its snapshot is left as it was; run `muster discover` again"
+                                    .into(),
+                            ),
+                        ),
                     ),
-                    _ => mcp_error(
-                        &spec.name,
-                        format!("discovery stopped unexpectedly: {e}"),
-                        None,
+                    _ => Failed::new(
+                        FailureReason::Internal,
+                        mcp_error(
+                            &spec.name,
+                            format!("discovery stopped unexpectedly: {e}"),
+                            None,
+                        ),
                     ),
                 })
             });
@@ -278,16 +322,19 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
 async fn discover_one(
     spec: &ServerSpec,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
-) -> Result<Discovered, Error> {
+) -> Result<Discovered, Failed> {
     let watch = session::Watch::default();
     let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
     {
         Ok(Ok(listing)) => listing,
         Ok(Err(f)) if f.tools.is_empty() => {
-            return Err(mcp_error(
-                &spec.name,
-                format!("{}{}", f.message, watch.evidence()),
-                f.help,
+            return Err(Failed::new(
+                f.reason,
+                mcp_error(
+                    &spec.name,
+                    format!("{}{}", f.message, watch.evidence()),
+                    f.help,
+                ),
             ));
         }
         // A listing with bad tools: one problem per tool, each naming it.
@@ -303,15 +350,25 @@ async fn discover_one(
                     }
                 })
                 .collect();
-            return Err(Error::many(ErrorKind::Mcp, problems));
+            return Err(Failed::new(f.reason, Error::many(ErrorKind::Mcp, problems)));
         }
-        Err(_) => return Err(timed_out(spec, &watch, None)),
+        Err(_) => {
+            return Err(Failed::new(
+                FailureReason::TimedOut,
+                timed_out(spec, &watch, None),
+            ));
+        }
     };
 
     let previous = match crate::input::read_bytes(&spec.snapshot) {
         Ok(bytes) => Some(bytes),
         Err(crate::input::ReadError::Missing) => None,
-        Err(e) => return Err(e.into_error(&spec.snapshot, "the old snapshot")),
+        Err(e) => {
+            return Err(Failed::new(
+                FailureReason::SnapshotIo,
+                e.into_error(&spec.snapshot, "the old snapshot"),
+            ));
+        }
     };
     let (old_tools, previous_unreadable) = match &previous {
         None => (Vec::new(), None),
@@ -332,7 +389,8 @@ async fn discover_one(
                     format!("snapshot write stopped: {e}"),
                     None,
                 ))
-            })?;
+            })
+            .map_err(|e| Failed::new(FailureReason::SnapshotIo, e))?;
     }
     Ok(Discovered {
         diff: diff_snapshots(&old_tools, &listing.tools),

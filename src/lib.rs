@@ -2,25 +2,128 @@
 //! gates production-shaped rosters in CI, narrows MCP tools and checks a
 //! turn's tool calls before they run.
 //!
-//! Data flows one way: [`policy`] → [`catalog`] (with [`narrow`] and
-//! [`tokens`]) → [`plan`] → [`explain`] | [`gate`], and the plan's JSON →
-//! [`check`]. [`discover`] and [`lock`] keep the recorded MCP listings the
-//! policy reads.
+//! Data flows one way: [`policy`] → [`catalog`] (with narrowing and
+//! [`tokens`]) → [`plan`] → why | [`gate`], and the plan's JSON →
+//! [`check`]. [`discover`] keeps the recorded MCP listings the policy reads.
+//!
+//! # What a host uses
+//!
+//! - [`policy::Policy::load`]: read and validate a policy directory.
+//! - [`answer`]: every verb's answer, as the CLI prints it and the service
+//!   returns it: [`answer::plan`], [`answer::plan_tools`] (the provider
+//!   formats of [`provider::shape::Format`]), [`answer::explain`] (`why`),
+//!   [`answer::gates`] over [`gate::load`], [`answer::offered`] and
+//!   [`answer::check`], [`answer::open`] and [`answer::load`] for sessions.
+//! - [`session`]: pin a roster ([`session::new`]), search and load deferred
+//!   tools, resume.
+//! - [`count::count_text`]: the input tokens a provider request is billed.
+//! - [`contract`]: every JSON shape those answers carry, with its codes.
+//! - `serve` (feature `serve`): the HTTP service over the same calls.
+//! - [`Error`], [`ErrorKind`], [`Problem`]: one error, every problem with
+//!   where and what to change.
+//!
+//! The lower layers ([`catalog`], [`plan`], [`check`], [`tokens`],
+//! [`search`], [`discover`]) stay public for hosts that drive a step
+//! themselves; the utilities the binary, tests and fuzz targets share are
+//! hidden from the documentation, and the rest is private to the crate.
+//!
+//! # Example
+//!
+//! Load a policy, plan, ask why a tool is missing, render the roster for a
+//! provider, pin a session, check a turn and run a gate:
+//!
+//! ```
+//! use muster::answer::{self, Offer, Outcome, Select};
+//! use muster::contract::WhyStatus;
+//! use muster::policy::Policy;
+//! use muster::provider::shape::Format;
+//! use muster::tokens::TokenCache;
+//! use std::fs;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let policies = dir.path().join("policies");
+//! fs::create_dir_all(policies.join("tools"))?;
+//! fs::write(policies.join("muster.toml"), "[caps]\nitems = 1\n")?;
+//! fs::write(
+//!     policies.join("tools/t.toml"),
+//!     r#"
+//! [[tool]]
+//! name = "math.calculate"
+//! description = "Evaluate an arithmetic expression."
+//! priority = 10
+//! input_schema = { type = "object", properties = { expression = { type = "string" } }, required = ["expression"] }
+//!
+//! [[tool]]
+//! name = "web.search"
+//! description = "Search the web."
+//! "#,
+//! )?;
+//! let policy = Policy::load(&policies)?;
+//! let mut cache = TokenCache::in_memory();
+//! let select = Select::default();
+//!
+//! // The plan's JSON: the roster the model is offered, and every cut.
+//! let plan = answer::plan(&policy, &select, &mut cache)?;
+//! let doc: serde_json::Value = serde_json::from_str(&plan.json)?;
+//! assert_eq!(doc["roster"][0]["name"], "math.calculate");
+//! assert_eq!(doc["cut"][0]["code"], "item-cap");
+//!
+//! // `why`: the decision as data.
+//! let why = answer::explain(&policy, &select, "web.search", &mut cache)?;
+//! assert_eq!(why.status, WhyStatus::Cut);
+//!
+//! // The roster as a provider's `tools` value.
+//! let tools = answer::plan_tools(&policy, &select, Format::Anthropic, &mut cache)?;
+//! let tools: serde_json::Value = serde_json::from_str(&tools.json)?;
+//! assert_eq!(tools[0]["name"], "math__calculate", "a provider-safe name");
+//!
+//! // A session pins the roster; a turn is checked against what was offered.
+//! let session = muster::session::new(&policy, &select.selection, (None, None), &mut cache)?;
+//! let live = answer::open(&policy, session, &mut cache)?.expect("the pin holds");
+//! let offered = answer::offered(Offer::Session { live: &live, file: "s.json".as_ref() })?;
+//! let turn = r#"{"calls": [{"id": "c1", "name": "math.calculate", "arguments": {}}]}"#;
+//! let report = answer::check(&offered, turn, "turn.json".as_ref(), &Default::default())?;
+//! assert_eq!(answer::Answer::of_check(&report).outcome, Outcome::Failed);
+//!
+//! // A gate: the calculator must be offered.
+//! fs::write(dir.path().join("g.toml"), "name = \"calc\"\nrequire = [\"math.calculate\"]\n")?;
+//! let gates = muster::gate::load(&[dir.path().join("g.toml")])?;
+//! let results = answer::gates(&policy, &gates, (None, None), &mut cache)?;
+//! assert!(results[0].passed);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod answer;
+/// Whole-or-nothing file writes. Public only for the binary, which writes
+/// session documents with it; not part of the host API.
+#[doc(hidden)]
 pub mod atomic;
-pub mod canon;
+mod canon;
 pub mod catalog;
 pub mod check;
 pub mod contract;
 pub mod count;
 pub mod discover;
-pub mod error;
-pub mod explain;
+mod error;
+mod explain;
 pub mod gate;
+/// Bounded UTF-8 reading of files and standard input. Public only for the
+/// binary (which reads plans, turns and requests with it) and the
+/// reliability tests of its size cap; not part of the host API.
+#[doc(hidden)]
 pub mod input;
+/// The lock file of MCP definitions. Public only for the lock fuzz target;
+/// hosts lock through [`discover::lock_policy`].
+#[doc(hidden)]
 pub mod lock;
+/// Escaping of names for display. Public only for the binary's text
+/// rendering; not part of the host API.
+#[doc(hidden)]
 pub mod names;
+/// MCP narrowing (`allow`, `deny`, `params`, `only`). Public only for
+/// `tests/discover.rs`, which narrows a live listing directly; hosts see its
+/// result in the plan.
+#[doc(hidden)]
 pub mod narrow;
 pub mod plan;
 pub mod policy;
@@ -29,6 +132,9 @@ pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod session;
+/// Snapshot reading, writing and comparison. Public only for the snapshot
+/// fuzz target; hosts read snapshots through [`discover`].
+#[doc(hidden)]
 pub mod snapshot;
 pub mod tokens;
 pub mod validate;

@@ -537,4 +537,6 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
 }
 
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 mod tests;

@@ -8,9 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde::Serialize;
 use serde_json::Value;
 
+pub use crate::contract::{SnapshotDiff, ToolChange};
 use crate::error::{Error, ErrorKind, Problem};
 
 /// One tool as a server listed it.
@@ -88,25 +88,48 @@ fn read_tool(i: usize, raw: &Value) -> Result<(ListedTool, Option<String>), Stri
     ))
 }
 
+/// The one rule for names in a listing: each tool name is listed once. The
+/// position (in `names`) and name of every repeat, in listed order; the first
+/// listing of a name is not a repeat.
+pub(crate) fn repeats<'n>(names: impl IntoIterator<Item = &'n str>) -> Vec<(usize, &'n str)> {
+    let mut seen = BTreeSet::new();
+    names
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, name)| !seen.insert(name))
+        .collect()
+}
+
+/// The problem for a name [`repeats`] found, as discovery words it.
+pub(crate) fn repeat_problem(name: &str) -> String {
+    format!("tool `{name}` is listed twice")
+}
+
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
 pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String>> {
+    let read: Vec<_> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| read_tool(i, raw))
+        .collect();
+    let repeated: BTreeSet<usize> = repeats(
+        read.iter()
+            .map(|r| r.as_ref().map_or("", |(tool, _)| tool.name.as_str())),
+    )
+    .into_iter()
+    .filter(|&(i, _)| read[i].is_ok())
+    .map(|(i, _)| i)
+    .collect();
     let mut out = Vec::with_capacity(tools.len());
     let mut problems = Vec::new();
-    let mut seen = BTreeSet::new();
-    for (i, raw) in tools.iter().enumerate() {
-        match read_tool(i, raw) {
+    for (i, r) in read.into_iter().enumerate() {
+        match r {
             Err(problem) => problems.push(problem),
-            Ok((tool, problem)) => {
-                if !seen.insert(tool.name.clone()) {
-                    problems.push(format!("tool `{}` is listed twice", tool.name));
-                } else if let Some(problem) = problem {
-                    problems.push(problem);
-                } else {
-                    out.push(tool);
-                }
-            }
+            Ok((tool, _)) if repeated.contains(&i) => problems.push(repeat_problem(&tool.name)),
+            Ok((_, Some(problem))) => problems.push(problem),
+            Ok((tool, None)) => out.push(tool),
         }
     }
     if problems.is_empty() {
@@ -187,38 +210,6 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .collect(),
         )
     })
-}
-
-/// What changed in one tool listed in both snapshots.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ToolChange {
-    /// The tool's name (tools are matched by name, so a rename shows as one
-    /// tool removed and one added).
-    pub name: String,
-    /// The description changed.
-    pub description: bool,
-    /// The input schema changed.
-    pub input_schema: bool,
-    /// Some other field changed (title, annotations, outputSchema, …).
-    pub other: bool,
-}
-
-/// The difference between two listings of one server.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SnapshotDiff {
-    /// Tools only in the new listing, by name.
-    pub added: Vec<String>,
-    /// Tools only in the old listing, by name.
-    pub removed: Vec<String>,
-    /// Tools in both whose definition changed, by name.
-    pub changed: Vec<ToolChange>,
-}
-
-impl SnapshotDiff {
-    /// Nothing was added, removed or changed.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
-    }
 }
 
 /// Compares two listings of one server; every list is sorted by name.

@@ -246,24 +246,38 @@ fn bad_servers_fail_clearly_keep_their_old_snapshot_and_do_not_stop_the_others()
     assert_eq!(outcomes.len(), specs.len());
 
     let expect = [
-        ("exits", "exited during initialize"),
-        ("garbage", "`garbage`"),
-        ("hangs", "timed out after 2s while initializing"),
-        ("missing", "cannot start `/nonexistent/mcp-server`"),
+        ("exits", "exited during initialize", "handshake-failed"),
+        ("garbage", "`garbage`", "timed-out"),
+        (
+            "hangs",
+            "timed out after 2s while initializing",
+            "timed-out",
+        ),
+        (
+            "missing",
+            "cannot start `/nonexistent/mcp-server`",
+            "cannot-start",
+        ),
         (
             "non-object",
             "tool `broken` has an inputSchema that is text",
+            "invalid-listing",
         ),
-        ("duplicate", "tool `twice` is listed twice"),
-        ("empty", "has an empty command"),
+        (
+            "duplicate",
+            "tool `twice` is listed twice",
+            "invalid-listing",
+        ),
+        ("empty", "has an empty command", "cannot-start"),
     ];
-    for ((name, words), (spec, outcome)) in expect.iter().zip(specs.iter().zip(&outcomes)) {
+    for ((name, words, reason), (spec, outcome)) in expect.iter().zip(specs.iter().zip(&outcomes)) {
         assert_eq!(&outcome.server, name);
         let err = outcome
             .result
             .as_ref()
             .expect_err(&format!("{name} should fail"));
         assert_eq!(err.kind(), ErrorKind::Mcp);
+        assert_eq!(err.reason.as_str(), *reason, "{name}");
         let text = err.to_string();
         assert!(text.contains(&format!("mcp server `{name}`")), "{text}");
         assert!(text.contains(words), "{name}: {text}");

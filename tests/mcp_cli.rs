@@ -218,6 +218,33 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
     );
     assert!(!again.contains("+ "), "{again}");
 
+    // The same run as JSON, read back through its own types: every server
+    // listed, nothing written, nothing added, removed or changed.
+    let json = discover_json(fx.path(), &["discover", "--format", "json"], 0);
+    assert_eq!(json.format_version, 1);
+    assert_eq!((json.listed, json.failed), (3, 0));
+    assert!(json.lock.is_none());
+    let names: Vec<&str> = json.servers.iter().map(|s| s.server()).collect();
+    assert_eq!(names, ["fs", "everything", "memory"], "declared order");
+    for server in &json.servers {
+        let Discovery::Listed {
+            tools,
+            pages,
+            snapshot,
+            snapshot_written,
+            previous_unreadable,
+            diff,
+            ..
+        } = server
+        else {
+            panic!("{server:?}");
+        };
+        assert!(*tools > 0 && *pages >= 1, "{server:?}");
+        assert!(snapshot.ends_with(".json"), "{snapshot}");
+        assert!(!snapshot_written && previous_unreadable.is_empty());
+        assert!(diff.added.is_empty() && diff.removed.is_empty() && diff.changed.is_empty());
+    }
+
     // discover --lock accepts what it listed into the lock.
     let locked = stdout(fx.path(), &["discover", "--lock"], 0);
     assert!(locked.contains("accepted"), "{locked}");
@@ -228,6 +255,81 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
         "{lock}"
     );
     assert_narrowed(fx.path(), &plan(&fx), &allowed);
+
+    // Once more with --lock as JSON: the lock is up to date.
+    let json = discover_json(fx.path(), &["discover", "--lock", "--format", "json"], 0);
+    let lock = json.lock.expect("--lock reports the lock");
+    assert!(lock.lock_file.ends_with("mcp.lock"), "{}", lock.lock_file);
+    assert!(lock.accepted.is_empty(), "{:?}", lock.accepted);
+}
+
+/// `muster discover --format json` (docs/policy.md), read back through
+/// types of its own.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiscoverJson {
+    format_version: u32,
+    servers: Vec<Discovery>,
+    lock: Option<LockJson>,
+    listed: usize,
+    failed: usize,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(tag = "code", rename_all = "kebab-case", deny_unknown_fields)]
+enum Discovery {
+    Listed {
+        server: String,
+        tools: usize,
+        pages: usize,
+        snapshot: String,
+        snapshot_written: bool,
+        previous_unreadable: Vec<ProblemJson>,
+        diff: DiffJson,
+    },
+    Failed {
+        server: String,
+        reason: String,
+        problems: Vec<ProblemJson>,
+        snapshot_kept: bool,
+    },
+}
+
+impl Discovery {
+    fn server(&self) -> &str {
+        match self {
+            Self::Listed { server, .. } | Self::Failed { server, .. } => server,
+        }
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffJson {
+    added: Vec<String>,
+    removed: Vec<String>,
+    changed: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProblemJson {
+    message: String,
+    file: Option<String>,
+    line: Option<usize>,
+    help: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockJson {
+    lock_file: String,
+    accepted: Vec<serde_json::Value>,
+}
+
+fn discover_json(dir: &Path, args: &[&str], code: i32) -> DiscoverJson {
+    let out = stdout(dir, args, code);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 #[test]
@@ -247,6 +349,36 @@ fn a_failing_server_is_reported_and_keeps_its_old_snapshot() {
     assert!(out.contains("FAIL broken:"), "{out}");
     assert!(out.contains("ok   memory:"), "{out}");
     assert!(out.contains("1 server(s) listed, 1 failed"), "{out}");
+    assert_eq!(fx.read("policies/mcp/broken.json"), old);
+
+    // As JSON: the failure is a code and a reason, with its problems as fields.
+    let json = discover_json(fx.path(), &["discover", "--format", "json"], 2);
+    assert_eq!((json.listed, json.failed), (1, 1));
+    let Discovery::Failed {
+        server,
+        reason,
+        problems,
+        snapshot_kept,
+    } = &json.servers[0]
+    else {
+        panic!("{:?}", json.servers[0]);
+    };
+    assert_eq!(
+        (server.as_str(), reason.as_str(), *snapshot_kept),
+        ("broken", "handshake-failed", true)
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].message.starts_with("mcp server `broken`: "));
+    assert_eq!(
+        (problems[0].file.as_deref(), problems[0].line),
+        (None, None)
+    );
+    assert!(problems[0].help.is_none(), "{problems:?}");
+    let Discovery::Listed { server, diff, .. } = &json.servers[1] else {
+        panic!("{:?}", json.servers[1]);
+    };
+    assert_eq!(server, "memory");
+    assert!(diff.added.is_empty(), "listed already by the text run");
     assert_eq!(fx.read("policies/mcp/broken.json"), old);
 }
 

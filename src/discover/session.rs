@@ -24,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::{Event, ServerSpec};
+use crate::contract::FailureReason;
 use crate::snapshot::{ListedTool, check_tools};
 
 /// A page count no honest server reaches; stops a server that hands out
@@ -129,6 +130,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
 
 /// Why a session failed, in words that name what the server did.
 pub(super) struct Failure {
+    /// What kind of failure, for discovery's answer.
+    pub reason: FailureReason,
     pub message: String,
     pub help: Option<String>,
     /// One entry per tool that breaks the listing rules, when that is the failure.
@@ -138,6 +141,7 @@ pub(super) struct Failure {
 impl Failure {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
+            reason: FailureReason::BadResponse,
             message: message.into(),
             help: None,
             tools: Vec::new(),
@@ -276,6 +280,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     watch.set_phase("starting");
     let Some((program, args)) = spec.command.split_first() else {
         return Err(Failure {
+            reason: FailureReason::CannotStart,
             help: Some("give `command = [\"program\", \"arg\", ...]`".into()),
             ..Failure::new("has an empty command")
         });
@@ -299,6 +304,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         cmd.current_dir(dir);
     }
     let mut child = cmd.spawn().map_err(|e| Failure {
+        reason: FailureReason::CannotStart,
         help: Some("check the block's `command`".into()),
         ..Failure::new(format!("cannot start `{program}`: {e}"))
     })?;
@@ -309,7 +315,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err(Failure::new("started without piped stdio"));
+        return Err(Failure {
+            reason: FailureReason::CannotStart,
+            ..Failure::new("started without piped stdio")
+        });
     };
     let stderr_buf = watch.stderr.clone();
     let stderr_reader = tokio::spawn(async move {
@@ -345,7 +354,10 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
                 Some(s) => format!("exited during initialize ({s})"),
                 None => format!("failed to initialize: {e}"),
             };
-            return Err(Failure::new(message));
+            return Err(Failure {
+                reason: FailureReason::HandshakeFailed,
+                ..Failure::new(message)
+            });
         }
     };
     let server_info = client
@@ -443,6 +455,7 @@ async fn list_all(
         }
     }
     let tools = check_tools(&raw_tools).map_err(|problems| Failure {
+        reason: FailureReason::InvalidListing,
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
         tools: problems,

@@ -124,6 +124,9 @@ pub enum Command {
         /// Also accept the listed definitions into the lock.
         #[arg(long)]
         lock: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
     /// Accept the current snapshots' tool definitions into the lock, after
     /// review, printing what it accepts.

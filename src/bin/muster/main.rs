@@ -257,7 +257,8 @@ fn run(command: Command) -> Result<u8, Error> {
             policies,
             servers,
             lock,
-        } => mcp::discover(&policies, &servers, lock),
+            format,
+        } => mcp::discover(&policies, &servers, lock, format),
         Command::Lock {
             policies,
             servers,

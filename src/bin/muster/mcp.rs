@@ -2,79 +2,25 @@
 
 use crate::args::TextOrJson;
 use crate::{EXIT_BAD_INPUT, emit};
-use muster::contract::{LOCK_FORMAT_VERSION, LockAnswer};
-use muster::discover::{Event, ServerSpec, SnapshotDiff, discover as run_discover};
-use muster::lock::{Lock, LockFinding, LockStatus};
+use muster::Error;
+use muster::contract::{DiscoverAnswer, LockFinding, LockStatus, ServerDiscovery, SnapshotDiff};
+use muster::discover::{Event, discover_policy, lock_policy};
 use muster::names::escape;
-use muster::policy::{Policy, ServerDef};
-use muster::{Error, ErrorKind, Problem};
+use muster::policy::Policy;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 
-fn selected<'p>(policy: &'p Policy, names: &[String]) -> Result<Vec<&'p ServerDef>, Error> {
-    let problems: Vec<Problem> = names
-        .iter()
-        .filter(|n| !policy.servers.iter().any(|s| &s.name == *n))
-        .map(|n| {
-            Problem::new(format!("no MCP server named {n:?} is declared"))
-                .help("declare it in mcp/*.toml, or pick one of the declared servers")
-        })
-        .collect();
-    if !problems.is_empty() {
-        return Err(Error::many(ErrorKind::Usage, problems));
-    }
-    Ok(policy
-        .servers
-        .iter()
-        .filter(|s| names.is_empty() || names.contains(&s.name))
-        .collect())
-}
-
-pub fn discover(policies: &Path, names: &[String], also_lock: bool) -> Result<u8, Error> {
+/// `muster discover`: the library discovers, this renders.
+pub fn discover(
+    policies: &Path,
+    names: &[String],
+    also_lock: bool,
+    format: TextOrJson,
+) -> Result<u8, Error> {
     let policy = Policy::load(policies)?;
-    let servers = selected(&policy, names)?;
-    let mut specs = Vec::new();
-    let mut problems = Vec::new();
-    for server in servers {
-        let Some(command) = &server.command else {
-            if !names.is_empty() {
-                problems.push(server.origin.problem(format!(
-                    "MCP server {:?} has no command to start",
-                    server.name
-                )));
-            }
-            continue;
-        };
-        let Some(snapshot) = &server.snapshot else {
-            problems.push(
-                server
-                    .origin
-                    .problem(format!("MCP server {:?} has no snapshot path", server.name))
-                    .help(format!(
-                        "add snapshot = \"{}.json\" to the block",
-                        server.name
-                    )),
-            );
-            continue;
-        };
-        let mut spec = ServerSpec::new(server.name.clone(), command.clone(), snapshot.clone());
-        spec.timeout = server.timeout;
-        spec.env = server.env.clone();
-        specs.push(spec);
-    }
-    if !problems.is_empty() {
-        return Err(Error::many(ErrorKind::Policy, problems));
-    }
-    if specs.is_empty() {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            Problem::new("no MCP server has a command to start")
-                .help("add command = [\"prog\", \"arg\", ...] to a server block in mcp/*.toml"),
-        ));
-    }
     let progress = std::io::stderr().is_terminal();
-    let outcomes = run_discover(&specs, |event| {
+    let answer = discover_policy(&policy, names, also_lock, |event| {
         if !progress {
             return;
         }
@@ -92,65 +38,63 @@ pub fn discover(policies: &Path, names: &[String], also_lock: bool) -> Result<u8
             _ => return,
         };
         eprintln!("{line}");
-    });
+    })?;
+    emit(&match format {
+        TextOrJson::Text => discover_text(&answer),
+        TextOrJson::Json => muster::answer::json_text(&answer),
+    })?;
+    Ok(if answer.failed > 0 { EXIT_BAD_INPUT } else { 0 })
+}
+
+fn discover_text(answer: &DiscoverAnswer) -> String {
     let mut out = String::new();
-    let mut failed = 0;
-    let mut lock = if also_lock {
-        Some(Lock::read_or_empty(&policy.lock.file)?)
-    } else {
-        None
-    };
-    let mut accepted = Vec::new();
-    for outcome in &outcomes {
-        match &outcome.result {
-            Ok(found) => {
+    for server in &answer.servers {
+        match server {
+            ServerDiscovery::Listed {
+                server,
+                tools,
+                pages,
+                snapshot,
+                snapshot_written,
+                diff,
+                ..
+            } => {
                 let _ = writeln!(
                     out,
-                    "ok   {}: {} tools in {} page(s); snapshot {} {}",
-                    outcome.server,
-                    found.tools.len(),
-                    found.pages,
-                    found.snapshot.display(),
-                    if found.snapshot_changed {
+                    "ok   {server}: {tools} tools in {pages} page(s); snapshot {snapshot} {}",
+                    if *snapshot_written {
                         "written"
                     } else {
                         "unchanged"
                     }
                 );
-                render_diff(&mut out, &found.diff);
-                if let Some(lock) = &mut lock {
-                    let (next, findings) = lock.update(&outcome.server, &found.tools);
-                    *lock = next;
-                    accepted.extend(findings);
-                }
+                render_diff(&mut out, diff);
             }
-            Err(err) => {
-                failed += 1;
-                let _ = writeln!(out, "FAIL {}:", outcome.server);
-                for problem in err.problems() {
+            ServerDiscovery::Failed {
+                server,
+                problems,
+                snapshot_kept,
+                ..
+            } => {
+                let _ = writeln!(out, "FAIL {server}:");
+                for problem in problems {
                     let _ = writeln!(out, "  {problem}");
                 }
-                let kept = specs
-                    .iter()
-                    .find(|s| s.name == outcome.server)
-                    .is_some_and(|s| s.snapshot.exists());
-                if kept {
+                if *snapshot_kept {
                     let _ = writeln!(out, "  the previous snapshot is kept");
                 }
             }
         }
     }
-    if let Some(lock) = &lock {
-        lock.write(&policy.lock.file)?;
-        render_accepted(&mut out, &accepted, &policy.lock.file);
+    if let Some(lock) = &answer.lock {
+        render_accepted(&mut out, &lock.accepted, &lock.lock_file);
     }
     let _ = writeln!(
         out,
-        "{} server(s) listed, {failed} failed",
-        outcomes.len() - failed
+        "{} server(s) listed, {} failed",
+        answer.listed, answer.failed
     );
-    emit(&out)?;
-    Ok(if failed > 0 { EXIT_BAD_INPUT } else { 0 })
+    out
 }
 
 fn render_diff(out: &mut String, diff: &SnapshotDiff) {
@@ -180,12 +124,12 @@ fn render_diff(out: &mut String, diff: &SnapshotDiff) {
     }
 }
 
-fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &Path) {
+fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
     if accepted.is_empty() {
-        let _ = writeln!(out, "lock {}: already up to date", file.display());
+        let _ = writeln!(out, "lock {file}: already up to date");
         return;
     }
-    let _ = writeln!(out, "lock {}: accepted", file.display());
+    let _ = writeln!(out, "lock {file}: accepted");
     for f in accepted {
         let verb = match f.status {
             LockStatus::Unlocked => "new    ",
@@ -196,46 +140,14 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &Path) {
     }
 }
 
+/// `muster lock`: the library accepts, this renders.
 pub fn lock(policies: &Path, names: &[String], format: TextOrJson) -> Result<u8, Error> {
     let policy = Policy::load(policies)?;
-    let servers = selected(&policy, names)?;
-    let mut lock = Lock::read_or_empty(&policy.lock.file)?;
-    let mut accepted = Vec::new();
-    let mut problems = Vec::new();
-    for server in &servers {
-        let mut seen = std::collections::BTreeSet::new();
-        for tool in &server.listed {
-            if !seen.insert(tool.name.as_str()) {
-                problems.push(
-                    server
-                        .origin
-                        .problem(format!(
-                            "MCP server {:?} lists {:?} twice; there is no single definition to lock",
-                            server.name, tool.name
-                        ))
-                        .help("record the snapshot again with `muster discover`, which refuses such listings"),
-                );
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::many(ErrorKind::Mcp, problems));
-    }
-    for server in servers {
-        let (next, findings) = lock.update(&server.name, &server.listed);
-        lock = next;
-        accepted.extend(findings);
-    }
-    lock.write(&policy.lock.file)?;
-    let answer = LockAnswer {
-        format_version: LOCK_FORMAT_VERSION,
-        lock_file: policy.lock.file.display().to_string(),
-        accepted,
-    };
+    let answer = lock_policy(&policy, names)?;
     emit(&match format {
         TextOrJson::Text => {
             let mut out = String::new();
-            render_accepted(&mut out, &answer.accepted, &policy.lock.file);
+            render_accepted(&mut out, &answer.accepted, &answer.lock_file);
             out
         }
         TextOrJson::Json => muster::answer::json_text(&answer),

@@ -1,15 +1,17 @@
 //! Narrowing and locking the tools of the real reference servers, from the
 //! snapshots recorded in `tests/fixtures/mcp/` (so these run without node).
-//! `tests/discover.rs` checks the same narrowing on a live listing.
+//! `tests/discover.rs` and `tests/mcp_cli.rs` check the same narrowing on a
+//! live listing. A unit test: it drives narrowing and the lock directly,
+//! which are not part of the host surface.
 
 use std::path::Path;
 
-use muster::discover::{ListedTool, read_snapshot};
-use muster::lock::{Lock, LockStatus};
-use muster::narrow::{
+use super::{
     DriftCode, Entry, KeepAwayCode, NarrowOutcome, NarrowingInput, OnlyEntry, ParamsEntry,
     narrow_tool, validate_narrowing,
 };
+use crate::lock::{Lock, LockStatus};
+use crate::snapshot::{ListedTool, read_snapshot};
 use serde_json::{Value, json};
 
 fn fixture(server: &str) -> Vec<ListedTool> {

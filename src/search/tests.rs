@@ -1,0 +1,206 @@
+//! The index's ranking rules, each with the query that shows it.
+
+use super::*;
+use proptest::prelude::*;
+use serde_json::json;
+
+fn entries(schema: &Value) -> Vec<Entry<'_>> {
+    vec![
+        Entry {
+            name: "mcp.gmail_read.search_threads",
+            description: "Search the mailbox and return matching threads.",
+            input_schema: Some(schema),
+        },
+        Entry {
+            name: "mcp.gmail_read.get_thread",
+            description: "Get a whole conversation.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.gmail_read.list_labels",
+            description: "List all labels in the mailbox.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.filesystem.list_directory",
+            description: "Get a detailed listing of all files and directories.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.filesystem.read_text_file",
+            description: "Read the complete contents of a file as text.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.bland_read.listCalls",
+            description: "List calls placed from the account, newest first.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.bland_call.start_call",
+            description: "Place an outbound phone call.",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.gmail_read",
+            description: "Read-only Gmail: threads, messages, labels.",
+            input_schema: None,
+        },
+    ]
+}
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {
+        "query": {"type": "string", "description": "Gmail search syntax, e.g. from:alice"},
+        "page": {"type": "object", "properties": {"cursor": {"type": "string", "description": "opaque continuation token"}}}
+    }})
+}
+
+fn top(index: &Index, query: &str) -> Option<String> {
+    index
+        .search(query, 5)
+        .first()
+        .map(|h| index.names[h.entry].clone())
+}
+
+#[test]
+fn an_exact_name_comes_first_with_a_full_score() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    for query in ["mcp.gmail_read.get_thread", " mcp.gmail_read.get_thread "] {
+        let hits = index.search(query, 3);
+        assert_eq!(
+            hits[0],
+            Hit {
+                entry: 1,
+                score: 1.0
+            }
+        );
+        assert!(hits[1..].iter().all(|h| h.score < 1.0 && h.entry != 1));
+    }
+    assert_eq!(index.exact("mcp.gmail_read"), Some(7));
+    assert_eq!(index.exact("get_thread"), None);
+}
+
+#[test]
+fn empty_and_stop_word_queries_find_nothing() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    for query in ["", "   ", "what is the", "?!", "a"] {
+        assert_eq!(index.search(query, 5), [], "{query:?}");
+    }
+    assert_eq!(index.search("threads", 0), []);
+}
+
+#[test]
+fn names_are_split_stemmed_and_weighed_above_descriptions() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    assert_eq!(
+        top(&index, "list calls").as_deref(),
+        Some("mcp.bland_read.listCalls")
+    );
+    assert_eq!(
+        top(&index, "listing directories").as_deref(),
+        Some("mcp.filesystem.list_directory")
+    );
+    assert_eq!(
+        top(&index, "labels").as_deref(),
+        Some("mcp.gmail_read.list_labels")
+    );
+    // The group entry says "threads" only in its description; the word
+    // as written ("thread") beats its stem's other forms ("threads").
+    let hits: Vec<usize> = index.search("thread", 5).iter().map(|h| h.entry).collect();
+    assert_eq!(hits[..3], [1, 0, 7]);
+    let hits: Vec<usize> = index.search("threads", 5).iter().map(|h| h.entry).collect();
+    assert_eq!(hits[..3], [0, 1, 7]);
+}
+
+#[test]
+fn typos_synonyms_and_compounds_still_match() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    assert_eq!(
+        top(&index, "serch thraeds").as_deref(),
+        Some("mcp.gmail_read.search_threads")
+    );
+    assert_eq!(
+        top(&index, "show folder").as_deref(),
+        Some("mcp.filesystem.list_directory")
+    );
+    assert_eq!(
+        top(&index, "listcalls").as_deref(),
+        Some("mcp.bland_read.listCalls")
+    );
+    // A typo counts less than the word itself.
+    let exact = index.search("labels", 1)[0].score;
+    let typo = index.search("lables", 1)[0].score;
+    assert!(typo < exact, "{typo} < {exact}");
+}
+
+#[test]
+fn parameters_are_indexed_one_level_deep() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    assert_eq!(
+        top(&index, "continuation cursor").as_deref(),
+        Some("mcp.gmail_read.search_threads")
+    );
+}
+
+#[test]
+fn one_line_takes_the_first_sentence_and_cuts_at_a_word() {
+    assert_eq!(
+        one_line("Echoes back the input string"),
+        "Echoes back the input string"
+    );
+    assert_eq!(
+        one_line("  Get a file, e.g. a log. Then more.\nSecond line."),
+        "Get a file, e.g. a log."
+    );
+    assert_eq!(
+        one_line("Version 1.2 is out. Really."),
+        "Version 1.2 is out."
+    );
+    let long = "word ".repeat(40);
+    let line = one_line(&long);
+    assert!(
+        line.chars().count() <= 121 && line.ends_with("word…"),
+        "{line}"
+    );
+    assert_eq!(one_line(""), "");
+}
+
+fn arbitrary_entries() -> impl Strategy<Value = Vec<(String, String)>> {
+    let word = prop::sample::select(vec![
+        "get", "list", "email", "emails", "thread", "file", "files", "read", "write", "call",
+        "calls", "label", "delete", "search", "graph", "node", "the", "of",
+    ]);
+    let name =
+        prop::collection::vec(word.clone(), 1..4).prop_map(|w| format!("mcp.s.{}", w.join("_")));
+    let description = prop::collection::vec(word, 0..12).prop_map(|w| w.join(" "));
+    prop::collection::vec((name, description), 0..30)
+}
+
+proptest! {
+    #[test]
+    fn search_is_deterministic_sorted_and_bounded(
+        tools in arbitrary_entries(),
+        query in "[a-z ]{0,30}",
+        limit in 0usize..12,
+    ) {
+        let build = || Index::build(tools.iter().map(|(n, d)| Entry { name: n, description: d, input_schema: None }));
+        let (a, b) = (build(), build());
+        let hits = a.search(&query, limit);
+        prop_assert_eq!(&hits, &b.search(&query, limit));
+        prop_assert!(hits.len() <= limit);
+        for pair in hits.windows(2) {
+            let key = |h: &Hit| (std::cmp::Reverse((h.score * 10_000.0) as i64), &a.names[h.entry], h.entry);
+            prop_assert!(key(&pair[0]) < key(&pair[1]));
+        }
+        for hit in &hits {
+            prop_assert!((0.0..=1.0).contains(&hit.score));
+            prop_assert_eq!(hit.score, (hit.score * 10_000.0).round() / 10_000.0);
+        }
+    }
+}
