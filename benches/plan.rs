@@ -10,9 +10,10 @@
 //! - `count_1000_definitions/cache_hits`: the same through a warm cache
 //!   (rendering and hashing only): what a run whose definitions did not
 //!   change spends on counts.
-//! - `count_1000_texts/{bpe_openai,tiktoken_rs}`: the same rendered texts
-//!   counted on one thread by the tokenizer muster uses and by the
-//!   reference, side by side.
+//! - `count_1000_texts/{bpe_openai,bpe_openai_pieces,tiktoken_rs}`: the same
+//!   rendered texts counted on one thread by the tokenizer muster uses (each
+//!   text on its own, then as muster counts a batch, remembering the count
+//!   of each piece met) and by the reference, side by side.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
@@ -108,6 +109,10 @@ fn bench_plan(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("bpe_openai", |b| {
         b.iter(|| texts.iter().map(|t| encoding.count_text(t)).sum::<u32>())
+    });
+    let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
+    group.bench_function("bpe_openai_pieces", |b| {
+        b.iter(|| encoding.count_texts_on(black_box(&borrowed), 1))
     });
     group.bench_function("tiktoken_rs", |b| {
         b.iter(|| {

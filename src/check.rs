@@ -354,12 +354,13 @@ fn check_call<'t>(
             .and_then(Value::as_object)
             .unwrap_or(as_map(&call.arguments)),
         tool,
+        &call.name,
         &call.id,
     );
     if !drops.is_empty() {
         let value = owned.get_or_insert_with(|| deep::clone_value(&call.arguments));
         if let Value::Object(map) = value {
-            notes.extend(narrow::restrict(map, tool, &call.id));
+            notes.extend(narrow::restrict(map, drops));
         }
     }
     let cx = Context {

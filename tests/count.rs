@@ -383,6 +383,27 @@ input_schema = { type = "object", properties = { location = { type = "string", d
         assert_eq!(report.tools[0].tokens, tool(&openai));
     }
 
+    /// Issue 8: a plan says whose billing its token counts follow, so a
+    /// reader of `tokens` knows what they mean.
+    #[test]
+    fn the_plan_json_states_the_provider_its_counts_are_for() {
+        for (toml, expected) in [
+            (None, "openai"),
+            (Some("[tokens]\nprovider = \"anthropic\"\n"), "anthropic"),
+        ] {
+            let (_d, loaded) = policy(toml);
+            let catalog = Catalog::build(&loaded.unwrap(), &Selection::default()).unwrap();
+            let plan = muster::plan::plan(&catalog, catalog.caps);
+            let doc = serde_json::to_value(plan.to_json()).unwrap();
+            assert_eq!(doc["format_version"], json!(4));
+            assert_eq!(doc["provider"], json!(expected));
+            // Beside the encoding, as docs/plan-json.md lists it.
+            let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+            let at = keys.iter().position(|k| *k == "encoding").unwrap();
+            assert_eq!(keys[at + 1], "provider");
+        }
+    }
+
     #[test]
     fn the_cache_keeps_providers_apart() {
         let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});

@@ -66,8 +66,11 @@ fn a_gate_wanting_more_headroom_than_the_roster_leaves_fails_with_the_figures() 
         result.failures,
         [
             GateFailure::SlotHeadroom { slots: 0, min: 1 },
+            // 1929 before OpenAI counts dropped nested properties'
+            // descriptions and indented nested objects, as the API bills
+            // them (docs/count.md): the production roster costs less.
             GateFailure::TokenHeadroom {
-                tokens: 1929,
+                tokens: 2060,
                 min: 2500
             }
         ]
@@ -79,7 +82,7 @@ fn a_gate_wanting_more_headroom_than_the_roster_leaves_fails_with_the_figures() 
     );
     // The nearest passing gate: what the roster leaves.
     let result =
-        run_gate_text("flags = \"production\"\nmin_headroom = { slots = 0, tokens = 1929 }\n");
+        run_gate_text("flags = \"production\"\nmin_headroom = { slots = 0, tokens = 2060 }\n");
     assert!(result.passed, "{:?}", result.failures);
 }
 

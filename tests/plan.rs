@@ -19,6 +19,7 @@ struct PlanDoc {
     format_version: u32,
     agent: AgentDoc,
     encoding: String,
+    provider: String,
     control_tool: Option<String>,
     roster: Vec<RosterDoc>,
     deferred: Vec<MissDoc>,
@@ -316,8 +317,9 @@ fn find<'a>(doc: &'a PlanDoc, name: &str) -> &'a MissDoc {
 fn production_roster_offers_the_calling_tools_within_both_caps() {
     let fx = Fixture::bundled();
     let (_, doc) = plan_json(fx.path(), &["--flags", "production"]);
-    assert_eq!(doc.format_version, 3);
+    assert_eq!(doc.format_version, 4);
     assert_eq!(doc.encoding, "o200k_base");
+    assert_eq!(doc.provider, "openai");
     assert_eq!(doc.agent.name, "chat");
     assert_eq!(doc.agent.profile.as_deref(), Some("production"));
     assert_eq!(doc.agent.flags, ["AGENT_EMAIL_UNSUBSCRIBE_ENABLED"]);

@@ -18,6 +18,23 @@ fn reference(encoding: Encoding, text: &str) -> u32 {
     bpe.encode_ordinary(text).len() as u32
 }
 
+/// Counts `texts` in one batch, as the planner does (each thread remembering
+/// the pieces it has met), and compares every count with the reference.
+fn assert_batch_same(texts: &[&str]) {
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let counts = encoding.count_texts(texts);
+        assert_eq!(counts.len(), texts.len());
+        for (text, count) in texts.iter().zip(counts) {
+            assert_eq!(
+                count,
+                reference(encoding, text),
+                "batch in {}: {text:?}",
+                encoding.name()
+            );
+        }
+    }
+}
+
 fn assert_same(text: &str, what: &str) {
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         assert_eq!(
@@ -52,6 +69,7 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let policy = Policy::load(&root.join("policies")).unwrap();
     let mut checked = 0;
+    let mut batch = Vec::new();
     for profile in [None, Some("staging"), Some("production")] {
         let selection = Selection {
             profile: profile.map(String::from),
@@ -59,10 +77,9 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
         };
         let catalog = Catalog::build(&policy, &selection).unwrap();
         for c in &catalog.candidates {
-            assert_same(
-                &render_function(&c.name, &c.description, &c.input_schema),
-                &c.name,
-            );
+            let text = render_function(&c.name, &c.description, &c.input_schema);
+            assert_same(&text, &c.name);
+            batch.push(text);
             checked += 1;
         }
     }
@@ -70,6 +87,8 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
         assert_same(&tool.description, &tool.name);
     }
     assert!(checked > 100, "{checked}");
+    let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
+    assert_batch_same(&texts);
 }
 
 #[test]
@@ -85,14 +104,21 @@ fn every_fixture_definition_counts_as_tiktoken_counts_it() {
         }
     }
     assert!(files.len() >= 6, "{files:?}");
+    let mut batch = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         assert_same(&text, &path.display().to_string());
         for (name, description, schema) in listed(&path) {
-            assert_same(&render_function(&name, &description, &schema), &name);
+            let rendered = render_function(&name, &description, &schema);
+            assert_same(&rendered, &name);
             assert_same(&description, &name);
+            batch.push(rendered);
+            batch.push(description);
         }
+        batch.push(text);
     }
+    let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
+    assert_batch_same(&texts);
 }
 
 #[test]
@@ -102,9 +128,14 @@ fn the_baseline_catalog_counts_as_tiktoken_counts_it() {
     if !path.exists() {
         return;
     }
+    let mut batch = Vec::new();
     for (name, description, schema) in listed(&path) {
-        assert_same(&render_function(&name, &description, &schema), &name);
+        let text = render_function(&name, &description, &schema);
+        assert_same(&text, &name);
+        batch.push(text);
     }
+    let texts: Vec<&str> = batch.iter().map(String::as_str).collect();
+    assert_batch_same(&texts);
 }
 
 #[test]
@@ -141,6 +172,35 @@ fn whitespace_and_lookahead_edges_count_as_tiktoken_counts_them() {
     }
 }
 
+#[test]
+fn edge_cases_count_as_tiktoken_counts_them_in_a_batch() {
+    // Above 64 texts a batch is counted on every core, each thread with
+    // its own remembered pieces; below, on one.
+    let edges = [
+        "",
+        " ",
+        "a  b",
+        "\n\n \n",
+        "x \u{a0}y",
+        "// x\n}) => any;\n\n",
+        "I'm can't",
+        "  \r\n",
+    ];
+    let many: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "{} w{} {}",
+                edges[i % edges.len()],
+                i % 7,
+                edges[(i * 3) % edges.len()]
+            )
+        })
+        .collect();
+    let texts: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert_batch_same(&texts[..10]);
+    assert_batch_same(&texts);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -157,6 +217,27 @@ proptest! {
     ) {
         for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
             prop_assert_eq!(encoding.count_text(&text), reference(encoding, &text));
+        }
+    }
+}
+
+proptest! {
+    // Each case counts a whole batch twice over; fewer cases keep the
+    // debug-build run short.
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Pieces remembered from one text are reused for the next: a batch of
+    /// generated texts, some sharing pieces, counts each as tiktoken does.
+    #[test]
+    fn generated_batches_count_as_tiktoken_counts_them(
+        texts in prop::collection::vec("([ \\t\\n]{0,3}([a-z]{1,4}|[0-9]{1,3}|[{}:;,.?|=>/\"-]{1,2}|\u{e9}|\u{1f600}))*", 1..40)
+    ) {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let counts = encoding.count_texts(&texts);
+            for (text, count) in texts.iter().zip(counts) {
+                prop_assert_eq!(count, reference(encoding, text));
+            }
         }
     }
 }

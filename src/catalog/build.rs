@@ -222,11 +222,11 @@ impl<'p> Builder<'p> {
     ) -> Candidate {
         let required = self.required.contains(name.as_str());
         let group = self.groups.get(name.as_str()).map(|g| g.to_string());
-        let spelt = crate::provider::spell(&name, &self.policy.names);
         Candidate {
             required,
             group,
-            provider_name: spelt.name,
+            // Spelt once, in `push`, where a rewrite is also reported.
+            provider_name: String::new(),
             name,
             source,
             description,
@@ -250,8 +250,10 @@ impl<'p> Builder<'p> {
             c.exclusion = self.repeated(&c.name);
         }
         self.names.insert(c.name.clone());
+        let spelt = crate::provider::spell(&c.name, &self.policy.names);
+        c.provider_name = spelt.name;
         if c.exclusion.is_none()
-            && let Some(rewrite) = crate::provider::spell(&c.name, &self.policy.names).rewritten
+            && let Some(rewrite) = spelt.rewritten
         {
             self.warnings
                 .push(Warning::new(WarningKind::ProviderNameRewritten {

@@ -8,11 +8,13 @@ use super::deep;
 use super::offered::OfferedTool;
 use crate::contract::{CallNote, CheckNote};
 
-/// Each name in `arguments` the model may not write, with the note its drop makes: a fixed one
-/// (the policy sets it) and, when `only` is set, one it does not list.
+/// Each name in `arguments` the model may not write, in the call's order, with the note its
+/// drop makes: a fixed one (the policy sets it) and, when `only` is set, one it does not list.
+/// The note names the tool as the call did (`called`: its muster or its provider name).
 pub(crate) fn outside(
     arguments: &Map<String, Value>,
     tool: &OfferedTool,
+    called: &str,
     call_id: &str,
 ) -> Vec<(String, CallNote)> {
     let mut drops = Vec::new();
@@ -35,7 +37,7 @@ pub(crate) fn outside(
                 CallNote::OutsideOnlyDropped {
                     call: call_id.to_string(),
                     argument: super::path::render_name(name).into_owned(),
-                    tool: tool.name.clone(),
+                    tool: called.to_string(),
                     only: only.clone(),
                 },
             ));
@@ -55,22 +57,24 @@ pub(crate) fn keeps(tool: &OfferedTool, name: &str) -> bool {
             .is_none_or(|only| only.iter().any(|o| o == name))
 }
 
-/// Drops from `arguments` each name [`outside`] names, and returns the notes.
+/// Drops from `arguments` each name `drops` ([`outside`] of the same arguments) names, keeping
+/// the others in the call's order, and returns the notes. One pass: `drops` is in the
+/// arguments' order, so each kept name is passed over once.
 pub(crate) fn restrict(
     arguments: &mut Map<String, Value>,
-    tool: &OfferedTool,
-    call_id: &str,
+    drops: Vec<(String, CallNote)>,
 ) -> Vec<CheckNote> {
-    outside(arguments, tool, call_id)
-        .into_iter()
-        .map(|(name, note)| {
-            // What the model wrote outside `only` may be deep; drop it without recursion.
-            if let Some(value) = arguments.shift_remove(&name) {
-                deep::drop_value(value);
-            }
-            note.into()
-        })
-        .collect()
+    let mut next = drops.iter().map(|(name, _)| name.as_str()).peekable();
+    arguments.retain(|name, value| {
+        if next.peek() != Some(&name.as_str()) {
+            return true;
+        }
+        next.next();
+        // What the model wrote outside `only` may be deep; drop it without recursion.
+        deep::drop_value(std::mem::take(value));
+        false
+    });
+    drops.into_iter().map(|(_, note)| note.into()).collect()
 }
 
 /// Sets every fixed value on the arguments a tool will receive. Fixed names are forwarded even
@@ -112,7 +116,8 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap();
-        let notes = restrict(&mut args, &tool, "c1");
+        let drops = outside(&args, &tool, "mcp.files.search", "c1");
+        let notes = restrict(&mut args, drops);
         assert_eq!(Value::Object(args), json!({"query": "x"}));
         assert_eq!(notes.len(), 1);
         assert_eq!(
@@ -134,7 +139,8 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap();
-        let notes = restrict(&mut args, &tool, "c1");
+        let drops = outside(&args, &tool, "mcp.files.search", "c1");
+        let notes = restrict(&mut args, drops);
         assert_eq!(
             notes[0].note,
             CallNote::FixedArgumentDropped {
@@ -163,8 +169,33 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap();
-        assert!(restrict(&mut args, &tool, "c1").is_empty());
+        let drops = outside(&args, &tool, "mcp.files.search", "c1");
+        assert!(restrict(&mut args, drops).is_empty());
         assert_eq!(args.len(), 2);
+    }
+
+    #[test]
+    fn the_kept_arguments_keep_the_call_order() {
+        let tool = tool(Some(vec!["a", "c", "e"]), json!({}));
+        let mut args = json!({"e": 1, "b": 2, "c": 3, "d": 4, "a": 5})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let drops = outside(&args, &tool, "mcp.files.search", "c1");
+        restrict(&mut args, drops);
+        let keys: Vec<&str> = args.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["e", "c", "a"]);
+    }
+
+    #[test]
+    fn the_drop_note_names_the_tool_as_the_call_did() {
+        let tool = tool(Some(vec!["query"]), json!({}));
+        let args = json!({"scope": "all"}).as_object().cloned().unwrap();
+        let drops = outside(&args, &tool, "mcp__files__search", "c1");
+        let CallNote::OutsideOnlyDropped { tool: named, .. } = &drops[0].1 else {
+            panic!("{drops:?}");
+        };
+        assert_eq!(named, "mcp__files__search");
     }
 
     proptest! {
@@ -178,7 +209,8 @@ mod tests {
             let mut t = tool(Some(only.iter().map(String::as_str).collect()), Value::Object(fixed_map));
             t.coerce = false;
             let mut args: Map<String, Value> = names.iter().map(|n| (n.clone(), json!("v"))).collect();
-            restrict(&mut args, &t, "c");
+            let drops = outside(&args, &t, "mcp.files.search", "c");
+            restrict(&mut args, drops);
             set_fixed(&mut args, &t);
             for name in args.keys() {
                 prop_assert!(only.contains(name) || fixed.contains(name), "{name} got through");

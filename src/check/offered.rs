@@ -162,7 +162,7 @@ impl OfferedPlan {
             }
         }
         match &raw.format_version {
-            Some(Value::Number(n)) if n.as_u64() == Some(FORMAT_VERSION) => {}
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|v| READS.contains(&v)) => {}
             other => problems.push(
                 Problem::new(match other {
                     None => {
@@ -170,7 +170,8 @@ impl OfferedPlan {
                             .to_string()
                     }
                     Some(v) => format!(
-                        "the plan's \"format_version\" is {v}; this muster reads {FORMAT_VERSION}"
+                        "the plan's \"format_version\" is {v}; this muster reads {} or {FORMAT_VERSION}",
+                        READS[0]
                     ),
                 })
                 .in_file(file)
@@ -271,10 +272,15 @@ impl OfferedPlan {
     }
 }
 
-/// The `format_version` of the plan JSON this module reads; the same as
+/// The `format_version` of the plan JSON the planner prints; the same as
 /// [`crate::plan::FORMAT_VERSION`] (a test holds them together), written
 /// here so the check never reaches back up to the planner.
-const FORMAT_VERSION: u64 = 3;
+const FORMAT_VERSION: u64 = 4;
+
+/// The plan versions the check reads: 4 only added `provider` beside
+/// `encoding`, which the check does not read, so a version-3 plan reads the
+/// same.
+const READS: [u64; 2] = [3, FORMAT_VERSION];
 
 #[derive(Deserialize)]
 struct RawPlan {
@@ -437,6 +443,20 @@ mod tests {
     #[test]
     fn the_version_read_is_the_version_the_planner_writes() {
         assert_eq!(FORMAT_VERSION, u64::from(crate::plan::FORMAT_VERSION));
+    }
+
+    #[test]
+    fn plans_of_version_3_and_4_are_read_and_2_is_refused() {
+        let file = Path::new("p.json");
+        for version in [3, 4] {
+            let text = format!(
+                r#"{{"format_version": {version}, "provider": "openai", "roster": [{{"name": "a", "input_schema": {{}}}}]}}"#
+            );
+            assert!(OfferedPlan::from_json(&text, file).is_ok(), "{version}");
+        }
+        let old = r#"{"format_version": 2, "roster": [{"name": "a", "input_schema": {}}]}"#;
+        let err = OfferedPlan::from_json(old, file).unwrap_err();
+        assert!(err.problems()[0].message.contains("reads 3 or 4"), "{err}");
     }
 
     /// Issue 13: a plan the check cannot judge was read silently, and every call to a tool

@@ -11,7 +11,7 @@ pub(super) enum Seg<'a> {
 }
 
 /// A path step that outlives the arguments it was read from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Step {
     Key(String),
     Index(usize),

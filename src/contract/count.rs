@@ -133,11 +133,13 @@ pub enum CountNote {
     /// answers one: counted as the legacy `function_call` / `function`
     /// messages are, which no public measurement confirms for tools.
     ToolCallsUnmeasured,
-    /// A schema nests objects: the provider's rendering of nested objects
-    /// is not reproduced exactly (within a few tokens on the fixtures).
+    /// A schema nests objects: the public measurements disagree on how the
+    /// provider renders them (indented with nested descriptions dropped in
+    /// one set, flat with them kept in a later one), so the count is the
+    /// first set's and within a few tokens of the second's.
     NestedObjects,
-    /// A schema has a `const` or an `enum` of numbers: the provider renders
-    /// these literals a token or two shorter than muster.
+    /// A schema has an `enum` of numbers, or a `const` with no `type`: the
+    /// provider renders these literals a token or so shorter than muster.
     Literals,
 }
 
@@ -176,10 +178,10 @@ impl fmt::Display for CountNote {
                 "tool_calls and tool messages are counted as function_call and function messages are; no public measurement confirms it"
             }
             CountNote::NestedObjects => {
-                "a schema nests objects, whose rendering is not reproduced exactly (within 3 tokens on most public examples, 12 at worst)"
+                "a schema nests objects, whose rendering the public measurements disagree on (exact on one set, within 7 tokens of the other)"
             }
             CountNote::Literals => {
-                "a schema has a const or a number enum, which the provider renders a token or two shorter"
+                "a schema has a number enum or an untyped const, which the provider renders a token or so shorter"
             }
         })
     }

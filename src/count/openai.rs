@@ -388,8 +388,10 @@ fn tool_choice(
 
 /// The notes a function's schema earns: a property below the top level
 /// that is itself an object with properties (directly, as array items, or
-/// in a union), and a `const` or a non-string `enum` anywhere, whose
-/// rendering is known to differ from the provider's.
+/// in a union), whose rendering the public measurements disagree on, and a
+/// `const` with no `type` or a non-string `enum` anywhere, whose rendering
+/// is known to differ from the provider's. (A `const` beside a `type`
+/// renders as the type, as the measurements bill it.)
 fn schema_notes(parameters: &Value, notes: &mut Vec<CountNote>) {
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
         return;
@@ -402,7 +404,7 @@ fn schema_notes(parameters: &Value, notes: &mut Vec<CountNote>) {
         if seen > 20_000 {
             break;
         }
-        if v.get("const").is_some()
+        if (v.get("const").is_some() && v.get("type").is_none())
             || v.get("enum")
                 .and_then(Value::as_array)
                 .is_some_and(|e| e.iter().any(|x| !x.is_string()))

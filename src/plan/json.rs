@@ -4,7 +4,7 @@
 
 use super::Plan;
 use crate::catalog::{Candidate, Parameter, Source};
-use crate::contract::{CheckMode, Reason};
+use crate::contract::{CheckMode, Provider, Reason};
 use crate::contract::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
 use serde::Serialize;
@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Version of the plan JSON contract; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The whole plan document.
 #[derive(Debug, Serialize)]
@@ -21,6 +21,8 @@ pub struct PlanJson<'a> {
     pub format_version: u32,
     pub agent: AgentJson<'a>,
     pub encoding: &'static str,
+    /// Whose billing the token counts follow (`[tokens] provider`).
+    pub provider: Provider,
     pub control_tool: Option<&'a str>,
     pub roster: Vec<RosterEntry<'a>>,
     pub deferred: Vec<MissEntry<'a>>,
@@ -178,6 +180,7 @@ impl<'c> Plan<'c> {
                 flags: &cat.flags,
             },
             encoding: cat.encoding.name(),
+            provider: cat.provider,
             control_tool: cat.control_tool.as_deref(),
             roster,
             deferred: self.deferred.iter().map(miss).collect(),

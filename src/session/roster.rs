@@ -2,7 +2,7 @@
 //! in the plan JSON's roster shape so `check` reads it as it reads a plan.
 
 use super::{Live, json_text};
-use crate::contract::{Code, PinnedAgent};
+use crate::contract::{Code, PinnedAgent, Provider};
 use crate::plan::{self, Plan, RosterEntry};
 use crate::provider::shape::{self, Format};
 use serde::Serialize;
@@ -45,6 +45,8 @@ pub struct SessionRoster<'a> {
     pub agent: &'a PinnedAgent,
     /// The pinned encoding.
     pub encoding: &'a str,
+    /// Whose billing the token counts follow (`[tokens] provider`).
+    pub provider: Provider,
     /// The control tool, when the session has one.
     pub control_tool: Option<&'a str>,
     /// The pinned fingerprint.
@@ -114,6 +116,7 @@ impl<'a> SessionRoster<'a> {
             format_version: plan::FORMAT_VERSION,
             agent: &live.doc.agent,
             encoding: &live.doc.encoding,
+            provider: catalog.provider,
             control_tool: live.doc.control_tool.as_deref(),
             fingerprint: &live.doc.fingerprint,
             roster,
