@@ -442,7 +442,7 @@ async fn list_all(
             )));
         }
     }
-    let tools = check_tools(&raw_tools).map_err(|problems| Failure {
+    let tools = check_tools(raw_tools).map_err(|problems| Failure {
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
         tools: problems,
