@@ -275,6 +275,30 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
     )
 }
 
+/// The error for a session that failed: one problem naming the server, or
+/// one per tool at fault when that is the failure.
+fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Error {
+    if f.tools.is_empty() {
+        return mcp_error(
+            &spec.name,
+            format!("{}{}", f.message, watch.evidence()),
+            f.help,
+        );
+    }
+    let problems = f
+        .tools
+        .into_iter()
+        .map(|t| {
+            let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+            match &f.help {
+                Some(h) => p.help(h.clone()),
+                None => p,
+            }
+        })
+        .collect();
+    Error::many(ErrorKind::Mcp, problems)
+}
+
 async fn discover_one(
     spec: &ServerSpec,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
@@ -283,28 +307,9 @@ async fn discover_one(
     let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
     {
         Ok(Ok(listing)) => listing,
-        Ok(Err(f)) if f.tools.is_empty() => {
-            return Err(mcp_error(
-                &spec.name,
-                format!("{}{}", f.message, watch.evidence()),
-                f.help,
-            ));
-        }
-        // A listing with bad tools: one problem per tool, each naming it.
-        Ok(Err(f)) => {
-            let problems = f
-                .tools
-                .into_iter()
-                .map(|t| {
-                    let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
-                    match &f.help {
-                        Some(h) => p.help(h.clone()),
-                        None => p,
-                    }
-                })
-                .collect();
-            return Err(Error::many(ErrorKind::Mcp, problems));
-        }
+        // A line too deep to read ends the session at once; say so rather
+        // than what the transport made of it.
+        Ok(Err(f)) => return Err(failed(spec, &watch, watch.too_deep().unwrap_or(f))),
         Err(_) => return Err(timed_out(spec, &watch, None)),
     };
 
