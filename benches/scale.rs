@@ -3,17 +3,75 @@
 //! (read, parse, validate, build the catalog, count tokens, plan). Time
 //! should grow linearly with N; the 100k runs should stay under 2 s.
 //!
-//! After the runs it prints the peak resident memory of the bench process
-//! (the largest single run bounds it from above).
+//! Before timing each size it runs it once more under a counting allocator
+//! and prints the peak heap that one run held, so memory can be read per
+//! size (linear growth); after the runs it prints the peak resident memory
+//! of the bench process (the largest single run bounds it from above).
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
 use muster::plan::plan;
 use muster::policy::Policy;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// The system allocator, counting the bytes held now and the most held
+/// since the last [`Counting::reset_peak`].
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to the system allocator unchanged; the
+// counters only add and subtract sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, size) };
+        if !q.is_null() {
+            if size >= layout.size() {
+                let now =
+                    HELD.fetch_add(size - layout.size(), Ordering::Relaxed) + size - layout.size();
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                HELD.fetch_sub(layout.size() - size, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+impl Counting {
+    /// Starts a new peak from what is held now.
+    fn reset_peak() {
+        PEAK.store(HELD.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// The most bytes held since the last reset, above what was held then.
+    fn peak_above(base: usize) -> usize {
+        PEAK.load(Ordering::Relaxed).saturating_sub(base)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
@@ -80,7 +138,17 @@ fn bench_scale(c: &mut Criterion) {
         for n in SIZES {
             let dir = tempfile::tempdir().unwrap();
             make(dir.path(), n);
+            // Once untimed: the tokenizer is built and the peak heap of one
+            // run above what was held before it is read.
             assert_eq!(load_and_plan(dir.path()) as usize, n);
+            let base = HELD.load(Ordering::Relaxed);
+            Counting::reset_peak();
+            assert_eq!(load_and_plan(dir.path()) as usize, n);
+            eprintln!(
+                "load_and_plan/{label}/{n}: peak heap {:.1} MiB ({} bytes per tool)",
+                Counting::peak_above(base) as f64 / f64::from(1 << 20),
+                Counting::peak_above(base) / n
+            );
             group.bench_with_input(BenchmarkId::from_parameter(n), dir.path(), |b, dir| {
                 b.iter(|| black_box(load_and_plan(black_box(dir))))
             });

@@ -35,6 +35,41 @@ impl Sink for HashSink {
     }
 }
 
+/// Schemas written alike, shared as one value. A large policy or listing
+/// often repeats a schema (every tool without arguments has
+/// `{"type": "object", "properties": {}}`; generated servers repeat whole
+/// shapes), and each parsed copy costs kilobytes. Two schemas are alike
+/// when their JSON text, members in written order, is the same: they are
+/// told apart by its SHA-256, so sharing never changes what is shown.
+#[derive(Debug, Default)]
+pub(crate) struct Shared(rustc_hash::FxHashMap<[u8; 32], std::sync::Arc<Value>>);
+
+impl Shared {
+    /// `value`, or the one already shared that is written alike.
+    pub(crate) fn share(&mut self, value: Value) -> std::sync::Arc<Value> {
+        struct Hashing(Sha256);
+        impl std::io::Write for Hashing {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.update(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut hashing = Hashing(Sha256::new());
+        if serde_json::to_writer(&mut hashing, &value).is_err() {
+            return std::sync::Arc::new(value);
+        }
+        let key: [u8; 32] = hashing.0.finalize().into();
+        std::sync::Arc::clone(
+            self.0
+                .entry(key)
+                .or_insert_with(|| std::sync::Arc::new(value)),
+        )
+    }
+}
+
 /// Appends the canonical text of `value` to `out`.
 pub fn write_canonical(value: &Value, out: &mut String) {
     write_value(value, out);
@@ -110,7 +145,8 @@ pub fn digest(value: &Value) -> [u8; 32] {
     sink.finish()
 }
 
-/// `sha256:<hex>` of raw bytes.
+/// `sha256:<hex>` of raw bytes (the lock's tests check hashes against it).
+#[cfg(test)]
 pub fn sha256_hex(bytes: &[u8]) -> String {
     labelled_hex(&Sha256::digest(bytes))
 }
@@ -217,6 +253,28 @@ pub fn schema_shape_problem(schema: &Value) -> Option<SchemaProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schemas_written_alike_are_shared_and_order_tells_them_apart() {
+        let mut shared = Shared::default();
+        let a =
+            shared.share(serde_json::json!({"type": "object", "properties": {"a": {}, "b": {}}}));
+        let again =
+            shared.share(serde_json::json!({"type": "object", "properties": {"a": {}, "b": {}}}));
+        let reordered =
+            shared.share(serde_json::json!({"type": "object", "properties": {"b": {}, "a": {}}}));
+        assert!(std::sync::Arc::ptr_eq(&a, &again));
+        assert!(
+            !std::sync::Arc::ptr_eq(&a, &reordered),
+            "members in another order are shown otherwise"
+        );
+        let keys: Vec<&String> = reordered["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, ["b", "a"]);
+    }
     use serde_json::json;
 
     #[test]

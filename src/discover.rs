@@ -319,6 +319,30 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
     )
 }
 
+/// The error for a session that failed: one problem naming the server, or
+/// one per tool at fault when that is the failure.
+fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Error {
+    if f.tools.is_empty() {
+        return mcp_error(
+            &spec.name,
+            format!("{}{}", f.message, watch.evidence()),
+            f.help,
+        );
+    }
+    let problems = f
+        .tools
+        .into_iter()
+        .map(|t| {
+            let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+            match &f.help {
+                Some(h) => p.help(h.clone()),
+                None => p,
+            }
+        })
+        .collect();
+    Error::many(ErrorKind::Mcp, problems)
+}
+
 async fn discover_one(
     spec: &ServerSpec,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
@@ -327,30 +351,12 @@ async fn discover_one(
     let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
     {
         Ok(Ok(listing)) => listing,
-        Ok(Err(f)) if f.tools.is_empty() => {
-            return Err(Failed::new(
-                f.reason,
-                mcp_error(
-                    &spec.name,
-                    format!("{}{}", f.message, watch.evidence()),
-                    f.help,
-                ),
-            ));
-        }
-        // A listing with bad tools: one problem per tool, each naming it.
+        // A line too deep to read ends the session at once; say so rather
+        // than what the transport made of it.
         Ok(Err(f)) => {
-            let problems = f
-                .tools
-                .into_iter()
-                .map(|t| {
-                    let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
-                    match &f.help {
-                        Some(h) => p.help(h.clone()),
-                        None => p,
-                    }
-                })
-                .collect();
-            return Err(Failed::new(f.reason, Error::many(ErrorKind::Mcp, problems)));
+            let f = watch.too_deep().unwrap_or(f);
+            let reason = f.reason;
+            return Err(Failed::new(reason, failed(spec, &watch, f)));
         }
         Err(_) => {
             return Err(Failed::new(

@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use toml::Spanned;
 
 pub use crate::contract::{LockFinding, LockStatus};
@@ -44,13 +43,22 @@ pub use crate::canon::canonical as canonical_json;
 /// when the server gives none. Other fields (title, annotations, icons) are
 /// not part of the definition: they are hints the model does not act on.
 pub fn definition_hash(tool: &ListedTool) -> String {
-    let mut def = serde_json::Map::new();
-    def.insert("name".into(), Value::String(tool.name.clone()));
+    // Keys in sorted order, written as they are hashed: the schema is not
+    // copied into a new object first.
+    use crate::canon::{HashSink, Sink as _, write_str, write_value};
+    let mut out = HashSink::new();
+    out.put("{");
     if let Some(d) = &tool.description {
-        def.insert("description".into(), Value::String(d.clone()));
+        out.put("\"description\":");
+        write_str(d, &mut out);
+        out.put(",");
     }
-    def.insert("inputSchema".into(), tool.input_schema.clone());
-    crate::canon::sha256_hex(canonical_json(&Value::Object(def)).as_bytes())
+    out.put("\"inputSchema\":");
+    write_value(&tool.input_schema, &mut out);
+    out.put(",\"name\":");
+    write_str(&tool.name, &mut out);
+    out.put("}");
+    crate::canon::labelled_hex(&out.finish())
 }
 
 /// The file as written.
@@ -251,14 +259,14 @@ impl Lock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn tool(name: &str, desc: &str, schema: Value) -> ListedTool {
         ListedTool {
             name: name.into(),
             description: Some(desc.into()),
-            input_schema: schema.clone(),
-            raw: json!({"name": name, "description": desc, "inputSchema": schema}),
+            input_schema: std::sync::Arc::new(schema),
+            raw: json!({"name": name, "description": desc, "inputSchema": null}),
         }
     }
 
@@ -289,6 +297,26 @@ mod tests {
         let mut hinted = a.clone();
         hinted.raw["title"] = json!("A title");
         assert_eq!(h, definition_hash(&hinted));
+    }
+
+    #[test]
+    fn hash_is_the_digest_of_the_canonical_definition_object() {
+        let schema =
+            json!({"type": "object", "properties": {"b\"": {"enum": [1.5, "x\n"]}, "a": {}}});
+        let mut bare = tool("t\u{1}", "", schema.clone());
+        bare.description = None;
+        for (t, def) in [
+            (
+                tool("t", "Does \"things\"\t.", schema.clone()),
+                json!({"name": "t", "description": "Does \"things\"\t.", "inputSchema": schema}),
+            ),
+            (bare, json!({"name": "t\u{1}", "inputSchema": schema})),
+        ] {
+            assert_eq!(
+                definition_hash(&t),
+                crate::canon::sha256_hex(canonical_json(&def).as_bytes())
+            );
+        }
     }
 
     #[test]

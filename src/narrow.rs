@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -166,7 +167,8 @@ pub enum NarrowOutcome {
 pub struct Offered {
     /// The inputSchema the model is shown: fixed arguments, and with `only`
     /// every unlisted argument, removed from `properties` and `required`.
-    pub shown_schema: Value,
+    /// The listed schema itself, shared, when nothing is removed.
+    pub shown_schema: Arc<Value>,
     /// Values that ride on every call; a value the model writes for one of
     /// these is dropped.
     pub fixed: BTreeMap<String, Value>,
@@ -192,12 +194,13 @@ pub struct Offered {
 /// n.params.entry("search".into()).or_default().insert("scope".into(), json!("handbook"));
 /// n.only.insert("search".into(), vec!["query".into()]);
 ///
+/// let schema = std::sync::Arc::new(schema);
 /// let NarrowOutcome::Offered(o) = narrow_tool("search", &schema, &n) else { panic!() };
 /// assert_eq!(o.shown_schema["properties"], json!({"query": {"type": "string"}}));
 /// assert_eq!(o.shown_schema["required"], json!(["query"]));
 /// assert_eq!(o.fixed["scope"], json!("handbook"));
 /// ```
-pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> NarrowOutcome {
+pub fn narrow_tool(tool_name: &str, input_schema: &Arc<Value>, n: &Narrowing) -> NarrowOutcome {
     if n.deny.iter().any(|d| d == tool_name) {
         return NarrowOutcome::Excluded {
             code: ExcludeCode::Denied,
@@ -286,21 +289,36 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Value, n: &Narrowing) -> Narr
     let keep = |name: &str| -> bool {
         !fixed.contains_key(name) && only.is_none_or(|o| o.iter().any(|a| a == name))
     };
-    let mut shown = schema.clone();
-    if let Some(Value::Object(props)) = shown.get_mut("properties") {
-        props.retain(|k, _| keep(k));
-    }
-    if let Some(Value::Array(req)) = shown.get_mut("required") {
-        let before = req.len();
-        // A non-string entry names no argument the model could write; drop it.
-        req.retain(|r| r.as_str().is_some_and(keep));
-        if req.is_empty() && before > 0 {
-            shown.shift_remove("required");
+    // A schema narrowing removes nothing from is shared, not copied: a
+    // large listing holds each schema once.
+    let props_cut = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|props| props.keys().any(|k| !keep(k)));
+    let required_cut = match schema.get("required") {
+        Some(Value::Array(req)) => req.iter().any(|r| !r.as_str().is_some_and(keep)),
+        _ => false,
+    };
+    let shown_schema = if props_cut || required_cut {
+        let mut shown = schema.clone();
+        if let Some(Value::Object(props)) = shown.get_mut("properties") {
+            props.retain(|k, _| keep(k));
         }
-    }
+        if let Some(Value::Array(req)) = shown.get_mut("required") {
+            let before = req.len();
+            // A non-string entry names no argument the model could write; drop it.
+            req.retain(|r| r.as_str().is_some_and(keep));
+            if req.is_empty() && before > 0 {
+                shown.shift_remove("required");
+            }
+        }
+        Arc::new(Value::Object(shown))
+    } else {
+        Arc::clone(input_schema)
+    };
 
     NarrowOutcome::Offered(Offered {
-        shown_schema: Value::Object(shown),
+        shown_schema,
         fixed: fixed.clone(),
         only: only.cloned(),
         warnings,

@@ -7,9 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 
+use crate::canon::Shared;
 pub use crate::contract::{SnapshotDiff, ToolChange};
 use crate::error::{Error, ErrorKind, Problem};
 
@@ -22,22 +25,62 @@ pub struct ListedTool {
     pub description: Option<String>,
     /// `inputSchema`: always a JSON object in a listing discovery accepted;
     /// in a snapshot read for planning, whatever was recorded (the catalog
-    /// cuts a non-object as `invalid-schema`).
-    pub input_schema: Value,
-    /// The whole tool object as listed, fields muster does not read included.
+    /// cuts a non-object as `invalid-schema`). Shared with the catalog's
+    /// candidates, so a large listing holds each schema once.
+    pub input_schema: Arc<Value>,
+    /// The tool object as listed, fields muster does not read included,
+    /// except that its `inputSchema` member (when it has one) holds `null`:
+    /// the schema is kept once, in `input_schema`. [`ListedTool::listed`]
+    /// writes the object whole.
     pub raw: Value,
 }
 
-/// Reads one listed tool object. A tool whose schema is missing or not an
-/// object is still returned (with `Value::Null` or what was sent as its
-/// schema) together with its problem, so planning can cut it by name; a
-/// tool without a usable name has nothing to cut and is an error.
-fn read_tool(i: usize, raw: &Value) -> Result<(ListedTool, Option<String>), String> {
-    let Some(obj) = raw.as_object() else {
+impl ListedTool {
+    /// The tool object exactly as listed: `raw` with `input_schema` in its
+    /// `inputSchema` member, members in listed order.
+    pub fn listed(&self) -> Listed<'_> {
+        Listed(self)
+    }
+}
+
+/// A [`ListedTool`] serialized as the object the server listed, written
+/// without copying its schema back into `raw`.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed<'a>(&'a ListedTool);
+
+impl Serialize for Listed<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(members) = &self.0.raw else {
+            return self.0.raw.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(members.len()))?;
+        for (key, value) in members {
+            if key == "inputSchema" {
+                map.serialize_entry(key, &*self.0.input_schema)?;
+            } else {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// Reads one listed tool object, taking its schema out of it (see
+/// [`ListedTool::raw`]). A tool whose schema is missing or not an object is
+/// still returned (with `Value::Null` or what was sent as its schema)
+/// together with its problem, so planning can cut it by name; a tool
+/// without a usable name has nothing to cut and is an error.
+fn read_tool(
+    i: usize,
+    mut raw: Value,
+    schemas: &mut Shared,
+) -> Result<(ListedTool, Option<String>), String> {
+    let Some(obj) = raw.as_object_mut() else {
         return Err(format!(
             "tool #{} is {}, not an object",
             i + 1,
-            crate::canon::kind_of(raw)
+            crate::canon::kind_of(&raw)
         ));
     };
     let name = match obj.get("name") {
@@ -52,14 +95,14 @@ fn read_tool(i: usize, raw: &Value) -> Result<(ListedTool, Option<String>), Stri
         None => return Err(format!("tool #{} has no `name`", i + 1)),
     };
     let mut problem = None;
-    let input_schema = match obj.get("inputSchema") {
-        Some(s @ Value::Object(_)) => s.clone(),
+    let input_schema = match obj.get_mut("inputSchema") {
+        Some(s @ Value::Object(_)) => std::mem::take(s),
         Some(other) => {
             problem = Some(format!(
                 "tool `{name}` has an inputSchema that is {}, not an object",
                 crate::canon::kind_of(other)
             ));
-            other.clone()
+            std::mem::take(other)
         }
         None => {
             problem = Some(format!("tool `{name}` has no inputSchema"));
@@ -81,8 +124,8 @@ fn read_tool(i: usize, raw: &Value) -> Result<(ListedTool, Option<String>), Stri
         ListedTool {
             name,
             description,
-            input_schema,
-            raw: raw.clone(),
+            input_schema: schemas.share(input_schema),
+            raw,
         },
         problem,
     ))
@@ -108,11 +151,12 @@ pub(crate) fn repeat_problem(name: &str) -> String {
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
-pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String>> {
+pub(crate) fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
+    let mut schemas = Shared::default();
     let read: Vec<_> = tools
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, raw)| read_tool(i, raw))
+        .map(|(i, raw)| read_tool(i, raw, &mut schemas))
         .collect();
     let repeated: BTreeSet<usize> = repeats(
         read.iter()
@@ -122,7 +166,7 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
     .filter(|&(i, _)| read[i].is_ok())
     .map(|(i, _)| i)
     .collect();
-    let mut out = Vec::with_capacity(tools.len());
+    let mut out = Vec::with_capacity(read.len());
     let mut problems = Vec::new();
     for (i, r) in read.into_iter().enumerate() {
         match r {
@@ -147,17 +191,22 @@ pub(crate) fn check_tools(tools: &[Value]) -> Result<Vec<ListedTool>, Vec<String
 /// The 1-based line (for bad JSON) and what is wrong, when the text is not
 /// JSON, not `{"tools": [...]}`, or a tool has no usable name.
 pub fn parse_lenient(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
+    parse_listing(text, &mut Shared::default())
+}
+
+/// [`parse_lenient`], sharing schemas written alike through `schemas`.
+pub(crate) fn parse_listing(
+    text: &str,
+    schemas: &mut Shared,
+) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
     let value: Value = serde_json::from_str(text)
         .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
-    let tools = value
-        .get("tools")
-        .and_then(Value::as_array)
-        .ok_or((None, "has no \"tools\" list".to_string()))?;
+    let tools = take_tools(value).ok_or((None, "has no \"tools\" list".to_string()))?;
     tools
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, raw)| {
-            read_tool(i, raw)
+            read_tool(i, raw, schemas)
                 .map(|(tool, _)| tool)
                 .map_err(|p| (None, p))
         })
@@ -168,7 +217,7 @@ pub fn parse_lenient(text: &str) -> Result<Vec<ListedTool>, (Option<usize>, Stri
 /// order, newline-terminated. serde_json's map is ordered by key, so the
 /// same listing always gives the same bytes.
 pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
-    let raw: Vec<&Value> = tools.iter().map(|t| &t.raw).collect();
+    let raw: Vec<Listed<'_>> = tools.iter().map(ListedTool::listed).collect();
     let mut bytes = serde_json::to_vec_pretty(&serde_json::json!({ "tools": raw }))
         .expect("a JSON value always serializes");
     bytes.push(b'\n');
@@ -193,7 +242,7 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("run `muster discover` to record it again"),
         )
     })?;
-    let Some(tools) = value.get("tools").and_then(Value::as_array) else {
+    let Some(tools) = take_tools(value) else {
         return Err(Error::new(
             ErrorKind::Mcp,
             Problem::new("snapshot is not an object with a `tools` array")
@@ -210,6 +259,15 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .collect(),
         )
     })
+}
+
+/// The `tools` array of a listing, moved out of it (each tool's schema is
+/// then moved into its [`ListedTool`], never copied).
+fn take_tools(mut listing: Value) -> Option<Vec<Value>> {
+    match listing.get_mut("tools") {
+        Some(Value::Array(tools)) => Some(std::mem::take(tools)),
+        _ => None,
+    }
 }
 
 /// Compares two listings of one server; every list is sorted by name.
@@ -254,12 +312,13 @@ mod tests {
     use serde_json::json;
 
     fn tools(v: Value) -> Vec<ListedTool> {
-        check_tools(v.as_array().unwrap()).unwrap()
+        let Value::Array(v) = v else { panic!("a list") };
+        check_tools(v).unwrap()
     }
 
     #[test]
     fn check_reports_every_bad_tool() {
-        let problems = check_tools(&[
+        let problems = check_tools(vec![
             json!({"name": "a", "inputSchema": {}}),
             json!({"name": "a", "inputSchema": {}}),
             json!({"name": "b", "inputSchema": "x"}),

@@ -523,6 +523,46 @@ fn with_deferral_the_control_tool_is_reserved_first_and_misses_are_deferred() {
     );
 }
 
+/// A strictly checked schema the validator cannot compile is warned about for each tool the
+/// plan offers or defers, and not for one it cuts: a cut tool is never called, and compiling
+/// every candidate's schema dominated a 100,000-tool plan (issue 13).
+#[test]
+fn uncheckable_schemas_are_warned_about_for_offered_and_deferred_tools_only() {
+    let tool = |name: &str, deferrable: bool| {
+        format!(
+            "[[tool]]\nname = \"{name}\"\ndescription = \"Find.\"\ncheck = \"strict\"\ndeferrable = {deferrable}\ninput_schema = {{ type = \"object\", properties = {{ p = {{ type = \"string\", pattern = \"(\" }} }} }}\n\n"
+        )
+    };
+    let tools = [
+        tool("t.one", true),
+        tool("t.two", true),
+        tool("t.three", true),
+        tool("t.pinned", false),
+    ]
+    .concat();
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", DEFERRAL),
+        ("policies/tools/t.toml", &tools),
+    ]);
+    let (_, doc) = plan_json(fx.path(), &[]);
+    assert_eq!(names(&doc.roster), ["tools.load", "t.one", "t.two"]);
+    assert_eq!(doc.deferred.len(), 1);
+    assert_eq!(doc.deferred[0].name, "t.three");
+    assert_eq!(find(&doc, "t.pinned").status, "cut");
+    let warned: Vec<&str> = doc
+        .warnings
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WarningKindDoc::UncheckableSchema { tool, why } => {
+                assert!(!why.is_empty() && w.message.contains(tool.as_str()));
+                Some(tool.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warned, ["t.one", "t.two", "t.three"]);
+}
+
 #[test]
 fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes() {
     let snapshot = r#"{"tools": [

@@ -160,11 +160,11 @@ fn policy(w: &World) -> Policy {
                     // Names repeat on purpose: 0..30 over up to 15 tools.
                     name: format!("t{name}"),
                     description: Some(description(t.words)),
-                    input_schema: if *valid {
+                    input_schema: std::sync::Arc::new(if *valid {
                         schema(t.args)
                     } else {
                         json!("broken")
-                    },
+                    }),
                     raw: serde_json::Value::Null,
                 })
                 .collect(),

@@ -272,18 +272,6 @@ impl<'p> Builder<'p> {
             c.call.only.as_deref(),
         );
         c.kind = self.kind_of(&c);
-        // The check compiles a strict schema when it reads the plan; one it cannot compile
-        // refuses every call, so say so while the policy can still change.
-        if c.exclusion.is_none()
-            && c.call.check == CheckMode::Strict
-            && let Err(why) = crate::check::compile_strict(&c.input_schema)
-        {
-            self.warnings
-                .push(Warning::new(WarningKind::UncheckableSchema {
-                    tool: c.name.clone(),
-                    why: why.to_string(),
-                }));
-        }
         self.candidates.push(c);
     }
 

@@ -65,7 +65,7 @@ impl Builder<'_> {
                         tool: listed.name.clone(),
                     },
                     listed.description.clone().unwrap_or_default(),
-                    Arc::new(listed.input_schema.clone()),
+                    Arc::clone(&listed.input_schema),
                     priority,
                     server.deferrable,
                     call,
@@ -180,7 +180,7 @@ impl Builder<'_> {
         }
         match outcome {
             NarrowOutcome::Offered(o) => {
-                c.input_schema = Arc::new(o.shown_schema);
+                c.input_schema = o.shown_schema;
                 c.call.fixed = o.fixed;
                 c.call.only = o.only;
                 None

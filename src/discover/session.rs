@@ -34,6 +34,49 @@ const STDERR_KEEP: usize = 2048;
 /// The longest stdout line muster holds: a response larger than any input
 /// muster reads is refused, not buffered until memory runs out.
 const MAX_LINE_BYTES: usize = crate::input::MAX_INPUT_BYTES as usize;
+/// How deep serde_json reads JSON before it refuses: its recursion limit.
+const JSON_DEPTH_LIMIT: usize = 128;
+
+/// A stdout line nested deeper than [`JSON_DEPTH_LIMIT`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DeepLine {
+    /// The tool whose object nests too deep, when the line was a
+    /// tools/list page and the tool has a name.
+    tool: Option<String>,
+}
+
+impl DeepLine {
+    /// Finds the tool at fault: the page is read again with each tool kept
+    /// as raw text (serde_json skips raw text without recursing), and the
+    /// first tool that will not read as JSON is named.
+    fn of(line: &[u8]) -> Self {
+        #[derive(serde::Deserialize)]
+        struct Page<'a> {
+            #[serde(borrow)]
+            result: Option<Tools<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Tools<'a> {
+            #[serde(borrow, default)]
+            tools: Vec<&'a serde_json::value::RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: Option<String>,
+        }
+        let tool = serde_json::from_slice::<Page<'_>>(line)
+            .ok()
+            .and_then(|page| page.result)
+            .and_then(|result| {
+                result
+                    .tools
+                    .into_iter()
+                    .find(|raw| serde_json::from_str::<Value>(raw.get()).is_err())
+            })
+            .and_then(|raw| serde_json::from_str::<Named>(raw.get()).ok()?.name);
+        Self { tool }
+    }
+}
 
 /// What the tap saw on the server's stdout.
 #[derive(Default)]
@@ -43,8 +86,8 @@ struct Seen {
     responses: HashMap<String, Value>,
     /// The first line that was not JSON, shortened.
     garbage: Option<String>,
-    /// A line was JSON nested deeper than serde_json reads.
-    too_deep: bool,
+    /// A line was JSON nested deeper than serde_json reads; reading stopped.
+    too_deep: Option<DeepLine>,
     /// A line grew past [`MAX_LINE_BYTES`]; reading stopped.
     too_long: bool,
 }
@@ -86,7 +129,9 @@ impl Seen {
                 }
             }
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
-                self.too_deep = true;
+                if self.too_deep.is_none() {
+                    self.too_deep = Some(DeepLine::of(line));
+                }
             }
             Ok(_) | Err(_) => {
                 if self.garbage.is_none() {
@@ -121,6 +166,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "a stdout line is longer than muster reads",
+                )));
+            }
+            if seen.too_deep.is_some() {
+                // rmcp cannot read the line either and would wait for a
+                // response that never comes: end the stream, so the
+                // failure is reported at once instead of at the timeout.
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a stdout line is nested deeper than muster reads",
                 )));
             }
         }
@@ -181,6 +235,31 @@ impl Watch {
             .phase = phase;
     }
 
+    /// The failure for a server that sent a line nested deeper than muster
+    /// reads, naming the tool when one is at fault; `None` when it did not.
+    pub fn too_deep(&self) -> Option<Failure> {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let deep = seen.too_deep.as_ref()?;
+        let help = Some(format!(
+            "fix the server so no tool's definition nests more than {JSON_DEPTH_LIMIT} levels deep (flatten the schema or use $ref definitions)"
+        ));
+        Some(match &deep.tool {
+            Some(tool) => Failure {
+                reason: FailureReason::InvalidListing,
+                help,
+                tools: vec![format!(
+                    "tool `{tool}` is nested more than {JSON_DEPTH_LIMIT} levels deep, deeper than muster reads JSON"
+                )],
+                ..Failure::new(format!("listed tool `{tool}` nested too deep"))
+            },
+            // The evidence says what was too deep.
+            None => Failure {
+                help,
+                ..Failure::new("stopped being read")
+            },
+        })
+    }
+
     /// Facts to append to a failure: non-JSON output and the tail of stderr.
     pub fn evidence(&self) -> String {
         let mut out = String::new();
@@ -191,10 +270,10 @@ impl Watch {
                 MAX_LINE_BYTES >> 20
             ));
         }
-        if seen.too_deep {
-            out.push_str(
-                "; it sent a JSON-RPC message nested more than 128 levels deep, which muster cannot read",
-            );
+        if seen.too_deep.is_some() {
+            out.push_str(&format!(
+                "; it sent a JSON-RPC message nested more than {JSON_DEPTH_LIMIT} levels deep, which muster cannot read"
+            ));
         }
         if let Some(g) = &seen.garbage {
             out.push_str(&format!(
@@ -454,7 +533,7 @@ async fn list_all(
             )));
         }
     }
-    let tools = check_tools(&raw_tools).map_err(|problems| Failure {
+    let tools = check_tools(raw_tools).map_err(|problems| Failure {
         reason: FailureReason::InvalidListing,
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
@@ -575,7 +654,25 @@ mod tests {
         let mut seen = Seen::default();
         let deep = format!("{}{}\n", "[".repeat(200), "]".repeat(200));
         seen.take(deep.as_bytes());
-        assert!(seen.too_deep && seen.garbage.is_none());
+        assert_eq!(seen.too_deep, Some(DeepLine { tool: None }));
+        assert!(seen.garbage.is_none());
+    }
+
+    #[test]
+    fn a_deep_tools_list_page_names_the_tool_at_fault() {
+        let deep = format!("{}\"x\"{}", "[".repeat(200), "]".repeat(200));
+        let page = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[{{\"name\":\"fine\",\"inputSchema\":{{}}}},{{\"inputSchema\":{{\"default\":{deep}}},\"name\":\"sunk\"}}]}}}}\n"
+        );
+        let mut seen = Seen::default();
+        seen.take(page.as_bytes());
+        assert_eq!(
+            seen.too_deep,
+            Some(DeepLine {
+                tool: Some("sunk".into())
+            })
+        );
+        assert!(seen.responses.is_empty() && seen.garbage.is_none());
     }
 
     #[test]

@@ -21,7 +21,7 @@ fn fixture(server: &str) -> Vec<ListedTool> {
     .unwrap()
 }
 
-fn schema_of<'a>(tools: &'a [ListedTool], name: &str) -> &'a Value {
+fn schema_of<'a>(tools: &'a [ListedTool], name: &str) -> &'a std::sync::Arc<Value> {
     &tools.iter().find(|t| t.name == name).unwrap().input_schema
 }
 

@@ -1,9 +1,10 @@
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
+use std::sync::Arc;
 
-fn search_schema() -> Value {
-    json!({
+fn search_schema() -> Arc<Value> {
+    Arc::new(json!({
         "type": "object",
         "properties": {
             "query": {"type": "string"},
@@ -11,7 +12,7 @@ fn search_schema() -> Value {
             "limit": {"type": "integer"}
         },
         "required": ["query", "scope"]
-    })
+    }))
 }
 
 fn allow(tools: &[&str]) -> Narrowing {
@@ -30,12 +31,10 @@ fn offered(o: NarrowOutcome) -> Offered {
 
 #[test]
 fn no_narrowing_offers_the_schema_unchanged() {
-    let o = offered(narrow_tool(
-        "search",
-        &search_schema(),
-        &Narrowing::default(),
-    ));
+    let schema = search_schema();
+    let o = offered(narrow_tool("search", &schema, &Narrowing::default()));
     assert_eq!(o.shown_schema, search_schema());
+    assert!(Arc::ptr_eq(&o.shown_schema, &schema), "shared, not copied");
     assert!(o.fixed.is_empty() && o.only.is_none() && o.warnings.is_empty());
 }
 
@@ -94,7 +93,8 @@ fn a_fixed_argument_is_hidden_and_rides() {
 
 #[test]
 fn required_list_emptied_by_narrowing_is_removed() {
-    let schema = json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]});
+    let schema =
+        Arc::new(json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}));
     let mut n = allow(&["t"]);
     n.params
         .entry("t".into())
@@ -107,8 +107,10 @@ fn required_list_emptied_by_narrowing_is_removed() {
 
 #[test]
 fn other_schema_keys_are_kept() {
-    let schema = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false,
-                        "$schema": "http://json-schema.org/draft-07/schema#"});
+    let schema = Arc::new(
+        json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false,
+                        "$schema": "http://json-schema.org/draft-07/schema#"}),
+    );
     let o = offered(narrow_tool("t", &schema, &Narrowing::default()));
     assert_eq!(o.shown_schema["additionalProperties"], json!(false));
     assert!(o.shown_schema.get("$schema").is_some());
@@ -195,7 +197,7 @@ fn required_argument_that_is_fixed_is_reachable() {
 
 #[test]
 fn non_object_schema_is_kept_away() {
-    match narrow_tool("t", &json!("string"), &Narrowing::default()) {
+    match narrow_tool("t", &Arc::new(json!("string")), &Narrowing::default()) {
         NarrowOutcome::KeptAway { code, .. } => assert_eq!(code, KeepAwayCode::SchemaNotObject),
         other => panic!("{other:?}"),
     }
@@ -360,7 +362,7 @@ proptest! {
     ) {
         let properties: serde_json::Map<String, Value> =
             props.iter().map(|p| (p.clone(), json!({"type": "string"}))).collect();
-        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let schema = Arc::new(json!({"type": "object", "properties": properties, "required": required}));
         let mut n = allow(&["t"]);
         if let Some(o) = &only_list {
             n.only.insert("t".into(), o.clone());

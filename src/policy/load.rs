@@ -41,6 +41,8 @@ fn toml_problem(path: &Path, line: Option<usize>, err: &toml::de::Error) -> Prob
 pub(super) struct Loader {
     pub(super) root: PathBuf,
     pub(super) problems: Vec<Problem>,
+    /// Input schemas written alike, configured or listed, held once.
+    pub(super) schemas: crate::canon::Shared,
 }
 
 /// Text of a policy file and a way to turn byte spans into lines.
@@ -91,6 +93,7 @@ impl Loader {
         Self {
             root: dir.to_path_buf(),
             problems: Vec::new(),
+            schemas: crate::canon::Shared::default(),
         }
     }
 

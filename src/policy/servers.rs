@@ -256,7 +256,7 @@ impl Loader {
                 return Vec::new();
             }
         };
-        match crate::snapshot::parse_lenient(&text) {
+        match crate::snapshot::parse_listing(&text, &mut self.schemas) {
             Ok(tools) => tools,
             Err((line, message)) => {
                 self.problems.push(

@@ -153,7 +153,7 @@ impl Loader {
         Some(ToolDef {
             name,
             description: raw.description,
-            input_schema: input_schema.into(),
+            input_schema: self.schemas.share(input_schema),
             when,
             default_roster: raw.default_roster,
             priority: raw.priority,
