@@ -10,7 +10,7 @@
 
 use crate::catalog::{Catalog, Selection};
 use crate::check::{self, CheckOptions, OfferedPlan, Report, Turn, Verdict};
-use crate::contract::Explanation;
+use crate::contract::{Explanation, PLAN_CHANGED_FORMAT_VERSION, PlanChanged, PlanChangedCode};
 use crate::contract::{LoadAnswer, LoadStatus, ResumeReport, ResumeStatus, SessionDocument};
 use crate::error::{Error, ErrorKind};
 use crate::explain;
@@ -38,8 +38,9 @@ pub enum Outcome {
     /// The verb answered, and the answer is a refusal: a gate failed, a
     /// turn was refused, a load was refused.
     Failed,
-    /// The session's pin no longer holds; the answer is the resume report
-    /// and the session was not served.
+    /// The session's pin no longer holds (the answer is the resume report
+    /// and the session was not served), or the plan a check named by its
+    /// fingerprint is not the one the policy makes now ([`PlanChanged`]).
     PinMismatch,
 }
 
@@ -96,6 +97,12 @@ impl Answer {
                 ResumeStatus::ToolPinMismatch => Outcome::PinMismatch,
             },
         )
+    }
+
+    /// A check refused unjudged because the named plan is not the one the
+    /// policy makes now.
+    pub fn of_plan_changed(changed: &PlanChanged) -> Self {
+        Self::new(json_text(changed), Outcome::PinMismatch)
     }
 
     /// A load: failed when it was refused.
@@ -267,6 +274,49 @@ pub fn offered(offer: Offer<'_>) -> Result<OfferedPlan, Error> {
         // The session's offer has the plan's roster shape.
         Offer::Session { live, file } => OfferedPlan::from_json(&live.roster_json(), file),
     }
+}
+
+/// The plan the policy makes now for `select`, ready to check turns
+/// against, when it is the plan the model was offered: its `fingerprint`
+/// (the plan JSON's `fingerprint`) must match, or the answer is
+/// [`PlanChanged`] and nothing is checked. This lets a caller name the plan
+/// instead of sending it: any process with the same policy answers alike.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] for a fingerprint that is not `sha256:` and 64
+/// lowercase hex digits, or a selection the policy does not have.
+pub fn offered_now(
+    policy: &Policy,
+    select: &Select,
+    fingerprint: &str,
+    cache: &mut TokenCache,
+) -> Result<Result<OfferedPlan, PlanChanged>, Error> {
+    let hex = fingerprint.strip_prefix("sha256:").unwrap_or("");
+    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            crate::error::Problem::new(format!(
+                "fingerprint {fingerprint:?} is not `sha256:` and 64 lowercase hex digits"
+            ))
+            .in_file("fingerprint")
+            .help("give the `fingerprint` of the plan the model was offered, as `plan --format json` printed it"),
+        ));
+    }
+    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let caps = catalog
+        .caps
+        .with_overrides(select.item_cap, select.token_cap);
+    let planned = plan::plan(&catalog, caps);
+    let now = planned.fingerprint();
+    if now != fingerprint {
+        return Ok(Err(PlanChanged {
+            code: PlanChangedCode::PlanChanged,
+            format_version: PLAN_CHANGED_FORMAT_VERSION,
+            offered: fingerprint.to_string(),
+            now,
+        }));
+    }
+    OfferedPlan::from_json(&planned.to_json_string(), Path::new("plan")).map(Ok)
 }
 
 /// `check`: reads the turn and checks it against what was offered.

@@ -221,3 +221,76 @@ fn the_check_mode_is_validated_and_an_uncheckable_strict_schema_fails_closed() {
     );
     assert_eq!(check_json(&fx, 0)["verdict"], "run");
 }
+
+#[test]
+fn a_plan_named_by_its_fingerprint_is_checked_only_while_the_policy_still_makes_it() {
+    let fx = setup(
+        r#"{"calls": [{"id": "c1", "name": "math.calculate", "arguments": {"expression": "1"}}]}"#,
+    );
+    let plan: Value = serde_json::from_str(&fx.read("plan.json")).expect("plan");
+    let fingerprint = plan["fingerprint"].as_str().expect("fingerprint");
+    let by_plan = stdout(
+        fx.path(),
+        &[
+            "check",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let by_name = [
+        "check",
+        "--fingerprint",
+        fingerprint,
+        "--flags",
+        "production",
+        "--turn",
+        "turn.json",
+        "--format",
+        "json",
+    ];
+    assert_eq!(stdout(fx.path(), &by_name, 0), by_plan);
+
+    // A what-if cap makes another plan: refused unjudged, exit 1.
+    let mut capped = by_name.to_vec();
+    capped.extend(["--item-cap", "5"]);
+    let changed: Value =
+        serde_json::from_str(&stdout(fx.path(), &capped, 1)).expect("plan-changed");
+    assert_eq!(changed["code"], "plan-changed");
+    assert_eq!(changed["offered"], fingerprint);
+    assert_ne!(changed["now"], fingerprint);
+    assert!(changed.get("verdict").is_none(), "nothing was checked");
+
+    // The tool's description changes in the policy: the same.
+    fx.edit(
+        "policies/tools/10-core.toml",
+        "Evaluate an arithmetic expression exactly",
+        "Evaluate an arithmetic expression",
+    );
+    let text = stdout(fx.path(), &by_name[..by_name.len() - 2], 1);
+    assert!(text.starts_with("plan changed:"), "{text}");
+
+    // Not a fingerprint; or a selection given with --plan: exit 2.
+    let bad = muster(fx.path())
+        .args(["check", "--fingerprint", "sha256:12", "--turn", "turn.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(err.contains("fingerprint"), "{err}");
+    muster(fx.path())
+        .args([
+            "check",
+            "--plan",
+            "plan.json",
+            "--flags",
+            "production",
+            "--turn",
+            "turn.json",
+        ])
+        .assert()
+        .code(2);
+}

@@ -331,6 +331,41 @@ fn every_verb_answers_the_bytes_the_cli_prints() {
         )
     );
 
+    // check naming the plan by its fingerprint: the same report, without
+    // sending the plan.
+    let fingerprint =
+        serde_json::from_str::<serde_json::Value>(&cli_plan).expect("plan json")["fingerprint"]
+            .as_str()
+            .expect("fingerprint")
+            .to_string();
+    let by_name = server.post(
+        "/v1/check",
+        json!({"turn": turn, "fingerprint": fingerprint, "flags": "production", "flag": ["X_UNUSED"]})
+            .to_string(),
+    );
+    assert_eq!(by_name.status, 200);
+    assert_eq!(by_name.body, check.body);
+    assert_eq!(
+        by_name.body,
+        stdout(
+            dir,
+            &[
+                "check",
+                "--fingerprint",
+                &fingerprint,
+                "--flags",
+                "production",
+                "--flag",
+                "X_UNUSED",
+                "--turn",
+                &turn_file,
+                "--format",
+                "json"
+            ],
+            1
+        )
+    );
+
     // Sessions: new, search, load, roster, resume, check.
     let new = server.post("/v1/sessions", r#"{"flags": "production"}"#);
     let cli_new = stdout(
@@ -492,6 +527,82 @@ fn a_changed_pin_is_a_409_with_the_resume_report() {
         format!(r#"{{"session": {doc}, "name": ["schedule.delete"]}}"#),
     );
     assert_eq!((load.status, load.body), (409, cli));
+}
+
+#[test]
+fn a_check_naming_a_plan_the_policy_no_longer_makes_is_a_409_unjudged() {
+    let fixture = fixture();
+    let dir = fixture.path();
+    let server = Server::start(dir, &[]);
+    let plan: serde_json::Value =
+        serde_json::from_str(&server.post("/v1/plan", r#"{"flags": "production"}"#).body)
+            .expect("plan json");
+    let fingerprint = plan["fingerprint"].as_str().expect("fingerprint");
+    let turn = json!({"calls": [{"id": "c1", "name": "math.calculate", "arguments": {"expression": "1"}}]});
+    let body = json!({"turn": turn, "fingerprint": fingerprint, "flags": "production"}).to_string();
+    let before = server.post("/v1/check", body.clone());
+    assert_eq!(before.status, 200, "{}", before.body);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&before.body).expect("json")["verdict"],
+        "run"
+    );
+
+    // Another selection plans another roster: not the plan named.
+    let other = server.post(
+        "/v1/check",
+        json!({"turn": turn, "fingerprint": fingerprint}).to_string(),
+    );
+    assert_eq!(other.status, 409, "{}", other.body);
+
+    // The policy changes the tool's description: the plan the model was
+    // offered is no longer the one made, so the turn is not judged.
+    fixture.edit(
+        "policies/tools/10-core.toml",
+        "Evaluate an arithmetic expression exactly",
+        "Evaluate an arithmetic expression",
+    );
+    assert_eq!(server.post("/v1/admin/reload", "").status, 200);
+    let after = server.post("/v1/check", body);
+    assert_eq!(after.status, 409, "{}", after.body);
+    assert_eq!(after.content_type, "application/json");
+    let changed: muster::contract::PlanChanged =
+        serde_json::from_str(&after.body).expect("a plan-changed answer");
+    assert_eq!(changed.code, muster::contract::PlanChangedCode::PlanChanged);
+    assert_eq!(changed.offered, fingerprint);
+    assert_ne!(changed.now, fingerprint);
+    let turn_file = write(dir, "turn.json", &turn.to_string());
+    assert_eq!(
+        after.body,
+        stdout(
+            dir,
+            &[
+                "check",
+                "--fingerprint",
+                fingerprint,
+                "--flags",
+                "production",
+                "--turn",
+                &turn_file,
+                "--format",
+                "json"
+            ],
+            1
+        )
+    );
+
+    // A fingerprint that is not one, or a selection without one: 422.
+    let bad = server.post(
+        "/v1/check",
+        json!({"turn": turn, "fingerprint": "sha256:12"}).to_string(),
+    );
+    let bad = problem(&bad, 422, "usage");
+    assert_eq!(bad.problems[0].field.as_deref(), Some("fingerprint"));
+    let stray = server.post(
+        "/v1/check",
+        json!({"turn": turn, "plan": plan, "flags": "production"}).to_string(),
+    );
+    let stray = problem(&stray, 422, "usage");
+    assert_eq!(stray.problems[0].field.as_deref(), Some("fingerprint"));
 }
 
 #[test]

@@ -195,3 +195,44 @@ fn names_listed(names: &[String], more: usize) -> String {
     }
     out.join(", ")
 }
+
+/// `check --fingerprint`'s answer when the plan the policy makes now is not
+/// the plan the model was offered: the policy, the selection or the caps
+/// changed since, so the turn is not judged against a roster the model never
+/// saw (docs/check.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PlanChanged {
+    /// Always `plan-changed`.
+    pub code: PlanChangedCode,
+    /// [`PLAN_CHANGED_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The fingerprint the caller sent: the plan the model was offered.
+    pub offered: String,
+    /// The fingerprint of the plan the policy makes now for that selection.
+    pub now: String,
+}
+
+/// [`PlanChanged`]'s code: one value, so a client can tell the answer from
+/// a check report by its `code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanChangedCode {
+    /// The named plan is not the one the policy makes now.
+    PlanChanged,
+}
+
+/// The shape of [`PlanChanged`]; bumped when it changes.
+pub const PLAN_CHANGED_FORMAT_VERSION: u32 = 1;
+
+impl std::fmt::Display for PlanChanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "plan changed: the model was offered the plan {}, but this policy now plans {} for that selection; the turn was not checked. Check it against the offered plan itself (--plan), or plan again and offer the new roster",
+            self.offered, self.now
+        )
+    }
+}

@@ -12,7 +12,7 @@ use super::request::{
 use super::{Answered, Generation, Shared};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::check::{CheckOptions, OfferedPlan};
-use crate::contract::SessionDocument;
+use crate::contract::{PlanChanged, SessionDocument};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
 use crate::session::{self, LoadRequest};
@@ -246,14 +246,29 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
 /// report when the session's pin no longer holds).
 #[utoipa::path(post, path = "/v1/check", request_body = CheckRequest,
     responses((status = 200, description = "The check report (docs/check.md)", body = crate::check::Report),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
+              (status = 409, description = "The session's pin no longer holds (the resume report), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = CheckConflict),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
     with_generation(shared, move |shared, g| {
         let req: CheckRequest<'_> = parse(&body)?;
-        let offered = match (&req.plan, &req.session) {
-            (Some(plan), None) => offered_plan(g, plan.get())?,
-            (None, Some(doc)) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
+        if req.chooses() && req.fingerprint.is_none() {
+            return Err(usage(
+                "fingerprint",
+                "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
+                "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
+            )
+            .into());
+        }
+        let offered = match (&req.plan, &req.session, &req.fingerprint) {
+            (None, None, Some(fingerprint)) => match offered_now(g, &req, fingerprint)? {
+                Ok(offered) => offered,
+                Err(changed) => {
+                    let answer = Answer::of_plan_changed(&changed);
+                    return Ok(answered(shared, "/v1/check", answer, g.number));
+                }
+            },
+            (Some(plan), None, None) => offered_plan(g, plan.get())?,
+            (None, Some(doc), None) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
                 Ok(live) => Arc::new(answer::offered(Offer::Session {
                     live: &live,
                     file: Path::new("session"),
@@ -265,8 +280,8 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
             _ => {
                 return Err(usage(
                     "plan",
-                    "give exactly one of plan and session",
-                    "send the plan the model was offered as `plan`, or its session document as `session`",
+                    "give exactly one of plan, session and fingerprint",
+                    "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
                 )
                 .into());
             }
@@ -299,6 +314,61 @@ fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
     g.offered
         .insert(text.as_bytes(), offered.clone(), text.len() * 4);
     Ok(offered)
+}
+
+/// `/v1/check`'s 409 answers, for the OpenAPI document: the body is one of
+/// these, told apart by `status` (a resume report) or `code`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum CheckConflict {
+    /// The session's pin no longer holds.
+    Resume(crate::contract::ResumeReport),
+    /// The plan a fingerprint names is not the one the policy makes now.
+    PlanChanged(PlanChanged),
+}
+
+/// The plan this generation makes for the request's selection, compiled
+/// once per generation for the same selection and fingerprint; or
+/// [`PlanChanged`] when its fingerprint is not the one the caller was
+/// offered (never kept, so a reload that brings the plan back answers at
+/// once).
+fn offered_now(
+    g: &Generation,
+    req: &CheckRequest<'_>,
+    fingerprint: &str,
+) -> Result<Result<Arc<OfferedPlan>, PlanChanged>, Error> {
+    // Plan texts are JSON and so never start with `now`: the two kinds of
+    // key cannot meet in the one store.
+    let mut key = b"now\0".to_vec();
+    serde_json::to_writer(
+        &mut key,
+        &(
+            &req.agent,
+            req.agent_version,
+            &req.flags,
+            &req.flag,
+            req.item_cap,
+            req.token_cap,
+            fingerprint,
+        ),
+    )
+    .map_err(|err| Error::new(ErrorKind::Input, Problem::new(err.to_string())))?;
+    if let Some(kept) = g.offered.get(&key) {
+        return Ok(Ok(kept));
+    }
+    let select = req.select()?;
+    Ok(
+        match answer::offered_now(&g.policy, &select, fingerprint, &mut g.cache())? {
+            Ok(offered) => {
+                let offered = Arc::new(offered);
+                // About what the same plan sent as text costs.
+                g.offered.insert(&key, offered.clone(), 64 * 1024);
+                Ok(offered)
+            }
+            Err(changed) => Err(changed),
+        },
+    )
 }
 
 /// Plans and pins a new session: the document `muster session new --format

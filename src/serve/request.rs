@@ -202,13 +202,60 @@ pub struct CheckRequest<'a> {
     #[serde(borrow)]
     #[schema(value_type = Option<Object>)]
     pub plan: Option<&'a RawValue>,
-    /// The session document the turn belongs to. Give this or `plan`.
+    /// The session document the turn belongs to. Give this, `plan` or
+    /// `fingerprint`.
     #[serde(borrow)]
     #[schema(value_type = Option<Object>)]
     pub session: Option<&'a RawValue>,
+    /// Or the offered plan's `fingerprint`: the turn is checked against the
+    /// plan this policy generation makes for `agent`, `agent_version`,
+    /// `flags`, `flag`, `item_cap` and `token_cap` (as `/v1/plan` takes
+    /// them), and answered 409 `plan-changed` unjudged if that plan's
+    /// fingerprint differs. Saves sending the plan with every turn.
+    pub fingerprint: Option<String>,
+    /// With `fingerprint`: the agent the plan was made for.
+    pub agent: Option<String>,
+    /// With `fingerprint`: the agent version.
+    pub agent_version: Option<u64>,
+    /// With `fingerprint`: the flag profile.
+    pub flags: Option<String>,
+    /// With `fingerprint`: extra flags.
+    #[serde(default)]
+    pub flag: Vec<String>,
+    /// With `fingerprint`: the item cap the plan was made with.
+    pub item_cap: Option<u32>,
+    /// With `fingerprint`: the token cap the plan was made with.
+    pub token_cap: Option<u32>,
     /// Return each ok call's arguments as a list in declared parameter order.
     #[serde(default)]
     pub positional: bool,
+}
+
+impl CheckRequest<'_> {
+    /// The plan selection a `fingerprint` names, or the fields that choose
+    /// one given without it.
+    pub(super) fn select(&self) -> Result<answer::Select, Error> {
+        PlanRequest {
+            agent: self.agent.clone(),
+            agent_version: self.agent_version,
+            flags: self.flags.clone(),
+            flag: self.flag.clone(),
+            item_cap: self.item_cap,
+            token_cap: self.token_cap,
+            format: None,
+        }
+        .select()
+    }
+
+    /// Whether any field choosing a plan for `fingerprint` is set.
+    pub(super) fn chooses(&self) -> bool {
+        self.agent.is_some()
+            || self.agent_version.is_some()
+            || self.flags.is_some()
+            || !self.flag.is_empty()
+            || self.item_cap.is_some()
+            || self.token_cap.is_some()
+    }
 }
 
 /// A session call's document.

@@ -206,6 +206,16 @@ fn every_answer_validates_against_its_routes_schema() {
         assert_eq!(reply.status, 409, "{path}");
         answers.push(("post", path, reply));
     }
+    // A check naming the plan from before the edit by its fingerprint.
+    let fingerprint =
+        serde_json::from_str::<Value>(&plan.body).expect("plan")["fingerprint"].clone();
+    let stale = server.post(
+        "/v1/check",
+        json!({"turn": serde_json::from_str::<Value>(turn).expect("turn"), "fingerprint": fingerprint, "flags": "production"})
+            .to_string(),
+    );
+    assert_eq!(stale.status, 409, "{}", stale.body);
+    answers.push(("post", "/v1/check", stale));
     let good = fixture.read("policies/muster.toml");
     fixture.write("policies/muster.toml", &format!("not_a_key = 1\n{good}"));
     answers.push((

@@ -60,17 +60,24 @@ pub enum Command {
         #[arg(
             long,
             value_name = "PLAN.json",
-            required_unless_present = "session",
-            conflicts_with = "session"
+            required_unless_present_any = ["session", "fingerprint"],
+            conflicts_with_all = ["session", "fingerprint"]
         )]
         plan: Option<PathBuf>,
         /// Or the agent session the turn belongs to: checked against its
         /// pinned roster and loaded tools.
-        #[arg(long, value_name = "S.json")]
+        #[arg(long, value_name = "S.json", conflicts_with = "fingerprint")]
         session: Option<PathBuf>,
-        /// Policy directory (with --session).
-        #[arg(long, default_value = "policies")]
-        policies: PathBuf,
+        /// Or the offered plan's `fingerprint`: the turn is checked against
+        /// the plan the policy makes now for the selection below (--agent,
+        /// --flags, …), refused unjudged (exit 1) if that plan's fingerprint
+        /// differs.
+        #[arg(long, value_name = "sha256:HEX")]
+        fingerprint: Option<String>,
+        /// The policy directory (with --session or --fingerprint), and the
+        /// selection a --fingerprint plan was made for.
+        #[command(flatten)]
+        select: Select,
         /// The turn: {"calls": [{"id", "name", "arguments"}]}.
         #[arg(long, value_name = "TURN.json")]
         turn: PathBuf,

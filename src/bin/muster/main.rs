@@ -267,7 +267,8 @@ fn run(command: Command) -> Result<u8, Error> {
         Command::Check {
             plan,
             session,
-            policies,
+            fingerprint,
+            select,
             turn,
             positional,
             format,
@@ -275,25 +276,56 @@ fn run(command: Command) -> Result<u8, Error> {
             let read = |path: &std::path::Path, what: &str| {
                 muster::input::read_text(path).map_err(|err| err.into_error(path, what))
             };
-            let offered = match (plan, session) {
-                (Some(plan), _) => {
+            let chosen = select.agent.is_some()
+                || select.agent_version.is_some()
+                || select.profile.is_some()
+                || !select.flag.is_empty()
+                || select.item_cap.is_some()
+                || select.token_cap.is_some();
+            if chosen && fingerprint.is_none() {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    Problem::new("--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
+                        .help("with --plan or --session the roster is already chosen: leave them out, or give --fingerprint"),
+                ));
+            }
+            let policies = &select.policies;
+            let offered = match (plan, session, fingerprint) {
+                (_, _, Some(fingerprint)) => {
+                    let policy = Policy::load(policies)?;
+                    let mut cache = token_cache(select.no_cache);
+                    match answer::offered_now(&policy, &ask(&select), &fingerprint, &mut cache)? {
+                        Ok(offered) => offered,
+                        Err(changed) => {
+                            let answer = Answer::of_plan_changed(&changed);
+                            emit(&match format {
+                                TextOrJson::Text => format!("{changed}\n"),
+                                TextOrJson::Json => answer.json,
+                            })?;
+                            return Ok(exit_code(answer.outcome));
+                        }
+                    }
+                }
+                (Some(plan), _, None) => {
                     let text = read(&plan, "the plan")?;
                     answer::offered(Offer::Plan {
                         text: &text,
                         file: &plan,
                     })?
                 }
-                (None, Some(path)) => match session::open(&policies, &path, format)? {
+                (None, Some(path), None) => match session::open(policies, &path, format)? {
                     Ok(live) => answer::offered(Offer::Session {
                         live: &live,
                         file: &path,
                     })?,
                     Err(code) => return Ok(code),
                 },
-                (None, None) => {
+                (None, None, None) => {
                     return Err(Error::new(
                         ErrorKind::Usage,
-                        Problem::new("give --plan PLAN.json or --session S.json"),
+                        Problem::new(
+                            "give --plan PLAN.json, --session S.json or --fingerprint sha256:HEX",
+                        ),
                     ));
                 }
             };
