@@ -171,6 +171,14 @@ fn compile_one<'s>(
 }
 
 impl CNode {
+    /// Whether `name` is required without a `properties` entry: the schema names it, so it is
+    /// declared (any value) and never an undeclared argument to refuse or drop.
+    pub(super) fn requires_undescribed(&self, name: &str) -> bool {
+        self.required
+            .iter()
+            .any(|(n, at)| at.is_none() && n == name)
+    }
+
     /// The declared member `name`: (node, required). Members usually arrive in name order, as
     /// the properties are kept, so the entry after the last hit (`hint`) is tried first.
     #[inline(always)]

@@ -130,6 +130,7 @@ impl Compiled {
                         if let Some(tool) = top
                             && node.has_properties
                             && tool.unknown_arguments != UnknownArguments::Pass
+                            && !node.requires_undescribed(name)
                         {
                             return false;
                         }

@@ -314,25 +314,29 @@ impl<'a> Walk<'_, 'a> {
                             last: Some(Seg::Key(name)),
                         });
                     }
-                    Additional::Open if top && node.has_properties => match self.cx.unknown {
-                        UnknownArguments::Refuse => {
-                            self.problem(path, Some(Seg::Key(name)), |tool, argument| {
-                                let (declared, more) = list_names(node);
-                                CallProblem::UndeclaredArgument {
-                                    tool,
-                                    argument,
-                                    declared,
-                                    more,
-                                }
-                            });
+                    Additional::Open
+                        if top && node.has_properties && !node.requires_undescribed(name) =>
+                    {
+                        match self.cx.unknown {
+                            UnknownArguments::Refuse => {
+                                self.problem(path, Some(Seg::Key(name)), |tool, argument| {
+                                    let (declared, more) = list_names(node);
+                                    CallProblem::UndeclaredArgument {
+                                        tool,
+                                        argument,
+                                        declared,
+                                        more,
+                                    }
+                                });
+                            }
+                            UnknownArguments::Drop => {
+                                self.drop_member(path, name, |call, argument| {
+                                    CallNote::UndeclaredArgumentDropped { call, argument }
+                                });
+                            }
+                            UnknownArguments::Pass => {}
                         }
-                        UnknownArguments::Drop => {
-                            self.drop_member(path, name, |call, argument| {
-                                CallNote::UndeclaredArgumentDropped { call, argument }
-                            });
-                        }
-                        UnknownArguments::Pass => {}
-                    },
+                    }
                     Additional::Open => {}
                 },
             }

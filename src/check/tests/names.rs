@@ -38,6 +38,56 @@ fn an_undeclared_name_follows_the_tool_policy_refuse_drop_or_pass() {
     assert_eq!(args, json!({"query": "q", "scope": "team-handbook"}));
 }
 
+/// Found by the `repair` fuzz target: a name the schema requires without a `properties` entry
+/// was dropped as undeclared, so the call went on without a required argument (and under
+/// `refuse` no call could ever pass). It is declared: kept, under every policy.
+#[test]
+fn a_required_name_without_a_properties_entry_is_declared_not_dropped() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"qurey": {"type": "string"}},
+        "required": ["query"]
+    });
+    for unknown in [
+        UnknownArguments::Refuse,
+        UnknownArguments::Drop,
+        UnknownArguments::Pass,
+    ] {
+        let report = run(
+            schema.clone(),
+            json!({"query": "011", "quevy": "x"}),
+            true,
+            unknown,
+        );
+        let call = &report.calls[0];
+        match unknown {
+            // The misspelt name is still undeclared.
+            UnknownArguments::Refuse => {
+                assert_eq!(call.status, Status::Refused, "{call:?}");
+                assert_eq!(call.problems.len(), 1, "{call:?}");
+                assert!(
+                    matches!(&call.problems[0].problem, CallProblem::UndeclaredArgument { argument, .. } if argument == "quevy"),
+                    "{call:?}"
+                );
+            }
+            UnknownArguments::Drop => {
+                assert_eq!(call.status, Status::Ok, "{call:?}");
+                assert_eq!(call.arguments.as_deref(), Some(&json!({"query": "011"})));
+            }
+            UnknownArguments::Pass => {
+                assert_eq!(call.status, Status::Ok, "{call:?}");
+                assert_eq!(
+                    call.arguments.as_deref(),
+                    Some(&json!({"query": "011", "quevy": "x"}))
+                );
+            }
+        }
+    }
+    // Left out, it is missing.
+    let report = run(schema, json!({}), true, UnknownArguments::Drop);
+    assert_eq!(report.calls[0].status, Status::Refused);
+}
+
 #[test]
 fn nodes_the_check_cannot_read_are_skipped_and_never_refused() {
     let args = json!({"query": "q", "note": "", "ref": [[1]], "either": {"x": 1}, "odd": [1]});
