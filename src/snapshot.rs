@@ -16,6 +16,10 @@ use crate::canon::Shared;
 pub use crate::contract::{SnapshotDiff, ToolChange};
 use crate::error::{Error, ErrorKind, Problem};
 
+mod listing;
+
+use listing::read_listing;
+
 /// One tool as a server listed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedTool {
@@ -148,16 +152,26 @@ pub(crate) fn repeat_problem(name: &str) -> String {
     format!("tool `{name}` is listed twice")
 }
 
+/// One listed tool as read: the tool and the problem that keeps discovery
+/// from accepting it, or why it could not be read at all.
+type Read = Result<(ListedTool, Option<String>), String>;
+
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
 pub(crate) fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
     let mut schemas = Shared::default();
-    let read: Vec<_> = tools
-        .into_iter()
-        .enumerate()
-        .map(|(i, raw)| read_tool(i, raw, &mut schemas))
-        .collect();
+    strict(
+        tools
+            .into_iter()
+            .enumerate()
+            .map(|(i, raw)| read_tool(i, raw, &mut schemas))
+            .collect(),
+    )
+}
+
+/// The rules of [`check_tools`] over tools already read.
+fn strict(read: Vec<Read>) -> Result<Vec<ListedTool>, Vec<String>> {
     let repeated: BTreeSet<usize> = repeats(
         read.iter()
             .map(|r| r.as_ref().map_or("", |(tool, _)| tool.name.as_str())),
@@ -199,17 +213,11 @@ pub(crate) fn parse_listing(
     text: &str,
     schemas: &mut Shared,
 ) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
-    let tools = take_tools(value).ok_or((None, "has no \"tools\" list".to_string()))?;
-    tools
-        .into_iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            read_tool(i, raw, schemas)
-                .map(|(tool, _)| tool)
-                .map_err(|p| (None, p))
-        })
+    let read = read_listing(text, schemas)
+        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?
+        .ok_or((None, "has no \"tools\" list".to_string()))?;
+    read.into_iter()
+        .map(|r| r.map(|(tool, _)| tool).map_err(|p| (None, p)))
         .collect()
 }
 
@@ -233,7 +241,7 @@ pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
 /// `{"tools": [...]}`, or a tool breaks the listing rules.
 pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
     let text = crate::input::read_text(path).map_err(|e| e.into_error(path, "the snapshot"))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    let read = read_listing(&text, &mut Shared::default()).map_err(|e| {
         Error::new(
             ErrorKind::Mcp,
             Problem::new(format!("snapshot is not valid JSON: {e}"))
@@ -242,7 +250,8 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("run `muster discover` to record it again"),
         )
     })?;
-    let Some(tools) = take_tools(value) else {
+    drop(text);
+    let Some(read) = read else {
         return Err(Error::new(
             ErrorKind::Mcp,
             Problem::new("snapshot is not an object with a `tools` array")
@@ -250,7 +259,7 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("a snapshot is `{\"tools\": [...]}` as tools/list returns it"),
         ));
     };
-    check_tools(tools).map_err(|problems| {
+    strict(read).map_err(|problems| {
         Error::many(
             ErrorKind::Mcp,
             problems
@@ -259,15 +268,6 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .collect(),
         )
     })
-}
-
-/// The `tools` array of a listing, moved out of it (each tool's schema is
-/// then moved into its [`ListedTool`], never copied).
-fn take_tools(mut listing: Value) -> Option<Vec<Value>> {
-    match listing.get_mut("tools") {
-        Some(Value::Array(tools)) => Some(std::mem::take(tools)),
-        _ => None,
-    }
 }
 
 /// Compares two listings of one server; every list is sorted by name.
