@@ -216,9 +216,13 @@ pub(crate) fn parse_listing(
     let read = read_listing(text, schemas)
         .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?
         .ok_or((None, "has no \"tools\" list".to_string()))?;
-    read.into_iter()
+    let mut tools: Vec<ListedTool> = read
+        .into_iter()
         .map(|r| r.map(|(tool, _)| tool).map_err(|p| (None, p)))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Collected in the place the larger reads took, with their room.
+    tools.shrink_to_fit();
+    Ok(tools)
 }
 
 /// The snapshot file's bytes: `{"tools": [...]}`, pretty, tools in listed
