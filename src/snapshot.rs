@@ -34,8 +34,11 @@ pub struct ListedTool {
     pub input_schema: Arc<Value>,
     /// The tool object as listed, fields muster does not read included,
     /// except that its `inputSchema` member (when it has one) holds `null`:
-    /// the schema is kept once, in `input_schema`. [`ListedTool::listed`]
-    /// writes the object whole.
+    /// the schema is kept once, in `input_schema`. `null` when the object
+    /// held nothing but `name`, a text `description` (if any) and
+    /// `inputSchema`, in that order, as most tools are listed: then the
+    /// fields above say it all, and a large listing holds no second object
+    /// per tool. [`ListedTool::listed`] writes the object whole.
     pub raw: Value,
 }
 
@@ -55,8 +58,15 @@ pub struct Listed<'a>(&'a ListedTool);
 impl Serialize for Listed<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let Value::Object(members) = &self.0.raw else {
-            return self.0.raw.serialize(serializer);
+        let tool = self.0;
+        let Value::Object(members) = &tool.raw else {
+            let mut map = serializer.serialize_map(None)?;
+            map.serialize_entry("name", &tool.name)?;
+            if let Some(description) = &tool.description {
+                map.serialize_entry("description", description)?;
+            }
+            map.serialize_entry("inputSchema", &*tool.input_schema)?;
+            return map.end();
         };
         let mut map = serializer.serialize_map(Some(members.len()))?;
         for (key, value) in members {
@@ -124,12 +134,21 @@ fn read_tool(
             None
         }
     };
+    // The common shape is not kept twice (see [`ListedTool::raw`]).
+    let plain = {
+        let mut keys = obj.keys().map(String::as_str);
+        match (keys.next(), keys.next(), keys.next(), keys.next()) {
+            (Some("name"), Some("inputSchema"), None, None) => true,
+            (Some("name"), Some("description"), Some("inputSchema"), None) => description.is_some(),
+            _ => false,
+        }
+    };
     Ok((
         ListedTool {
             name,
             description,
             input_schema: schemas.share(input_schema),
-            raw,
+            raw: if plain { Value::Null } else { raw },
         },
         problem,
     ))
@@ -284,13 +303,14 @@ pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
             diff.added.push(name.to_string());
             continue;
         };
+        // The members muster does not read (`name` is the same on both
+        // sides).
         let strip = |t: &ListedTool| {
-            let mut raw = t.raw.clone();
-            if let Some(obj) = raw.as_object_mut() {
-                obj.shift_remove("description");
-                obj.shift_remove("inputSchema");
+            let mut others = t.raw.as_object().cloned().unwrap_or_default();
+            for read in ["name", "description", "inputSchema"] {
+                others.shift_remove(read);
             }
-            raw
+            others
         };
         let change = ToolChange {
             name: name.to_string(),
@@ -376,6 +396,48 @@ mod tests {
             ]
         );
         assert!(diff_snapshots(&new, &new).is_empty());
+    }
+
+    /// Whatever shape a tool was listed in (the plain one held without its
+    /// object, or any other), it is written back as it was listed, and
+    /// only members muster does not read count as `other` changes.
+    #[test]
+    fn every_shape_is_written_back_as_listed() {
+        let listing = json!({"tools": [
+            {"name": "plain", "description": "d", "inputSchema": {"b": 1, "a": 2}},
+            {"name": "bare", "inputSchema": {}},
+            {"description": "d", "name": "reordered", "inputSchema": {}},
+            {"name": "null-description", "description": null, "inputSchema": {}},
+            {"name": "number-description", "description": 3, "inputSchema": {}},
+            {"name": "titled", "description": "d", "inputSchema": {}, "title": "T"},
+            {"name": "text-schema", "inputSchema": "x"},
+            {"name": "no-schema", "description": "d"},
+        ]});
+        let tools = parse_lenient(&listing.to_string()).unwrap();
+        let held: Vec<bool> = tools.iter().map(|t| t.raw.is_object()).collect();
+        assert_eq!(
+            held,
+            [false, false, true, true, true, true, false, true],
+            "only the plain shape is not held twice"
+        );
+        let mut expected = serde_json::to_vec_pretty(&listing).unwrap();
+        expected.push(b'\n');
+        assert_eq!(
+            String::from_utf8(snapshot_bytes(&tools)).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+        let reordered = parse_lenient(
+            r#"{"tools": [{"description": "d", "name": "plain", "inputSchema": {"b": 1, "a": 2}},
+                          {"name": "titled", "description": "d", "inputSchema": {}}]}"#,
+        )
+        .unwrap();
+        let diff = diff_snapshots(&tools, &reordered);
+        let changed: Vec<(&str, bool)> = diff
+            .changed
+            .iter()
+            .map(|c| (c.name.as_str(), c.other))
+            .collect();
+        assert_eq!(changed, [("titled", true)]);
     }
 
     #[test]
