@@ -16,6 +16,10 @@ use crate::canon::Shared;
 pub use crate::contract::{SnapshotDiff, ToolChange};
 use crate::error::{Error, ErrorKind, Problem};
 
+mod listing;
+
+use listing::read_listing;
+
 /// One tool as a server listed it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedTool {
@@ -30,8 +34,11 @@ pub struct ListedTool {
     pub input_schema: Arc<Value>,
     /// The tool object as listed, fields muster does not read included,
     /// except that its `inputSchema` member (when it has one) holds `null`:
-    /// the schema is kept once, in `input_schema`. [`ListedTool::listed`]
-    /// writes the object whole.
+    /// the schema is kept once, in `input_schema`. `null` when the object
+    /// held nothing but `name`, a text `description` (if any) and
+    /// `inputSchema`, in that order, as most tools are listed: then the
+    /// fields above say it all, and a large listing holds no second object
+    /// per tool. [`ListedTool::listed`] writes the object whole.
     pub raw: Value,
 }
 
@@ -51,8 +58,15 @@ pub struct Listed<'a>(&'a ListedTool);
 impl Serialize for Listed<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let Value::Object(members) = &self.0.raw else {
-            return self.0.raw.serialize(serializer);
+        let tool = self.0;
+        let Value::Object(members) = &tool.raw else {
+            let mut map = serializer.serialize_map(None)?;
+            map.serialize_entry("name", &tool.name)?;
+            if let Some(description) = &tool.description {
+                map.serialize_entry("description", description)?;
+            }
+            map.serialize_entry("inputSchema", &*tool.input_schema)?;
+            return map.end();
         };
         let mut map = serializer.serialize_map(Some(members.len()))?;
         for (key, value) in members {
@@ -120,12 +134,21 @@ fn read_tool(
             None
         }
     };
+    // The common shape is not kept twice (see [`ListedTool::raw`]).
+    let plain = {
+        let mut keys = obj.keys().map(String::as_str);
+        match (keys.next(), keys.next(), keys.next(), keys.next()) {
+            (Some("name"), Some("inputSchema"), None, None) => true,
+            (Some("name"), Some("description"), Some("inputSchema"), None) => description.is_some(),
+            _ => false,
+        }
+    };
     Ok((
         ListedTool {
             name,
             description,
             input_schema: schemas.share(input_schema),
-            raw,
+            raw: if plain { Value::Null } else { raw },
         },
         problem,
     ))
@@ -148,16 +171,26 @@ pub(crate) fn repeat_problem(name: &str) -> String {
     format!("tool `{name}` is listed twice")
 }
 
+/// One listed tool as read: the tool and the problem that keeps discovery
+/// from accepting it, or why it could not be read at all.
+type Read = Result<(ListedTool, Option<String>), String>;
+
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
 pub(crate) fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
     let mut schemas = Shared::default();
-    let read: Vec<_> = tools
-        .into_iter()
-        .enumerate()
-        .map(|(i, raw)| read_tool(i, raw, &mut schemas))
-        .collect();
+    strict(
+        tools
+            .into_iter()
+            .enumerate()
+            .map(|(i, raw)| read_tool(i, raw, &mut schemas))
+            .collect(),
+    )
+}
+
+/// The rules of [`check_tools`] over tools already read.
+fn strict(read: Vec<Read>) -> Result<Vec<ListedTool>, Vec<String>> {
     let repeated: BTreeSet<usize> = repeats(
         read.iter()
             .map(|r| r.as_ref().map_or("", |(tool, _)| tool.name.as_str())),
@@ -199,18 +232,16 @@ pub(crate) fn parse_listing(
     text: &str,
     schemas: &mut Shared,
 ) -> Result<Vec<ListedTool>, (Option<usize>, String)> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?;
-    let tools = take_tools(value).ok_or((None, "has no \"tools\" list".to_string()))?;
-    tools
+    let read = read_listing(text, schemas)
+        .map_err(|e| (Some(e.line()), format!("is not valid JSON: {e}")))?
+        .ok_or((None, "has no \"tools\" list".to_string()))?;
+    let mut tools: Vec<ListedTool> = read
         .into_iter()
-        .enumerate()
-        .map(|(i, raw)| {
-            read_tool(i, raw, schemas)
-                .map(|(tool, _)| tool)
-                .map_err(|p| (None, p))
-        })
-        .collect()
+        .map(|r| r.map(|(tool, _)| tool).map_err(|p| (None, p)))
+        .collect::<Result<_, _>>()?;
+    // Collected in the place the larger reads took, with their room.
+    tools.shrink_to_fit();
+    Ok(tools)
 }
 
 /// The snapshot file's bytes: `{"tools": [...]}`, pretty, tools in listed
@@ -233,7 +264,7 @@ pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
 /// `{"tools": [...]}`, or a tool breaks the listing rules.
 pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
     let text = crate::input::read_text(path).map_err(|e| e.into_error(path, "the snapshot"))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
+    let read = read_listing(&text, &mut Shared::default()).map_err(|e| {
         Error::new(
             ErrorKind::Mcp,
             Problem::new(format!("snapshot is not valid JSON: {e}"))
@@ -242,7 +273,8 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("run `muster discover` to record it again"),
         )
     })?;
-    let Some(tools) = take_tools(value) else {
+    drop(text);
+    let Some(read) = read else {
         return Err(Error::new(
             ErrorKind::Mcp,
             Problem::new("snapshot is not an object with a `tools` array")
@@ -250,7 +282,7 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("a snapshot is `{\"tools\": [...]}` as tools/list returns it"),
         ));
     };
-    check_tools(tools).map_err(|problems| {
+    strict(read).map_err(|problems| {
         Error::many(
             ErrorKind::Mcp,
             problems
@@ -259,15 +291,6 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .collect(),
         )
     })
-}
-
-/// The `tools` array of a listing, moved out of it (each tool's schema is
-/// then moved into its [`ListedTool`], never copied).
-fn take_tools(mut listing: Value) -> Option<Vec<Value>> {
-    match listing.get_mut("tools") {
-        Some(Value::Array(tools)) => Some(std::mem::take(tools)),
-        _ => None,
-    }
 }
 
 /// Compares two listings of one server; every list is sorted by name.
@@ -280,13 +303,14 @@ pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
             diff.added.push(name.to_string());
             continue;
         };
+        // The members muster does not read (`name` is the same on both
+        // sides).
         let strip = |t: &ListedTool| {
-            let mut raw = t.raw.clone();
-            if let Some(obj) = raw.as_object_mut() {
-                obj.shift_remove("description");
-                obj.shift_remove("inputSchema");
+            let mut others = t.raw.as_object().cloned().unwrap_or_default();
+            for read in ["name", "description", "inputSchema"] {
+                others.shift_remove(read);
             }
-            raw
+            others
         };
         let change = ToolChange {
             name: name.to_string(),
@@ -372,6 +396,48 @@ mod tests {
             ]
         );
         assert!(diff_snapshots(&new, &new).is_empty());
+    }
+
+    /// Whatever shape a tool was listed in (the plain one held without its
+    /// object, or any other), it is written back as it was listed, and
+    /// only members muster does not read count as `other` changes.
+    #[test]
+    fn every_shape_is_written_back_as_listed() {
+        let listing = json!({"tools": [
+            {"name": "plain", "description": "d", "inputSchema": {"b": 1, "a": 2}},
+            {"name": "bare", "inputSchema": {}},
+            {"description": "d", "name": "reordered", "inputSchema": {}},
+            {"name": "null-description", "description": null, "inputSchema": {}},
+            {"name": "number-description", "description": 3, "inputSchema": {}},
+            {"name": "titled", "description": "d", "inputSchema": {}, "title": "T"},
+            {"name": "text-schema", "inputSchema": "x"},
+            {"name": "no-schema", "description": "d"},
+        ]});
+        let tools = parse_lenient(&listing.to_string()).unwrap();
+        let held: Vec<bool> = tools.iter().map(|t| t.raw.is_object()).collect();
+        assert_eq!(
+            held,
+            [false, false, true, true, true, true, false, true],
+            "only the plain shape is not held twice"
+        );
+        let mut expected = serde_json::to_vec_pretty(&listing).unwrap();
+        expected.push(b'\n');
+        assert_eq!(
+            String::from_utf8(snapshot_bytes(&tools)).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+        let reordered = parse_lenient(
+            r#"{"tools": [{"description": "d", "name": "plain", "inputSchema": {"b": 1, "a": 2}},
+                          {"name": "titled", "description": "d", "inputSchema": {}}]}"#,
+        )
+        .unwrap();
+        let diff = diff_snapshots(&tools, &reordered);
+        let changed: Vec<(&str, bool)> = diff
+            .changed
+            .iter()
+            .map(|c| (c.name.as_str(), c.other))
+            .collect();
+        assert_eq!(changed, [("titled", true)]);
     }
 
     #[test]

@@ -331,6 +331,10 @@ impl<'p> Builder<'p> {
             .enabled_tools
             .as_ref()
             .map(|list| list.iter().map(|(n, _)| n.as_str()).collect());
+        // Room for every tool at once: a doubling vector of 100,000
+        // candidates holds a third more than it needs, and both copies
+        // while it grows.
+        self.candidates.reserve(policy.tools.len());
         for (index, tool) in policy.tools.iter().enumerate() {
             let mut call = self.call_spec(
                 tool.unknown_arguments

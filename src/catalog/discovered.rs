@@ -35,6 +35,8 @@ impl Builder<'_> {
                 .servers
                 .as_ref()
                 .is_none_or(|list| list.iter().any(|(s, _)| s == &server.name));
+            // Room for the whole listing at once (see `configured`).
+            self.candidates.reserve(server.listed.len());
             for listed in &server.listed {
                 // A name with hidden characters is shown, and looked up,
                 // with them escaped.

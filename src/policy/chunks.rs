@@ -7,7 +7,9 @@
 //! exactly one entry (with its sub-tables), independently of the others.
 //! Headers are found with the TOML lexer, never inside a string.
 
-use toml_parser::lexer::TokenKind;
+use std::collections::VecDeque;
+
+use toml_parser::lexer::{Token, TokenKind};
 
 /// The byte offsets of the `[[key]]` headers that begin a line of `text`,
 /// in order. Only the plain spelling is found (`[[ key ]]` with optional
@@ -15,14 +17,20 @@ use toml_parser::lexer::TokenKind;
 /// inside the entry before it, which the parser then reads as one more
 /// entry of the same array, so nothing changes meaning.
 pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
-    let tokens: Vec<_> = toml_parser::Source::new(text)
+    // Tokens are read as the lexer gives them, with the few after the
+    // current one in view: held all at once, the tokens of a 26 MB file
+    // took 400 MB.
+    let mut lexer = toml_parser::Source::new(text)
         .lex()
-        .filter(|t| t.kind() != TokenKind::Eof)
-        .collect();
-    let kind = |i: usize| tokens.get(i).map(|t| t.kind());
+        .filter(|t| t.kind() != TokenKind::Eof);
+    let mut ahead: VecDeque<Token> = lexer.by_ref().take(HEADER_TOKENS).collect();
     let mut starts = Vec::new();
     let mut line_start = true;
-    for (i, token) in tokens.iter().enumerate() {
+    while let Some(token) = ahead.pop_front() {
+        ahead.extend(lexer.next());
+        // The token `n` places after the current one.
+        let at = |n: usize| ahead.get(n - 1);
+        let kind = |n: usize| at(n).map(|t| t.kind());
         let at_line_start = line_start;
         line_start = token.kind() == TokenKind::Newline
             || (at_line_start && token.kind() == TokenKind::Whitespace);
@@ -30,18 +38,18 @@ pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
             continue;
         }
         let span = token.span();
-        let mut j = i + 1;
-        if kind(j) != Some(TokenKind::LeftSquareBracket) || tokens[j].span().start() != span.end() {
+        let mut j = 1;
+        if kind(j) != Some(TokenKind::LeftSquareBracket)
+            || at(j).is_some_and(|t| t.span().start() != span.end())
+        {
             continue;
         }
         j += 1;
         if kind(j) == Some(TokenKind::Whitespace) {
             j += 1;
         }
-        let is_key = kind(j) == Some(TokenKind::Atom) && {
-            let s = tokens[j].span();
-            &text[s.start()..s.end()] == key
-        };
+        let is_key = kind(j) == Some(TokenKind::Atom)
+            && at(j).is_some_and(|t| &text[t.span().start()..t.span().end()] == key);
         if !is_key {
             continue;
         }
@@ -51,13 +59,18 @@ pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
         }
         if kind(j) == Some(TokenKind::RightSquareBracket)
             && kind(j + 1) == Some(TokenKind::RightSquareBracket)
-            && tokens[j + 1].span().start() == tokens[j].span().end()
+            && at(j + 1)
+                .zip(at(j))
+                .is_some_and(|(close, before)| close.span().start() == before.span().end())
         {
             starts.push(span.start());
         }
     }
     starts
 }
+
+/// The most tokens a header takes: `[`, `[`, space, key, space, `]`, `]`.
+const HEADER_TOKENS: usize = 7;
 
 #[cfg(test)]
 mod tests {
