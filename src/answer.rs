@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind};
 use crate::explain;
 use crate::gate::{self, Gate, GateResult};
 use crate::plan;
-use crate::policy::Policy;
+use crate::policy::Inputs;
 use crate::provider::shape::Format;
 use crate::session::{self, Live, LoadRequest, Opened};
 use crate::tokens::TokenCache;
@@ -127,8 +127,8 @@ pub struct Select {
 /// # Errors
 /// [`ErrorKind::Usage`] when the selection names an agent, version or flag
 /// profile the policy does not have.
-pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+pub fn plan(inputs: &Inputs, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -144,12 +144,12 @@ pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<
 /// # Errors
 /// As [`plan`].
 pub fn plan_tools(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     format: Format,
     cache: &mut TokenCache,
 ) -> Result<Answer, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -165,12 +165,12 @@ pub fn plan_tools(
 /// # Errors
 /// As [`plan`].
 pub fn explain(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     tool: &str,
     cache: &mut TokenCache,
 ) -> Result<Explanation, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -182,13 +182,13 @@ pub fn explain(
 /// # Errors
 /// As [`plan`].
 pub fn why(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     tool: &str,
     cache: &mut TokenCache,
 ) -> Result<Answer, Error> {
     Ok(Answer::new(
-        json_text(&explain(policy, select, tool, cache)?),
+        json_text(&explain(inputs, select, tool, cache)?),
         Outcome::Done,
     ))
 }
@@ -200,7 +200,7 @@ pub fn why(
 /// problems of every gate that could not run: tools no policy registers,
 /// unknown agents or profiles.
 pub fn gates(
-    policy: &Policy,
+    inputs: &Inputs,
     gates: &[Gate],
     caps: (Option<u32>, Option<u32>),
     cache: &mut TokenCache,
@@ -208,7 +208,7 @@ pub fn gates(
     let mut results = Vec::new();
     let mut problems = Vec::new();
     for g in gates {
-        match gate::run_cached(policy, g, caps, cache) {
+        match gate::run_cached(inputs, g, caps, cache) {
             Ok(result) => results.push(result),
             Err(err) => problems.extend(err.problems().iter().cloned()),
         }
@@ -220,18 +220,18 @@ pub fn gates(
     }
 }
 
-/// Opens a session document against `policy`: the live session, or the
+/// Opens a session document against `inputs`: the live session, or the
 /// resume report every verb answers instead when the pin no longer holds
 /// (render it with [`Answer::of_resume`]).
 ///
 /// # Errors
 /// As [`session::open`].
 pub fn open(
-    policy: &Policy,
+    inputs: &Inputs,
     doc: SessionDocument,
     cache: &mut TokenCache,
 ) -> Result<Result<Live, ResumeReport>, Error> {
-    Ok(match session::open(policy, doc, cache)? {
+    Ok(match session::open(inputs, doc, cache)? {
         Opened::Live(live) => Ok(*live),
         Opened::Mismatch(report) => Err(report),
     })
