@@ -4,7 +4,8 @@
 //!
 //! Data flows one way: [`policy`] → [`catalog`] (with narrowing and
 //! [`tokens`]) → [`plan`] → why | [`gate`], and the plan's JSON →
-//! [`check`]. [`discover`] keeps the recorded MCP listings the policy reads.
+//! [`check`]. [`discover`] keeps the recorded MCP listings read beside the
+//! policy.
 //!
 //! # What a host uses
 //!
@@ -12,7 +13,7 @@
 //!   its [`policy::Inputs`]: the [`policy::Policy`] its TOML says, what its
 //!   MCP servers listed ([`policy::Listings`], recorded by [`discover`]) and
 //!   the lock of reviewed definitions, each changing on its own schedule.
-//!   Every call below takes the inputs whole.
+//!   Every call below that plans takes the inputs whole.
 //! - [`answer`]: every verb's answer, as the CLI prints it and the service
 //!   returns it: [`answer::plan`], [`answer::plan_tools`] (the provider
 //!   formats of [`provider::shape::Format`]), [`answer::explain`] (`why`),
