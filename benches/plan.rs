@@ -18,7 +18,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
 use muster::plan::plan;
-use muster::policy::{ListedTool, Policy};
+use muster::policy::{Inputs, ListedTool, Listings};
 use muster::tokens::{TokenCache, render_function};
 use std::hint::black_box;
 use std::path::Path;
@@ -26,12 +26,13 @@ use std::path::Path;
 /// The bundled policy grown to 30 configured and 970 discovered tools. The
 /// discovered tools reuse the bundled servers' real definitions under new
 /// names, spread over 10 servers.
-fn large_policy() -> Policy {
+fn large_policy() -> Inputs {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
-    let mut policy = Policy::load(&root).expect("bundled policies load");
+    let mut inputs = Inputs::load(&root).expect("bundled policies load");
     // The renamed copies are not in the bundled lock; this bench measures
     // planning, not review.
-    policy.locked = None;
+    inputs.lock = None;
+    let policy = &mut inputs.policy;
     let mut extra = policy.tools[0].clone();
     extra.name = "bench.extra".into();
     policy.tools.push(extra);
@@ -39,33 +40,38 @@ fn large_policy() -> Policy {
     let templates: Vec<ListedTool> = policy
         .servers
         .iter()
-        .flat_map(|s| s.listed.clone())
+        .flat_map(|s| inputs.listings.of(&s.name).iter().cloned())
         .collect();
     let base = policy.servers[0].clone();
+    let mut listings = Listings::default();
     policy.servers = (0..10)
         .map(|s| {
             let mut server = base.clone();
             server.name = format!("server{s}");
-            server.listed = (0..97)
-                .map(|t| {
-                    let mut tool = templates[(s * 97 + t) % templates.len()].clone();
-                    tool.name = format!("{}_{t}", tool.name);
-                    tool
-                })
-                .collect();
+            listings.set(
+                server.name.clone(),
+                (0..97)
+                    .map(|t| {
+                        let mut tool = templates[(s * 97 + t) % templates.len()].clone();
+                        tool.name = format!("{}_{t}", tool.name);
+                        tool
+                    })
+                    .collect(),
+            );
             server
         })
         .collect();
-    policy
+    inputs.listings = listings;
+    inputs
 }
 
 fn bench_plan(c: &mut Criterion) {
-    let policy = large_policy();
+    let inputs = large_policy();
     let selection = Selection {
         profile: Some("production".into()),
         ..Selection::default()
     };
-    let mut catalog = Catalog::build(&policy, &selection).expect("catalog");
+    let mut catalog = Catalog::build(&inputs, &selection).expect("catalog");
     assert_eq!(catalog.candidates.len(), 1000);
     let caps = catalog.caps;
 

@@ -11,7 +11,7 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use muster::catalog::{Catalog, Selection};
 use muster::plan::plan;
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -122,8 +122,8 @@ fn one_snapshot(dir: &Path, n: usize) {
 
 /// Everything `muster plan` does: load, build, count, plan.
 fn load_and_plan(dir: &Path) -> u32 {
-    let policy = Policy::load(dir).expect("the bench policy loads");
-    let catalog = Catalog::build(&policy, &Selection::default()).expect("catalog");
+    let inputs = Inputs::load(dir).expect("the bench policy loads");
+    let catalog = Catalog::build(&inputs, &Selection::default()).expect("catalog");
     plan(&catalog, catalog.caps).totals.candidates
 }
 

@@ -17,19 +17,19 @@
 //! repeated under new names to 1,000, as `benches/plan.rs` builds them.
 
 use muster::catalog::{Catalog, Selection};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::tokens::render_function;
 use std::path::Path;
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
-    let policy = Policy::load(&root).expect("bundled policies load");
+    let inputs = Inputs::load(&root).expect("bundled policies load");
     let selection = Selection {
         profile: Some("production".into()),
         ..Selection::default()
     };
-    let catalog = Catalog::build(&policy, &selection).expect("catalog");
+    let catalog = Catalog::build(&inputs, &selection).expect("catalog");
     let texts: Vec<String> = (0..1000)
         .map(|i| {
             let c = &catalog.candidates[i % catalog.candidates.len()];

@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind};
 use crate::explain;
 use crate::gate::{self, Gate, GateResult};
 use crate::plan;
-use crate::policy::Policy;
+use crate::policy::Inputs;
 use crate::provider::shape::Format;
 use crate::session::{self, Live, LoadRequest, Opened};
 use crate::tokens::TokenCache;
@@ -134,8 +134,8 @@ pub struct Select {
 /// # Errors
 /// [`ErrorKind::Usage`] when the selection names an agent, version or flag
 /// profile the policy does not have.
-pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+pub fn plan(inputs: &Inputs, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -151,12 +151,12 @@ pub fn plan(policy: &Policy, select: &Select, cache: &mut TokenCache) -> Result<
 /// # Errors
 /// As [`plan`].
 pub fn plan_tools(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     format: Format,
     cache: &mut TokenCache,
 ) -> Result<Answer, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -172,12 +172,12 @@ pub fn plan_tools(
 /// # Errors
 /// As [`plan`].
 pub fn explain(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     tool: &str,
     cache: &mut TokenCache,
 ) -> Result<Explanation, Error> {
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
@@ -189,13 +189,13 @@ pub fn explain(
 /// # Errors
 /// As [`plan`].
 pub fn why(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     tool: &str,
     cache: &mut TokenCache,
 ) -> Result<Answer, Error> {
     Ok(Answer::new(
-        json_text(&explain(policy, select, tool, cache)?),
+        json_text(&explain(inputs, select, tool, cache)?),
         Outcome::Done,
     ))
 }
@@ -207,7 +207,7 @@ pub fn why(
 /// problems of every gate that could not run: tools no policy registers,
 /// unknown agents or profiles.
 pub fn gates(
-    policy: &Policy,
+    inputs: &Inputs,
     gates: &[Gate],
     caps: (Option<u32>, Option<u32>),
     cache: &mut TokenCache,
@@ -215,7 +215,7 @@ pub fn gates(
     let mut results = Vec::new();
     let mut problems = Vec::new();
     for g in gates {
-        match gate::run_cached(policy, g, caps, cache) {
+        match gate::run_cached(inputs, g, caps, cache) {
             Ok(result) => results.push(result),
             Err(err) => problems.extend(err.problems().iter().cloned()),
         }
@@ -227,18 +227,18 @@ pub fn gates(
     }
 }
 
-/// Opens a session document against `policy`: the live session, or the
+/// Opens a session document against `inputs`: the live session, or the
 /// resume report every verb answers instead when the pin no longer holds
 /// (render it with [`Answer::of_resume`]).
 ///
 /// # Errors
 /// As [`session::open`].
 pub fn open(
-    policy: &Policy,
+    inputs: &Inputs,
     doc: SessionDocument,
     cache: &mut TokenCache,
 ) -> Result<Result<Live, ResumeReport>, Error> {
-    Ok(match session::open(policy, doc, cache)? {
+    Ok(match session::open(inputs, doc, cache)? {
         Opened::Live(live) => Ok(*live),
         Opened::Mismatch(report) => Err(report),
     })
@@ -286,7 +286,7 @@ pub fn offered(offer: Offer<'_>) -> Result<OfferedPlan, Error> {
 /// [`ErrorKind::Usage`] for a fingerprint that is not `sha256:` and 64
 /// lowercase hex digits, or a selection the policy does not have.
 pub fn offered_now(
-    policy: &Policy,
+    inputs: &Inputs,
     select: &Select,
     fingerprint: &str,
     cache: &mut TokenCache,
@@ -302,7 +302,7 @@ pub fn offered_now(
             .help("give the `fingerprint` of the plan the model was offered, as `plan --format json` printed it"),
         ));
     }
-    let catalog = Catalog::build_cached(policy, &select.selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);

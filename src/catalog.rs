@@ -27,7 +27,7 @@ mod lint;
 use crate::canon;
 use crate::contract::{CheckMode, Reason, Warning};
 use crate::error::Error;
-use crate::policy::{Caps, Policy, UnknownArguments};
+use crate::policy::{Caps, Inputs, UnknownArguments};
 use crate::tokens::{Definition, Encoding, Provider, TokenCache};
 use build::Builder;
 use serde_json::Value;
@@ -246,13 +246,14 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Builds the catalog for `selection` and counts every definition.
+    /// Builds the catalog for `selection` from `inputs` (the policy, what its
+    /// servers list and the lock) and counts every definition.
     ///
     /// # Errors
     /// [`ErrorKind::Usage`] when the selection names an agent or flag
     /// profile the policy does not have.
-    pub fn build(policy: &Policy, selection: &Selection) -> Result<Catalog, Error> {
-        Self::build_cached(policy, selection, &mut TokenCache::in_memory())
+    pub fn build(inputs: &Inputs, selection: &Selection) -> Result<Catalog, Error> {
+        Self::build_cached(inputs, selection, &mut TokenCache::in_memory())
     }
 
     /// [`Catalog::build`], taking the counts `cache` holds and adding those
@@ -261,11 +262,11 @@ impl Catalog {
     /// # Errors
     /// As [`Catalog::build`].
     pub fn build_cached(
-        policy: &Policy,
+        inputs: &Inputs,
         selection: &Selection,
         cache: &mut TokenCache,
     ) -> Result<Catalog, Error> {
-        let mut catalog = Builder::new(policy, selection)?.build();
+        let mut catalog = Builder::new(inputs, selection)?.build();
         catalog.count_tokens(cache);
         Ok(catalog)
     }

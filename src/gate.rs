@@ -21,7 +21,7 @@ use crate::contract::{AddedTool, RemovedTool, Reorder, RosterSize};
 pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuery};
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::plan::plan;
-use crate::policy::Policy;
+use crate::policy::Inputs;
 use crate::tokens::TokenCache;
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -225,7 +225,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
     })
 }
 
-/// Runs one gate against `policy`. `caps` overrides the policy's caps
+/// Runs one gate against `inputs`. `caps` overrides the policy's caps
 /// field by field (for what-if runs such as `--item-cap 2`).
 ///
 /// # Errors
@@ -233,11 +233,11 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
 /// `require` or `roster`); [`ErrorKind::Usage`] when its agent or flag
 /// profile does not exist.
 pub fn run(
-    policy: &Policy,
+    inputs: &Inputs,
     gate: &Gate,
     caps: (Option<u32>, Option<u32>),
 ) -> Result<GateResult, Error> {
-    run_cached(policy, gate, caps, &mut TokenCache::in_memory())
+    run_cached(inputs, gate, caps, &mut TokenCache::in_memory())
 }
 
 /// [`run`], taking token counts from `cache` and adding those it lacked;
@@ -246,12 +246,12 @@ pub fn run(
 /// # Errors
 /// As [`run`].
 pub fn run_cached(
-    policy: &Policy,
+    inputs: &Inputs,
     gate: &Gate,
     caps: (Option<u32>, Option<u32>),
     cache: &mut TokenCache,
 ) -> Result<GateResult, Error> {
-    let registered = policy.registered_names();
+    let registered = inputs.registered_names();
     let mut problems = Vec::new();
     let unknown = |name: &str, line: usize, key: &str| {
         let near = crate::names::closest(name, registered.iter().map(String::as_str), 1);
@@ -272,14 +272,14 @@ pub fn run_cached(
         }
     }
     for (name, line) in gate.roster.iter().flatten() {
-        if !registered.contains(name) && policy.deferral.control_tool != *name {
+        if !registered.contains(name) && inputs.policy.deferral.control_tool != *name {
             problems.push(unknown(name, *line, "roster"));
         }
     }
     if !problems.is_empty() {
         return Err(Error::many(ErrorKind::Input, problems));
     }
-    let catalog = Catalog::build_cached(policy, &gate.selection, cache).map_err(|err| {
+    let catalog = Catalog::build_cached(inputs, &gate.selection, cache).map_err(|err| {
         let problems = err
             .problems()
             .iter()

@@ -4,11 +4,16 @@
 //!
 //! Data flows one way: [`policy`] → [`catalog`] (with narrowing and
 //! [`tokens`]) → [`plan`] → why | [`gate`], and the plan's JSON →
-//! [`check`]. [`discover`] keeps the recorded MCP listings the policy reads.
+//! [`check`]. [`discover`] keeps the recorded MCP listings read beside the
+//! policy.
 //!
 //! # What a host uses
 //!
-//! - [`policy::Policy::load`]: read and validate a policy directory.
+//! - [`policy::Inputs::load`]: read and validate a policy directory into
+//!   its [`policy::Inputs`]: the [`policy::Policy`] its TOML says, what its
+//!   MCP servers listed ([`policy::Listings`], recorded by [`discover`]) and
+//!   the lock of reviewed definitions, each changing on its own schedule.
+//!   Every call below that plans takes the inputs whole.
 //! - [`answer`]: every verb's answer, as the CLI prints it and the service
 //!   returns it: [`answer::plan`], [`answer::plan_tools`] (the provider
 //!   formats of [`provider::shape::Format`]), [`answer::explain`] (`why`),
@@ -35,7 +40,7 @@
 //! ```
 //! use muster::answer::{self, Offer, Outcome, Select};
 //! use muster::contract::WhyStatus;
-//! use muster::policy::Policy;
+//! use muster::policy::Inputs;
 //! use muster::provider::shape::Format;
 //! use muster::tokens::TokenCache;
 //! use std::fs;
@@ -58,28 +63,28 @@
 //! description = "Search the web."
 //! "#,
 //! )?;
-//! let policy = Policy::load(&policies)?;
+//! let inputs = Inputs::load(&policies)?;
 //! let mut cache = TokenCache::in_memory();
 //! let select = Select::default();
 //!
 //! // The plan's JSON: the roster the model is offered, and every cut.
-//! let plan = answer::plan(&policy, &select, &mut cache)?;
+//! let plan = answer::plan(&inputs, &select, &mut cache)?;
 //! let doc: serde_json::Value = serde_json::from_str(&plan.json)?;
 //! assert_eq!(doc["roster"][0]["name"], "math.calculate");
 //! assert_eq!(doc["cut"][0]["code"], "item-cap");
 //!
 //! // `why`: the decision as data.
-//! let why = answer::explain(&policy, &select, "web.search", &mut cache)?;
+//! let why = answer::explain(&inputs, &select, "web.search", &mut cache)?;
 //! assert_eq!(why.status, WhyStatus::Cut);
 //!
 //! // The roster as a provider's `tools` value.
-//! let tools = answer::plan_tools(&policy, &select, Format::Anthropic, &mut cache)?;
+//! let tools = answer::plan_tools(&inputs, &select, Format::Anthropic, &mut cache)?;
 //! let tools: serde_json::Value = serde_json::from_str(&tools.json)?;
 //! assert_eq!(tools[0]["name"], "math__calculate", "a provider-safe name");
 //!
 //! // A session pins the roster; a turn is checked against what was offered.
-//! let session = muster::session::new(&policy, &select.selection, (None, None), &mut cache)?;
-//! let live = answer::open(&policy, session, &mut cache)?.expect("the pin holds");
+//! let session = muster::session::new(&inputs, &select.selection, (None, None), &mut cache)?;
+//! let live = answer::open(&inputs, session, &mut cache)?.expect("the pin holds");
 //! let offered = answer::offered(Offer::Session { live: &live, file: "s.json".as_ref() })?;
 //! let turn = r#"{"calls": [{"id": "c1", "name": "math.calculate", "arguments": {}}]}"#;
 //! let report = answer::check(&offered, turn, "turn.json".as_ref(), &Default::default())?;
@@ -88,7 +93,7 @@
 //! // A gate: the calculator must be offered.
 //! fs::write(dir.path().join("g.toml"), "name = \"calc\"\nrequire = [\"math.calculate\"]\n")?;
 //! let gates = muster::gate::load(&[dir.path().join("g.toml")])?;
-//! let results = answer::gates(&policy, &gates, (None, None), &mut cache)?;
+//! let results = answer::gates(&inputs, &gates, (None, None), &mut cache)?;
 //! assert!(results[0].passed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -112,8 +117,9 @@ pub mod gate;
 /// reliability tests of its size cap; not part of the host API.
 #[doc(hidden)]
 pub mod input;
-/// The lock file of MCP definitions. Public only for the lock fuzz target;
-/// hosts lock through [`discover::lock_policy`].
+/// The lock file of MCP definitions. Public only for the lock fuzz target
+/// and as the type of [`policy::Inputs::lock`]; hosts lock through
+/// [`discover::lock_policy`].
 #[doc(hidden)]
 pub mod lock;
 /// Escaping of names for display. Public only for the binary's text

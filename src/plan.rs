@@ -137,9 +137,9 @@ pub struct Plan<'c> {
 ///
 /// # Example
 /// ```no_run
-/// use muster::{catalog::{Catalog, Selection}, plan::plan, policy::Policy};
-/// let policy = Policy::load("policies".as_ref())?;
-/// let catalog = Catalog::build(&policy, &Selection::default())?;
+/// use muster::{catalog::{Catalog, Selection}, plan::plan, policy::Inputs};
+/// let inputs = Inputs::load("policies".as_ref())?;
+/// let catalog = Catalog::build(&inputs, &Selection::default())?;
 /// let plan = plan(&catalog, catalog.caps);
 /// assert!(plan.totals.items <= plan.caps.items);
 /// # Ok::<(), muster::Error>(())

@@ -1,4 +1,5 @@
-//! Policies: reads a policy directory and validates it into a [`Policy`].
+//! Policies: reads a policy directory and validates it into a [`Policy`],
+//! with the snapshots and the lock held beside it in [`Inputs`].
 //!
 //! Layout (every part optional except at least one tool or server):
 //!
@@ -7,16 +8,22 @@
 //!   muster.toml         caps, tokenizer, deferral, groups, agents, call policy
 //!   tools/*.toml        [[tool]] configured tools
 //!   mcp/*.toml          [[mcp]] servers and their narrowing
+//!   mcp/*.json          snapshots: what each server listed (`discover`)
+//!   mcp.lock            the reviewed definitions (`muster lock`)
 //!   flags/<profile>.toml  flags = [...] a profile turns on
 //! ```
 //!
 //! Loading is two-phase: each file is parsed into raw structs that keep
 //! spans and refuse unknown keys, then every rule is checked and *all*
 //! problems are returned at once, each with file and line. This module
-//! decides what a policy means; it never decides what is offered.
+//! decides what a policy means; it never decides what is offered. The
+//! [`Policy`] is what the TOML says; what discovery recorded ([`Listings`])
+//! and what review accepted (the lock) change on their own schedule, so
+//! they are held beside it, not inside it.
 
 mod agents;
 mod chunks;
+mod inputs;
 mod load;
 mod raw;
 mod servers;
@@ -25,15 +32,16 @@ mod tools;
 
 use crate::contract::CheckMode;
 pub use crate::contract::UnknownArguments;
-use crate::error::{Error, Problem};
+use crate::error::Problem;
 use crate::names::Hidden;
 use crate::narrow::Narrowing;
 pub use crate::snapshot::ListedTool;
 use crate::tokens::{Encoding, Provider};
-use load::Loader;
+pub(crate) use inputs::registered_names;
+pub use inputs::{Inputs, Listings};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Default item cap: how many tool definitions the model is shown.
@@ -236,7 +244,8 @@ pub struct ServerDef {
     pub command: Option<Vec<String>>,
     /// Extra environment for the command.
     pub env: BTreeMap<String, String>,
-    /// The recorded `tools/list` result `plan` reads.
+    /// The recorded `tools/list` result `plan` reads (what it lists is in
+    /// [`Inputs::listings`]).
     pub snapshot: Option<PathBuf>,
     /// How long `discover` waits for the server.
     pub timeout: Duration,
@@ -265,9 +274,6 @@ pub struct ServerDef {
     pub check: Option<CheckMode>,
     /// Per-tool override of `check`, by the tool's name on the server.
     pub tool_check: BTreeMap<String, CheckMode>,
-    /// The tools the snapshot lists, in listed order (empty when there is
-    /// no snapshot yet).
-    pub listed: Vec<ListedTool>,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -296,13 +302,10 @@ pub struct Policy {
     pub deferral: Deferral,
     /// How calls are checked.
     pub calls: CallPolicy,
-    /// The definition lock's settings.
+    /// The definition lock's settings (its entries are [`Inputs::lock`]).
     pub lock: LockPolicy,
     /// How names are spelt for providers (`[names]`).
     pub names: crate::provider::NamePolicy,
-    /// The lock's entries, when the lock file exists; with no lock file,
-    /// discovered definitions are not checked.
-    pub locked: Option<crate::lock::Lock>,
     /// Groups in declared order.
     pub groups: Vec<Group>,
     /// Agents, every declared version of each; the first name is the
@@ -322,18 +325,6 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Reads and validates the policy directory `dir`.
-    ///
-    /// # Errors
-    /// Returns every problem found (malformed TOML, unknown keys, a tool
-    /// registered twice, a schema that is not an object, a missing schema or
-    /// snapshot file, ...) with file and line, as one [`Error`] of kind
-    /// [`ErrorKind::Policy`] (or [`ErrorKind::Io`] when the directory itself
-    /// cannot be read).
-    pub fn load(dir: &Path) -> Result<Policy, Error> {
-        Loader::new(dir).load()
-    }
-
     /// The agent called `name` (the default agent for `None`) at
     /// `version` (its current version for `None`).
     pub fn agent(&self, name: Option<&str>, version: Option<u64>) -> Option<&Agent> {
@@ -351,18 +342,6 @@ impl Policy {
                 .get(name)
                 .and_then(|&i| self.agents.get(i)),
         }
-    }
-
-    /// Every registered tool name: configured tools and, for each server,
-    /// `mcp.<server>.<tool>` for every listed tool.
-    pub fn registered_names(&self) -> BTreeSet<String> {
-        let mut names: BTreeSet<String> = self.tools.iter().map(|t| t.name.clone()).collect();
-        for server in &self.servers {
-            for tool in &server.listed {
-                names.insert(mcp_name(&server.name, &tool.name));
-            }
-        }
-        names
     }
 }
 
@@ -417,7 +396,7 @@ mod tests {
     #[test]
     fn an_empty_policy_directory_is_refused_naming_where_tools_go() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Policy::load(dir.path()).unwrap_err();
+        let err = Inputs::load(dir.path()).unwrap_err();
         assert_eq!(err.problems().len(), 1, "{err}");
         assert_eq!(
             err.problems()[0].file.as_deref(),

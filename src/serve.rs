@@ -25,7 +25,7 @@ pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 
 use crate::check::OfferedPlan;
 use crate::error::{Error, ErrorKind, Problem};
-use crate::policy::Policy;
+use crate::policy::Inputs;
 use crate::tokens::TokenCache;
 use arc_swap::ArcSwap;
 use axum::Router;
@@ -91,13 +91,14 @@ impl Default for Config {
     }
 }
 
-/// One whole, validated policy: what every request answers from.
+/// One whole, validated reading of the policy directory (the policy, its
+/// snapshots and its lock, read together): what every request answers from.
 #[derive(Debug)]
 pub struct Generation {
     /// 1 for the policies loaded at start, then +1 per successful reload.
     pub number: u64,
-    /// The policies.
-    pub policy: Policy,
+    /// The policy, what its servers list and the lock.
+    pub inputs: Inputs,
     /// Token counts of this generation's definitions, kept between
     /// requests so only a definition never seen is counted. A pool, not one
     /// locked cache: a request takes one for the time it answers and no
@@ -122,15 +123,15 @@ pub struct Answered {
 }
 
 impl Generation {
-    /// A generation of `policy`, its token counts warmed by planning the
+    /// A generation of `inputs`, its token counts warmed by planning the
     /// default roster (a policy whose default cannot be planned starts
     /// cold; its requests answer the problem).
-    fn new(number: u64, policy: Policy, limits: MemoLimits) -> Self {
+    fn new(number: u64, inputs: Inputs, limits: MemoLimits) -> Self {
         let mut seed = TokenCache::in_memory();
-        let _ = crate::answer::plan(&policy, &crate::answer::Select::default(), &mut seed);
+        let _ = crate::answer::plan(&inputs, &crate::answer::Select::default(), &mut seed);
         Self {
             number,
-            policy,
+            inputs,
             caches: std::sync::Mutex::new(Vec::new()),
             seed: std::sync::Mutex::new(seed),
             plans: Memo::new(limits.entries, limits.bytes),
@@ -224,7 +225,7 @@ impl Shared {
     /// # Errors
     /// The policies' problems, when they fail validation.
     pub fn load(config: &Config) -> Result<Arc<Self>, Error> {
-        let policy = Policy::load(&config.policies)?;
+        let inputs = Inputs::load(&config.policies)?;
         let metrics = Metrics::default();
         metrics.loaded(1, false);
         let memo = MemoLimits {
@@ -235,7 +236,7 @@ impl Shared {
             policies: config.policies.clone(),
             gates: config.gates.clone(),
             memo,
-            current: ArcSwap::from_pointee(Generation::new(1, policy, memo)),
+            current: ArcSwap::from_pointee(Generation::new(1, inputs, memo)),
             metrics,
             reloading: tokio::sync::Mutex::new(()),
         }))
@@ -275,7 +276,7 @@ const LOG_TARGET: &str = "muster::serve";
 async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Error)> {
     let _one_at_a_time = shared.reloading.lock().await;
     let dir = shared.policies.clone();
-    let loaded = tokio::task::spawn_blocking(move || Policy::load(&dir))
+    let loaded = tokio::task::spawn_blocking(move || Inputs::load(&dir))
         .await
         .unwrap_or_else(|_| {
             Err(Error::new(
@@ -286,11 +287,11 @@ async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Err
     let serving = shared.current.load().number;
     let policies = shared.policies.display().to_string();
     match loaded {
-        Ok(policy) => {
+        Ok(inputs) => {
             let number = serving + 1;
             shared
                 .current
-                .store(Arc::new(Generation::new(number, policy, shared.memo)));
+                .store(Arc::new(Generation::new(number, inputs, shared.memo)));
             shared.metrics.loaded(number, true);
             tracing::info!(
                 target: LOG_TARGET,

@@ -22,7 +22,7 @@ use crate::contract::{
 };
 use crate::error::Error;
 use crate::plan::{self, Plan};
-use crate::policy::{Caps, Policy};
+use crate::policy::{Caps, Inputs};
 use crate::search::{self, DeferredEntry, DeferredIndex};
 use crate::tokens::TokenCache;
 use serde_json::Value;
@@ -39,20 +39,20 @@ pub const MAX_RESULTS: usize = 10;
 ///
 /// # Example
 /// ```no_run
-/// use muster::{catalog::Selection, policy::Policy, session};
-/// let policy = Policy::load("policies".as_ref())?;
+/// use muster::{catalog::Selection, policy::Inputs, session};
+/// let inputs = Inputs::load("policies".as_ref())?;
 /// let mut cache = muster::tokens::TokenCache::in_memory();
-/// let doc = session::new(&policy, &Selection::default(), (None, None), &mut cache)?;
+/// let doc = session::new(&inputs, &Selection::default(), (None, None), &mut cache)?;
 /// assert_eq!(doc.loaded.len(), 0);
 /// # Ok::<(), muster::Error>(())
 /// ```
 pub fn new(
-    policy: &Policy,
+    inputs: &Inputs,
     selection: &Selection,
     caps: (Option<u32>, Option<u32>),
     cache: &mut TokenCache,
 ) -> Result<SessionDocument, Error> {
-    let catalog = Catalog::build_cached(policy, selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, selection, cache)?;
     let caps = catalog.caps.with_overrides(caps.0, caps.1);
     let plan = plan::plan(&catalog, caps);
     Ok(SessionDocument {
@@ -117,7 +117,7 @@ pub enum Opened {
     Mismatch(ResumeReport),
 }
 
-/// Rebuilds the pinned selection from `policy` and compares every pinned
+/// Rebuilds the pinned selection from `inputs` and compares every pinned
 /// and loaded definition with what it gives now. Never changes the
 /// document.
 ///
@@ -125,11 +125,11 @@ pub enum Opened {
 /// Only for a catalog that cannot be built at all; a missing agent version
 /// is a mismatch, not an error.
 pub fn resume(
-    policy: &Policy,
+    inputs: &Inputs,
     doc: &SessionDocument,
     cache: &mut TokenCache,
 ) -> Result<ResumeReport, Error> {
-    Ok(match open(policy, doc.clone(), cache)? {
+    Ok(match open(inputs, doc.clone(), cache)? {
         Opened::Live(live) => live.report(Vec::new()),
         Opened::Mismatch(report) => report,
     })
@@ -140,7 +140,7 @@ pub fn resume(
 /// # Errors
 /// As [`resume`].
 pub fn open(
-    policy: &Policy,
+    inputs: &Inputs,
     doc: SessionDocument,
     cache: &mut TokenCache,
 ) -> Result<Opened, Error> {
@@ -150,7 +150,8 @@ pub fn open(
         profile: None,
         flags: doc.selection.flags.clone(),
     };
-    if policy
+    if inputs
+        .policy
         .agent(selection.agent.as_deref(), selection.version)
         .is_none()
     {
@@ -168,7 +169,7 @@ pub fn open(
             }],
         }));
     }
-    let catalog = Catalog::build_cached(policy, &selection, cache)?;
+    let catalog = Catalog::build_cached(inputs, &selection, cache)?;
     let caps = Caps {
         items: doc.caps.items,
         tokens: doc.caps.tokens,

@@ -1,6 +1,6 @@
 //! The validation sweep: plans every agent version under no profile and under each flag profile,
 //! and gathers the warnings those plans raise, each once per agent name and profile. It reads a
-//! policy that already loaded (every problem of a policy that does not is [`Policy::load`]'s);
+//! policy that already loaded (every problem of a policy that does not is [`Inputs::load`]'s);
 //! it decides nothing and prints nothing.
 
 use std::collections::BTreeMap;
@@ -9,9 +9,9 @@ use crate::catalog::{Catalog, Selection};
 use crate::contract::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 use crate::error::Error;
 use crate::plan::plan;
-use crate::policy::Policy;
+use crate::policy::Inputs;
 
-/// What `policy` holds and every warning its plans raise.
+/// What `inputs` hold and every warning their plans raise.
 ///
 /// # Errors
 /// As [`Catalog::build`]: never for a loaded policy's own agents and profiles.
@@ -22,12 +22,13 @@ use crate::policy::Policy;
 /// # std::fs::create_dir(dir.path().join("tools")).unwrap();
 /// # std::fs::write(dir.path().join("tools/t.toml"),
 /// #     "[[tool]]\nname = \"memory.search\"\ndescription = \"Search memory.\"\n").unwrap();
-/// let policy = muster::policy::Policy::load(dir.path()).unwrap();
-/// let validation = muster::validate::validate(&policy).unwrap();
+/// let inputs = muster::policy::Inputs::load(dir.path()).unwrap();
+/// let validation = muster::validate::validate(&inputs).unwrap();
 /// assert_eq!(validation.configured_tools, 1);
 /// assert!(validation.warnings.is_empty());
 /// ```
-pub fn validate(policy: &Policy) -> Result<Validation, Error> {
+pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
+    let policy = &inputs.policy;
     let mut profiles: Vec<Option<String>> = vec![None];
     profiles.extend(policy.profiles.keys().cloned().map(Some));
     // Keyed by the sentence with its place, then the plan in words: the order the text shows.
@@ -40,7 +41,7 @@ pub fn validate(policy: &Policy) -> Result<Validation, Error> {
                 flags: Vec::new(),
                 version: Some(agent.version),
             };
-            let catalog = Catalog::build(policy, &selection)?;
+            let catalog = Catalog::build(inputs, &selection)?;
             for warning in plan(&catalog, catalog.caps).warnings {
                 let swept = SweptWarning {
                     warning,
@@ -58,7 +59,11 @@ pub fn validate(policy: &Policy) -> Result<Validation, Error> {
         policies: policy.root.display().to_string(),
         configured_tools: policy.tools.len(),
         servers: policy.servers.len(),
-        listed_tools: policy.servers.iter().map(|s| s.listed.len()).sum(),
+        listed_tools: policy
+            .servers
+            .iter()
+            .map(|s| inputs.listings.of(&s.name).len())
+            .sum(),
         agents: policy.agents.len(),
         profiles: policy.profiles.len(),
         warnings: warnings.into_values().collect(),

@@ -322,7 +322,7 @@ fn bad_requests_exit_2_naming_the_field() {
 mod policy {
     use muster::catalog::{Catalog, Selection};
     use muster::count::{CountOptions, count};
-    use muster::policy::Policy;
+    use muster::policy::Inputs;
     use muster::tokens::{Definition, Encoding, Provider, TokenCache};
     use serde_json::json;
 
@@ -333,15 +333,15 @@ description = "Get the current weather in a given location"
 input_schema = { type = "object", properties = { location = { type = "string", description = "The city and state, e.g. San Francisco, CA" } }, required = ["location"] }
 "#;
 
-    fn policy(muster_toml: Option<&str>) -> (tempfile::TempDir, Result<Policy, muster::Error>) {
+    fn policy(muster_toml: Option<&str>) -> (tempfile::TempDir, Result<Inputs, muster::Error>) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("tools")).unwrap();
         std::fs::write(dir.path().join("tools/t.toml"), TOOLS).unwrap();
         if let Some(text) = muster_toml {
             std::fs::write(dir.path().join("muster.toml"), text).unwrap();
         }
-        let policy = Policy::load(dir.path());
-        (dir, policy)
+        let inputs = Inputs::load(dir.path());
+        (dir, inputs)
     }
 
     #[test]

@@ -4,17 +4,17 @@
 use muster::contract::Status;
 use muster::contract::{AddedTool, GateFailure, Reason};
 use muster::gate;
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use std::path::Path;
 
 #[test]
 fn every_bundled_gate_passes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let policy = Policy::load(&root.join("policies")).expect("bundled policies are valid");
+    let inputs = Inputs::load(&root.join("policies")).expect("bundled policies are valid");
     let gates = gate::load(&[root.join("gates")]).expect("bundled gates parse");
     assert!(!gates.is_empty());
     for g in &gates {
-        let result = gate::run(&policy, g, (None, None)).expect("gate input is valid");
+        let result = gate::run(&inputs, g, (None, None)).expect("gate input is valid");
         assert!(
             result.passed,
             "gate {} failed:\n{}",
@@ -49,12 +49,12 @@ fn the_production_gate_requires_the_calling_tools_and_pins_the_roster() {
 
 fn run_gate_text(text: &str) -> muster::gate::GateResult {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let policy = Policy::load(&root.join("policies")).unwrap();
+    let inputs = Inputs::load(&root.join("policies")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("g.toml");
     std::fs::write(&file, text).unwrap();
     let gates = gate::load(&[file]).unwrap();
-    gate::run(&policy, &gates[0], (None, None)).unwrap()
+    gate::run(&inputs, &gates[0], (None, None)).unwrap()
 }
 
 #[test]

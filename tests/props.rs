@@ -5,8 +5,8 @@ use muster::contract::ResumeStatus;
 use muster::contract::Status;
 use muster::plan::plan;
 use muster::policy::{
-    Agent, CallPolicy, Caps, Deferral, Group, ListedTool, LockMode, LockPolicy, Origin, Policy,
-    Profile, ServerDef, ToolDef, UnknownArguments,
+    Agent, CallPolicy, Caps, Deferral, Group, Inputs, ListedTool, Listings, LockMode, LockPolicy,
+    Origin, Policy, Profile, ServerDef, ToolDef, UnknownArguments,
 };
 use muster::session;
 use muster::tokens::Encoding;
@@ -108,7 +108,7 @@ fn world() -> impl Strategy<Value = World> {
         })
 }
 
-fn policy(w: &World) -> Policy {
+fn inputs(w: &World) -> Inputs {
     let tools: Vec<ToolDef> = w
         .tools
         .iter()
@@ -129,11 +129,9 @@ fn policy(w: &World) -> Policy {
             origin: origin(),
         })
         .collect();
-    let servers: Vec<ServerDef> = w
-        .servers
-        .iter()
-        .enumerate()
-        .map(|(s, listed)| ServerDef {
+    let mut listings = Listings::default();
+    let servers: Vec<ServerDef> = (0..w.servers.len())
+        .map(|s| ServerDef {
             name: format!("srv{s}"),
             description: None,
             // Every other server's deferred tools load together.
@@ -154,7 +152,13 @@ fn policy(w: &World) -> Policy {
             coerce: None,
             check: None,
             tool_check: BTreeMap::new(),
-            listed: listed
+            origin: origin(),
+        })
+        .collect();
+    for (server, listed) in servers.iter().zip(&w.servers) {
+        listings.set(
+            server.name.clone(),
+            listed
                 .iter()
                 .map(|(name, t, valid)| ListedTool {
                     // Names repeat on purpose: 0..30 over up to 15 tools.
@@ -168,13 +172,13 @@ fn policy(w: &World) -> Policy {
                     raw: serde_json::Value::Null,
                 })
                 .collect(),
-            origin: origin(),
-        })
-        .collect();
+        );
+    }
     let mut all_names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     for s in &servers {
         all_names.extend(
-            s.listed
+            listings
+                .of(&s.name)
                 .iter()
                 .map(|t| format!("mcp.{}.{}", s.name, t.name)),
         );
@@ -193,7 +197,7 @@ fn policy(w: &World) -> Policy {
             origin: origin(),
         },
     );
-    Policy {
+    let policy = Policy {
         root: PathBuf::from("generated"),
         caps: Caps {
             items: 30,
@@ -223,7 +227,6 @@ fn policy(w: &World) -> Policy {
             on_mismatch: LockMode::Cut,
         },
         names: muster::provider::NamePolicy::default(),
-        locked: None,
         groups: if members.is_empty() {
             Vec::new()
         } else {
@@ -248,6 +251,11 @@ fn policy(w: &World) -> Policy {
         tools,
         servers,
         profiles,
+    };
+    Inputs {
+        policy,
+        listings,
+        lock: None,
     }
 }
 
@@ -256,9 +264,9 @@ proptest! {
 
     #[test]
     fn plans_respect_caps_and_place_every_candidate_once(w in world()) {
-        let policy = policy(&w);
+        let inputs = inputs(&w);
         let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
-        let catalog = Catalog::build(&policy, &selection).unwrap();
+        let catalog = Catalog::build(&inputs, &selection).unwrap();
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let p = plan(&catalog, caps);
 
@@ -299,11 +307,11 @@ proptest! {
 
     #[test]
     fn the_same_input_gives_byte_identical_json(w in world()) {
-        let policy = policy(&w);
+        let inputs = inputs(&w);
         let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
-        let a = Catalog::build(&policy, &selection).unwrap();
-        let b = Catalog::build(&policy.clone(), &selection).unwrap();
+        let a = Catalog::build(&inputs, &selection).unwrap();
+        let b = Catalog::build(&inputs.clone(), &selection).unwrap();
         prop_assert_eq!(plan(&a, caps).to_json_string(), plan(&b, caps).to_json_string());
     }
 }
@@ -316,17 +324,17 @@ proptest! {
     /// the same bytes, and resume against the unchanged policy.
     #[test]
     fn session_loads_append_within_bounds_and_resume(w in world(), picks in prop::collection::vec((0usize..64, 1usize..3), 0..8)) {
-        let policy = policy(&w);
+        let inputs = inputs(&w);
         let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
         let mut cache = muster::tokens::TokenCache::in_memory();
-        let doc = session::new(&policy, &selection, (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), &mut cache).unwrap();
+        let doc = session::new(&inputs, &selection, (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), &mut cache).unwrap();
         let text = session::to_json_string(&doc);
         prop_assert_eq!(session::to_json_string(&session::read(&text, "s.json".as_ref()).unwrap()), text);
-        let mut live = match session::open(&policy, doc, &mut cache).unwrap() {
+        let mut live = match session::open(&inputs, doc, &mut cache).unwrap() {
             session::Opened::Live(live) => *live,
             session::Opened::Mismatch(report) => panic!("a new session must resume: {report:?}"),
         };
-        let bounds = policy.deferral.clone();
+        let bounds = inputs.policy.deferral.clone();
         let deferred: Vec<String> = live.document().deferred.iter().map(|t| t.name.clone()).collect();
         for (pick, many) in picks {
             let before: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
@@ -345,7 +353,7 @@ proptest! {
             let text = session::to_json_string(doc);
             let back = session::read(&text, "s.json".as_ref()).unwrap();
             prop_assert_eq!(&session::to_json_string(&back), &text);
-            prop_assert_eq!(session::resume(&policy, &back, &mut cache).unwrap().status, ResumeStatus::Ok);
+            prop_assert_eq!(session::resume(&inputs, &back, &mut cache).unwrap().status, ResumeStatus::Ok);
         }
     }
 }

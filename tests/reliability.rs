@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{Fixture, muster};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::{Error, ErrorKind};
 
 const TOOL: &str = "[[tool]]\nname = \"a.tool\"\ndescription = \"A tool.\"\n";
@@ -31,7 +31,7 @@ fn policy() -> Fixture {
 }
 
 fn load_err(fx: &Fixture) -> Error {
-    Policy::load(&fx.policies()).expect_err("the policy must be refused")
+    Inputs::load(&fx.policies()).expect_err("the policy must be refused")
 }
 
 /// The one problem about `path`, which must say what to do.
@@ -75,10 +75,10 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn the_fixture_is_valid_as_written() {
-    let policy = Policy::load(&policy().policies()).unwrap();
-    assert_eq!(policy.tools.len(), 1);
-    assert_eq!(policy.servers.len(), 1);
-    assert_eq!(policy.profiles.len(), 1);
+    let inputs = Inputs::load(&policy().policies()).unwrap();
+    assert_eq!(inputs.policy.tools.len(), 1);
+    assert_eq!(inputs.policy.servers.len(), 1);
+    assert_eq!(inputs.policy.profiles.len(), 1);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn an_unreadable_tools_mcp_or_flags_directory_is_an_error_not_an_empty_set() {
     // A part that is simply absent is still fine.
     let fx = policy();
     std::fs::remove_dir_all(fx.policies().join("flags")).unwrap();
-    Policy::load(&fx.policies()).unwrap();
+    Inputs::load(&fx.policies()).unwrap();
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn policy_paths_that_leave_the_policy_directory_are_refused() {
         "policies/tools/t.toml",
         &format!("{TOOL}input_schema_file = \"../shared/s.json\"\n"),
     );
-    Policy::load(&fx.policies()).unwrap();
+    Inputs::load(&fx.policies()).unwrap();
 }
 
 /// Issue 13 item 7: a discovered name with a newline, a right-to-left

@@ -4,7 +4,7 @@
 //! generated text.
 
 use muster::catalog::{Catalog, Selection};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::tokens::{Encoding, render_function};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -67,7 +67,7 @@ fn listed(path: &Path) -> Vec<(String, String, Value)> {
 #[test]
 fn every_bundled_definition_counts_as_tiktoken_counts_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let policy = Policy::load(&root.join("policies")).unwrap();
+    let inputs = Inputs::load(&root.join("policies")).unwrap();
     let mut checked = 0;
     let mut batch = Vec::new();
     for profile in [None, Some("staging"), Some("production")] {
@@ -75,7 +75,7 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
             profile: profile.map(String::from),
             ..Selection::default()
         };
-        let catalog = Catalog::build(&policy, &selection).unwrap();
+        let catalog = Catalog::build(&inputs, &selection).unwrap();
         for c in &catalog.candidates {
             let text = render_function(&c.name, &c.description, &c.input_schema);
             assert_same(&text, &c.name);
@@ -83,7 +83,7 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
             checked += 1;
         }
     }
-    for tool in &policy.tools {
+    for tool in &inputs.policy.tools {
         assert_same(&tool.description, &tool.name);
     }
     assert!(checked > 100, "{checked}");

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster_fuzz::{assert_names_file, plan_json, scratch};
 
 const FILES: [&str; 6] = [
@@ -29,10 +29,10 @@ fuzz_target!(|data: &[u8]| {
             std::fs::write(dir.join(name), part).unwrap();
         }
     }
-    match Policy::load(&dir) {
-        Ok(policy) => {
-            let _ = policy.registered_names();
-            if let Err(err) = plan_json(&policy) {
+    match Inputs::load(&dir) {
+        Ok(inputs) => {
+            let _ = inputs.registered_names();
+            if let Err(err) = plan_json(&inputs) {
                 let _ = err.to_string();
             }
         }

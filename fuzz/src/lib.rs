@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use muster::catalog::{Catalog, Selection};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::{Error, plan};
 
 /// The repository's bundled `policies/`.
@@ -17,10 +17,10 @@ pub fn bundled_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
 }
 
-/// The bundled policy, loaded once.
-pub fn bundled() -> &'static Policy {
-    static POLICY: OnceLock<Policy> = OnceLock::new();
-    POLICY.get_or_init(|| Policy::load(&bundled_dir()).expect("the bundled policy loads"))
+/// The bundled policy with its snapshots and lock, loaded once.
+pub fn bundled() -> &'static Inputs {
+    static INPUTS: OnceLock<Inputs> = OnceLock::new();
+    INPUTS.get_or_init(|| Inputs::load(&bundled_dir()).expect("the bundled policy loads"))
 }
 
 /// `muster plan --format json` over the bundled policy's default agent.
@@ -29,12 +29,12 @@ pub fn bundled_plan_json() -> &'static str {
     PLAN.get_or_init(|| plan_json(bundled()).expect("the bundled policy plans"))
 }
 
-/// The plan JSON of `policy`'s default agent, as the binary prints it.
+/// The plan JSON of `inputs`' default agent, as the binary prints it.
 ///
 /// # Errors
 /// When the catalog cannot be built.
-pub fn plan_json(policy: &Policy) -> Result<String, Error> {
-    let catalog = Catalog::build(policy, &Selection::default())?;
+pub fn plan_json(inputs: &Inputs) -> Result<String, Error> {
+    let catalog = Catalog::build(inputs, &Selection::default())?;
     let plan = plan::plan(&catalog, catalog.caps);
     Ok(plan.to_json_string())
 }

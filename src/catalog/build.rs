@@ -7,7 +7,8 @@ use super::{
 };
 use crate::contract::{CheckMode, Enabling, Reason, Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
-use crate::policy::{Policy, UnknownArguments};
+use crate::lock::Lock;
+use crate::policy::{Inputs, Listings, Policy, UnknownArguments};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -58,6 +59,10 @@ fn unknown_agent(policy: &Policy, selection: &Selection) -> Error {
 
 pub(super) struct Builder<'p> {
     pub(super) policy: &'p Policy,
+    /// What each server lists.
+    pub(super) listings: &'p Listings,
+    /// The reviewed definitions, when there is a lock file.
+    pub(super) lock: Option<&'p Lock>,
     pub(super) agent: &'p crate::policy::Agent,
     pub(super) profile: Option<String>,
     pub(super) flags: BTreeSet<String>,
@@ -71,7 +76,8 @@ pub(super) struct Builder<'p> {
 }
 
 impl<'p> Builder<'p> {
-    pub(super) fn new(policy: &'p Policy, selection: &Selection) -> Result<Self, Error> {
+    pub(super) fn new(inputs: &'p Inputs, selection: &Selection) -> Result<Self, Error> {
+        let policy = &inputs.policy;
         let agent = policy
             .agent(selection.agent.as_deref(), selection.version)
             .ok_or_else(|| unknown_agent(policy, selection))?;
@@ -110,6 +116,8 @@ impl<'p> Builder<'p> {
         }
         Ok(Self {
             policy,
+            listings: &inputs.listings,
+            lock: inputs.lock.as_ref(),
             agent,
             profile: selection.profile.clone(),
             flags,

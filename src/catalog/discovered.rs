@@ -19,8 +19,9 @@ impl Builder<'_> {
         let policy = self.policy;
         let mut drift: BTreeSet<Drift> = BTreeSet::new();
         for server in &policy.servers {
+            let listed = self.listings.of(&server.name);
             if server.command.is_some()
-                && server.listed.is_empty()
+                && listed.is_empty()
                 && server.snapshot.as_ref().is_none_or(|s| !s.exists())
             {
                 self.warnings.push(Warning::at(
@@ -36,8 +37,8 @@ impl Builder<'_> {
                 .as_ref()
                 .is_none_or(|list| list.iter().any(|(s, _)| s == &server.name));
             // Room for the whole listing at once (see `configured`).
-            self.candidates.reserve(server.listed.len());
-            for listed in &server.listed {
+            self.candidates.reserve(listed.len());
+            for listed in listed {
                 // A name with hidden characters is shown, and looked up,
                 // with them escaped.
                 let hidden = crate::names::first_hidden(&listed.name);
@@ -220,7 +221,7 @@ impl Builder<'_> {
         server: &ServerDef,
         listed: &ListedTool,
     ) -> Option<Exclusion> {
-        let lock = self.policy.locked.as_ref()?;
+        let lock = self.lock?;
         let current = crate::lock::definition_hash(listed);
         let locked = match lock.get(&server.name, &listed.name) {
             Some(locked) if locked == current => return None,

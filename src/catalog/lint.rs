@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 impl Builder<'_> {
     pub(super) fn warn_unmatched(&mut self) {
         let policy = self.policy;
-        let registered = policy.registered_names();
+        let registered = crate::policy::registered_names(policy, self.listings);
         if let Some(list) = &self.agent.enabled_tools {
             for (name, origin) in list {
                 if !registered.contains(name) {
@@ -31,7 +31,12 @@ impl Builder<'_> {
                 }
             }
         }
-        if policy.locked.is_none() && policy.servers.iter().any(|s| !s.listed.is_empty()) {
+        if self.lock.is_none()
+            && policy
+                .servers
+                .iter()
+                .any(|s| !self.listings.of(&s.name).is_empty())
+        {
             self.warnings.push(Warning::new(WarningKind::NoLock {
                 lock_file: policy.lock.file.display().to_string(),
             }));
@@ -62,10 +67,11 @@ impl Builder<'_> {
             }
         }
         for server in &policy.servers {
-            if server.listed.is_empty() {
+            let listed = self.listings.of(&server.name);
+            if listed.is_empty() {
                 continue;
             }
-            let listed: BTreeSet<&str> = server.listed.iter().map(|t| t.name.as_str()).collect();
+            let listed: BTreeSet<&str> = listed.iter().map(|t| t.name.as_str()).collect();
             for (name, origin) in server.allow.iter().flatten() {
                 if !listed.contains(name.as_str()) {
                     self.warnings.push(Warning::at(

@@ -10,7 +10,7 @@ use crate::contract::{
 };
 use crate::error::{Error, ErrorKind, Problem};
 use crate::lock::Lock;
-use crate::policy::{Policy, ServerDef};
+use crate::policy::{Inputs, Policy, ServerDef};
 use crate::snapshot::repeats;
 
 /// The server blocks `names` picks (every block when empty), in declared order.
@@ -177,21 +177,23 @@ pub fn discover_policy(
     })
 }
 
-/// `muster lock`: accepts the recorded listings of the server blocks in
+/// `muster lock`: accepts the listings recorded for the server blocks in
 /// `names` (every block when empty) into the policy's lock file, and says
-/// what it accepted.
+/// what it accepted. The lock file is read again here rather than taken
+/// from `inputs.lock`: this is its read-modify-write.
 ///
 /// # Errors
 /// [`ErrorKind::Usage`] for a name no block declares; [`ErrorKind::Mcp`]
 /// naming each tool a snapshot lists twice (there is no single definition to
 /// lock); the lock's errors when it cannot be read or written.
-pub fn lock_policy(policy: &Policy, names: &[String]) -> Result<LockAnswer, Error> {
+pub fn lock_policy(inputs: &Inputs, names: &[String]) -> Result<LockAnswer, Error> {
+    let (policy, listings) = (&inputs.policy, &inputs.listings);
     let servers = selected(policy, names)?;
     let mut lock = Lock::read_or_empty(&policy.lock.file)?;
     let problems: Vec<Problem> = servers
         .iter()
         .flat_map(|server| {
-            repeats(server.listed.iter().map(|t| t.name.as_str()))
+            repeats(listings.of(&server.name).iter().map(|t| t.name.as_str()))
                 .into_iter()
                 .map(|(_, tool)| {
                     server
@@ -209,7 +211,7 @@ pub fn lock_policy(policy: &Policy, names: &[String]) -> Result<LockAnswer, Erro
     }
     let mut accepted = Vec::new();
     for server in servers {
-        let (next, findings) = lock.update(&server.name, &server.listed);
+        let (next, findings) = lock.update(&server.name, listings.of(&server.name));
         lock = next;
         accepted.extend(findings);
     }
@@ -225,7 +227,7 @@ pub fn lock_policy(policy: &Policy, names: &[String]) -> Result<LockAnswer, Erro
 mod tests {
     use super::*;
 
-    fn policy(snapshot: &str) -> (tempfile::TempDir, Policy) {
+    fn inputs(snapshot: &str) -> (tempfile::TempDir, Inputs) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("mcp")).unwrap();
         std::fs::write(
@@ -234,15 +236,15 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("mcp/m.json"), snapshot).unwrap();
-        let policy = Policy::load(dir.path()).unwrap();
-        (dir, policy)
+        let inputs = Inputs::load(dir.path()).unwrap();
+        (dir, inputs)
     }
 
     #[test]
     fn lock_refuses_a_listing_with_a_repeated_name_and_writes_nothing() {
         let t = r#"{"name": "t", "inputSchema": {"type": "object"}}"#;
-        let (dir, policy) = policy(&format!(r#"{{"tools": [{t}, {t}, {t}]}}"#));
-        let err = lock_policy(&policy, &[]).unwrap_err();
+        let (dir, inputs) = inputs(&format!(r#"{{"tools": [{t}, {t}, {t}]}}"#));
+        let err = lock_policy(&inputs, &[]).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Mcp);
         assert_eq!(err.problems().len(), 2, "one problem per repeat: {err}");
         assert!(err.problems()[0].file.is_some(), "{err}");
@@ -251,20 +253,21 @@ mod tests {
 
     #[test]
     fn unknown_names_and_servers_without_a_command_are_refused_before_any_start() {
-        let (_dir, policy) = policy(r#"{"tools": []}"#);
+        let (_dir, inputs) = inputs(r#"{"tools": []}"#);
+        let policy = &inputs.policy;
         let err =
-            discover_policy(&policy, &["nope".into(), "also".into()], false, |_| {}).unwrap_err();
+            discover_policy(policy, &["nope".into(), "also".into()], false, |_| {}).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Usage);
         assert_eq!(err.problems().len(), 2, "{err}");
-        let err = discover_policy(&policy, &[], false, |_| {}).unwrap_err();
+        let err = discover_policy(policy, &[], false, |_| {}).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Usage);
-        let err = discover_policy(&policy, &["m".into()], false, |_| {}).unwrap_err();
+        let err = discover_policy(policy, &["m".into()], false, |_| {}).unwrap_err();
         assert_eq!(
             err.kind(),
             ErrorKind::Policy,
             "a named block must have a command"
         );
-        let answer = lock_policy(&policy, &[]).unwrap();
+        let answer = lock_policy(&inputs, &[]).unwrap();
         assert!(answer.accepted.is_empty());
     }
 }

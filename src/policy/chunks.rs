@@ -96,7 +96,7 @@ mod tests {
         assert!(array_table_starts("x = \"[[tool]]\"\n", "tool").is_empty());
     }
 
-    use crate::policy::Policy;
+    use crate::policy::Inputs;
 
     /// Loads a policy whose only tools file is `tools`; the error text if
     /// it does not load.
@@ -109,8 +109,8 @@ mod tests {
         .unwrap();
         std::fs::create_dir(dir.path().join("tools")).unwrap();
         std::fs::write(dir.path().join("tools/t.toml"), tools).unwrap();
-        Policy::load(dir.path())
-            .map(|p| p.tools.iter().map(|t| t.name.clone()).collect())
+        Inputs::load(dir.path())
+            .map(|i| i.policy.tools.iter().map(|t| t.name.clone()).collect())
             .map_err(|e| e.to_string())
     }
 

@@ -3,11 +3,11 @@
 //! (paths inside the directory, flag names, choices, positive numbers).
 //! The parts themselves are read by `tools`, `servers`, `settings` and
 //! `agents`; this module only gathers their problems and assembles the
-//! [`Policy`].
+//! [`Inputs`]: the [`Policy`], the listings and the lock.
 
 use super::raw;
 use super::settings::Settings;
-use super::{Origin, Policy, Profile, UnknownArguments};
+use super::{Inputs, Origin, Policy, Profile, UnknownArguments};
 use crate::contract::CheckMode;
 use crate::error::{Error, ErrorKind, LineIndex, Problem};
 use crate::input::ReadError;
@@ -97,7 +97,7 @@ impl Loader {
         }
     }
 
-    pub(super) fn load(mut self) -> Result<Policy, Error> {
+    pub(super) fn load(mut self) -> Result<Inputs, Error> {
         if !self.root.is_dir() {
             return Err(Error::new(
                 ErrorKind::Io,
@@ -110,7 +110,7 @@ impl Loader {
         }
         let muster = self.read_toml::<raw::MusterFile>(&self.root.join("muster.toml"), true);
         let tools = self.load_tools();
-        let servers = self.load_servers();
+        let (servers, listings) = self.load_servers();
         let profiles = self.load_profiles();
         let (muster_src, muster) = match muster {
             Some((src, file)) => (Some(src), file),
@@ -134,7 +134,7 @@ impl Loader {
                 .help("correct the path, or create the lock with `muster lock` after reviewing the snapshots"),
             );
         }
-        let locked = if settings.lock.file.exists() {
+        let lock_entries = if settings.lock.file.exists() {
             match crate::lock::Lock::read(&settings.lock.file) {
                 Ok(lock) => Some(lock),
                 Err(err) => {
@@ -162,7 +162,7 @@ impl Loader {
             default_agent,
             current_versions,
         } = settings;
-        Ok(Policy {
+        let policy = Policy {
             root: self.root,
             caps,
             encoding,
@@ -171,7 +171,6 @@ impl Loader {
             calls,
             lock,
             names,
-            locked,
             groups,
             agents,
             default_agent,
@@ -179,6 +178,11 @@ impl Loader {
             tools,
             servers,
             profiles,
+        };
+        Ok(Inputs {
+            policy,
+            listings,
+            lock: lock_entries,
         })
     }
 

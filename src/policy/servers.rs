@@ -1,8 +1,9 @@
 //! MCP servers: `mcp/*.toml` `[[mcp]]` blocks validated into
-//! [`ServerDef`]s, with their narrowing and the snapshot each reads.
+//! [`ServerDef`]s, with their narrowing, and the snapshot each names read
+//! into the [`Listings`] held beside the policy.
 
 use super::load::{Loader, Source};
-use super::{ListedTool, Origin, ServerDef, raw};
+use super::{ListedTool, Listings, Origin, ServerDef, raw};
 use crate::error::Problem;
 use crate::input::ReadError;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
@@ -12,8 +13,12 @@ use std::time::Duration;
 use toml::Spanned;
 
 impl Loader {
-    pub(super) fn load_servers(&mut self) -> Vec<ServerDef> {
+    /// The declared servers, and what each one's snapshot lists. Each
+    /// snapshot is read as its block is validated, so its problems come in
+    /// the block's place.
+    pub(super) fn load_servers(&mut self) -> (Vec<ServerDef>, Listings) {
         let mut servers: Vec<ServerDef> = Vec::new();
+        let mut listings = Listings::default();
         let mut seen: BTreeMap<String, Origin> = BTreeMap::new();
         for path in self.toml_files("mcp") {
             let Some((src, file)) = self.read_toml::<raw::McpFile>(&path, false) else {
@@ -21,12 +26,15 @@ impl Loader {
             };
             for entry in file.mcp {
                 let origin = src.at(&entry);
-                if let Some(server) = self.server(&src, origin, entry.into_inner(), &mut seen) {
+                if let Some((server, listed)) =
+                    self.server(&src, origin, entry.into_inner(), &mut seen)
+                {
+                    listings.set(server.name.clone(), listed);
                     servers.push(server);
                 }
             }
         }
-        servers
+        (servers, listings)
     }
 
     fn server(
@@ -35,7 +43,7 @@ impl Loader {
         origin: Origin,
         raw: raw::RawServer,
         seen: &mut BTreeMap<String, Origin>,
-    ) -> Option<ServerDef> {
+    ) -> Option<(ServerDef, Vec<ListedTool>)> {
         let name = raw.name.get_ref().clone();
         let at = src.at(&raw.name);
         if name.is_empty()
@@ -145,7 +153,7 @@ impl Loader {
                 ))
             })
             .collect();
-        Some(ServerDef {
+        let server = ServerDef {
             name,
             description: raw.description.clone(),
             defer_together: raw.defer_together,
@@ -169,9 +177,9 @@ impl Loader {
             coerce: raw.coerce,
             check,
             tool_check,
-            listed,
             origin,
-        })
+        };
+        Some((server, listed))
     }
 
     /// Checks `allow`, `deny`, `params` and `only` (see

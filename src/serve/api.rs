@@ -141,8 +141,8 @@ pub async fn plan(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> 
         let format = tools_format(req.format.as_deref())?;
         let select = req.select()?;
         let answer = match format {
-            None => answer::plan(&g.policy, &select, &mut g.cache())?,
-            Some(format) => answer::plan_tools(&g.policy, &select, format, &mut g.cache())?,
+            None => answer::plan(&g.inputs, &select, &mut g.cache())?,
+            Some(format) => answer::plan_tools(&g.inputs, &select, format, &mut g.cache())?,
         };
         let kept = Answered {
             body: Bytes::from(answer.json),
@@ -174,7 +174,7 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
             format: None,
         }
         .select()?;
-        let answer = answer::why(&g.policy, &select, &tool, &mut g.cache())?;
+        let answer = answer::why(&g.inputs, &select, &tool, &mut g.cache())?;
         Ok(answered(shared, "/v1/why", answer, g.number))
     })
     .await
@@ -193,7 +193,7 @@ pub async fn gate(State(shared): State<Arc<Shared>>, Body(req): Body<GateRequest
         );
         let paths = gate_paths(&shared.gates, &req.gates)?;
         let gates = gate::load(&paths)?;
-        let results = answer::gates(&g.policy, &gates, caps, &mut g.cache())?;
+        let results = answer::gates(&g.inputs, &gates, caps, &mut g.cache())?;
         Ok(answered(
             shared,
             "/v1/gate",
@@ -268,7 +268,7 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
                 }
             },
             (Some(plan), None, None) => offered_plan(g, plan.get())?,
-            (None, Some(doc), None) => match answer::open(&g.policy, read_session(doc)?, &mut g.cache())? {
+            (None, Some(doc), None) => match answer::open(&g.inputs, read_session(doc)?, &mut g.cache())? {
                 Ok(live) => Arc::new(answer::offered(Offer::Session {
                     live: &live,
                     file: Path::new("session"),
@@ -359,7 +359,7 @@ fn offered_now(
     }
     let select = req.select()?;
     Ok(
-        match answer::offered_now(&g.policy, &select, fingerprint, &mut g.cache())? {
+        match answer::offered_now(&g.inputs, &select, fingerprint, &mut g.cache())? {
             Ok(offered) => {
                 let offered = Arc::new(offered);
                 // About what the same plan sent as text costs.
@@ -391,7 +391,7 @@ pub async fn session_new(
         }
         let select = req.select()?;
         let doc = session::new(
-            &g.policy,
+            &g.inputs,
             &select.selection,
             (select.item_cap, select.token_cap),
             &mut g.cache(),
@@ -435,7 +435,7 @@ pub async fn session_search(
         let doc = read_session(&req.session)?;
         let live = match (&req.query, &req.queries) {
             (Some(_), None) | (None, Some(_)) => {
-                match answer::open(&g.policy, doc, &mut g.cache())? {
+                match answer::open(&g.inputs, doc, &mut g.cache())? {
                     Ok(live) => live,
                     Err(report) => {
                         return Ok(answered(
@@ -502,7 +502,7 @@ pub async fn session_load(
                 .into());
             }
         };
-        let live = match answer::open(&g.policy, read_session(&req.session)?, &mut g.cache())? {
+        let live = match answer::open(&g.inputs, read_session(&req.session)?, &mut g.cache())? {
             Ok(live) => live,
             Err(report) => {
                 return Ok(answered(
@@ -540,7 +540,7 @@ pub async fn session_roster(
     const ENDPOINT: &str = "/v1/sessions/roster";
     with_generation(shared, move |shared, g| {
         let format = tools_format(req.format.as_deref())?;
-        let answer = match answer::open(&g.policy, read_session(&req.session)?, &mut g.cache())? {
+        let answer = match answer::open(&g.inputs, read_session(&req.session)?, &mut g.cache())? {
             Ok(live) => Answer {
                 json: match format {
                     None => live.roster_json(),
@@ -566,7 +566,7 @@ pub async fn session_resume(
     Body(req): Body<SessionRequest>,
 ) -> Response {
     with_generation(shared, move |shared, g| {
-        let report = session::resume(&g.policy, &read_session(&req.session)?, &mut g.cache())?;
+        let report = session::resume(&g.inputs, &read_session(&req.session)?, &mut g.cache())?;
         Ok(answered(
             shared,
             "/v1/sessions/resume",

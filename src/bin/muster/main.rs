@@ -11,7 +11,7 @@ use args::{Cli, Command, RosterFormat, Select, TextOrJson};
 use clap::Parser;
 use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::tokens::{self, TokenCache};
 use muster::{Error, ErrorKind, Problem, check, gate, plan};
 use std::io::Write;
@@ -189,16 +189,16 @@ pub(crate) fn exit_code(outcome: Outcome) -> u8 {
 fn run(command: Command) -> Result<u8, Error> {
     match command {
         Command::Plan { select, format } => {
-            let policy = Policy::load(&select.policies)?;
+            let inputs = Inputs::load(&select.policies)?;
             let mut cache = token_cache(select.no_cache);
             let text = match format {
-                RosterFormat::Json => answer::plan(&policy, &ask(&select), &mut cache)?.json,
+                RosterFormat::Json => answer::plan(&inputs, &ask(&select), &mut cache)?.json,
                 RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
                     let provider = format.provider().expect("a provider format");
-                    answer::plan_tools(&policy, &ask(&select), provider, &mut cache)?.json
+                    answer::plan_tools(&inputs, &ask(&select), provider, &mut cache)?.json
                 }
                 RosterFormat::Table => {
-                    let catalog = Catalog::build_cached(&policy, &selection(&select), &mut cache)?;
+                    let catalog = Catalog::build_cached(&inputs, &selection(&select), &mut cache)?;
                     let caps = catalog
                         .caps
                         .with_overrides(select.item_cap, select.token_cap);
@@ -209,7 +209,7 @@ fn run(command: Command) -> Result<u8, Error> {
             };
             save(&mut cache);
             emit(&text)?;
-            exiting(policy);
+            exiting(inputs);
             Ok(0)
         }
         Command::Why {
@@ -217,9 +217,9 @@ fn run(command: Command) -> Result<u8, Error> {
             select,
             format,
         } => {
-            let policy = Policy::load(&select.policies)?;
+            let inputs = Inputs::load(&select.policies)?;
             let mut cache = token_cache(select.no_cache);
-            let explanation = answer::explain(&policy, &ask(&select), &tool, &mut cache)?;
+            let explanation = answer::explain(&inputs, &ask(&select), &tool, &mut cache)?;
             save(&mut cache);
             let text = match format {
                 TextOrJson::Text => explanation.to_string(),
@@ -241,10 +241,10 @@ fn run(command: Command) -> Result<u8, Error> {
             } else {
                 paths
             };
-            let policy = Policy::load(&policies)?;
+            let inputs = Inputs::load(&policies)?;
             let gates = gate::load(&paths)?;
             let mut cache = token_cache(no_cache);
-            let results = answer::gates(&policy, &gates, (item_cap, token_cap), &mut cache)?;
+            let results = answer::gates(&inputs, &gates, (item_cap, token_cap), &mut cache)?;
             save(&mut cache);
             let answer = Answer::of_gates(&results);
             emit(&match format {
@@ -292,9 +292,9 @@ fn run(command: Command) -> Result<u8, Error> {
             let policies = &select.policies;
             let offered = match (plan, session, fingerprint) {
                 (_, _, Some(fingerprint)) => {
-                    let policy = Policy::load(policies)?;
+                    let inputs = Inputs::load(policies)?;
                     let mut cache = token_cache(select.no_cache);
-                    match answer::offered_now(&policy, &ask(&select), &fingerprint, &mut cache)? {
+                    match answer::offered_now(&inputs, &ask(&select), &fingerprint, &mut cache)? {
                         Ok(offered) => offered,
                         Err(changed) => {
                             let answer = Answer::of_plan_changed(&changed);
@@ -381,8 +381,8 @@ fn run(command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Validate { policies, format } => {
-            let policy = Policy::load(&policies)?;
-            let validation = muster::validate::validate(&policy)?;
+            let inputs = Inputs::load(&policies)?;
+            let validation = muster::validate::validate(&inputs)?;
             emit(&match format {
                 TextOrJson::Text => render::validate_text(&validation),
                 TextOrJson::Json => answer::json_text(&validation),

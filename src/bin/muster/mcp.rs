@@ -6,7 +6,7 @@ use muster::Error;
 use muster::contract::{DiscoverAnswer, LockFinding, LockStatus, ServerDiscovery, SnapshotDiff};
 use muster::discover::{Event, discover_policy, lock_policy};
 use muster::names::escape;
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -18,9 +18,9 @@ pub fn discover(
     also_lock: bool,
     format: TextOrJson,
 ) -> Result<u8, Error> {
-    let policy = Policy::load(policies)?;
+    let inputs = Inputs::load(policies)?;
     let progress = std::io::stderr().is_terminal();
-    let answer = discover_policy(&policy, names, also_lock, |event| {
+    let answer = discover_policy(&inputs.policy, names, also_lock, |event| {
         if !progress {
             return;
         }
@@ -142,8 +142,8 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
 
 /// `muster lock`: the library accepts, this renders.
 pub fn lock(policies: &Path, names: &[String], format: TextOrJson) -> Result<u8, Error> {
-    let policy = Policy::load(policies)?;
-    let answer = lock_policy(&policy, names)?;
+    let inputs = Inputs::load(policies)?;
+    let answer = lock_policy(&inputs, names)?;
     emit(&match format {
         TextOrJson::Text => {
             let mut out = String::new();

@@ -5,7 +5,7 @@ use crate::args::{RosterFormat, Select, SessionCommand, TextOrJson};
 use crate::{ask, emit, exit_code, save, token_cache};
 use muster::answer::{self, Answer};
 use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
-use muster::policy::Policy;
+use muster::policy::Inputs;
 use muster::session::{self, Live, LoadRequest};
 use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
@@ -95,10 +95,10 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             policies,
             format,
         } => {
-            let policy = Policy::load(&policies)?;
+            let inputs = Inputs::load(&policies)?;
             let doc = read(&session)?;
             let mut cache = token_cache(false);
-            let report = session::resume(&policy, &doc, &mut cache)?;
+            let report = session::resume(&inputs, &doc, &mut cache)?;
             save(&mut cache);
             emit_report(&report, format)
         }
@@ -110,11 +110,11 @@ fn usage(message: &str) -> Error {
 }
 
 fn new(select: &Select, out: &Path, format: TextOrJson) -> Result<u8, Error> {
-    let policy = Policy::load(&select.policies)?;
+    let inputs = Inputs::load(&select.policies)?;
     let ask = ask(select);
     let mut cache = token_cache(select.no_cache);
     let doc = session::new(
-        &policy,
+        &inputs,
         &ask.selection,
         (ask.item_cap, ask.token_cap),
         &mut cache,
@@ -154,10 +154,10 @@ pub(crate) fn open(
     path: &Path,
     format: TextOrJson,
 ) -> Result<Result<Live, u8>, Error> {
-    let policy = Policy::load(policies)?;
+    let inputs = Inputs::load(policies)?;
     let doc = read(path)?;
     let mut cache = token_cache(false);
-    let opened = answer::open(&policy, doc, &mut cache)?;
+    let opened = answer::open(&inputs, doc, &mut cache)?;
     save(&mut cache);
     match opened {
         Ok(live) => Ok(Ok(live)),
