@@ -542,6 +542,10 @@ fn a_check_naming_a_plan_the_policy_no_longer_makes_is_a_409_unjudged() {
     let body = json!({"turn": turn, "fingerprint": fingerprint, "flags": "production"}).to_string();
     let before = server.post("/v1/check", body.clone());
     assert_eq!(before.status, 200, "{}", before.body);
+    // Planned and compiled on the blocking pool the first time, answered
+    // from the memo on the async worker after: the same bytes.
+    let again = server.post("/v1/check", body.clone());
+    assert_eq!((again.status, &again.body), (200, &before.body));
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&before.body).expect("json")["verdict"],
         "run"

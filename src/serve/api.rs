@@ -79,16 +79,21 @@ where
     match joined {
         Ok(Ok(response)) => response,
         Ok(Err(err)) => err.generation(number).into_response(),
-        Err(_) => ApiError::http(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "muster failed while answering",
-            Problem::new("the answer could not be computed; this is a bug in muster")
-                .help("report the request that caused it"),
-        )
-        .generation(number)
-        .into_response(),
+        Err(_) => internal(number),
     }
+}
+
+/// The 500 for an answer that panicked: a bug in muster, never bad input.
+fn internal(generation: u64) -> Response {
+    ApiError::http(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "muster failed while answering",
+        Problem::new("the answer could not be computed; this is a bug in muster")
+            .help("report the request that caused it"),
+    )
+    .generation(generation)
+    .into_response()
 }
 
 /// Counts a chat request's input tokens: the body `muster count --format
@@ -249,62 +254,114 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
               (status = 409, description = "The session's pin no longer holds (the resume report), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = CheckConflict),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
-    with_generation(shared, move |shared, g| {
-        let req: CheckRequest<'_> = parse(&body)?;
-        if req.chooses() && req.fingerprint.is_none() {
-            return Err(usage(
-                "fingerprint",
-                "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
-                "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
-            )
-            .into());
+    // A small body whose plan is already compiled is a few microseconds of
+    // work: answered on the async worker, sparing the hop to the blocking
+    // pool that would cost more than the check. Anything that must plan,
+    // compile or open a session, or a larger body, goes to the pool.
+    let generation = shared.current.load_full();
+    if body.len() <= INLINE_CHECK_BYTES {
+        let number = generation.number;
+        let quick = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check_body(&shared, &generation, &body, false)
+        }));
+        match quick {
+            Ok(Ok(Some(response))) => return response,
+            Ok(Ok(None)) => {}
+            Ok(Err(err)) => return err.generation(number).into_response(),
+            Err(_) => return internal(number),
         }
-        let offered = match (&req.plan, &req.session, &req.fingerprint) {
-            (None, None, Some(fingerprint)) => match offered_now(g, &req, fingerprint)? {
-                Ok(offered) => offered,
-                Err(changed) => {
-                    let answer = Answer::of_plan_changed(&changed);
-                    return Ok(answered(shared, "/v1/check", answer, g.number));
-                }
-            },
-            (Some(plan), None, None) => offered_plan(g, plan.get())?,
-            (None, Some(doc), None) => match answer::open(&g.inputs, read_session(doc)?, &mut g.cache())? {
+    }
+    with(shared, generation, move |shared, g| {
+        check_body(shared, g, &body, true)?.ok_or_else(|| {
+            ApiError::new(Error::new(
+                ErrorKind::Io,
+                Problem::new("the check was not answered on the blocking pool"),
+            ))
+        })
+    })
+    .await
+}
+
+/// The largest `/v1/check` body answered on the async worker when its plan
+/// is already compiled (a turn of a few dozen calls).
+const INLINE_CHECK_BYTES: usize = 16 * 1024;
+
+/// `/v1/check`'s answer; `None` when it would have to plan, compile a plan
+/// or open a session and `may_block` is false.
+fn check_body(
+    shared: &Shared,
+    g: &Generation,
+    body: &[u8],
+    may_block: bool,
+) -> Result<Option<Response>, ApiError> {
+    let req: CheckRequest<'_> = parse(body)?;
+    if req.chooses() && req.fingerprint.is_none() {
+        return Err(usage(
+            "fingerprint",
+            "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
+            "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
+        )
+        .into());
+    }
+    let offered = match (&req.plan, &req.session, &req.fingerprint) {
+        (None, None, Some(fingerprint)) => match offered_now(g, &req, fingerprint, may_block)? {
+            None => return Ok(None),
+            Some(Ok(offered)) => offered,
+            Some(Err(changed)) => {
+                let answer = Answer::of_plan_changed(&changed);
+                return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
+            }
+        },
+        (Some(plan), None, None) => match offered_plan(g, plan.get(), may_block)? {
+            None => return Ok(None),
+            Some(offered) => offered,
+        },
+        (None, Some(_), None) if !may_block => return Ok(None),
+        (None, Some(doc), None) => {
+            match answer::open(&g.inputs, read_session(doc)?, &mut g.cache())? {
                 Ok(live) => Arc::new(answer::offered(Offer::Session {
                     live: &live,
                     file: Path::new("session"),
                 })?),
                 Err(report) => {
-                    return Ok(answered(shared, "/v1/check", Answer::of_resume(&report), g.number));
+                    let answer = Answer::of_resume(&report);
+                    return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
                 }
-            },
-            _ => {
-                return Err(usage(
-                    "plan",
-                    "give exactly one of plan, session and fingerprint",
-                    "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
-                )
-                .into());
             }
-        };
-        let options = CheckOptions {
-            positional: req.positional,
-        };
-        let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
-        let answer = Answer::of_check(&report);
-        if answer.outcome == Outcome::Failed {
-            shared.metrics.turn_refused();
         }
-        Ok(answered(shared, "/v1/check", answer, g.number))
-    })
-    .await
+        _ => {
+            return Err(usage(
+                "plan",
+                "give exactly one of plan, session and fingerprint",
+                "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
+            )
+            .into());
+        }
+    };
+    let options = CheckOptions {
+        positional: req.positional,
+    };
+    let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
+    let answer = Answer::of_check(&report);
+    if answer.outcome == Outcome::Failed {
+        shared.metrics.turn_refused();
+    }
+    Ok(Some(answered(shared, "/v1/check", answer, g.number)))
 }
 
 /// The plan `text` describes, read and compiled once per generation for
 /// the same bytes: a platform checks every turn of a session against the
 /// one plan it was offered.
-fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
+fn offered_plan(
+    g: &Generation,
+    text: &str,
+    may_block: bool,
+) -> Result<Option<Arc<OfferedPlan>>, Error> {
     if let Some(kept) = g.offered.get(text.as_bytes()) {
-        return Ok(kept);
+        return Ok(Some(kept));
+    }
+    if !may_block {
+        return Ok(None);
     }
     let offered = Arc::new(answer::offered(Offer::Plan {
         text,
@@ -313,7 +370,7 @@ fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
     // Compiled schemas take a few times the text's bytes.
     g.offered
         .insert(text.as_bytes(), offered.clone(), text.len() * 4);
-    Ok(offered)
+    Ok(Some(offered))
 }
 
 /// `/v1/check`'s 409 answers, for the OpenAPI document: the body is one of
@@ -337,7 +394,8 @@ fn offered_now(
     g: &Generation,
     req: &CheckRequest<'_>,
     fingerprint: &str,
-) -> Result<Result<Arc<OfferedPlan>, PlanChanged>, Error> {
+    may_block: bool,
+) -> Result<Option<Result<Arc<OfferedPlan>, PlanChanged>>, Error> {
     // Plan texts are JSON and so never start with `now`: the two kinds of
     // key cannot meet in the one store.
     let mut key = b"now\0".to_vec();
@@ -355,10 +413,13 @@ fn offered_now(
     )
     .map_err(|err| Error::new(ErrorKind::Input, Problem::new(err.to_string())))?;
     if let Some(kept) = g.offered.get(&key) {
-        return Ok(Ok(kept));
+        return Ok(Some(Ok(kept)));
+    }
+    if !may_block {
+        return Ok(None);
     }
     let select = req.select()?;
-    Ok(
+    Ok(Some(
         match answer::offered_now(&g.inputs, &select, fingerprint, &mut g.cache())? {
             Ok(offered) => {
                 let offered = Arc::new(offered);
@@ -368,7 +429,7 @@ fn offered_now(
             }
             Err(changed) => Err(changed),
         },
-    )
+    ))
 }
 
 /// Plans and pins a new session: the document `muster session new --format
