@@ -120,6 +120,8 @@ impl Encoding {
     /// The tokenizer, built on first use (it takes longer than the rest
     /// of a run) and then shared.
     fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+        #[cfg(test)]
+        tests::TOKENIZER_ASKED.with(|n| n.set(n.get() + 1));
         match self {
             Self::O200kBase => bpe_openai::o200k_base(),
             Self::Cl100kBase => bpe_openai::cl100k_base(),
@@ -203,6 +205,11 @@ impl Encoding {
     /// [`Encoding::count_texts`] on at most `threads` threads (one when
     /// fewer than 64 texts are given: starting threads would cost more).
     pub fn count_texts_on(self, texts: &[&str], threads: usize) -> Vec<u32> {
+        // Nothing to count: never build the tokenizer (a run whose counts
+        // are all cached must not pay for it).
+        if texts.is_empty() {
+            return Vec::new();
+        }
         if threads < 2 || texts.len() < 64 {
             let mut pieces = Pieces::new(self);
             return texts.iter().map(|t| pieces.count(t)).collect();
@@ -538,6 +545,37 @@ impl Renderer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    thread_local! {
+        /// How often this thread asked for a tokenizer.
+        pub(super) static TOKENIZER_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The warm path of every run: with every count cached, no tokenizer is
+    /// asked for (building o200k_base costs more than the rest of a plan).
+    #[test]
+    fn counts_all_cached_never_ask_for_the_tokenizer() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let definitions: Vec<Definition<'_>> = ["a", "b", "c"]
+            .iter()
+            .map(|name| Definition {
+                name,
+                description: "Finds things.",
+                input_schema: &schema,
+            })
+            .collect();
+        let mut cache = TokenCache::in_memory();
+        let cold = Encoding::O200kBase.count_definitions(&definitions, &mut cache);
+        let asked = TOKENIZER_ASKED.with(std::cell::Cell::get);
+        assert!(asked > 0, "a cold count asks for the tokenizer");
+        let warm = Encoding::O200kBase.count_definitions(&definitions, &mut cache);
+        assert_eq!(warm, cold);
+        assert_eq!(
+            TOKENIZER_ASKED.with(std::cell::Cell::get),
+            asked,
+            "a warm count asked for the tokenizer"
+        );
+    }
 
     /// Prompt tokens of chat messages as the cookbook counts them: three per
     /// message for its envelope, the role and content, and three to prime
