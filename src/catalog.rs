@@ -143,9 +143,41 @@ pub struct Candidate {
     /// Declared index among configured tools (0 for others): the last
     /// tie-breaker before the name.
     index: usize,
+    /// Why the strict check cannot compile its schema (`None`: it can),
+    /// found the first time a plan offers or defers it and then kept:
+    /// compiling costs more than a warm plan, and most candidates of a
+    /// large catalog are never shown.
+    strict_problem: StrictProblem,
+}
+
+/// [`Candidate::strict_problem`]'s memo: derived from the schema alone, so
+/// it never makes two candidates differ, computed or not.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StrictProblem(std::sync::OnceLock<Option<String>>);
+
+impl PartialEq for StrictProblem {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Candidate {
+    /// Why the strict check could not compile this candidate's schema, if
+    /// it is checked strictly and the schema does not compile.
+    pub fn strict_problem(&self) -> Option<&str> {
+        if self.call.check != CheckMode::Strict {
+            return None;
+        }
+        self.strict_problem
+            .0
+            .get_or_init(|| {
+                crate::check::compile_strict(&self.input_schema)
+                    .err()
+                    .map(|why| why.to_string())
+            })
+            .as_deref()
+    }
+
     /// The tier a candidate ranks in (required, priority, source class), as
     /// words: used by headroom to say where an addition would land.
     pub fn tier(&self) -> Tier {

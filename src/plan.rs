@@ -20,7 +20,7 @@
 
 use crate::catalog::{Catalog, Source, Tier};
 use crate::contract::Reason;
-use crate::contract::{CheckMode, Code, Status, Warning, WarningKind};
+use crate::contract::{Code, Status, Warning, WarningKind};
 use crate::policy::Caps;
 use sha2::{Digest, Sha256};
 
@@ -289,21 +289,18 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
 
     // The check compiles a strict schema when it reads the plan; one it
     // cannot compile refuses every call, so say so while the policy can
-    // still change. Only tools the plan offers or defers are compiled: a
+    // still change. Only tools the plan offers or defers are compiled (a
     // cut tool is never called, and compiling every candidate's schema
-    // would cost more than the rest of a large plan. The warnings follow
+    // would cost more than the rest of a large plan), each once per
+    // catalog ([`crate::catalog::Candidate::strict_problem`]). The warnings follow
     // the catalog's, in candidate order.
     let mut shown: Vec<usize> = roster.iter().chain(&deferred).copied().collect();
     shown.sort_unstable();
     let uncheckable = shown.into_iter().filter_map(|i| {
         let c = &catalog.candidates[i];
-        if c.call.check != CheckMode::Strict {
-            return None;
-        }
-        let why = crate::check::compile_strict(&c.input_schema).err()?;
         Some(Warning::new(WarningKind::UncheckableSchema {
             tool: c.name.clone(),
-            why: why.to_string(),
+            why: c.strict_problem()?.to_string(),
         }))
     });
     let at = catalog.warnings.len();

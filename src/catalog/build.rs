@@ -247,6 +247,7 @@ impl<'p> Builder<'p> {
             tokens: 0,
             definition_hash: [0; 32],
             index: 0,
+            strict_problem: super::StrictProblem::default(),
         }
     }
 
