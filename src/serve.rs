@@ -406,14 +406,7 @@ async fn overloaded(err: tower::BoxError) -> ApiError {
 }
 
 fn panicked(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    ApiError::http(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal",
-        "muster failed while answering",
-        Problem::new("the answer could not be computed; this is a bug in muster")
-            .help("report the request that caused it"),
-    )
-    .into_response()
+    ApiError::internal().into_response()
 }
 
 /// Counts every request by route and status, with its latency, and logs

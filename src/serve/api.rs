@@ -83,17 +83,9 @@ where
     }
 }
 
-/// The 500 for an answer that panicked: a bug in muster, never bad input.
+/// The 500 for an answer that panicked, naming the generation.
 fn internal(generation: u64) -> Response {
-    ApiError::http(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal",
-        "muster failed while answering",
-        Problem::new("the answer could not be computed; this is a bug in muster")
-            .help("report the request that caused it"),
-    )
-    .generation(generation)
-    .into_response()
+    ApiError::internal().generation(generation).into_response()
 }
 
 /// Counts a chat request's input tokens: the body `muster count --format

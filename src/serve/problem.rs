@@ -97,6 +97,18 @@ impl ApiError {
         }
     }
 
+    /// The 500 for an answer that panicked: a bug in muster, never bad
+    /// input.
+    pub fn internal() -> Self {
+        Self::http(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "muster failed while answering",
+            Problem::new("the answer could not be computed; this is a bug in muster")
+                .help("report the request that caused it"),
+        )
+    }
+
     /// muster's error, with the status its kind maps to: bad input and
     /// requests for things that do not exist are 422, a policy that fails
     /// validation on reload 422, the service's own I/O 500.
