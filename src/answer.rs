@@ -291,8 +291,7 @@ pub fn offered_now(
     fingerprint: &str,
     cache: &mut TokenCache,
 ) -> Result<Result<OfferedPlan, PlanChanged>, Error> {
-    let hex = fingerprint.strip_prefix("sha256:").unwrap_or("");
-    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if crate::canon::parse_labelled_hex(fingerprint).is_none() {
         return Err(Error::new(
             ErrorKind::Usage,
             crate::error::Problem::new(format!(

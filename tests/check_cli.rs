@@ -258,12 +258,22 @@ fn a_plan_named_by_its_fingerprint_is_checked_only_while_the_policy_still_makes_
     // A what-if cap makes another plan: refused unjudged, exit 1.
     let mut capped = by_name.to_vec();
     capped.extend(["--item-cap", "5"]);
-    let changed: Value =
-        serde_json::from_str(&stdout(fx.path(), &capped, 1)).expect("plan-changed");
-    assert_eq!(changed["code"], "plan-changed");
-    assert_eq!(changed["offered"], fingerprint);
-    assert_ne!(changed["now"], fingerprint);
-    assert!(changed.get("verdict").is_none(), "nothing was checked");
+    // Read back through this test's own type: the shape docs/check.md gives.
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct PlanChanged {
+        code: String,
+        format_version: u32,
+        offered: String,
+        now: String,
+    }
+    let changed: PlanChanged =
+        serde_json::from_str(&stdout(fx.path(), &capped, 1)).expect("plan-changed, nothing else");
+    assert_eq!(changed.code, "plan-changed");
+    assert_eq!(changed.format_version, 1);
+    assert_eq!(changed.offered, fingerprint);
+    assert_ne!(changed.now, fingerprint);
+    assert!(changed.now.starts_with("sha256:"), "{}", changed.now);
 
     // The tool's description changes in the policy: the same.
     fx.edit(

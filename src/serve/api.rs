@@ -250,17 +250,14 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
     // work: answered on the async worker, sparing the hop to the blocking
     // pool that would cost more than the check. Anything that must plan,
     // compile or open a session, or a larger body, goes to the pool.
+    // A panic here is answered by the router's catch-panic layer, as for
+    // every handler.
     let generation = shared.current.load_full();
     if body.len() <= INLINE_CHECK_BYTES {
-        let number = generation.number;
-        let quick = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            check_body(&shared, &generation, &body, false)
-        }));
-        match quick {
-            Ok(Ok(Some(response))) => return response,
-            Ok(Ok(None)) => {}
-            Ok(Err(err)) => return err.generation(number).into_response(),
-            Err(_) => return internal(number),
+        match check_body(&shared, &generation, &body, false) {
+            Ok(Some(response)) => return response,
+            Ok(None) => {}
+            Err(err) => return err.generation(generation.number).into_response(),
         }
     }
     with(shared, generation, move |shared, g| {
@@ -287,7 +284,8 @@ fn check_body(
     may_block: bool,
 ) -> Result<Option<Response>, ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
-    if req.chooses() && req.fingerprint.is_none() {
+    let select = req.select()?;
+    if select != answer::Select::default() && req.fingerprint.is_none() {
         return Err(usage(
             "fingerprint",
             "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
@@ -296,14 +294,16 @@ fn check_body(
         .into());
     }
     let offered = match (&req.plan, &req.session, &req.fingerprint) {
-        (None, None, Some(fingerprint)) => match offered_now(g, &req, fingerprint, may_block)? {
-            None => return Ok(None),
-            Some(Ok(offered)) => offered,
-            Some(Err(changed)) => {
-                let answer = Answer::of_plan_changed(&changed);
-                return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
+        (None, None, Some(fingerprint)) => {
+            match offered_now(g, &req, &select, fingerprint, may_block)? {
+                None => return Ok(None),
+                Some(Ok(offered)) => offered,
+                Some(Err(changed)) => {
+                    let answer = Answer::of_plan_changed(&changed);
+                    return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
+                }
             }
-        },
+        }
         (Some(plan), None, None) => match offered_plan(g, plan.get(), may_block)? {
             None => return Ok(None),
             Some(offered) => offered,
@@ -385,6 +385,7 @@ pub enum CheckConflict {
 fn offered_now(
     g: &Generation,
     req: &CheckRequest<'_>,
+    select: &answer::Select,
     fingerprint: &str,
     may_block: bool,
 ) -> Result<Option<Result<Arc<OfferedPlan>, PlanChanged>>, Error> {
@@ -410,9 +411,8 @@ fn offered_now(
     if !may_block {
         return Ok(None);
     }
-    let select = req.select()?;
     Ok(Some(
-        match answer::offered_now(&g.inputs, &select, fingerprint, &mut g.cache())? {
+        match answer::offered_now(&g.inputs, select, fingerprint, &mut g.cache())? {
             Ok(offered) => {
                 let offered = Arc::new(offered);
                 // About what the same plan sent as text costs.

@@ -232,8 +232,8 @@ pub struct CheckRequest<'a> {
 }
 
 impl CheckRequest<'_> {
-    /// The plan selection a `fingerprint` names, or the fields that choose
-    /// one given without it.
+    /// The plan selection a `fingerprint` names (the default when no field
+    /// chooses one).
     pub(super) fn select(&self) -> Result<answer::Select, Error> {
         PlanRequest {
             agent: self.agent.clone(),
@@ -245,16 +245,6 @@ impl CheckRequest<'_> {
             format: None,
         }
         .select()
-    }
-
-    /// Whether any field choosing a plan for `fingerprint` is set.
-    pub(super) fn chooses(&self) -> bool {
-        self.agent.is_some()
-            || self.agent_version.is_some()
-            || self.flags.is_some()
-            || !self.flag.is_empty()
-            || self.item_cap.is_some()
-            || self.token_cap.is_some()
     }
 }
 

@@ -276,13 +276,7 @@ fn run(command: Command) -> Result<u8, Error> {
             let read = |path: &std::path::Path, what: &str| {
                 muster::input::read_text(path).map_err(|err| err.into_error(path, what))
             };
-            let chosen = select.agent.is_some()
-                || select.agent_version.is_some()
-                || select.profile.is_some()
-                || !select.flag.is_empty()
-                || select.item_cap.is_some()
-                || select.token_cap.is_some();
-            if chosen && fingerprint.is_none() {
+            if ask(&select) != answer::Select::default() && fingerprint.is_none() {
                 return Err(Error::new(
                     ErrorKind::Usage,
                     Problem::new("--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
