@@ -107,7 +107,7 @@ fn bench_plan(c: &mut Criterion) {
     let texts: Vec<String> = catalog
         .candidates
         .iter()
-        .map(|c| render_function(&c.name, &c.description, &c.input_schema))
+        .map(|c| render_function(&c.name, &c.description, &c.input_schema.value()))
         .collect();
     let encoding = catalog.encoding;
     let reference = tiktoken_rs::o200k_base_singleton();

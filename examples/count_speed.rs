@@ -34,7 +34,7 @@ fn main() {
         .map(|i| {
             let c = &catalog.candidates[i % catalog.candidates.len()];
             let name = format!("{}_{i}", c.provider_name);
-            render_function(&name, &c.description, &c.input_schema)
+            render_function(&name, &c.description, &c.input_schema.value())
         })
         .collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();

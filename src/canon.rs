@@ -35,68 +35,6 @@ impl Sink for HashSink {
     }
 }
 
-/// Schemas written alike, shared as one value. A large policy or listing
-/// often repeats a schema (every tool without arguments has
-/// `{"type": "object", "properties": {}}`; generated servers repeat whole
-/// shapes), and each parsed copy costs kilobytes. Two schemas are alike
-/// when their JSON text, members in written order, is the same: they are
-/// told apart by its SHA-256, so sharing never changes what is shown.
-#[derive(Debug, Default)]
-pub(crate) struct Shared(rustc_hash::FxHashMap<[u8; 32], std::sync::Arc<Value>>);
-
-impl Shared {
-    /// `value`, or the one already shared that is written alike.
-    pub(crate) fn share(&mut self, value: Value) -> std::sync::Arc<Value> {
-        struct Hashing(Sha256);
-        impl std::io::Write for Hashing {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.update(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut hashing = Hashing(Sha256::new());
-        if serde_json::to_writer(&mut hashing, &value).is_err() {
-            return std::sync::Arc::new(value);
-        }
-        let key: [u8; 32] = hashing.0.finalize().into();
-        std::sync::Arc::clone(self.0.entry(key).or_insert_with(|| {
-            let mut value = value;
-            compact(&mut value);
-            std::sync::Arc::new(value)
-        }))
-    }
-}
-
-/// Gives every object and list in `value` only the room its members take,
-/// keeping their order, so a schema held for the whole run costs what it
-/// holds. A parsed object keeps room for 3 members however few it has and a
-/// list for 4, which for small schemas is a third of their size. Without
-/// recursion.
-fn compact(value: &mut Value) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(map) => {
-                if !map.is_empty() {
-                    let members = std::mem::take(map);
-                    let mut exact = serde_json::Map::with_capacity(members.len());
-                    exact.extend(members);
-                    *map = exact;
-                }
-                stack.extend(map.values_mut());
-            }
-            Value::Array(items) => {
-                items.shrink_to_fit();
-                stack.extend(items.iter_mut());
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Appends the canonical text of `value` to `out`.
 pub fn write_canonical(value: &Value, out: &mut String) {
     write_value(value, out);
@@ -281,39 +219,7 @@ pub fn schema_shape_problem(schema: &Value) -> Option<SchemaProblem> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn schemas_written_alike_are_shared_and_order_tells_them_apart() {
-        let mut shared = Shared::default();
-        let a =
-            shared.share(serde_json::json!({"type": "object", "properties": {"a": {}, "b": {}}}));
-        let again =
-            shared.share(serde_json::json!({"type": "object", "properties": {"a": {}, "b": {}}}));
-        let reordered =
-            shared.share(serde_json::json!({"type": "object", "properties": {"b": {}, "a": {}}}));
-        assert!(std::sync::Arc::ptr_eq(&a, &again));
-        assert!(
-            !std::sync::Arc::ptr_eq(&a, &reordered),
-            "members in another order are shown otherwise"
-        );
-        let keys: Vec<&String> = reordered["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect();
-        assert_eq!(keys, ["b", "a"]);
-    }
     use serde_json::json;
-
-    #[test]
-    fn compacting_keeps_every_member_in_order() {
-        let text = r#"{"z":{"b":[1,[],{}],"a":{"y":null,"x":"s"}},"a":[{"q":1,"p":2}],"m":{}}"#;
-        let mut value: Value = serde_json::from_str(text).unwrap();
-        compact(&mut value);
-        assert_eq!(serde_json::to_string(&value).unwrap(), text);
-        let mut shared = Shared::default();
-        let held = shared.share(serde_json::from_str(text).unwrap());
-        assert_eq!(serde_json::to_string(&*held).unwrap(), text);
-    }
 
     #[test]
     fn key_order_does_not_change_the_text() {

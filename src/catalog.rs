@@ -28,11 +28,11 @@ use crate::canon;
 use crate::contract::{CheckMode, Reason, Warning};
 use crate::error::Error;
 use crate::policy::{Caps, Inputs, UnknownArguments};
+use crate::schema::Schema;
 use crate::tokens::{Definition, Encoding, Provider, TokenCache};
 use build::Builder;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Which agent and which flags to plan for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub struct Candidate {
     pub description: String,
     /// Input schema as offered (after MCP narrowing), shared with the
     /// policy's definition when nothing changed it.
-    pub input_schema: Arc<Value>,
+    pub input_schema: Schema,
     /// The group it belongs to, if any (the first that names it).
     pub group: Option<String>,
     /// Whether a required group names it.
@@ -171,7 +171,7 @@ impl Candidate {
         self.strict_problem
             .0
             .get_or_init(|| {
-                crate::check::compile_strict(&self.input_schema)
+                crate::check::compile_strict(&self.input_schema.value())
                     .err()
                     .map(|why| why.to_string())
             })
@@ -352,7 +352,7 @@ pub(crate) fn definition_hash(
     name: &str,
     provider_name: &str,
     description: &str,
-    input_schema: &Value,
+    input_schema: &Schema,
     fixed: &BTreeMap<String, Value>,
     only: Option<&[String]>,
 ) -> [u8; 32] {
@@ -373,7 +373,7 @@ pub(crate) fn definition_hash(
         write_value(value, &mut out);
     }
     out.put("},\"input_schema\":");
-    write_value(input_schema, &mut out);
+    out.put(input_schema.canonical());
     out.put(",\"name\":");
     write_str(name, &mut out);
     out.put(",\"only\":");
@@ -424,7 +424,7 @@ mod tests {
                 "mcp.x.tool",
                 "mcp__x__tool",
                 "Does \"things\"\t.",
-                &schema,
+                &Schema::new(&schema),
                 fixed,
                 only,
             );

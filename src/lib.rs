@@ -134,6 +134,7 @@ pub mod narrow;
 pub mod plan;
 pub mod policy;
 pub mod provider;
+pub mod schema;
 pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;

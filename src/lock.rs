@@ -45,7 +45,7 @@ pub use crate::canon::canonical as canonical_json;
 pub fn definition_hash(tool: &ListedTool) -> String {
     // Keys in sorted order, written as they are hashed: the schema is not
     // copied into a new object first.
-    use crate::canon::{HashSink, Sink as _, write_str, write_value};
+    use crate::canon::{HashSink, Sink as _, write_str};
     let mut out = HashSink::new();
     out.put("{");
     if let Some(d) = &tool.description {
@@ -54,7 +54,7 @@ pub fn definition_hash(tool: &ListedTool) -> String {
         out.put(",");
     }
     out.put("\"inputSchema\":");
-    write_value(&tool.input_schema, &mut out);
+    out.put(tool.input_schema.canonical());
     out.put(",\"name\":");
     write_str(&tool.name, &mut out);
     out.put("}");
@@ -265,7 +265,7 @@ mod tests {
         ListedTool {
             name: name.into(),
             description: Some(desc.into()),
-            input_schema: std::sync::Arc::new(schema),
+            input_schema: crate::schema::Schema::new(&schema),
             raw: json!({"name": name, "description": desc, "inputSchema": null}),
         }
     }

@@ -16,10 +16,10 @@
 //! allowed names on each call. Argument names are top-level keys of the
 //! schema's `properties`, compared literally (no dotted paths).
 
+use crate::schema::Schema;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -168,7 +168,7 @@ pub struct Offered {
     /// The inputSchema the model is shown: fixed arguments, and with `only`
     /// every unlisted argument, removed from `properties` and `required`.
     /// The listed schema itself, shared, when nothing is removed.
-    pub shown_schema: Arc<Value>,
+    pub shown_schema: Schema,
     /// Values that ride on every call; a value the model writes for one of
     /// these is dropped.
     pub fixed: BTreeMap<String, Value>,
@@ -194,13 +194,14 @@ pub struct Offered {
 /// n.params.entry("search".into()).or_default().insert("scope".into(), json!("handbook"));
 /// n.only.insert("search".into(), vec!["query".into()]);
 ///
-/// let schema = std::sync::Arc::new(schema);
+/// let schema = muster::schema::Schema::new(&schema);
 /// let NarrowOutcome::Offered(o) = narrow_tool("search", &schema, &n) else { panic!() };
-/// assert_eq!(o.shown_schema["properties"], json!({"query": {"type": "string"}}));
-/// assert_eq!(o.shown_schema["required"], json!(["query"]));
+/// let shown = o.shown_schema.value();
+/// assert_eq!(shown["properties"], json!({"query": {"type": "string"}}));
+/// assert_eq!(shown["required"], json!(["query"]));
 /// assert_eq!(o.fixed["scope"], json!("handbook"));
 /// ```
-pub fn narrow_tool(tool_name: &str, input_schema: &Arc<Value>, n: &Narrowing) -> NarrowOutcome {
+pub fn narrow_tool(tool_name: &str, input_schema: &Schema, n: &Narrowing) -> NarrowOutcome {
     if n.deny.iter().any(|d| d == tool_name) {
         return NarrowOutcome::Excluded {
             code: ExcludeCode::Denied,
@@ -213,7 +214,8 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Arc<Value>, n: &Narrowing) ->
             code: ExcludeCode::NotAllowed,
         };
     }
-    let Some(schema) = input_schema.as_object() else {
+    let tree = input_schema.value();
+    let Some(schema) = tree.as_object() else {
         return NarrowOutcome::KeptAway {
             code: KeepAwayCode::SchemaNotObject,
             arguments: Vec::new(),
@@ -312,9 +314,9 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Arc<Value>, n: &Narrowing) ->
                 shown.shift_remove("required");
             }
         }
-        Arc::new(Value::Object(shown))
+        Schema::new(&Value::Object(shown))
     } else {
-        Arc::clone(input_schema)
+        input_schema.clone()
     };
 
     NarrowOutcome::Offered(Offered {

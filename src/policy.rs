@@ -206,7 +206,7 @@ pub struct ToolDef {
     pub description: String,
     /// JSON Schema of its arguments (always an object schema), shared with
     /// the catalogs built from it.
-    pub input_schema: std::sync::Arc<Value>,
+    pub input_schema: crate::schema::Schema,
     /// The flag that must be on for the tool to exist.
     pub when: Option<String>,
     /// Whether the default roster enables it.

@@ -94,7 +94,7 @@ fn parts(plan: &Plan<'_>, i: usize) -> DefinitionParts {
     let hash = |value: &Value| canon::labelled_hex(&canon::digest(value));
     DefinitionParts {
         description: hash(&Value::String(plan.description(i).to_string())),
-        input_schema: hash(&c.input_schema),
+        input_schema: canon::labelled_hex(&c.input_schema.digest()),
         fixed: hash(&serde_json::json!(c.call.fixed)),
         only: hash(&serde_json::json!(c.call.only)),
     }

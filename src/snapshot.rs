@@ -7,14 +7,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::canon::Shared;
 pub use crate::contract::{SnapshotDiff, ToolChange};
 use crate::error::{Error, ErrorKind, Problem};
+use crate::schema::{Schema, Shared};
 
 mod listing;
 
@@ -31,7 +30,7 @@ pub struct ListedTool {
     /// in a snapshot read for planning, whatever was recorded (the catalog
     /// cuts a non-object as `invalid-schema`). Shared with the catalog's
     /// candidates, so a large listing holds each schema once.
-    pub input_schema: Arc<Value>,
+    pub input_schema: Schema,
     /// The tool object as listed, fields muster does not read included,
     /// except that its `inputSchema` member (when it has one) holds `null`:
     /// the schema is kept once, in `input_schema`. `null` when the object
@@ -65,13 +64,13 @@ impl Serialize for Listed<'_> {
             if let Some(description) = &tool.description {
                 map.serialize_entry("description", description)?;
             }
-            map.serialize_entry("inputSchema", &*tool.input_schema)?;
+            map.serialize_entry("inputSchema", &tool.input_schema)?;
             return map.end();
         };
         let mut map = serializer.serialize_map(Some(members.len()))?;
         for (key, value) in members {
             if key == "inputSchema" {
-                map.serialize_entry(key, &*self.0.input_schema)?;
+                map.serialize_entry(key, &self.0.input_schema)?;
             } else {
                 map.serialize_entry(key, value)?;
             }

@@ -54,7 +54,9 @@ pub mod cache;
 pub use cache::TokenCache;
 
 pub use crate::contract::Provider;
+use crate::schema::Schema;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Names the rendering counts are taken of; part of every cache key. Change
@@ -82,7 +84,7 @@ pub struct Definition<'a> {
     /// Description as offered.
     pub description: &'a str,
     /// Input schema as offered.
-    pub input_schema: &'a Value,
+    pub input_schema: &'a Schema,
 }
 
 /// The tokenizer a count uses.
@@ -142,15 +144,18 @@ impl Encoding {
 
     /// Tokens of each definition, in order, as
     /// [`Encoding::count_definition`] counts them. A count `cache` holds for
-    /// the same rendered text is taken from it; the others are counted on
-    /// every core and added to it. Nothing builds the tokenizer unless some
-    /// definition is missing from the cache.
+    /// the same definition, rendering and encoding is taken from it; the
+    /// others are rendered and counted on every core and added to it.
+    /// Nothing builds the tokenizer unless some definition is missing from
+    /// the cache, and nothing is rendered for a definition it holds.
     ///
     /// # Example
     /// ```
+    /// use muster::schema::Schema;
     /// use muster::tokens::{Definition, Encoding, TokenCache};
     /// let schema = serde_json::json!({"type": "object"});
-    /// let now = Definition { name: "now", description: "The time.", input_schema: &schema };
+    /// let held = Schema::new(&schema);
+    /// let now = Definition { name: "now", description: "The time.", input_schema: &held };
     /// let mut cache = TokenCache::in_memory();
     /// let cold = Encoding::O200kBase.count_definitions(&[now], &mut cache);
     /// let warm = Encoding::O200kBase.count_definitions(&[now], &mut cache);
@@ -174,19 +179,29 @@ impl Encoding {
         definitions: &[Definition<'_>],
         cache: &mut TokenCache,
     ) -> Vec<u32> {
+        let rendering = rendering_of(provider);
         let mut counts = vec![0; definitions.len()];
         let mut missing = Vec::new();
         for (i, d) in definitions.iter().enumerate() {
-            let (rendering, text) = render_for(provider, d);
-            let key = cache::key(self.name(), rendering, &text);
+            let key = cache::key(
+                self.name(),
+                rendering,
+                d.name,
+                d.description,
+                d.input_schema,
+            );
             match cache.get(&key) {
                 Some(tokens) => counts[i] = tokens,
-                None => missing.push((i, key, text)),
+                None => missing.push((i, key)),
             }
         }
-        let texts: Vec<&str> = missing.iter().map(|(_, _, text)| text.as_str()).collect();
-        let fresh = self.count_texts(&texts);
-        for ((i, key, _), tokens) in missing.iter().zip(fresh) {
+        // Each missing definition is rendered by the thread that counts it
+        // and dropped once counted: 100,000 rendered texts held at once
+        // took 31 MB.
+        let fresh = self.count_each(missing.len(), |m| {
+            Cow::Owned(render_for(provider, &definitions[missing[m].0]))
+        });
+        for ((i, key), tokens) in missing.iter().zip(fresh) {
             counts[*i] = tokens;
             cache.insert(*key, tokens);
         }
@@ -194,28 +209,45 @@ impl Encoding {
     }
 
     /// Tokens of each text, in order: [`Encoding::count_text`] of each,
-    /// counted on every core. Threads take texts one at a time from a shared
-    /// counter, so a few large ones do not leave a core idle, and each
-    /// thread remembers the count of every piece it has met ([`Pieces`]).
+    /// counted on every core ([`Encoding::count_each`]).
     pub fn count_texts(self, texts: &[&str]) -> Vec<u32> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.count_texts_on(texts, threads)
+        self.count_each(texts.len(), |i| Cow::Borrowed(texts[i]))
     }
 
-    /// [`Encoding::count_texts`] on at most `threads` threads (one when
-    /// fewer than 64 texts are given: starting threads would cost more).
+    /// [`Encoding::count_texts`] on at most `threads` threads.
     pub fn count_texts_on(self, texts: &[&str], threads: usize) -> Vec<u32> {
+        self.count_each_on(texts.len(), threads, |i| Cow::Borrowed(texts[i]))
+    }
+
+    /// [`Encoding::count_text`] of `text(i)` for each `i` below `n`, in
+    /// order, counted on every core.
+    fn count_each<'t>(self, n: usize, text: impl Fn(usize) -> Cow<'t, str> + Sync) -> Vec<u32> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.count_each_on(n, threads, text)
+    }
+
+    /// [`Encoding::count_each`] on at most `threads` threads (one when
+    /// fewer than 64 texts are asked for: starting threads would cost
+    /// more). Threads take texts one at a time from a shared counter, so a
+    /// few large ones do not leave a core idle, and each thread remembers
+    /// the count of every piece it has met ([`Pieces`]).
+    fn count_each_on<'t>(
+        self,
+        n: usize,
+        threads: usize,
+        text: impl Fn(usize) -> Cow<'t, str> + Sync,
+    ) -> Vec<u32> {
         // Nothing to count: never build the tokenizer (a run whose counts
         // are all cached must not pay for it).
-        if texts.is_empty() {
+        if n == 0 {
             return Vec::new();
         }
-        if threads < 2 || texts.len() < 64 {
+        if threads < 2 || n < 64 {
             let mut pieces = Pieces::new(self);
-            return texts.iter().map(|t| pieces.count(t)).collect();
+            return (0..n).map(|i| pieces.count(&text(i))).collect();
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut counts = vec![0; texts.len()];
+        let mut counts = vec![0; n];
         let counted: Vec<(usize, u32)> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
@@ -224,8 +256,10 @@ impl Encoding {
                         let mut pieces = Pieces::new(self);
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(text) = texts.get(i) else { break };
-                            done.push((i, pieces.count(text)));
+                            if i >= n {
+                                break;
+                            }
+                            done.push((i, pieces.count(&text(i))));
                         }
                         done
                     })
@@ -295,12 +329,12 @@ impl Encoding {
 /// sum of its pieces' counts; definitions repeat most pieces (`string`,
 /// ` the`, `?:`), and looking one up costs less than encoding it again.
 /// `tests/tokenizer.rs` checks batches counted this way against tiktoken.
-struct Pieces<'a> {
+struct Pieces {
     tokenizer: &'static bpe_openai::Tokenizer,
-    known: rustc_hash::FxHashMap<&'a str, u32>,
+    known: rustc_hash::FxHashMap<Box<str>, u32>,
 }
 
-impl<'a> Pieces<'a> {
+impl Pieces {
     fn new(encoding: Encoding) -> Self {
         Self {
             tokenizer: encoding.tokenizer(),
@@ -308,7 +342,7 @@ impl<'a> Pieces<'a> {
         }
     }
 
-    fn count(&mut self, text: &'a str) -> u32 {
+    fn count(&mut self, text: &str) -> u32 {
         // The OpenAI encodings do not normalize (no NFC), so the pieces are
         // split from the text as given, as `Tokenizer::count` splits them.
         let mut total = 0u32;
@@ -318,7 +352,7 @@ impl<'a> Pieces<'a> {
                 None => {
                     let tokens = self.tokenizer.bpe.count(piece.as_bytes());
                     let tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
-                    self.known.insert(piece, tokens);
+                    self.known.insert(piece.into(), tokens);
                     tokens
                 }
             };
@@ -334,30 +368,45 @@ const WRAPPER_HEAD: &str = "# Tools\n\n## functions\n\nnamespace functions {\n\n
 #[cfg(test)]
 const WRAPPER_TAIL: &str = "} // namespace functions";
 
-/// The rendering tag and text of `d` as `provider` bills it.
-pub fn render_for(provider: Provider, d: &Definition<'_>) -> (&'static str, String) {
+/// The tag of the rendering `provider` bills: part of every cached
+/// count's key.
+pub fn rendering_of(provider: Provider) -> &'static str {
     match provider {
-        Provider::Openai => (
-            RENDERING,
-            render_function(d.name, d.description, d.input_schema),
-        ),
-        Provider::Anthropic => (
-            RENDERING_ANTHROPIC,
-            render_anthropic_tool(d.name, d.description, d.input_schema),
-        ),
+        Provider::Openai => RENDERING,
+        Provider::Anthropic => RENDERING_ANTHROPIC,
+    }
+}
+
+/// The text of `d` as `provider` bills it ([`rendering_of`] names the
+/// rendering).
+pub fn render_for(provider: Provider, d: &Definition<'_>) -> String {
+    match provider {
+        Provider::Openai => render_function(d.name, d.description, &d.input_schema.value()),
+        Provider::Anthropic => anthropic_tool_text(d.name, d.description, d.input_schema.text()),
     }
 }
 
 /// One tool as an Anthropic request sends it: compact JSON of `name`,
 /// `description` (when not empty) and `input_schema`.
 pub fn render_anthropic_tool(name: &str, description: &str, input_schema: &Value) -> String {
-    let mut tool = serde_json::Map::new();
-    tool.insert("name".into(), Value::from(name));
+    anthropic_tool_text(name, description, &input_schema.to_string())
+}
+
+/// [`render_anthropic_tool`] with the schema already written as compact
+/// JSON: the object's members are written in order around it, as
+/// serde_json writes the object whole.
+fn anthropic_tool_text(name: &str, description: &str, input_schema: &str) -> String {
+    let mut out = String::with_capacity(48 + name.len() + description.len() + input_schema.len());
+    out.push_str("{\"name\":");
+    out.push_str(&Value::from(name).to_string());
     if !description.is_empty() {
-        tool.insert("description".into(), Value::from(description));
+        out.push_str(",\"description\":");
+        out.push_str(&Value::from(description).to_string());
     }
-    tool.insert("input_schema".into(), input_schema.clone());
-    Value::Object(tool).to_string()
+    out.push_str(",\"input_schema\":");
+    out.push_str(input_schema);
+    out.push('}');
+    out
 }
 
 /// Renders one tool the way OpenAI chat models are shown it.

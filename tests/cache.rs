@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Fixture, muster};
+use muster::schema::Schema;
 use muster::tokens::{Definition, Encoding, TokenCache, cache::FILE_NAME};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -143,13 +144,15 @@ proptest! {
         cl100k in any::<bool>(),
     ) {
         let encoding = if cl100k { Encoding::Cl100kBase } else { Encoding::O200kBase };
+        let held: Vec<Schema> = defs.iter().map(|(_, _, schema)| Schema::new(schema)).collect();
         let definitions: Vec<Definition<'_>> = defs
             .iter()
-            .map(|(name, description, input_schema)| Definition { name, description, input_schema })
+            .zip(&held)
+            .map(|((name, description, _), input_schema)| Definition { name, description, input_schema })
             .collect();
-        let fresh: Vec<u32> = definitions
+        let fresh: Vec<u32> = defs
             .iter()
-            .map(|d| encoding.count_definition(d.name, d.description, d.input_schema))
+            .map(|(name, description, schema)| encoding.count_definition(name, description, schema))
             .collect();
 
         let dir = tempfile::tempdir().unwrap();
@@ -164,7 +167,7 @@ proptest! {
         let other = if cl100k { Encoding::O200kBase } else { Encoding::Cl100kBase };
         let other_fresh: Vec<u32> = definitions
             .iter()
-            .map(|d| other.count_definition(d.name, d.description, d.input_schema))
+            .map(|d| other.count_definition(d.name, d.description, &d.input_schema.value()))
             .collect();
         prop_assert_eq!(other.count_definitions(&definitions, &mut warm), other_fresh);
     }

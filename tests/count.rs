@@ -319,6 +319,77 @@ fn bad_requests_exit_2_naming_the_field() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Every tool definition in the fixtures' requests: (name, description,
+/// schema), wherever the request shape puts them.
+fn fixture_definitions() -> Vec<(String, String, Value)> {
+    fn walk(v: &Value, out: &mut Vec<(String, String, Value)>) {
+        match v {
+            Value::Object(map) => {
+                let schema = map.get("parameters").or_else(|| map.get("input_schema"));
+                if let (Some(Value::String(name)), Some(schema)) = (map.get("name"), schema) {
+                    let description = map.get("description").and_then(Value::as_str);
+                    out.push((
+                        name.clone(),
+                        description.unwrap_or("").into(),
+                        schema.clone(),
+                    ));
+                }
+                map.values().for_each(|v| walk(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (_, case) in cases() {
+        walk(&case.request, &mut out);
+    }
+    out
+}
+
+/// Cached counts are keyed by the definition and the rendering's tag, not
+/// by the rendered text (so a cached definition is never rendered). A
+/// renderer that changes its output without changing its tag would serve
+/// stale counts: this digest of every fixture definition's rendering
+/// fails first. When it fails, bump the tag in `src/tokens.rs` and then
+/// update the digest here.
+#[test]
+fn renderings_are_pinned_to_their_tags() {
+    use muster::tokens::{RENDERING, RENDERING_ANTHROPIC, render_anthropic_tool, render_function};
+    use sha2::{Digest, Sha256};
+    let definitions = fixture_definitions();
+    assert!(definitions.len() >= 40, "{} definitions", definitions.len());
+    let digest = |render: &dyn Fn(&str, &str, &Value) -> String| {
+        let mut h = Sha256::new();
+        for (name, description, schema) in &definitions {
+            h.update(render(name, description, schema).as_bytes());
+            h.update([0]);
+        }
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let openai = digest(&|n, d, s| render_function(n, d, s));
+    let anthropic = digest(&|n, d, s| render_anthropic_tool(n, d, s));
+    assert_eq!(
+        (RENDERING, openai.as_str()),
+        (
+            "openai-functions-v3",
+            "dc6d2590b9f08fed3d402c3df7e43e72379c25a25666e791447d75e564d1e4d5"
+        ),
+        "the OpenAI rendering changed: bump RENDERING, then this digest"
+    );
+    assert_eq!(
+        (RENDERING_ANTHROPIC, anthropic.as_str()),
+        (
+            "anthropic-tool-json-v2",
+            "9f979e2f7aef31315d638e9fd17d7a3c3b6240fa43dbf5babf263ddd3b30915a"
+        ),
+        "the Anthropic rendering changed: bump RENDERING_ANTHROPIC, then this digest"
+    );
+}
+
 mod policy {
     use muster::catalog::{Catalog, Selection};
     use muster::count::{CountOptions, count};
@@ -406,7 +477,9 @@ input_schema = { type = "object", properties = { location = { type = "string", d
 
     #[test]
     fn the_cache_keeps_providers_apart() {
-        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let schema = muster::schema::Schema::new(
+            &json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        );
         let d = [Definition {
             name: "search",
             description: "Find things.",

@@ -131,13 +131,14 @@ fn discovers_the_three_reference_servers_and_reports_drift_on_a_second_run() {
     n.only.insert("search_files".into(), vec!["pattern".into()]);
     match narrow_tool("search_files", &search.input_schema, &n) {
         NarrowOutcome::Offered(o) => {
-            let shown: Vec<&String> = o.shown_schema["properties"]
+            let shown_schema = o.shown_schema.value();
+            let shown: Vec<&String> = shown_schema["properties"]
                 .as_object()
                 .unwrap()
                 .keys()
                 .collect();
             assert_eq!(shown, vec!["pattern"]);
-            assert_eq!(o.shown_schema["required"], json!(["pattern"]));
+            assert_eq!(o.shown_schema.value()["required"], json!(["pattern"]));
         }
         other => panic!("{other:?}"),
     }

@@ -164,7 +164,7 @@ fn inputs(w: &World) -> Inputs {
                     // Names repeat on purpose: 0..30 over up to 15 tools.
                     name: format!("t{name}"),
                     description: Some(description(t.words)),
-                    input_schema: std::sync::Arc::new(if *valid {
+                    input_schema: muster::schema::Schema::new(&if *valid {
                         schema(t.args)
                     } else {
                         json!("broken")

@@ -77,7 +77,7 @@ fn every_bundled_definition_counts_as_tiktoken_counts_it() {
         };
         let catalog = Catalog::build(&inputs, &selection).unwrap();
         for c in &catalog.candidates {
-            let text = render_function(&c.name, &c.description, &c.input_schema);
+            let text = render_function(&c.name, &c.description, &c.input_schema.value());
             assert_same(&text, &c.name);
             batch.push(text);
             checked += 1;

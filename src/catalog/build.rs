@@ -9,9 +9,9 @@ use crate::contract::{CheckMode, Enabling, Reason, Warning, WarningKind};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::lock::Lock;
 use crate::policy::{Inputs, Listings, Policy, UnknownArguments};
+use crate::schema::Schema;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 /// The usage error for a selection naming an agent, or an agent version,
 /// the policy does not declare.
@@ -223,7 +223,7 @@ impl<'p> Builder<'p> {
         name: String,
         source: Source,
         description: String,
-        input_schema: Arc<Value>,
+        input_schema: Schema,
         priority: i64,
         deferrable: bool,
         call: CallSpec,
@@ -353,8 +353,8 @@ impl<'p> Builder<'p> {
             );
             call.variadic = tool.variadic;
             call.parameters = tool.parameters.as_ref().map(|names| {
-                let required: BTreeSet<&str> = tool
-                    .input_schema
+                let schema = tool.input_schema.value();
+                let required: BTreeSet<&str> = schema
                     .get("required")
                     .and_then(Value::as_array)
                     .map(|r| r.iter().filter_map(Value::as_str).collect())

@@ -4,12 +4,10 @@
 
 use super::build::Builder;
 use super::{Candidate, Exclusion, Source};
-use crate::canon::input_schema_problem;
 use crate::contract::{Enabling, Reason, SchemaProblem, Warning, WarningKind};
 use crate::narrow::{DriftCode, ExcludeCode, KeepAwayCode, NarrowOutcome, narrow_tool};
 use crate::policy::{ListedTool, LockMode, ServerDef, mcp_name};
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// A drift warning found while narrowing: code, server, tool, argument.
 type Drift = (DriftCode, String, String, String);
@@ -68,7 +66,7 @@ impl Builder<'_> {
                         tool: listed.name.clone(),
                     },
                     listed.description.clone().unwrap_or_default(),
-                    Arc::clone(&listed.input_schema),
+                    listed.input_schema.clone(),
                     priority,
                     server.deferrable,
                     call,
@@ -165,8 +163,10 @@ impl Builder<'_> {
         if let Some(exclusion) = self.lock_check(server, listed) {
             return Some(exclusion);
         }
-        if let Some(problem) = input_schema_problem(&listed.input_schema) {
-            return Some(Reason::InvalidSchema { problem });
+        if let Some(problem) = listed.input_schema.problem() {
+            return Some(Reason::InvalidSchema {
+                problem: problem.clone(),
+            });
         }
         let warnings = match &outcome {
             NarrowOutcome::Offered(o) => &o.warnings,
@@ -205,7 +205,7 @@ impl Builder<'_> {
                     },
                     KeepAwayCode::SchemaNotObject => Reason::InvalidSchema {
                         problem: SchemaProblem::NotAnObject {
-                            found: crate::policy::kind_of(&listed.input_schema).to_string(),
+                            found: listed.input_schema.kind().to_string(),
                         },
                     },
                 })

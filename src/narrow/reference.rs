@@ -21,7 +21,7 @@ fn fixture(server: &str) -> Vec<ListedTool> {
     .unwrap()
 }
 
-fn schema_of<'a>(tools: &'a [ListedTool], name: &str) -> &'a std::sync::Arc<Value> {
+fn schema_of<'a>(tools: &'a [ListedTool], name: &str) -> &'a crate::schema::Schema {
     &tools.iter().find(|t| t.name == name).unwrap().input_schema
 }
 
@@ -69,17 +69,20 @@ fn filesystem_tools_are_narrowed_to_what_only_lists() {
     else {
         panic!("search_files should be offered")
     };
-    assert_eq!(keys(&search.shown_schema["properties"]), vec!["pattern"]);
-    assert_eq!(search.shown_schema["required"], json!(["pattern"]));
+    assert_eq!(
+        keys(&search.shown_schema.value()["properties"]),
+        vec!["pattern"]
+    );
+    assert_eq!(search.shown_schema.value()["required"], json!(["pattern"]));
     assert_eq!(search.fixed["path"], json!("/srv/handbook"));
     assert_eq!(search.only, Some(vec!["pattern".to_string()]));
     assert!(search.warnings.is_empty());
     // Everything else in the server's schema is kept as listed.
-    let listed = schema_of(&tools, "search_files");
-    assert_eq!(search.shown_schema["type"], listed["type"]);
-    assert_eq!(search.shown_schema["$schema"], listed["$schema"]);
+    let listed = schema_of(&tools, "search_files").value();
+    assert_eq!(search.shown_schema.value()["type"], listed["type"]);
+    assert_eq!(search.shown_schema.value()["$schema"], listed["$schema"]);
     assert_eq!(
-        search.shown_schema["properties"]["pattern"],
+        search.shown_schema.value()["properties"]["pattern"],
         listed["properties"]["pattern"]
     );
 
@@ -89,8 +92,8 @@ fn filesystem_tools_are_narrowed_to_what_only_lists() {
     else {
         panic!("read_text_file should be offered")
     };
-    assert_eq!(keys(&read.shown_schema["properties"]), vec!["path"]);
-    assert_eq!(read.shown_schema["required"], json!(["path"]));
+    assert_eq!(keys(&read.shown_schema.value()["properties"]), vec!["path"]);
+    assert_eq!(read.shown_schema.value()["required"], json!(["path"]));
 
     // Tools outside allow are not candidates.
     assert!(matches!(
@@ -125,7 +128,7 @@ fn filesystem_drift_keeps_tools_away_or_warns() {
     };
     assert_eq!(read.warnings[0].code, DriftCode::OnlyUndeclared);
     assert_eq!(read.warnings[0].argument, "encoding");
-    assert_eq!(keys(&read.shown_schema["properties"]), vec!["path"]);
+    assert_eq!(keys(&read.shown_schema.value()["properties"]), vec!["path"]);
 
     // A fixed argument the server does not declare keeps the tool away.
     let mut block = filesystem_block();
@@ -171,7 +174,7 @@ fn everything_tools_with_several_arguments_narrow_by_params_and_only() {
     ) else {
         panic!()
     };
-    assert_eq!(keys(&gz.shown_schema["properties"]), vec!["name"]);
+    assert_eq!(keys(&gz.shown_schema.value()["properties"]), vec!["name"]);
     assert_eq!(gz.fixed["outputType"], json!("resourceLink"));
 
     // No narrowing for get-sum: shown as listed.

@@ -1,10 +1,9 @@
 use super::*;
 use proptest::prelude::*;
 use serde_json::json;
-use std::sync::Arc;
 
-fn search_schema() -> Arc<Value> {
-    Arc::new(json!({
+fn search_schema() -> Schema {
+    Schema::new(&json!({
         "type": "object",
         "properties": {
             "query": {"type": "string"},
@@ -34,7 +33,7 @@ fn no_narrowing_offers_the_schema_unchanged() {
     let schema = search_schema();
     let o = offered(narrow_tool("search", &schema, &Narrowing::default()));
     assert_eq!(o.shown_schema, search_schema());
-    assert!(Arc::ptr_eq(&o.shown_schema, &schema), "shared, not copied");
+    assert!(o.shown_schema.ptr_eq(&schema), "shared, not copied");
     assert!(o.fixed.is_empty() && o.only.is_none() && o.warnings.is_empty());
 }
 
@@ -68,10 +67,13 @@ fn only_removes_every_other_argument_from_properties_and_required() {
         .insert("search".into(), vec!["query".into(), "scope".into()]);
     let o = offered(narrow_tool("search", &search_schema(), &n));
     assert_eq!(
-        o.shown_schema["properties"],
+        o.shown_schema.value()["properties"],
         json!({"query": {"type": "string"}, "scope": {"type": "string"}})
     );
-    assert_eq!(o.shown_schema["required"], json!(["query", "scope"]));
+    assert_eq!(
+        o.shown_schema.value()["required"],
+        json!(["query", "scope"])
+    );
     assert_eq!(o.only, Some(vec!["query".to_string(), "scope".to_string()]));
 }
 
@@ -84,36 +86,37 @@ fn a_fixed_argument_is_hidden_and_rides() {
         .insert("scope".into(), json!("team-handbook"));
     let o = offered(narrow_tool("search", &search_schema(), &n));
     assert_eq!(
-        o.shown_schema["properties"],
+        o.shown_schema.value()["properties"],
         json!({"query": {"type": "string"}, "limit": {"type": "integer"}})
     );
-    assert_eq!(o.shown_schema["required"], json!(["query"]));
+    assert_eq!(o.shown_schema.value()["required"], json!(["query"]));
     assert_eq!(o.fixed["scope"], json!("team-handbook"));
 }
 
 #[test]
 fn required_list_emptied_by_narrowing_is_removed() {
-    let schema =
-        Arc::new(json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}));
+    let schema = Schema::new(
+        &json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}),
+    );
     let mut n = allow(&["t"]);
     n.params
         .entry("t".into())
         .or_default()
         .insert("a".into(), json!(1));
     let o = offered(narrow_tool("t", &schema, &n));
-    assert!(o.shown_schema.get("required").is_none());
-    assert_eq!(o.shown_schema["properties"], json!({"b": {}}));
+    assert!(o.shown_schema.value().get("required").is_none());
+    assert_eq!(o.shown_schema.value()["properties"], json!({"b": {}}));
 }
 
 #[test]
 fn other_schema_keys_are_kept() {
-    let schema = Arc::new(
-        json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false,
+    let schema = Schema::new(
+        &json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false,
                         "$schema": "http://json-schema.org/draft-07/schema#"}),
     );
     let o = offered(narrow_tool("t", &schema, &Narrowing::default()));
-    assert_eq!(o.shown_schema["additionalProperties"], json!(false));
-    assert!(o.shown_schema.get("$schema").is_some());
+    assert_eq!(o.shown_schema.value()["additionalProperties"], json!(false));
+    assert!(o.shown_schema.value().get("$schema").is_some());
 }
 
 #[test]
@@ -132,7 +135,7 @@ fn only_undeclared_argument_warns_and_still_offers() {
             argument: "ghost".into()
         }]
     );
-    assert!(o.shown_schema["properties"].get("ghost").is_none());
+    assert!(o.shown_schema.value()["properties"].get("ghost").is_none());
 }
 
 #[test]
@@ -189,15 +192,15 @@ fn required_argument_that_is_fixed_is_reachable() {
         .insert("scope".into(), json!("team-handbook"));
     let o = offered(narrow_tool("search", &search_schema(), &n));
     assert_eq!(
-        o.shown_schema["properties"],
+        o.shown_schema.value()["properties"],
         json!({"query": {"type": "string"}})
     );
-    assert_eq!(o.shown_schema["required"], json!(["query"]));
+    assert_eq!(o.shown_schema.value()["required"], json!(["query"]));
 }
 
 #[test]
 fn non_object_schema_is_kept_away() {
-    match narrow_tool("t", &Arc::new(json!("string")), &Narrowing::default()) {
+    match narrow_tool("t", &Schema::new(&json!("string")), &Narrowing::default()) {
         NarrowOutcome::KeptAway { code, .. } => assert_eq!(code, KeepAwayCode::SchemaNotObject),
         other => panic!("{other:?}"),
     }
@@ -362,7 +365,7 @@ proptest! {
     ) {
         let properties: serde_json::Map<String, Value> =
             props.iter().map(|p| (p.clone(), json!({"type": "string"}))).collect();
-        let schema = Arc::new(json!({"type": "object", "properties": properties, "required": required}));
+        let schema = Schema::new(&json!({"type": "object", "properties": properties, "required": required}));
         let mut n = allow(&["t"]);
         if let Some(o) = &only_list {
             n.only.insert("t".into(), o.clone());
@@ -370,9 +373,9 @@ proptest! {
         n.params.insert("t".into(), fixed.iter().map(|f| (f.clone(), json!(1))).collect());
 
         if let NarrowOutcome::Offered(o) = narrow_tool("t", &schema, &n) {
-            let shown_props: Vec<String> = o.shown_schema["properties"]
+            let shown_props: Vec<String> = o.shown_schema.value()["properties"]
                 .as_object().unwrap().keys().cloned().collect();
-            let shown_req: Vec<String> = o.shown_schema.get("required")
+            let shown_req: Vec<String> = o.shown_schema.value().get("required")
                 .map(|r| r.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect())
                 .unwrap_or_default();
             for name in shown_props.iter().chain(&shown_req) {

@@ -55,9 +55,9 @@ pub(crate) fn offer(
         .map(|(kind, members)| line(catalog, &catalog.kinds[*kind], members))
         .collect();
     let encoding = catalog.encoding;
-    let count = |description: &str| {
-        encoding.count_definition(&control.provider_name, description, &control.input_schema)
-    };
+    let schema = control.input_schema.value();
+    let count =
+        |description: &str| encoding.count_definition(&control.provider_name, description, &schema);
     // Lines are added while the whole definition stays within the
     // reservation; the reservation bounds how many can be tried.
     let try_lines = |n: usize| {

@@ -7,6 +7,7 @@ use crate::catalog::{Candidate, Parameter, Source};
 use crate::contract::{CheckMode, Provider, Reason};
 use crate::contract::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
+use crate::schema::Schema;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -59,7 +60,8 @@ pub struct RosterEntry<'a> {
     pub group: Option<&'a str>,
     pub tokens: u32,
     pub description: &'a str,
-    pub input_schema: &'a Value,
+    #[cfg_attr(feature = "serve", schema(value_type = serde_json::Value))]
+    pub input_schema: &'a Schema,
     pub fixed: &'a BTreeMap<String, Value>,
     pub only: Option<&'a [String]>,
     pub unknown_arguments: UnknownArguments,

@@ -42,7 +42,7 @@ pub(super) struct Loader {
     pub(super) root: PathBuf,
     pub(super) problems: Vec<Problem>,
     /// Input schemas written alike, configured or listed, held once.
-    pub(super) schemas: crate::canon::Shared,
+    pub(super) schemas: crate::schema::Shared,
 }
 
 /// Text of a policy file and a way to turn byte spans into lines.
@@ -93,7 +93,7 @@ impl Loader {
         Self {
             root: dir.to_path_buf(),
             problems: Vec::new(),
-            schemas: crate::canon::Shared::default(),
+            schemas: crate::schema::Shared::default(),
         }
     }
 

@@ -19,8 +19,8 @@
 //! nothing about which tools go where, and keeps every schema exactly as it
 //! is held (property order included).
 
+use crate::schema::Schema;
 use serde::Serialize;
-use serde_json::Value;
 
 /// A provider's request shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -73,7 +73,7 @@ pub struct Tool<'a> {
     /// The description as offered.
     pub description: &'a str,
     /// The input schema as offered.
-    pub input_schema: &'a Value,
+    pub input_schema: &'a Schema,
 }
 
 /// Deferred tools of one kind (an MCP server, a group, a name's first
@@ -134,7 +134,7 @@ enum Item<'a> {
 struct ChatFunction<'a> {
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a Schema,
 }
 
 #[derive(Serialize)]
@@ -142,7 +142,7 @@ struct ResponsesFunction<'a> {
     r#type: &'static str,
     name: &'a str,
     description: &'a str,
-    parameters: &'a Value,
+    parameters: &'a Schema,
     /// Responses functions are strict unless told otherwise; muster's
     /// schemas are not written for strict mode, and `check` judges calls.
     strict: bool,
@@ -154,7 +154,7 @@ struct ResponsesFunction<'a> {
 struct AnthropicTool<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Value,
+    input_schema: &'a Schema,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     defer_loading: bool,
 }
@@ -189,6 +189,7 @@ fn anthropic<'a>(tool: &Tool<'a>, defer_loading: bool) -> AnthropicTool<'a> {
 /// ```
 /// use muster::provider::shape::{render, Format, Offer, Tool};
 /// let schema = serde_json::json!({"type": "object", "properties": {"b": {}, "a": {}}});
+/// let schema = muster::schema::Schema::new(&schema);
 /// let offer = Offer {
 ///     offered: vec![Tool { name: "mcp__kb__search", description: "Search.", input_schema: &schema }],
 ///     ..Offer::default()
@@ -254,9 +255,9 @@ pub fn render(format: Format, offer: &Offer<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn offer<'a>(schema: &'a Value, deferred: bool) -> Offer<'a> {
+    fn offer<'a>(schema: &'a Schema, deferred: bool) -> Offer<'a> {
         let tool = |name| Tool {
             name,
             description: "d",
@@ -295,14 +296,14 @@ mod tests {
 
     #[test]
     fn chat_completions_keeps_the_control_tool_and_sends_no_deferred_tool() {
-        let schema = json!({"type": "object"});
+        let schema = Schema::new(&json!({"type": "object"}));
         let text = render(Format::Openai, &offer(&schema, true));
         assert_eq!(names(&text), ["tools__load", "web__search"]);
     }
 
     #[test]
     fn providers_that_search_replace_the_control_tool_with_their_own() {
-        let schema = json!({"type": "object"});
+        let schema = Schema::new(&json!({"type": "object"}));
         let text = render(Format::Anthropic, &offer(&schema, true));
         assert_eq!(
             names(&text),

@@ -77,14 +77,20 @@ impl DeferredIndex {
                 }
             })
             .collect();
-        let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
-            name: &e.name,
-            description: text,
-            input_schema: match e.kind {
-                EntryKind::Tool => Some(&catalog.candidates[e.tools[0]].input_schema),
+        let schemas: Vec<Option<serde_json::Value>> = entries
+            .iter()
+            .map(|e| match e.kind {
+                EntryKind::Tool => Some(catalog.candidates[e.tools[0]].input_schema.value()),
                 EntryKind::Kind => None,
+            })
+            .collect();
+        let index = Index::build(entries.iter().zip(&texts).zip(&schemas).map(
+            |((e, text), schema)| Entry {
+                name: &e.name,
+                description: text,
+                input_schema: schema.as_ref(),
             },
-        }));
+        ));
         DeferredIndex { entries, index }
     }
 

@@ -21,7 +21,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess,
 use serde_json::Value;
 
 use super::{Read, read_tool};
-use crate::canon::Shared;
+use crate::schema::Shared;
 
 /// The listing's tools, each read as it was parsed, in listed order; `None`
 /// when the text is JSON but not an object with a `tools` array.

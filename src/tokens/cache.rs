@@ -2,9 +2,14 @@
 //! so a plan whose definitions did not change builds no tokenizer.
 //!
 //! A count is stored under a key that hashes everything the count depends
-//! on: the encoding, the rendering ([`super::RENDERING`]) and the rendered
-//! text. A cached count is therefore the count of the same text by the same
-//! tokenizer, and the cache cannot change a result. The file is read whole
+//! on: the encoding, the rendering ([`super::RENDERING`]) and the
+//! definition it renders (name, description and the schema's written
+//! text, which fixes its tree). A cached count is therefore the count of
+//! the same text by the same tokenizer, and the cache cannot change a
+//! result, as long as a change to a renderer changes its tag: the
+//! `renderings_are_pinned_to_their_tags` test fails until it does. Keying
+//! by definition instead of by rendered text means a cached definition is
+//! never rendered at all. The file is read whole
 //! and checked (format magic, version, length, order, SHA-256 checksum); a
 //! file that fails any check is ignored and rewritten, never trusted.
 //!
@@ -23,33 +28,42 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Counts the file keeps at most; past it, the least recently used go.
-/// 65,536 entries are a 1.5 MiB file.
-pub const MAX_ENTRIES: usize = 1 << 16;
+/// 262,144 entries are a 6 MiB file: two catalogs of 100,000 tools fit,
+/// and a file only grows as large as the counts it holds.
+pub const MAX_ENTRIES: usize = 1 << 18;
 
 /// The cache file's name inside the cache directory.
 pub const FILE_NAME: &str = "token-counts.bin";
 
 const MAGIC: &[u8; 8] = b"MSTRTOKC";
-/// Bump when the layout changes; files of another version are ignored.
-const VERSION: u32 = 1;
+/// Bump when the layout or the keys change; files of another version are
+/// ignored. 2: keys hash the definition, not its rendered text.
+const VERSION: u32 = 2;
 const HEADER: usize = 8 + 4 + 4 + 4;
 const ENTRY: usize = KEY_LEN + 4 + 4;
 const CHECKSUM: usize = 32;
 const KEY_LEN: usize = 16;
 
 /// What a count is stored under: the first 16 bytes of a SHA-256 over the
-/// encoding, the rendering and the rendered text.
+/// encoding, the rendering and the definition.
 pub type Key = [u8; KEY_LEN];
 
-/// The key for `text` rendered by `rendering` and counted with `encoding`.
-pub fn key(encoding: &str, rendering: &str, text: &str) -> Key {
+/// The key for the definition (`name`, `description`, `input_schema`)
+/// rendered by `rendering` and counted with `encoding`. Each part is
+/// hashed after its length, so no two definitions run together alike.
+pub fn key(
+    encoding: &str,
+    rendering: &str,
+    name: &str,
+    description: &str,
+    input_schema: &crate::schema::Schema,
+) -> Key {
     let mut h = Sha256::new();
-    h.update(b"muster-token-count\0");
-    h.update(encoding.as_bytes());
-    h.update(b"\0");
-    h.update(rendering.as_bytes());
-    h.update(b"\0");
-    h.update(text.as_bytes());
+    h.update(b"muster-token-count-definition\0");
+    for part in [encoding, rendering, name, description, input_schema.text()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
     let digest = h.finalize();
     let mut key = [0; KEY_LEN];
     key.copy_from_slice(&digest[..KEY_LEN]);
@@ -267,9 +281,14 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::Schema;
 
     fn k(i: u32) -> Key {
-        key("o200k_base", "test", &i.to_string())
+        key("o200k_base", "test", &i.to_string(), "", &no_arguments())
+    }
+
+    fn no_arguments() -> Schema {
+        Schema::no_arguments()
     }
 
     #[test]
@@ -298,13 +317,26 @@ mod tests {
     }
 
     #[test]
-    fn the_key_covers_encoding_rendering_and_text() {
-        let base = key("o200k_base", "r1", "type a = () => any;");
-        assert_ne!(base, key("cl100k_base", "r1", "type a = () => any;"));
-        assert_ne!(base, key("o200k_base", "r2", "type a = () => any;"));
-        assert_ne!(base, key("o200k_base", "r1", "type b = () => any;"));
-        // The separators keep the parts apart.
-        assert_ne!(key("a", "bc", "d"), key("ab", "c", "d"));
+    fn the_key_covers_encoding_rendering_and_the_definition() {
+        let s = no_arguments();
+        let base = key("o200k_base", "r1", "a", "Does a.", &s);
+        assert_eq!(base, key("o200k_base", "r1", "a", "Does a.", &s));
+        assert_ne!(base, key("cl100k_base", "r1", "a", "Does a.", &s));
+        assert_ne!(base, key("o200k_base", "r2", "a", "Does a.", &s));
+        assert_ne!(base, key("o200k_base", "r1", "b", "Does a.", &s));
+        assert_ne!(base, key("o200k_base", "r1", "a", "Does b.", &s));
+        let other = Schema::new(&serde_json::json!({"type": "object"}));
+        assert_ne!(base, key("o200k_base", "r1", "a", "Does a.", &other));
+        // Members in another order render otherwise, so count apart.
+        let ab = Schema::new(&serde_json::json!({"properties": {"a": {}, "b": {}}}));
+        let ba = Schema::new(&serde_json::json!({"properties": {"b": {}, "a": {}}}));
+        assert_ne!(
+            key("o200k_base", "r1", "a", "", &ab),
+            key("o200k_base", "r1", "a", "", &ba)
+        );
+        // The lengths keep the parts apart.
+        assert_ne!(key("a", "bc", "d", "", &s), key("ab", "c", "d", "", &s));
+        assert_ne!(key("o", "r", "a", "bc", &s), key("o", "r", "ab", "c", &s));
     }
 
     #[test]

@@ -12,7 +12,7 @@ thread_local! {
 /// asked for (building o200k_base costs more than the rest of a plan).
 #[test]
 fn counts_all_cached_never_ask_for_the_tokenizer() {
-    let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    let schema = Schema::new(&json!({"type": "object", "properties": {"q": {"type": "string"}}}));
     let definitions: Vec<Definition<'_>> = ["a", "b", "c"]
         .iter()
         .map(|name| Definition {
@@ -189,4 +189,28 @@ fn deep_schemas_render_as_any_past_the_limit() {
     }
     let text = render_function("deep", "d", &schema);
     assert!(text.contains("any"));
+}
+
+/// The Anthropic rendering writes the schema's held text into the tool
+/// object: the same bytes as serde_json writing the whole object.
+#[test]
+fn the_anthropic_rendering_is_the_tool_object_as_serde_json_writes_it() {
+    let schema = json!({"type": "object", "properties": {"q\"": {"type": "string", "description": "é\n"}, "a": {}}});
+    for (name, description) in [("search", "Finds \"things\".\t"), ("now", "")] {
+        let mut tool = serde_json::Map::new();
+        tool.insert("name".into(), json!(name));
+        if !description.is_empty() {
+            tool.insert("description".into(), json!(description));
+        }
+        tool.insert("input_schema".into(), schema.clone());
+        let expected = Value::Object(tool).to_string();
+        assert_eq!(render_anthropic_tool(name, description, &schema), expected);
+        let held = Schema::new(&schema);
+        let d = Definition {
+            name,
+            description,
+            input_schema: &held,
+        };
+        assert_eq!(render_for(Provider::Anthropic, &d), expected);
+    }
 }
