@@ -131,8 +131,9 @@ pub struct Candidate {
     pub deferrable: bool,
     /// What the call check needs.
     pub call: CallSpec,
-    /// Set when it cannot be offered whatever the caps.
-    pub exclusion: Option<Exclusion>,
+    /// Set when it cannot be offered whatever the caps (boxed: few
+    /// candidates have one, and a reason is a quarter of a candidate).
+    pub exclusion: Option<Box<Exclusion>>,
     /// The kind it is summarized and, when deferred together, loaded
     /// under (index into [`Catalog::kinds`]); `None` for the control tool.
     pub kind: Option<usize>,

@@ -364,7 +364,7 @@ fn reason_of(
 ) -> Reason {
     let c = &catalog.candidates[i];
     if let Some(ex) = &c.exclusion {
-        return ex.clone();
+        return Reason::clone(ex);
     }
     let name = |j: usize| catalog.candidates[j].name.clone();
     match &d.facts {

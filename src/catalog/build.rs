@@ -169,10 +169,10 @@ impl<'p> Builder<'p> {
         for (position, earlier) in clashes.iter().enumerate() {
             if let Some(earlier) = earlier {
                 let (kept, cut) = (ranked[*earlier], ranked[position]);
-                self.candidates[cut].exclusion = Some(Reason::ProviderNameCollision {
+                self.candidates[cut].exclusion = Some(Box::new(Reason::ProviderNameCollision {
                     provider_name: self.candidates[cut].provider_name.clone(),
                     other: self.candidates[kept].name.clone(),
-                });
+                }));
             }
         }
         ranked.retain(|&i| self.candidates[i].exclusion.is_none());
@@ -256,7 +256,7 @@ impl<'p> Builder<'p> {
         // Every repeat of a name is cut, whatever became of the first: the
         // name a model calls and `why` answers for must mean one tool.
         if c.exclusion.is_none() {
-            c.exclusion = self.repeated(&c.name);
+            c.exclusion = self.repeated(&c.name).map(Box::new);
         }
         self.names.insert(c.name.clone());
         let spelt = crate::provider::spell(&c.name, &self.policy.names);
@@ -378,24 +378,24 @@ impl<'p> Builder<'p> {
             );
             c.index = index;
             if !self.flag_on(&tool.when) {
-                c.exclusion = Some(Reason::FlagOff {
+                c.exclusion = Some(Box::new(Reason::FlagOff {
                     flag: tool.when.clone().unwrap_or_default(),
                     server: None,
-                });
+                }));
             } else {
                 let on = match &enabled {
                     Some(list) => list.contains(tool.name.as_str()),
                     None => tool.default_roster,
                 };
                 if !on {
-                    c.exclusion = Some(Reason::NotEnabled {
+                    c.exclusion = Some(Box::new(Reason::NotEnabled {
                         agent: self.agent.name.clone(),
                         by: match &enabled {
                             Some(_) => Enabling::EnabledTools,
                             None => Enabling::DefaultRoster,
                         },
                         server: None,
-                    });
+                    }));
                 }
             }
             self.push(c);

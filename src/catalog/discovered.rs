@@ -80,14 +80,17 @@ impl Builder<'_> {
                         position,
                     }),
                     None => self.server_exclusion(server, server_used),
-                };
+                }
+                .map(Box::new);
                 // A repeated name is settled before the lock and narrowing,
                 // so a second listing is reported as what it is.
                 if c.exclusion.is_none() {
-                    c.exclusion = self.repeated(&c.name);
+                    c.exclusion = self.repeated(&c.name).map(Box::new);
                 }
                 if c.exclusion.is_none() {
-                    c.exclusion = self.narrow(server, listed, &mut c, &mut drift);
+                    c.exclusion = self
+                        .narrow(server, listed, &mut c, &mut drift)
+                        .map(Box::new);
                 }
                 self.push(c);
             }

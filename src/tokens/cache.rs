@@ -23,7 +23,9 @@
 
 use crate::error::Error;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+// Keys are SHA-256 prefixes already, so the fast hasher spreads them as
+// well as SipHash does.
+use rustc_hash::FxHashMap as HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
