@@ -156,6 +156,33 @@ fn written_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
+/// A schema read and written but not yet held: all that holding it
+/// takes, worked out wherever it was read (a thread parsing part of a
+/// large tools file, say), so the one thread that holds schemas only looks
+/// it up.
+pub(crate) struct Prepared {
+    /// SHA-256 of the written text: what tells schemas apart.
+    key: [u8; 32],
+    held: Held,
+}
+
+impl Prepared {
+    pub(crate) fn new(value: &Value) -> Self {
+        let written = written_text(value);
+        let key = Sha256::digest(written.as_bytes()).into();
+        let Schema(held) = Schema::from_parts(written, value);
+        Self {
+            key,
+            held: Arc::into_inner(held).expect("a schema just made is not shared"),
+        }
+    }
+
+    /// What keeps it from being a tool's input schema, if anything.
+    pub(crate) fn problem(&self) -> Option<&SchemaProblem> {
+        self.held.problem.as_ref()
+    }
+}
+
 /// Schemas written alike, held once. A large policy or listing often
 /// repeats a schema (every tool without arguments has
 /// `{"type": "object", "properties": {}}`; generated servers repeat whole
@@ -173,6 +200,15 @@ impl Shared {
         self.0
             .entry(key)
             .or_insert_with(|| Schema::from_parts(written, &value))
+            .clone()
+    }
+
+    /// The schema `prepared` is, held once for every one written alike.
+    pub(crate) fn hold(&mut self, prepared: Prepared) -> Schema {
+        let Prepared { key, held } = prepared;
+        self.0
+            .entry(key)
+            .or_insert_with(|| Schema(Arc::new(held)))
             .clone()
     }
 }
@@ -199,6 +235,16 @@ mod tests {
         );
         assert_eq!(a, reordered, "the trees are equal");
         assert_eq!(a.canonical(), reordered.canonical());
+        let held = shared.hold(Prepared::new(
+            &json!({"type": "object", "properties": {"a": {}, "b": {}}}),
+        ));
+        assert!(
+            held.ptr_eq(&a),
+            "prepared elsewhere, held as the one written alike"
+        );
+        let fresh = shared.hold(Prepared::new(&json!({"properties": {}})));
+        assert_eq!(fresh.text(), r#"{"properties":{}}"#);
+        assert_eq!(fresh.canonical(), r#"{"properties":{}}"#);
     }
 
     #[test]

@@ -223,7 +223,17 @@ impl Loader {
         src: &Source,
         text: &str,
     ) -> Option<T> {
-        match raw::parse_all::<T>(text) {
+        self.parsed_toml(path, src, raw::parse_all::<T>(text))
+    }
+
+    /// [`Loader::parse_toml`] for text already parsed.
+    pub(super) fn parsed_toml<T>(
+        &mut self,
+        path: &Path,
+        src: &Source,
+        parsed: Result<T, Vec<toml::de::Error>>,
+    ) -> Option<T> {
+        match parsed {
             Ok(value) => Some(value),
             Err(errors) => {
                 for err in errors {

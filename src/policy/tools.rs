@@ -4,8 +4,8 @@
 
 use super::load::{Loader, Source};
 use super::{Origin, ToolDef, bad_name, raw};
-use crate::canon::input_schema_problem;
 use crate::contract::SchemaProblem;
+use crate::schema::Prepared;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Spanned;
@@ -44,18 +44,24 @@ impl Loader {
                     }
                 }
             }
-            for part in bounds.windows(2) {
-                let src = file.part(part[0]);
-                let Some(parsed) =
-                    self.parse_toml::<raw::ToolsFile>(&path, &src, &text[part[0]..part[1]])
-                else {
-                    continue;
-                };
-                for entry in parsed.tool {
-                    let origin = src.at(&entry);
-                    let raw = entry.into_inner();
-                    if let Some(tool) = self.tool(&src, origin, raw, &mut seen) {
-                        tools.push(tool);
+            let parts: Vec<(usize, usize)> = bounds.windows(2).map(|p| (p[0], p[1])).collect();
+            // Parsing is most of loading a large file and its entries are
+            // independent: a batch is parsed on every core, then judged in
+            // order, so problems and tools come out as from one thread and
+            // only a batch of parsed entries is held at once.
+            for batch in parts.chunks(PARSE_BATCH) {
+                let parsed = parse_parts(&text, batch);
+                for (&(start, _), parsed) in batch.iter().zip(parsed) {
+                    let src = file.part(start);
+                    let Some(entries) = self.parsed_toml(&path, &src, parsed) else {
+                        continue;
+                    };
+                    for (entry, prepared) in entries {
+                        let origin = src.at(&entry);
+                        let raw = entry.into_inner();
+                        if let Some(tool) = self.tool(&src, origin, raw, prepared, &mut seen) {
+                            tools.push(tool);
+                        }
                     }
                 }
             }
@@ -63,11 +69,14 @@ impl Loader {
         tools
     }
 
+    /// The tool `raw` declares, with `prepared` its inline schema as the
+    /// parsing thread read it ([`parse_parts`]).
     fn tool(
         &mut self,
         src: &Source,
         origin: Origin,
         raw: raw::RawTool,
+        prepared: Option<Prepared>,
         seen: &mut BTreeMap<String, Origin>,
     ) -> Option<ToolDef> {
         let name = raw.name.get_ref().clone();
@@ -101,7 +110,9 @@ impl Loader {
         }
         seen.insert(name.clone(), name_origin.clone());
 
-        let input_schema = match (raw.input_schema, raw.input_schema_file) {
+        // The schema as it will be held, and its tree, which only
+        // `parameters` reads (a parsing thread drops it otherwise).
+        let (input_schema, tree) = match (raw.input_schema, raw.input_schema_file) {
             (Some(_), Some(file)) => {
                 self.problems.push(
                     src.at(&file)
@@ -113,10 +124,11 @@ impl Loader {
                 return None;
             }
             (Some(inline), None) => {
-                // Read straight into JSON: a TOML value in between would
-                // copy every schema of a large tools file twice more.
                 let at = src.at(&inline);
-                self.object_schema(&name, inline.into_inner(), &at)?
+                let tree = inline.into_inner();
+                let prepared = prepared.unwrap_or_else(|| Prepared::new(&tree));
+                self.object_schema(&name, prepared.problem(), &at)?;
+                (prepared, tree)
             }
             (None, Some(file)) => {
                 let at = src.at(&file);
@@ -127,17 +139,19 @@ impl Loader {
                     &format!("tool {name:?}"),
                     "input_schema_file",
                 )?;
-                let value = self.read_json(&path, &at, &name)?;
-                self.object_schema(
-                    &name,
-                    value,
-                    &Origin {
-                        file: path,
-                        line: None,
-                    },
-                )?
+                let tree = self.read_json(&path, &at, &name)?;
+                let prepared = Prepared::new(&tree);
+                let at = Origin {
+                    file: path,
+                    line: None,
+                };
+                self.object_schema(&name, prepared.problem(), &at)?;
+                (prepared, tree)
             }
-            (None, None) => serde_json::json!({"type": "object", "properties": {}}),
+            (None, None) => {
+                let tree = serde_json::json!({"type": "object", "properties": {}});
+                (Prepared::new(&tree), tree)
+            }
         };
 
         let unknown_arguments = raw
@@ -148,7 +162,7 @@ impl Loader {
         let parameters = raw
             .parameters
             .as_ref()
-            .map(|p| self.parameters(src, &name, p, &input_schema, raw.variadic));
+            .map(|p| self.parameters(src, &name, p, &tree, raw.variadic));
         let check = raw
             .check
             .as_ref()
@@ -156,7 +170,7 @@ impl Loader {
         Some(ToolDef {
             name,
             description: raw.description,
-            input_schema: self.schemas.share(input_schema),
+            input_schema: self.schemas.hold(input_schema),
             when,
             default_roster: raw.default_roster,
             priority: raw.priority,
@@ -171,8 +185,15 @@ impl Loader {
     }
 
     /// The file `named` (written in `src`) points to, when it stays inside
-    fn object_schema(&mut self, tool: &str, value: Value, at: &Origin) -> Option<Value> {
-        if let Some(problem) = input_schema_problem(&value) {
+    /// `None` (with the problem recorded) when `problem` keeps the schema
+    /// from being `tool`'s input schema.
+    fn object_schema(
+        &mut self,
+        tool: &str,
+        problem: Option<&SchemaProblem>,
+        at: &Origin,
+    ) -> Option<()> {
+        if let Some(problem) = problem {
             let help = match problem {
                 SchemaProblem::NotObjectType { .. } => {
                     "tool arguments are always an object; wrap the value in a property"
@@ -186,7 +207,7 @@ impl Loader {
             );
             return None;
         }
-        Some(value)
+        Some(())
     }
 
     fn parameters(
@@ -258,5 +279,142 @@ impl Loader {
             );
         }
         names
+    }
+}
+
+/// Entries parsed together: enough to keep every core busy, few enough
+/// that a batch of parsed schemas stays small.
+const PARSE_BATCH: usize = 4096;
+
+/// Fewer parts than this are parsed on the calling thread: starting
+/// threads would cost more than they save.
+const PARALLEL_PARTS: usize = 256;
+
+/// One part of a tools file as a parsing thread leaves it: its entries,
+/// each with its inline schema read into the form [`Shared`] holds (its
+/// tree dropped there unless the entry's `parameters` must read it).
+///
+/// [`Shared`]: crate::schema::Shared
+type ParsedPart = Result<Vec<(Spanned<raw::RawTool>, Option<Prepared>)>, Vec<toml::de::Error>>;
+
+/// Each part of `text` (by byte range) parsed as a tools file, in order,
+/// on every core.
+fn parse_parts(text: &str, parts: &[(usize, usize)]) -> Vec<ParsedPart> {
+    let parse = |&(start, end): &(usize, usize)| -> ParsedPart {
+        let file: raw::ToolsFile = raw::parse_all(&text[start..end])?;
+        Ok(file.tool.into_iter().map(prepare).collect())
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || parts.len() < PARALLEL_PARTS {
+        return parts.iter().map(parse).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<_> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(part) = parts.get(i) else { break };
+                        done.push((i, parse(part)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| {
+                w.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, parsed)| parsed).collect()
+}
+
+/// `entry` with its inline schema read ([`ParsedPart`]).
+fn prepare(mut entry: Spanned<raw::RawTool>) -> (Spanned<raw::RawTool>, Option<Prepared>) {
+    let raw = entry.get_mut();
+    let tree_needed = raw.parameters.is_some();
+    let prepared = raw.input_schema.as_mut().map(|schema| {
+        let prepared = Prepared::new(schema.get_ref());
+        if !tree_needed {
+            *schema.get_mut() = Value::Null;
+        }
+        prepared
+    });
+    (entry, prepared)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::Inputs;
+
+    /// A tools file of `n` entries, three lines each; `edit` may rewrite
+    /// entry `i`'s lines.
+    fn tools_file(n: usize, edit: impl Fn(usize) -> Option<String>) -> String {
+        (0..n)
+            .map(|i| {
+                edit(i).unwrap_or_else(|| {
+                    format!("[[tool]]\nname = \"t.n{i}\"\ninput_schema = {{ type = \"object\" }}\n")
+                })
+            })
+            .collect()
+    }
+
+    fn load(tools: &str) -> Result<Inputs, crate::Error> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("muster.toml"),
+            "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("tools")).unwrap();
+        std::fs::write(dir.path().join("tools/t.toml"), tools).unwrap();
+        Inputs::load(dir.path())
+    }
+
+    /// Past [`super::PARALLEL_PARTS`] entries a file is parsed on every core
+    /// and in batches ([`super::PARSE_BATCH`]); its tools and problems still
+    /// come out in file order.
+    #[test]
+    fn a_file_parsed_on_every_core_is_judged_in_file_order() {
+        let n = super::PARSE_BATCH + 700;
+        let inputs = load(&tools_file(n, |_| None)).unwrap();
+        let names: Vec<&str> = inputs
+            .policy
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        let expected: Vec<String> = (0..n).map(|i| format!("t.n{i}")).collect();
+        assert_eq!(names, expected);
+
+        // Entry i starts on line 3i + 1.
+        let bad = [5, 300, 650, super::PARSE_BATCH + 10];
+        let text = tools_file(n, |i| match i {
+            5 => Some("[[tool]]\nname = \"t.n5\"\ninput_schema = { type = \"string\" }\n".into()),
+            300 => Some("[[tool]]\nname = \"t.n7\"\ninput_schema = { type = \"object\" }\n".into()),
+            650 => Some("[[tool]]\nname = \"t.n650\"\nprority = 1\n".into()),
+            i if i == super::PARSE_BATCH + 10 => {
+                Some(format!("[[tool]]\nname = \"t.n{i}\"\ninput_schema = []\n"))
+            }
+            _ => None,
+        });
+        let err = load(&text).unwrap_err();
+        let lines: Vec<Option<usize>> = err.problems().iter().map(|p| p.line).collect();
+        let expected: Vec<Option<usize>> = [
+            3 * bad[0] + 3, // the schema's line
+            3 * bad[1] + 2, // the repeated name's line
+            3 * bad[2] + 3, // the unknown key's line
+            3 * bad[3] + 3, // the schema's line
+        ]
+        .into_iter()
+        .map(Some)
+        .collect();
+        assert_eq!(lines, expected, "{err}");
     }
 }
