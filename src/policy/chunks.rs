@@ -19,58 +19,49 @@ use memchr::{memchr, memchr2, memchr3};
 /// inside the entry before it, which the parser then reads as one more
 /// entry of the same array, so nothing changes meaning.
 ///
-/// `key` is a bare key (`tool`); for any other, nothing is found.
+/// `key` is a bare key (`tool`); for any other, nothing is found. Past the
+/// first byte valid TOML cannot hold where it stands (an unterminated
+/// string, a lone carriage return), nothing more is found either.
 pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
-    let mut starts = Vec::new();
     if !is_bare_key(key) {
-        return starts;
+        return Vec::new();
     }
     let (bytes, key) = (text.as_bytes(), key.as_bytes());
-    let mut at = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
-    let mut line_start = true;
-    // Each arm leaves `at` past what it read, or stops the scan where valid
-    // TOML could not go on: a missed header changes nothing, a false one
-    // would split an entry.
-    while let Some(&byte) = bytes.get(at) {
-        let next = match byte {
-            b'\n' => Some(at + 1),
-            b'\r' if bytes.get(at + 1) == Some(&b'\n') => Some(at + 2),
+    let first = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let mut starts: Vec<usize> = header_at(bytes, first, key).into_iter().collect();
+    // Only line ends, comments and strings change what a byte means, so the
+    // scan goes from one of their marks to the next, `at` always outside
+    // strings and comments. Each arm gives where the scan goes on, or stops
+    // it where valid TOML could not go on: a missed header changes nothing,
+    // a false one would split an entry.
+    let mut at = first;
+    while let Some(n) = bytes[at..].iter().position(|&b| is_mark(b)) {
+        let mark = at + n;
+        let next = match bytes[mark] {
+            b'\n' => Some(mark + 1),
+            b'\r' if bytes.get(mark + 1) == Some(&b'\n') => Some(mark + 2),
             // A carriage return alone ends a line for the lexer, not for TOML.
             b'\r' => None,
-            b' ' | b'\t' => Some(at + 1),
-            b'#' => Some(memchr2(b'\r', b'\n', &bytes[at..]).map_or(bytes.len(), |n| at + n)),
-            b'"' if bytes[at..].starts_with(b"\"\"\"") => ml_string_end(bytes, at + 3, b'"'),
-            b'"' => basic_string_end(bytes, at + 1),
-            b'\'' if bytes[at..].starts_with(b"\'\'\'") => ml_string_end(bytes, at + 3, b'\''),
-            b'\'' => memchr2(b'\'', b'\n', &bytes[at + 1..])
-                .map(|n| at + 1 + n)
+            b'#' => Some(memchr2(b'\r', b'\n', &bytes[mark..]).map_or(bytes.len(), |n| mark + n)),
+            // The lexer reads a quote right after a bare key, number or word
+            // (`a"b`) as part of it; no valid TOML holds one there. (The byte
+            // before is a quote if it closes a string.)
+            b'"' | b'\'' if mark > first && in_atom(bytes[mark - 1]) => None,
+            b'"' if bytes[mark..].starts_with(b"\"\"\"") => ml_string_end(bytes, mark + 3, b'"'),
+            b'"' => basic_string_end(bytes, mark + 1),
+            b'\'' if bytes[mark..].starts_with(b"'''") => ml_string_end(bytes, mark + 3, b'\''),
+            b'\'' => memchr2(b'\'', b'\n', &bytes[mark + 1..])
+                .map(|n| mark + 1 + n)
                 .filter(|&end| bytes[end] == b'\'')
                 .map(|end| end + 1),
-            b'[' => {
-                if line_start && is_header(&bytes[at..], key) {
-                    starts.push(at);
-                }
-                Some(at + 1)
-            }
-            b'.' | b'=' | b',' | b']' | b'{' | b'}' => Some(at + 1),
-            // A bare key, number, date or word: it runs to the next token
-            // start; a quote inside one (`a"b`) is in no valid TOML.
-            _ => {
-                let end = bytes[at + 1..]
-                    .iter()
-                    .position(|&b| ATOM_END.contains(&b))
-                    .map_or(bytes.len(), |n| at + 1 + n);
-                (!matches!(bytes.get(end), Some(b'"' | b'\''))).then_some(end)
-            }
+            _ => None,
         };
         let Some(next) = next else {
             break;
         };
-        line_start = match byte {
-            b'\n' | b'\r' => true,
-            b' ' | b'\t' => line_start,
-            _ => false,
-        };
+        if matches!(bytes[mark], b'\n' | b'\r') {
+            starts.extend(header_at(bytes, next, key));
+        }
         at = next;
     }
     starts
@@ -79,10 +70,46 @@ pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
 /// The byte order mark the lexer skips at the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// The bytes that end an atom (a bare key, number, date or word) for the
-/// lexer, and the quotes, which it reads inside one but valid TOML never
-/// holds there.
-const ATOM_END: &[u8] = b".=,[]{} \t#\r\n\"'";
+/// Whether `byte` may begin a line end, a comment or a string.
+fn is_mark(byte: u8) -> bool {
+    matches!(byte, b'\n' | b'\r' | b'#' | b'"' | b'\'')
+}
+
+/// Whether the lexer reads `byte` as part of an atom (a bare key, number,
+/// date or word) it is in, quotes aside.
+fn in_atom(byte: u8) -> bool {
+    !matches!(
+        byte,
+        b'.' | b'='
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b' '
+            | b'\t'
+            | b'#'
+            | b'\r'
+            | b'\n'
+            | b'"'
+            | b'\''
+    )
+}
+
+/// Where the `[[key]]` header is on the line starting at `line`, after its
+/// spaces and tabs, if it is one.
+fn header_at(bytes: &[u8], line: usize, key: &[u8]) -> Option<usize> {
+    let at = line + blanks(&bytes[line..]);
+    is_header(&bytes[at..], key).then_some(at)
+}
+
+/// How many spaces and tabs `bytes` opens with.
+fn blanks(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
 
 /// A key the lexer reads as one atom, as `[[key]]` spells it.
 fn is_bare_key(key: &str) -> bool {
@@ -95,15 +122,13 @@ fn is_bare_key(key: &str) -> bool {
 /// Whether `rest` opens with `[[`, optional spaces or tabs, `key`, optional
 /// spaces or tabs and `]]`.
 fn is_header(rest: &[u8], key: &[u8]) -> bool {
-    let skip_blank =
-        |s: &[u8]| -> usize { s.iter().take_while(|&&b| b == b' ' || b == b'\t').count() };
     let Some(rest) = rest.strip_prefix(b"[[") else {
         return false;
     };
-    let Some(rest) = rest[skip_blank(rest)..].strip_prefix(key) else {
+    let Some(rest) = rest[blanks(rest)..].strip_prefix(key) else {
         return false;
     };
-    rest[skip_blank(rest)..].starts_with(b"]]")
+    rest[blanks(rest)..].starts_with(b"]]")
 }
 
 /// Where the basic string whose text starts at `from` ends (past its
