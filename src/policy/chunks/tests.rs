@@ -68,6 +68,16 @@ fn every_entry_with_an_error_is_reported() {
 }
 
 #[test]
+fn a_file_the_scan_stops_in_is_still_reported_where_it_breaks() {
+    // The scan finds no header past the open string; the parser reads the
+    // rest as one part and names the line.
+    let text = format!("{ENTRY}[[tool]]\nname = \"t.b\n[[tool]]\nname = \"t.c\"\n");
+    assert_eq!(array_table_starts(&text, "tool"), [0, ENTRY.len()]);
+    let err = load(&text).unwrap_err();
+    assert!(err.contains("t.toml:4"), "{err}");
+}
+
+#[test]
 fn tools_declared_before_the_headers_are_judged_with_the_whole_file() {
     // Valid TOML cannot extend an inline array with `[[tool]]`.
     let text = format!("tool = [{{ name = \"t.x\" }}]\n{ENTRY}");
