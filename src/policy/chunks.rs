@@ -5,149 +5,179 @@
 //! A tools file holds nothing at its top level but the `tool` array of
 //! tables, so the text from one `[[tool]]` header up to the next declares
 //! exactly one entry (with its sub-tables), independently of the others.
-//! Headers are found with the TOML lexer, never inside a string.
+//! Headers are found by one pass over the bytes that steps over comments
+//! and strings of all four kinds as the TOML lexer does, never inside a
+//! string; from the first byte no valid TOML could hold there (an
+//! unterminated string, say) it finds no more, leaving the rest of the
+//! file to the parser whole.
 
-use std::collections::VecDeque;
-
-use toml_parser::lexer::{Token, TokenKind};
+use memchr::{memchr, memchr2, memchr3};
 
 /// The byte offsets of the `[[key]]` headers that begin a line of `text`,
 /// in order. Only the plain spelling is found (`[[ key ]]` with optional
 /// spaces around the key); a header spelled otherwise (quoted, say) stays
 /// inside the entry before it, which the parser then reads as one more
 /// entry of the same array, so nothing changes meaning.
+///
+/// `key` is a bare key (`tool`); for any other, nothing is found. Past the
+/// first byte valid TOML cannot hold where it stands (an unterminated
+/// string, a lone carriage return), nothing more is found either.
 pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
-    // Tokens are read as the lexer gives them, with the few after the
-    // current one in view: held all at once, the tokens of a 26 MB file
-    // took 400 MB.
-    let mut lexer = toml_parser::Source::new(text)
-        .lex()
-        .filter(|t| t.kind() != TokenKind::Eof);
-    let mut ahead: VecDeque<Token> = lexer.by_ref().take(HEADER_TOKENS).collect();
-    let mut starts = Vec::new();
-    let mut line_start = true;
-    while let Some(token) = ahead.pop_front() {
-        ahead.extend(lexer.next());
-        // The token `n` places after the current one.
-        let at = |n: usize| ahead.get(n - 1);
-        let kind = |n: usize| at(n).map(|t| t.kind());
-        let at_line_start = line_start;
-        line_start = token.kind() == TokenKind::Newline
-            || (at_line_start && token.kind() == TokenKind::Whitespace);
-        if !at_line_start || token.kind() != TokenKind::LeftSquareBracket {
-            continue;
+    if !is_bare_key(key) {
+        return Vec::new();
+    }
+    let (bytes, key) = (text.as_bytes(), key.as_bytes());
+    let first = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
+    let mut starts: Vec<usize> = header_at(bytes, first, key).into_iter().collect();
+    // Only line ends, comments and strings change what a byte means, so the
+    // scan goes from one of their marks to the next, `at` always outside
+    // strings and comments. Each arm gives where the scan goes on, or stops
+    // it where valid TOML could not go on: a missed header changes nothing,
+    // a false one would split an entry.
+    let mut at = first;
+    while let Some(n) = bytes[at..].iter().position(|&b| is_mark(b)) {
+        let mark = at + n;
+        let next = match bytes[mark] {
+            b'\n' => Some(mark + 1),
+            b'\r' if bytes.get(mark + 1) == Some(&b'\n') => Some(mark + 2),
+            // A carriage return alone ends a line for the lexer, not for TOML.
+            b'\r' => None,
+            b'#' => Some(memchr2(b'\r', b'\n', &bytes[mark..]).map_or(bytes.len(), |n| mark + n)),
+            // The lexer reads a quote right after a bare key, number or word
+            // (`a"b`) as part of it; no valid TOML holds one there. (The byte
+            // before is a quote if it closes a string.)
+            b'"' | b'\'' if mark > first && in_atom(bytes[mark - 1]) => None,
+            b'"' if bytes[mark..].starts_with(b"\"\"\"") => ml_string_end(bytes, mark + 3, b'"'),
+            b'"' => basic_string_end(bytes, mark + 1),
+            b'\'' if bytes[mark..].starts_with(b"'''") => ml_string_end(bytes, mark + 3, b'\''),
+            b'\'' => memchr2(b'\'', b'\n', &bytes[mark + 1..])
+                .map(|n| mark + 1 + n)
+                .filter(|&end| bytes[end] == b'\'')
+                .map(|end| end + 1),
+            _ => None,
+        };
+        let Some(next) = next else {
+            break;
+        };
+        if matches!(bytes[mark], b'\n' | b'\r') {
+            starts.extend(header_at(bytes, next, key));
         }
-        let span = token.span();
-        let mut j = 1;
-        if kind(j) != Some(TokenKind::LeftSquareBracket)
-            || at(j).is_some_and(|t| t.span().start() != span.end())
-        {
-            continue;
-        }
-        j += 1;
-        if kind(j) == Some(TokenKind::Whitespace) {
-            j += 1;
-        }
-        let is_key = kind(j) == Some(TokenKind::Atom)
-            && at(j).is_some_and(|t| &text[t.span().start()..t.span().end()] == key);
-        if !is_key {
-            continue;
-        }
-        j += 1;
-        if kind(j) == Some(TokenKind::Whitespace) {
-            j += 1;
-        }
-        if kind(j) == Some(TokenKind::RightSquareBracket)
-            && kind(j + 1) == Some(TokenKind::RightSquareBracket)
-            && at(j + 1)
-                .zip(at(j))
-                .is_some_and(|(close, before)| close.span().start() == before.span().end())
-        {
-            starts.push(span.start());
-        }
+        at = next;
     }
     starts
 }
 
-/// The most tokens a header takes: `[`, `[`, space, key, space, `]`, `]`.
-const HEADER_TOKENS: usize = 7;
+/// The byte order mark the lexer skips at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Whether `byte` may begin a line end, a comment or a string.
+fn is_mark(byte: u8) -> bool {
+    matches!(byte, b'\n' | b'\r' | b'#' | b'"' | b'\'')
+}
 
-    #[test]
-    fn finds_headers_at_line_starts_only() {
-        let text = "# tools\n[[tool]]\nname = \"a\"\n  [[ tool ]]\nname = \"b\"\n\
-                    [[tool.parameters]]\nx = 1\nd = \"\"\"\n[[tool]]\n\"\"\"\n\
-                    e = '''\n[[tool]]'''\n[[\"tool\"]]\nname = \"c\"\n[[tool]] # last\n";
-        let starts = array_table_starts(text, "tool");
-        let lines: Vec<&str> = starts
-            .iter()
-            .map(|&s| text[s..].lines().next().unwrap())
-            .collect();
-        assert_eq!(lines, ["[[tool]]", "[[ tool ]]", "[[tool]] # last"]);
-    }
+/// Whether the lexer reads `byte` as part of an atom (a bare key, number,
+/// date or word) it is in, quotes aside.
+fn in_atom(byte: u8) -> bool {
+    !matches!(
+        byte,
+        b'.' | b'='
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b' '
+            | b'\t'
+            | b'#'
+            | b'\r'
+            | b'\n'
+            | b'"'
+            | b'\''
+    )
+}
 
-    #[test]
-    fn nothing_to_split_in_a_file_without_headers() {
-        assert!(array_table_starts("", "tool").is_empty());
-        assert!(array_table_starts("tool = [{ name = \"a\" }]\n", "tool").is_empty());
-        assert!(array_table_starts("x = \"[[tool]]\"\n", "tool").is_empty());
-    }
+/// Where the `[[key]]` header is on the line starting at `line`, after its
+/// spaces and tabs, if it is one.
+fn header_at(bytes: &[u8], line: usize, key: &[u8]) -> Option<usize> {
+    let at = line + blanks(&bytes[line..]);
+    is_header(&bytes[at..], key).then_some(at)
+}
 
-    use crate::policy::Inputs;
+/// How many spaces and tabs `bytes` opens with.
+fn blanks(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
 
-    /// Loads a policy whose only tools file is `tools`; the error text if
-    /// it does not load.
-    fn load(tools: &str) -> Result<Vec<String>, String> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("muster.toml"),
-            "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n",
-        )
-        .unwrap();
-        std::fs::create_dir(dir.path().join("tools")).unwrap();
-        std::fs::write(dir.path().join("tools/t.toml"), tools).unwrap();
-        Inputs::load(dir.path())
-            .map(|i| i.policy.tools.iter().map(|t| t.name.clone()).collect())
-            .map_err(|e| e.to_string())
-    }
+/// A key the lexer reads as one atom, as `[[key]]` spells it.
+fn is_bare_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
-    const ENTRY: &str = "[[tool]]\nname = \"t.a\"\n";
+/// Whether `rest` opens with `[[`, optional spaces or tabs, `key`, optional
+/// spaces or tabs and `]]`.
+fn is_header(rest: &[u8], key: &[u8]) -> bool {
+    let Some(rest) = rest.strip_prefix(b"[[") else {
+        return false;
+    };
+    let Some(rest) = rest[blanks(rest)..].strip_prefix(key) else {
+        return false;
+    };
+    rest[blanks(rest)..].starts_with(b"]]")
+}
 
-    #[test]
-    fn entries_parsed_apart_load_as_one_file_would() {
-        let text = format!(
-            "# header comment naming tool\n{ENTRY}description = \"x\"\n\
-             [[tool]]\nname = \"t.b\"\ninput_schema = {{ type = \"object\" }}\n\
-             [[\"tool\"]]\nname = \"t.c\"\n"
-        );
-        assert_eq!(load(&text).unwrap(), ["t.a", "t.b", "t.c"]);
-    }
-
-    #[test]
-    fn an_error_in_a_later_entry_names_its_line_in_the_file() {
-        let text = format!("{ENTRY}\n[[tool]]\nname = \"t.b\"\nprority = 1\n");
-        let err = load(&text).unwrap_err();
-        assert!(err.contains("t.toml:6"), "{err}");
-    }
-
-    #[test]
-    fn every_entry_with_an_error_is_reported() {
-        let text = "[[tool]]\nname = 1\n[[tool]]\nname = \"t.b\"\n[[tool]]\nname = 2\n";
-        let err = load(text).unwrap_err();
-        assert!(
-            err.contains("t.toml:2") && err.contains("t.toml:6"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn tools_declared_before_the_headers_are_judged_with_the_whole_file() {
-        // Valid TOML cannot extend an inline array with `[[tool]]`.
-        let text = format!("tool = [{{ name = \"t.x\" }}]\n{ENTRY}");
-        assert!(load(&text).is_err());
-        assert_eq!(load("tool = [{ name = \"t.x\" }]\n").unwrap(), ["t.x"]);
+/// Where the basic string whose text starts at `from` ends (past its
+/// closing quote), or `None` if a line or the file ends first.
+fn basic_string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let found = from + memchr3(b'"', b'\\', b'\n', &bytes[from..])?;
+        match bytes[found] {
+            b'"' => return Some(found + 1),
+            b'\\' => from = escaped_end(bytes, found),
+            _ => return None,
+        }
     }
 }
+
+/// Past the escape sequence whose backslash is at `backslash`, as far as
+/// finding the string's end goes: an escaped quote or backslash is stepped
+/// over, anything else is read as text.
+fn escaped_end(bytes: &[u8], backslash: usize) -> usize {
+    match bytes.get(backslash + 1) {
+        Some(b'"' | b'\\') => backslash + 2,
+        _ => backslash + 1,
+    }
+}
+
+/// Where the multi-line string delimited by `quote` whose text starts at
+/// `from` ends, past its closing delimiter and the one or two quotes the
+/// text may end with; `None` if the file ends first, or if more than five
+/// quotes close it. Backslash escapes count in basic strings only.
+fn ml_string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
+    loop {
+        let found = from
+            + if quote == b'"' {
+                memchr2(quote, b'\\', &bytes[from..])?
+            } else {
+                memchr(quote, &bytes[from..])?
+            };
+        if bytes[found] == b'\\' {
+            from = escaped_end(bytes, found);
+            continue;
+        }
+        let run = bytes[found..].iter().take_while(|&&b| b == quote).count();
+        match run {
+            0..=2 => from = found + run,
+            3..=5 => return Some(found + run),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
