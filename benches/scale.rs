@@ -1,7 +1,9 @@
 //! Issue 13's scale target: load and plan N tools (1k, 10k, 100k) from one
-//! tools file and from one MCP snapshot, the whole path `muster plan` takes
-//! (read, parse, validate, build the catalog, count tokens, plan). Time
-//! should grow linearly with N; the 100k runs should stay under 2 s.
+//! tools file and from one MCP snapshot, each with every schema written
+//! alike or with a schema per tool (`_distinct`), the whole path
+//! `muster plan` takes without a count cache (read, parse, validate, build
+//! the catalog, count every definition, plan). Time should grow linearly
+//! with N; the 100k runs should stay under 2 s.
 //!
 //! Before timing each size it runs it once more under a counting allocator
 //! and prints the peak heap that one run held, so memory can be read per
@@ -78,8 +80,18 @@ const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 const MUSTER: &str = "[caps]\nitems = 30\ntokens = 9000\n\n\
                       [[agent]]\nname = \"chat\"\nversion = 1\n";
 
+/// The `id` argument's description: one for every tool, or one per tool
+/// (so every schema is distinct and none is shared).
+fn id_description(i: usize, distinct: bool) -> String {
+    if distinct {
+        format!("Record {i} id.")
+    } else {
+        "Record id.".into()
+    }
+}
+
 /// A policy directory with `n` configured tools in `tools/all.toml`.
-fn one_tools_file(dir: &Path, n: usize) {
+fn one_tools_file(dir: &Path, n: usize, distinct: bool) {
     std::fs::create_dir_all(dir.join("tools")).unwrap();
     std::fs::write(dir.join("muster.toml"), MUSTER).unwrap();
     let mut text = String::with_capacity(n * 260);
@@ -89,15 +101,16 @@ fn one_tools_file(dir: &Path, n: usize) {
             "[[tool]]\nname = \"bench.tool_{i}\"\n\
              description = \"Look up record {i} by its id and return its fields.\"\n\
              input_schema = {{ type = \"object\", properties = {{ id = {{ type = \"string\", \
-             description = \"Record id.\" }}, limit = {{ type = \"integer\" }} }}, \
-             required = [\"id\"] }}\n\n"
+             description = \"{}\" }}, limit = {{ type = \"integer\" }} }}, \
+             required = [\"id\"] }}\n\n",
+            id_description(i, distinct)
         );
     }
     std::fs::write(dir.join("tools/all.toml"), text).unwrap();
 }
 
 /// A policy directory with one server whose snapshot lists `n` tools.
-fn one_snapshot(dir: &Path, n: usize) {
+fn one_snapshot(dir: &Path, n: usize, distinct: bool) {
     std::fs::create_dir_all(dir.join("mcp")).unwrap();
     std::fs::write(dir.join("muster.toml"), MUSTER).unwrap();
     std::fs::write(
@@ -111,7 +124,7 @@ fn one_snapshot(dir: &Path, n: usize) {
                 "name": format!("tool_{i}"),
                 "description": format!("Look up record {i} by its id and return its fields."),
                 "inputSchema": {"type": "object", "properties": {
-                    "id": {"type": "string", "description": "Record id."},
+                    "id": {"type": "string", "description": id_description(i, distinct)},
                     "limit": {"type": "integer"}}, "required": ["id"]},
             })
         })
@@ -128,16 +141,18 @@ fn load_and_plan(dir: &Path) -> u32 {
 }
 
 fn bench_scale(c: &mut Criterion) {
-    for (label, make) in [
-        ("one_tools_file", one_tools_file as fn(&Path, usize)),
-        ("one_snapshot", one_snapshot),
+    for (label, make, distinct) in [
+        ("one_tools_file", one_tools_file as fn(&Path, usize, bool), false),
+        ("one_tools_file_distinct", one_tools_file, true),
+        ("one_snapshot", one_snapshot, false),
+        ("one_snapshot_distinct", one_snapshot, true),
     ] {
         let mut group = c.benchmark_group(format!("load_and_plan/{label}"));
         group.sample_size(10);
         group.measurement_time(Duration::from_secs(20));
         for n in SIZES {
             let dir = tempfile::tempdir().unwrap();
-            make(dir.path(), n);
+            make(dir.path(), n, distinct);
             // Once untimed: the tokenizer is built and the peak heap of one
             // run above what was held before it is read.
             assert_eq!(load_and_plan(dir.path()) as usize, n);
