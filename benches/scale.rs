@@ -142,7 +142,11 @@ fn load_and_plan(dir: &Path) -> u32 {
 
 fn bench_scale(c: &mut Criterion) {
     for (label, make, distinct) in [
-        ("one_tools_file", one_tools_file as fn(&Path, usize, bool), false),
+        (
+            "one_tools_file",
+            one_tools_file as fn(&Path, usize, bool),
+            false,
+        ),
         ("one_tools_file_distinct", one_tools_file, true),
         ("one_snapshot", one_snapshot, false),
         ("one_snapshot_distinct", one_snapshot, true),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 struct Tool {
     name: String,
     description: String,
-    input_schema: Option<Value>,
+    input_schema: Option<muster::schema::Schema>,
 }
 
 const ENTRIES: usize = 10_000;
@@ -63,7 +63,7 @@ fn corpus() -> Vec<Tool> {
                     t["description"].as_str().unwrap_or(""),
                     purposes[s % purposes.len()]
                 ),
-                input_schema: t.get("inputSchema").cloned(),
+                input_schema: t.get("inputSchema").map(muster::schema::Schema::new),
             }
         })
         .collect()

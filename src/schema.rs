@@ -150,6 +150,13 @@ impl Serialize for Schema {
     }
 }
 
+/// Read as any JSON value.
+impl<'de> serde::Deserialize<'de> for Schema {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(|value| Self::new(&value))
+    }
+}
+
 /// The compact text of `value`, members in written order.
 fn written_text(value: &Value) -> String {
     // A `Value` has text keys only, so writing it cannot fail.

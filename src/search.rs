@@ -15,6 +15,7 @@ mod typo;
 
 pub use deferred::{DeferredEntry, DeferredIndex};
 
+use crate::schema::Schema;
 use serde_json::Value;
 use std::collections::HashMap;
 use typo::Neighbours;
@@ -26,7 +27,7 @@ pub struct Entry<'a> {
     pub name: &'a str,
     pub description: &'a str,
     /// The tool's JSON Schema; its parameter names and descriptions are indexed.
-    pub input_schema: Option<&'a Value>,
+    pub input_schema: Option<&'a Schema>,
 }
 
 /// One match: which entry and how well it matched.
@@ -531,7 +532,10 @@ fn field_texts(entry: &Entry<'_>) -> Vec<(Field, String)> {
     fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
         schema.get("properties").and_then(Value::as_object)
     }
-    let Some(top) = entry.input_schema.and_then(properties) else {
+    // Parsed for this entry alone: an index over many deferred tools never
+    // holds their trees at once.
+    let tree = entry.input_schema.map(Schema::value);
+    let Some(top) = tree.as_ref().and_then(properties) else {
         return out;
     };
     for (name, property) in top {

@@ -4,7 +4,6 @@
 
 use muster::search::{Entry, Index};
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -19,7 +18,7 @@ struct Tool {
     name: String,
     #[serde(default)]
     description: String,
-    input_schema: Option<Value>,
+    input_schema: Option<muster::schema::Schema>,
 }
 
 #[derive(Deserialize)]

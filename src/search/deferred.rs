@@ -77,20 +77,14 @@ impl DeferredIndex {
                 }
             })
             .collect();
-        let schemas: Vec<Option<serde_json::Value>> = entries
-            .iter()
-            .map(|e| match e.kind {
-                EntryKind::Tool => Some(catalog.candidates[e.tools[0]].input_schema.value()),
+        let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
+            name: &e.name,
+            description: text,
+            input_schema: match e.kind {
+                EntryKind::Tool => Some(&catalog.candidates[e.tools[0]].input_schema),
                 EntryKind::Kind => None,
-            })
-            .collect();
-        let index = Index::build(entries.iter().zip(&texts).zip(&schemas).map(
-            |((e, text), schema)| Entry {
-                name: &e.name,
-                description: text,
-                input_schema: schema.as_ref(),
             },
-        ));
+        }));
         DeferredIndex { entries, index }
     }
 

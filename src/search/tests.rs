@@ -4,7 +4,7 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::json;
 
-fn entries(schema: &Value) -> Vec<Entry<'_>> {
+fn entries(schema: &Schema) -> Vec<Entry<'_>> {
     vec![
         Entry {
             name: "mcp.gmail_read.search_threads",
@@ -49,11 +49,11 @@ fn entries(schema: &Value) -> Vec<Entry<'_>> {
     ]
 }
 
-fn schema() -> Value {
-    json!({"type": "object", "properties": {
+fn schema() -> Schema {
+    Schema::new(&json!({"type": "object", "properties": {
         "query": {"type": "string", "description": "Gmail search syntax, e.g. from:alice"},
         "page": {"type": "object", "properties": {"cursor": {"type": "string", "description": "opaque continuation token"}}}
-    }})
+    }}))
 }
 
 fn top(index: &Index, query: &str) -> Option<String> {
