@@ -131,6 +131,7 @@ pub mod names;
 /// result in the plan.
 #[doc(hidden)]
 pub mod narrow;
+mod parallel;
 pub mod plan;
 pub mod policy;
 pub mod provider;

@@ -387,6 +387,23 @@ fn bad_name(name: &str) -> Option<&'static str> {
 
 pub use crate::canon::{input_schema_problem, kind_of};
 
+/// Loads a policy of the smallest settings whose one tools file,
+/// `tools/t.toml`, holds `tools`: for the tools loader's tests.
+#[cfg(test)]
+pub(crate) fn load_with_tools_file(tools: &str) -> Result<Inputs, crate::Error> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |path: &str, text: &str| {
+        std::fs::write(dir.path().join(path), text).expect("the test policy is written")
+    };
+    write(
+        "muster.toml",
+        "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n",
+    );
+    std::fs::create_dir(dir.path().join("tools")).expect("tools/ is made");
+    write("tools/t.toml", tools);
+    Inputs::load(dir.path())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

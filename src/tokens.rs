@@ -222,8 +222,7 @@ impl Encoding {
     /// [`Encoding::count_text`] of `text(i)` for each `i` below `n`, in
     /// order, counted on every core.
     fn count_each<'t>(self, n: usize, text: impl Fn(usize) -> Cow<'t, str> + Sync) -> Vec<u32> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.count_each_on(n, threads, text)
+        self.count_each_on(n, crate::parallel::cores(), text)
     }
 
     /// [`Encoding::count_each`] on at most `threads` threads (one when
@@ -242,41 +241,13 @@ impl Encoding {
         if n == 0 {
             return Vec::new();
         }
-        if threads < 2 || n < 64 {
-            let mut pieces = Pieces::new(self);
-            return (0..n).map(|i| pieces.count(&text(i))).collect();
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let mut counts = vec![0; n];
-        let counted: Vec<(usize, u32)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut done = Vec::new();
-                        let mut pieces = Pieces::new(self);
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            if i >= n {
-                                break;
-                            }
-                            done.push((i, pieces.count(&text(i))));
-                        }
-                        done
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| {
-                    w.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
-        for (i, tokens) in counted {
-            counts[i] = tokens;
-        }
-        counts
+        let threads = if n < 64 { 1 } else { threads };
+        crate::parallel::map_indices(
+            n,
+            threads,
+            || Pieces::new(self),
+            |pieces, i| pieces.count(&text(i)),
+        )
     }
 
     /// Tokens the tool section costs once, however many tools it holds: the

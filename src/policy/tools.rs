@@ -304,35 +304,12 @@ fn parse_parts(text: &str, parts: &[(usize, usize)]) -> Vec<ParsedPart> {
         let file: raw::ToolsFile = raw::parse_all(&text[start..end])?;
         Ok(file.tool.into_iter().map(prepare).collect())
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || parts.len() < PARALLEL_PARTS {
-        return parts.iter().map(parse).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<_> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(part) = parts.get(i) else { break };
-                        done.push((i, parse(part)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, parsed)| parsed).collect()
+    let threads = if parts.len() < PARALLEL_PARTS {
+        1
+    } else {
+        crate::parallel::cores()
+    };
+    crate::parallel::map_indices(parts.len(), threads, || (), |(), i| parse(&parts[i]))
 }
 
 /// `entry` with its inline schema read ([`ParsedPart`]).
@@ -351,7 +328,7 @@ fn prepare(mut entry: Spanned<raw::RawTool>) -> (Spanned<raw::RawTool>, Option<P
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::Inputs;
+    use crate::policy::load_with_tools_file as load;
 
     /// A tools file of `n` entries, three lines each; `edit` may rewrite
     /// entry `i`'s lines.
@@ -363,18 +340,6 @@ mod tests {
                 })
             })
             .collect()
-    }
-
-    fn load(tools: &str) -> Result<Inputs, crate::Error> {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("muster.toml"),
-            "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n",
-        )
-        .unwrap();
-        std::fs::create_dir(dir.path().join("tools")).unwrap();
-        std::fs::write(dir.path().join("tools/t.toml"), tools).unwrap();
-        Inputs::load(dir.path())
     }
 
     /// Past [`super::PARALLEL_PARTS`] entries a file is parsed on every core

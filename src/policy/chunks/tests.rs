@@ -20,20 +20,10 @@ fn nothing_to_split_in_a_file_without_headers() {
     assert!(array_table_starts("x = \"[[tool]]\"\n", "tool").is_empty());
 }
 
-use crate::policy::Inputs;
-
 /// Loads a policy whose only tools file is `tools`; the error text if
 /// it does not load.
 fn load(tools: &str) -> Result<Vec<String>, String> {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("muster.toml"),
-        "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n",
-    )
-    .unwrap();
-    std::fs::create_dir(dir.path().join("tools")).unwrap();
-    std::fs::write(dir.path().join("tools/t.toml"), tools).unwrap();
-    Inputs::load(dir.path())
+    crate::policy::load_with_tools_file(tools)
         .map(|i| i.policy.tools.iter().map(|t| t.name.clone()).collect())
         .map_err(|e| e.to_string())
 }
