@@ -19,9 +19,13 @@ use memchr::{memchr, memchr2, memchr3};
 /// inside the entry before it, which the parser then reads as one more
 /// entry of the same array, so nothing changes meaning.
 ///
-/// `key` is a bare key (`tool`); for any other, nothing is found. Past the
-/// first byte valid TOML cannot hold where it stands (an unterminated
-/// string, a lone carriage return), nothing more is found either.
+/// `key` is a bare key (`tool`); for any other, nothing is found. A
+/// one-line string its line ends in is read as ending there, as the lexer
+/// reads it: the file is not valid TOML, the entry that holds the string
+/// reports so, and the entries after it are still judged apart, so each
+/// of their problems is reported too. Past any other byte valid TOML
+/// cannot hold where it stands (an unterminated multi-line string, a lone
+/// carriage return), nothing more is found.
 pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
     if !is_bare_key(key) {
         return Vec::new();
@@ -52,8 +56,7 @@ pub(super) fn array_table_starts(text: &str, key: &str) -> Vec<usize> {
             b'\'' if bytes[mark..].starts_with(b"'''") => ml_string_end(bytes, mark + 3, b'\''),
             b'\'' => memchr2(b'\'', b'\n', &bytes[mark + 1..])
                 .map(|n| mark + 1 + n)
-                .filter(|&end| bytes[end] == b'\'')
-                .map(|end| end + 1),
+                .map(|end| end + usize::from(bytes[end] == b'\'')),
             _ => None,
         };
         let Some(next) = next else {
@@ -132,14 +135,15 @@ fn is_header(rest: &[u8], key: &[u8]) -> bool {
 }
 
 /// Where the basic string whose text starts at `from` ends (past its
-/// closing quote), or `None` if a line or the file ends first.
+/// closing quote); at the line end, if its line ends first; `None` if the
+/// file ends first.
 fn basic_string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
     loop {
         let found = from + memchr3(b'"', b'\\', b'\n', &bytes[from..])?;
         match bytes[found] {
             b'"' => return Some(found + 1),
             b'\\' => from = escaped_end(bytes, found),
-            _ => return None,
+            _ => return Some(found),
         }
     }
 }

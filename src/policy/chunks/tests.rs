@@ -58,13 +58,18 @@ fn every_entry_with_an_error_is_reported() {
 }
 
 #[test]
-fn a_file_the_scan_stops_in_is_still_reported_where_it_breaks() {
-    // The scan finds no header past the open string; the parser reads the
-    // rest as one part and names the line.
-    let text = format!("{ENTRY}[[tool]]\nname = \"t.b\n[[tool]]\nname = \"t.c\"\n");
-    assert_eq!(array_table_starts(&text, "tool"), [0, ENTRY.len()]);
-    let err = load(&text).unwrap_err();
-    assert!(err.contains("t.toml:4"), "{err}");
+fn an_open_string_is_reported_and_every_entry_after_it_judged() {
+    // The open string ends at its line, as the lexer reads it; the entry
+    // that holds it reports the syntax error, and the next entry's own
+    // problem is reported too.
+    let text = format!("{ENTRY}[[tool]]\nname = \"t.b\n[[tool]]\nname = \"t.c\"\nprority = 1\n");
+    assert_eq!(
+        array_table_starts(&text, "tool"),
+        [0, ENTRY.len(), text.rfind("[[tool]]").unwrap()]
+    );
+    let err = crate::policy::load_with_tools_file(&text).unwrap_err();
+    let lines: Vec<Option<usize>> = err.problems().iter().map(|p| p.line).collect();
+    assert_eq!(lines, [Some(4), Some(7)], "{err}");
 }
 
 #[test]
@@ -98,8 +103,6 @@ fn nothing_is_found_past_what_valid_toml_cannot_hold() {
     // Each line ends the scan: the lexer would find the header after it,
     // but no valid file holds it, so no split is guessed.
     for stop in [
-        "a = \"open\n",
-        "a = 'open\n",
         "a = x\"\n",
         "a = x'\n",
         "a = 1\r",
@@ -108,6 +111,13 @@ fn nothing_is_found_past_what_valid_toml_cannot_hold() {
         let text = format!("[[tool]]\n{stop}[[tool]]\n");
         assert_eq!(array_table_starts(&text, "tool"), [0], "{stop:?}");
         assert_eq!(lexer_starts(&text, "tool").len(), 2, "{stop:?}");
+    }
+    // A one-line string its line ends in ends there, as the lexer reads it.
+    for open in ["a = \"open\n", "a = 'open\n", "a = \"x\\\"\n"] {
+        let text = format!("[[tool]]\n{open}[[tool]]\n");
+        let starts = array_table_starts(&text, "tool");
+        assert_eq!(starts, lexer_starts(&text, "tool"), "{open:?}");
+        assert_eq!(starts.len(), 2, "{open:?}");
     }
     for open in ["a = \"\"\"\n", "a = '''\n"] {
         let text = format!("[[tool]]\n{open}[[tool]]\n");
