@@ -214,6 +214,28 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Schema, n: &Narrowing) -> Nar
             code: ExcludeCode::NotAllowed,
         };
     }
+    if !input_schema.is_object() {
+        return NarrowOutcome::KeptAway {
+            code: KeepAwayCode::SchemaNotObject,
+            arguments: Vec::new(),
+            warnings: Vec::new(),
+        };
+    }
+    let empty = BTreeMap::new();
+    let fixed = n.params.get(tool_name).unwrap_or(&empty);
+    let only = n.only.get(tool_name);
+    // Nothing narrows this tool and its `required` names no entry to drop:
+    // what follows would find nothing to warn of or remove, so the schema
+    // is offered as listed without parsing it (most tools of a large
+    // listing).
+    if fixed.is_empty() && only.is_none() && input_schema.required_text_only() {
+        return NarrowOutcome::Offered(Offered {
+            shown_schema: input_schema.clone(),
+            fixed: BTreeMap::new(),
+            only: None,
+            warnings: Vec::new(),
+        });
+    }
     let tree = input_schema.value();
     let Some(schema) = tree.as_object() else {
         return NarrowOutcome::KeptAway {
@@ -233,9 +255,6 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Schema, n: &Narrowing) -> Nar
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let empty = BTreeMap::new();
-    let fixed = n.params.get(tool_name).unwrap_or(&empty);
-    let only = n.only.get(tool_name);
 
     let mut warnings = Vec::new();
     if let Some(only) = only {

@@ -34,6 +34,8 @@ struct Held {
     /// What keeps it from being an input schema
     /// ([`canon::input_schema_problem`]).
     problem: Option<SchemaProblem>,
+    /// Whether its `required`, when it is a list, lists text only.
+    required_text_only: bool,
 }
 
 impl Schema {
@@ -48,6 +50,10 @@ impl Schema {
             canonical: (canonical != written).then(|| canonical.into_boxed_str()),
             written: written.into_boxed_str(),
             problem: canon::input_schema_problem(value),
+            required_text_only: match value.get("required") {
+                Some(Value::Array(names)) => names.iter().all(Value::is_string),
+                _ => true,
+            },
         }))
     }
 
@@ -88,6 +94,13 @@ impl Schema {
     /// ([`canon::input_schema_problem`]), judged when it was read.
     pub fn problem(&self) -> Option<&SchemaProblem> {
         self.0.problem.as_ref()
+    }
+
+    /// Whether its `required`, when it is a list, lists text only: a
+    /// schema narrowing removes nothing from is offered as listed without
+    /// being parsed ([`crate::narrow::narrow_tool`]).
+    pub fn required_text_only(&self) -> bool {
+        self.0.required_text_only
     }
 
     /// Whether it is a JSON object.
@@ -267,6 +280,23 @@ mod tests {
     }
 
     #[test]
+    fn a_required_list_naming_anything_but_text_is_told() {
+        for (value, text_only) in [
+            (json!({"required": ["a", "b"]}), true),
+            (json!({"required": []}), true),
+            (json!({"required": "a"}), true),
+            (json!({"required": ["a", 1]}), false),
+            (json!({"required": [null]}), false),
+        ] {
+            assert_eq!(
+                Schema::new(&value).required_text_only(),
+                text_only,
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
     fn a_tree_deeper_than_the_parsers_default_limit_comes_back() {
         let mut value = json!({});
         for _ in 0..300 {
@@ -302,6 +332,7 @@ mod tests {
                 canon::input_schema_problem(&value).as_ref(),
                 "{value}"
             );
+            assert!(schema.required_text_only(), "{value}");
         }
     }
 }

@@ -28,6 +28,21 @@ fn offered(o: NarrowOutcome) -> Offered {
     }
 }
 
+/// Without narrowing, a `required` entry that is not text names no
+/// argument the model could write and is still dropped, as with narrowing:
+/// the path that skips parsing is taken only when there is none.
+#[test]
+fn a_required_entry_that_is_not_text_is_dropped_without_narrowing_too() {
+    let schema =
+        Schema::new(&json!({"type": "object", "properties": {"a": {}}, "required": ["a", 1]}));
+    assert!(!schema.required_text_only());
+    let o = offered(narrow_tool("t", &schema, &Narrowing::default()));
+    assert_eq!(o.shown_schema.value()["required"], json!(["a"]));
+    let only_number = Schema::new(&json!({"type": "object", "required": [null]}));
+    let o = offered(narrow_tool("t", &only_number, &Narrowing::default()));
+    assert!(o.shown_schema.value().get("required").is_none());
+}
+
 #[test]
 fn no_narrowing_offers_the_schema_unchanged() {
     let schema = search_schema();
