@@ -6,47 +6,58 @@
 //! the same on any number of threads.
 
 /// `f(state, i)` for every `i` below `n`, in order, on at most `threads`
-/// threads, each with its own `state()` (one thread when `threads` is
-/// below 2). A panic in `f` is passed on to the caller.
+/// threads (the calling one among them), each with its own `state()`. A
+/// thread that cannot be started leaves its share to the others. A panic
+/// in `f` is passed on to the caller.
 pub(crate) fn map_indices<S, T: Send>(
     n: usize,
     threads: usize,
     state: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize) -> T + Sync,
 ) -> Vec<T> {
-    if threads < 2 {
-        let mut state = state();
-        return (0..n).map(|i| f(&mut state, i)).collect();
-    }
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut state = state();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            done.push((i, f(&mut state, i)));
+        }
+        done
+    };
+    if threads < 2 || n < 2 {
+        return work().into_iter().map(|(_, t)| t).collect();
+    }
     let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(n))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut state = state();
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if i >= n {
-                            break;
-                        }
-                        done.push((i, f(&mut state, i)));
-                    }
-                    done
-                })
+        let helpers: Vec<_> = (1..threads.min(n))
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    // The main thread's stack: what runs here (a parser, a
+                    // recursive writer) was written for it.
+                    .stack_size(STACK)
+                    .spawn_scoped(scope, work)
+                    .ok()
             })
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+        let mut done = work();
+        for helper in helpers {
+            done.extend(
+                helper
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        done
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, t)| t).collect()
 }
+
+/// Stack for each helper thread: the 8 MiB a Linux main thread has.
+const STACK: usize = 8 << 20;
 
 /// The cores this process may use (1 when that cannot be told).
 pub(crate) fn cores() -> usize {
