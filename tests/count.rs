@@ -4,7 +4,7 @@
 
 use muster::count::{CountOptions, count};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::Path;
 
 /// One fixture case, read with its own types.
@@ -344,6 +344,42 @@ fn fixture_definitions() -> Vec<(String, String, Value)> {
     for (_, case) in cases() {
         walk(&case.request, &mut out);
     }
+    // Shapes the fixtures do not hold: past the node budget, past the
+    // depth limit, line breaks of every kind, unions and lists of objects.
+    let mut deep = json!({"type": "string"});
+    for _ in 0..40 {
+        deep = json!({"type": "object", "properties": {"d": deep}});
+    }
+    let many: serde_json::Map<String, Value> = (0..20_100)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    for (name, description, schema) in [
+        (
+            "deep",
+            "Nested.",
+            json!({"type": "object", "properties": {"d": deep}}),
+        ),
+        (
+            "many",
+            "Wide.",
+            json!({"type": "object", "properties": many}),
+        ),
+        (
+            "mixed",
+            "Line one.\r\nLine two.\rThree.\n\nFour.",
+            json!({"type": "object", "properties": {
+                "u": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Either."},
+                "e": {"enum": [1, 2.5, "x", null], "default": 1},
+                "c": {"const": "fixed"},
+                "t": {"type": ["string", "integer", "null"]},
+                "a": {"type": "array", "items": {"type": "object", "properties": {
+                    "k": {"type": "string", "description": "Key."}}, "required": ["k"]}},
+                "o": {"type": "object", "additionalProperties": {"type": "number"}}
+            }, "required": ["u", "a"]}),
+        ),
+    ] {
+        out.push((name.into(), description.into(), schema));
+    }
     out
 }
 
@@ -358,7 +394,7 @@ fn renderings_are_pinned_to_their_tags() {
     use muster::tokens::{RENDERING, RENDERING_ANTHROPIC, render_anthropic_tool, render_function};
     use sha2::{Digest, Sha256};
     let definitions = fixture_definitions();
-    assert!(definitions.len() >= 40, "{} definitions", definitions.len());
+    assert!(definitions.len() >= 46, "{} definitions", definitions.len());
     let digest = |render: &dyn Fn(&str, &str, &Value) -> String| {
         let mut h = Sha256::new();
         for (name, description, schema) in &definitions {
@@ -376,7 +412,7 @@ fn renderings_are_pinned_to_their_tags() {
         (RENDERING, openai.as_str()),
         (
             "openai-functions-v3",
-            "dc6d2590b9f08fed3d402c3df7e43e72379c25a25666e791447d75e564d1e4d5"
+            "3bc4a4f51c9670b130b8ae082a2a7b191fc0b005c67ee46d247e6254d8ef73c9"
         ),
         "the OpenAI rendering changed: bump RENDERING, then this digest"
     );
@@ -384,7 +420,7 @@ fn renderings_are_pinned_to_their_tags() {
         (RENDERING_ANTHROPIC, anthropic.as_str()),
         (
             "anthropic-tool-json-v2",
-            "9f979e2f7aef31315d638e9fd17d7a3c3b6240fa43dbf5babf263ddd3b30915a"
+            "66325acfa934321f913189874ba4fd332a3148d202cd08ff1a9f2eca909b3e2b"
         ),
         "the Anthropic rendering changed: bump RENDERING_ANTHROPIC, then this digest"
     );

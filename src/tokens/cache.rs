@@ -7,7 +7,9 @@
 //! text, which fixes its tree). A cached count is therefore the count of
 //! the same text by the same tokenizer, and the cache cannot change a
 //! result, as long as a change to a renderer changes its tag: the
-//! `renderings_are_pinned_to_their_tags` test fails until it does. Keying
+//! `renderings_are_pinned_to_their_tags` test fails until it does, and
+//! the key holds muster's version, so a new release never reuses an older
+//! one's counts. Keying
 //! by definition instead of by rendered text means a cached definition is
 //! never rendered at all. The file is read whole
 //! and checked (format magic, version, length, order, SHA-256 checksum); a
@@ -62,6 +64,11 @@ pub fn key(
 ) -> Key {
     let mut h = Sha256::new();
     h.update(b"muster-token-count-definition\0");
+    // A new release drops every count an older one cached, whatever its
+    // tags say: a renderer change that forgot its tag costs one uncached
+    // run, not stale counts for ever.
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(b"\0");
     for part in [encoding, rendering, name, description, input_schema.text()] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
