@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Fixture, check_value, muster, stdout};
+use common::{CHECK_JSON, Fixture, check_value, muster, stdout};
 use serde_json::Value;
 
 fn setup(turn: &str) -> Fixture {
@@ -229,19 +229,7 @@ fn a_plan_named_by_its_fingerprint_is_checked_only_while_the_policy_still_makes_
     );
     let plan: Value = serde_json::from_str(&fx.read("plan.json")).expect("plan");
     let fingerprint = plan["fingerprint"].as_str().expect("fingerprint");
-    let by_plan = stdout(
-        fx.path(),
-        &[
-            "check",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ],
-        0,
-    );
+    let by_plan = stdout(fx.path(), &CHECK_JSON, 0);
     let by_name = [
         "check",
         "--fingerprint",

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{Fixture, muster};
+use common::{CHECK_JSON, Fixture, muster};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
@@ -292,15 +292,7 @@ fn check_accepts_either_spelling_and_answers_with_the_one_the_call_used() {
         ]}"#,
     );
     let out = muster(fx.path())
-        .args([
-            "check",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ])
+        .args(CHECK_JSON)
         .assert()
         .code(1)
         .get_output()

@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Fixture, muster};
+use common::{CHECK_JSON, Fixture, muster};
 use muster::policy::Inputs;
 use muster::{Error, ErrorKind};
 
@@ -481,16 +481,6 @@ fn check_fixture(turn: &str) -> Fixture {
     ])
 }
 
-const CHECK: [&str; 7] = [
-    "check",
-    "--plan",
-    "plan.json",
-    "--turn",
-    "turn.json",
-    "--format",
-    "json",
-];
-
 /// Issue 13 item 8: a turn file with a byte-order mark was "expected value",
 /// and `[]` was "invalid length 0, expected struct RawTurn with 1 element".
 #[test]
@@ -498,9 +488,9 @@ fn a_turn_with_a_byte_order_mark_is_read_and_a_list_is_named_as_such() {
     let fx = check_fixture(
         "\u{feff}{\"calls\": [{\"id\": \"c\", \"name\": \"a.b\", \"arguments\": {\"path\": \"x\"}}]}",
     );
-    muster(fx.path()).args(CHECK).assert().success();
+    muster(fx.path()).args(CHECK_JSON).assert().success();
     fx.write("turn.json", "\n[]\n");
-    let stderr = refused(&fx, &CHECK);
+    let stderr = refused(&fx, &CHECK_JSON);
     assert!(
         stderr.contains("turn.json:2: cannot read the turn: it is a list, not an object"),
         "{stderr}"
@@ -520,7 +510,7 @@ fn input_nested_too_deep_is_named_with_its_line() {
             "{{\"format_version\": 3,\n\"roster\": [{{\"name\": \"a.b\", \"input_schema\": {deep}}}]}}"
         ),
     );
-    let stderr = refused(&fx, &CHECK);
+    let stderr = refused(&fx, &CHECK_JSON);
     assert!(
         stderr.contains("plan.json:2: cannot read the plan:"),
         "{stderr}"
@@ -538,7 +528,7 @@ fn a_member_named_twice_in_arguments_refuses_the_call() {
     let fx = check_fixture(
         r#"{"calls": [{"id": "c", "name": "a.b", "arguments": {"path": "a", "path": "b"}}]}"#,
     );
-    let out = muster(fx.path()).args(CHECK).assert().code(1);
+    let out = muster(fx.path()).args(CHECK_JSON).assert().code(1);
     let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let problem = &report["calls"][0]["problems"][0];
     assert_eq!(problem["code"], "unreadable-arguments", "{report}");
@@ -557,7 +547,7 @@ fn a_member_named_twice_in_arguments_refuses_the_call() {
     let plan = r#"{"format_version": 3, "roster": [{"name": "a.b", "input_schema":
         {"type": "object", "properties": {"path": {"type": "string"}, "q": {"type": "object"}}}}]}"#;
     fx.write("plan.json", plan);
-    muster(fx.path()).args(CHECK).assert().success();
+    muster(fx.path()).args(CHECK_JSON).assert().success();
 }
 
 /// Issue 13 item 8: a server whose listing nests deeper than muster reads

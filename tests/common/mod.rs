@@ -157,21 +157,19 @@ fn install_servers(servers: &Path) {
     panic!("timed out waiting for another test to install the MCP test servers");
 }
 
-/// `muster check --plan plan.json --turn turn.json --format json` in `dir`,
-/// expecting exit `code`, parsed.
+/// `muster check --plan plan.json --turn turn.json --format json`.
+pub const CHECK_JSON: [&str; 7] = [
+    "check",
+    "--plan",
+    "plan.json",
+    "--turn",
+    "turn.json",
+    "--format",
+    "json",
+];
+
+/// [`CHECK_JSON`] in `dir`, expecting exit `code`, parsed.
 pub fn check_value(dir: &Path, code: i32) -> serde_json::Value {
-    let out = stdout(
-        dir,
-        &[
-            "check",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ],
-        code,
-    );
+    let out = stdout(dir, &CHECK_JSON, code);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("check JSON: {e}\n{out}"))
 }
