@@ -38,15 +38,11 @@ struct Held {
     required_text_only: bool,
 }
 
-impl Schema {
-    /// The schema `value` is.
-    pub fn new(value: &Value) -> Self {
-        Self::from_parts(written_text(value), value)
-    }
-
-    fn from_parts(written: String, value: &Value) -> Self {
+impl Held {
+    /// `value`, whose compact text is `written`, and what is judged of it.
+    fn new(written: String, value: &Value) -> Self {
         let canonical = canon::canonical(value);
-        Self(Arc::new(Held {
+        Self {
             canonical: (canonical != written).then(|| canonical.into_boxed_str()),
             written: written.into_boxed_str(),
             problem: canon::input_schema_problem(value),
@@ -54,7 +50,14 @@ impl Schema {
                 Some(Value::Array(names)) => names.iter().all(Value::is_string),
                 _ => true,
             },
-        }))
+        }
+    }
+}
+
+impl Schema {
+    /// The schema `value` is.
+    pub fn new(value: &Value) -> Self {
+        Self(Arc::new(Held::new(written_text(value), value)))
     }
 
     /// `{"type": "object", "properties": {}}`: the schema of a tool that
@@ -190,10 +193,9 @@ impl Prepared {
     pub(crate) fn new(value: &Value) -> Self {
         let written = written_text(value);
         let key = Sha256::digest(written.as_bytes()).into();
-        let Schema(held) = Schema::from_parts(written, value);
         Self {
             key,
-            held: Arc::into_inner(held).expect("a schema just made is not shared"),
+            held: Held::new(written, value),
         }
     }
 
@@ -219,7 +221,7 @@ impl Shared {
         let key: [u8; 32] = Sha256::digest(written.as_bytes()).into();
         self.0
             .entry(key)
-            .or_insert_with(|| Schema::from_parts(written, &value))
+            .or_insert_with(|| Schema(Arc::new(Held::new(written, &value))))
             .clone()
     }
 
