@@ -236,9 +236,11 @@ pub fn gates(
 pub fn open(
     inputs: &Inputs,
     doc: SessionDocument,
+    keys: &session::SessionKeys,
+    file: &Path,
     cache: &mut TokenCache,
 ) -> Result<Result<Live, ResumeReport>, Error> {
-    Ok(match session::open(inputs, doc, cache)? {
+    Ok(match session::open(inputs, doc, keys, file, cache)? {
         Opened::Live(live) => Ok(*live),
         Opened::Mismatch(report) => Err(report),
     })

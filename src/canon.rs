@@ -116,28 +116,36 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     labelled_hex(&Sha256::digest(bytes))
 }
 
-/// `sha256:<hex>` of a digest already computed.
-pub fn labelled_hex(digest: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
-    let mut out = String::with_capacity(7 + 2 * digest.len());
-    out.push_str("sha256:");
-    for byte in digest {
+    let mut out = String::with_capacity(2 * bytes.len());
+    for byte in bytes {
         let _ = write!(out, "{byte:02x}");
     }
     out
 }
 
-/// The digest in a `sha256:<64 lowercase hex>` string, if it is one.
-pub fn parse_labelled_hex(text: &str) -> Option<[u8; 32]> {
-    let hex = text.strip_prefix("sha256:")?;
-    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+/// The 32 bytes in 64 lowercase hex digits, if `text` is that.
+pub fn parse_hex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
     let mut out = [0u8; 32];
     for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
     }
     Some(out)
+}
+
+/// `sha256:<hex>` of a digest already computed.
+pub fn labelled_hex(digest: &[u8]) -> String {
+    format!("sha256:{}", hex(digest))
+}
+
+/// The digest in a `sha256:<64 lowercase hex>` string, if it is one.
+pub fn parse_labelled_hex(text: &str) -> Option<[u8; 32]> {
+    parse_hex(text.strip_prefix("sha256:")?)
 }
 
 /// Schemas nested deeper than this are refused: the plan JSON that carries

@@ -45,6 +45,9 @@ pub struct Selection {
     pub flags: Vec<String>,
     /// Agent version; `None` is the agent's current version.
     pub version: Option<u64>,
+    /// Whose billing the token counts follow; `None` is the policy's
+    /// `[tokens] provider`.
+    pub provider: Option<Provider>,
 }
 
 /// Where a candidate comes from.

@@ -19,16 +19,24 @@ pub enum ErrorKind {
     Mcp,
     /// Occurs when the command line asks for something muster cannot do.
     Usage,
+    /// Occurs when a session document is not one muster wrote as it
+    /// stands: a missing or wrong signature, or claims (loads, bounds,
+    /// digests) that the policy it was pinned under cannot give.
+    Session,
+    /// Occurs when the session store cannot be reached or refuses a write.
+    Store,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 5] = [
+    pub const ALL: [ErrorKind; 7] = [
         ErrorKind::Policy,
         ErrorKind::Io,
         ErrorKind::Input,
         ErrorKind::Mcp,
         ErrorKind::Usage,
+        ErrorKind::Session,
+        ErrorKind::Store,
     ];
 
     /// A stable kebab-case name for the kind: the service's problem type
@@ -40,6 +48,8 @@ impl ErrorKind {
             ErrorKind::Input => "input",
             ErrorKind::Mcp => "mcp",
             ErrorKind::Usage => "usage",
+            ErrorKind::Session => "session-tampered",
+            ErrorKind::Store => "store",
         }
     }
 
@@ -51,6 +61,8 @@ impl ErrorKind {
             ErrorKind::Input => "the input cannot be read",
             ErrorKind::Mcp => "an MCP server failed",
             ErrorKind::Usage => "the request asks for something muster cannot do",
+            ErrorKind::Session => "the session document is not one muster wrote as it stands",
+            ErrorKind::Store => "the session store failed",
         }
     }
 }

@@ -209,6 +209,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             profile: raw.flags,
             flags: raw.extra_flags,
             version: raw.agent_version,
+            provider: None,
         },
         require: raw
             .require

@@ -144,6 +144,8 @@ pub mod session;
 /// fuzz target; hosts read snapshots through [`discover`].
 #[doc(hidden)]
 pub mod snapshot;
+#[cfg(feature = "store")]
+pub mod store;
 pub mod tokens;
 pub mod validate;
 

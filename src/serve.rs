@@ -18,10 +18,11 @@ mod metrics;
 mod openapi;
 mod problem;
 mod request;
+mod sessions;
 
 pub use api::GENERATION_HEADER;
 pub use openapi::ApiDoc;
-pub use problem::{HTTP_CODES, ProblemDocument, TYPE_PREFIX};
+pub use problem::{CONFLICT_CODES, HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 
 use crate::check::OfferedPlan;
 use crate::error::{Error, ErrorKind, Problem};
@@ -50,7 +51,7 @@ use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 
 /// How the service runs; every limit has a default a single host can take.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// The policy directory.
     pub policies: PathBuf,
@@ -73,6 +74,12 @@ pub struct Config {
     pub memo_entries: usize,
     /// Most bytes each memo of a generation holds, keys and values.
     pub memo_bytes: usize,
+    /// The keys session documents are signed and verified with.
+    pub session_keys: crate::session::SessionKeys,
+    /// Where sessions are kept by id; `None`: hosts carry documents.
+    pub sessions: Option<crate::store::StoreUrl>,
+    /// How long a kept session lives after its last change.
+    pub session_ttl: Duration,
 }
 
 impl Default for Config {
@@ -87,6 +94,9 @@ impl Default for Config {
             header_read_timeout: Duration::from_secs(5),
             memo_entries: 256,
             memo_bytes: 16 * 1024 * 1024,
+            session_keys: crate::session::SessionKeys::none(),
+            sessions: None,
+            session_ttl: Duration::from_secs(7 * 24 * 3600),
         }
     }
 }
@@ -217,6 +227,12 @@ pub struct Shared {
     metrics: Metrics,
     /// Serializes reloads, so generation numbers follow load order.
     reloading: tokio::sync::Mutex<()>,
+    /// Signs and verifies session documents.
+    keys: crate::session::SessionKeys,
+    /// Where sessions are kept, when they are.
+    store: Option<Box<dyn crate::store::SessionStore>>,
+    /// How long a kept session lives after its last change.
+    session_ttl: Duration,
 }
 
 impl Shared {
@@ -226,6 +242,10 @@ impl Shared {
     /// The policies' problems, when they fail validation.
     pub fn load(config: &Config) -> Result<Arc<Self>, Error> {
         let inputs = Inputs::load(&config.policies)?;
+        let store = match &config.sessions {
+            Some(url) => Some(url.open()?),
+            None => None,
+        };
         let metrics = Metrics::default();
         metrics.loaded(1, false);
         let memo = MemoLimits {
@@ -239,7 +259,22 @@ impl Shared {
             current: ArcSwap::from_pointee(Generation::new(1, inputs, memo)),
             metrics,
             reloading: tokio::sync::Mutex::new(()),
+            keys: config.session_keys.clone(),
+            store,
+            session_ttl: config.session_ttl,
         }))
+    }
+
+    /// Seconds since the Unix epoch: what the store's expiry is kept in.
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+
+    /// When a session changed now expires.
+    fn expires_at(&self) -> u64 {
+        self.now().saturating_add(self.session_ttl.as_secs())
     }
 
     /// The generation serving now.
@@ -331,11 +366,15 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/v1/count", post(api::count))
         .route("/v1/gate", post(api::gate))
         .route("/v1/check", post(api::check))
-        .route("/v1/sessions", post(api::session_new))
-        .route("/v1/sessions/search", post(api::session_search))
-        .route("/v1/sessions/load", post(api::session_load))
-        .route("/v1/sessions/roster", post(api::session_roster))
-        .route("/v1/sessions/resume", post(api::session_resume))
+        .route("/v1/sessions", post(sessions::session_new))
+        .route(
+            "/v1/sessions/{id}",
+            get(sessions::session_get).delete(sessions::session_delete),
+        )
+        .route("/v1/sessions/search", post(sessions::session_search))
+        .route("/v1/sessions/load", post(sessions::session_load))
+        .route("/v1/sessions/roster", post(sessions::session_roster))
+        .route("/v1/sessions/resume", post(sessions::session_resume))
         .route("/v1/admin/reload", post(api::reload))
         .route("/healthz", get(api::healthz))
         .route("/readyz", get(api::readyz))
@@ -541,6 +580,29 @@ pub fn run(config: Config) -> Result<(), Error> {
                 let _ = reload(&hangups, Trigger::Hangup).await;
             }
         });
+        if shared.store.is_some() {
+            let purging = shared.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    every.tick().await;
+                    let store = purging.clone();
+                    let purged = tokio::task::spawn_blocking(move || {
+                        let now = store.now();
+                        store.store.as_ref().map(|s| s.purge(now))
+                    })
+                    .await;
+                    if let Ok(Some(Err(err))) = purged {
+                        tracing::warn!(
+                            target: LOG_TARGET,
+                            event = "purge-failed",
+                            error = %err,
+                            "expired sessions could not be purged"
+                        );
+                    }
+                }
+            });
+        }
         let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
         tracing::info!(
@@ -549,6 +611,8 @@ pub fn run(config: Config) -> Result<(), Error> {
             addr = %addr,
             policies = %config.policies.display(),
             generation = shared.generation(),
+            sessions = config.sessions.as_ref().map_or_else(|| "carried by the host".to_string(), |u| u.redacted()).as_str(),
+            signed = !config.session_keys.is_empty(),
             "listening on http://{addr}"
         );
         let app = router(shared, &config);

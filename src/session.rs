@@ -16,22 +16,37 @@
 use crate::canon;
 use crate::catalog::{Catalog, Selection};
 use crate::contract::{
-    DefinitionParts, FingerprintPair, PinChange, PinnedAgent, PinnedCaps, PinnedSelection,
+    FingerprintPair, NameSpelling, PinChange, PinnedAgent, PinnedCaps, PinnedSelection, PinnedSet,
     PinnedTool, ResumeReport, ResumeStatus, SESSION_FORMAT_VERSION, SearchResult, SearchResults,
     SessionDocument,
 };
-use crate::error::Error;
+use crate::error::{Error, ErrorKind, Problem};
 use crate::plan::{self, Plan};
 use crate::policy::{Caps, Inputs};
 use crate::search::{self, DeferredEntry, DeferredIndex};
 use crate::tokens::TokenCache;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 10;
 
-/// Plans `selection` (with optional cap overrides: items, tokens) and pins
-/// the result, taking token counts from `cache` and adding those it lacked.
+/// How a new session is pinned, beyond the selection.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// A different item cap and token cap.
+    pub caps: (Option<u32>, Option<u32>),
+    /// How the model is given tool names.
+    pub names: NameSpelling,
+    /// The id a session store keeps it under.
+    pub id: Option<String>,
+}
+
+/// Plans `selection` and pins the result, taking token counts from `cache`
+/// and adding those it lacked; the document is signed with `keys`' first
+/// key when there is one.
 ///
 /// # Errors
 /// A usage error when the selection names an agent, version or flag
@@ -42,21 +57,25 @@ pub const MAX_RESULTS: usize = 10;
 /// use muster::{catalog::Selection, policy::Inputs, session};
 /// let inputs = Inputs::load("policies".as_ref())?;
 /// let mut cache = muster::tokens::TokenCache::in_memory();
-/// let doc = session::new(&inputs, &Selection::default(), (None, None), &mut cache)?;
+/// let keys = session::SessionKeys::none();
+/// let doc = session::new(&inputs, &Selection::default(), &Default::default(), &keys, &mut cache)?;
 /// assert_eq!(doc.loaded.len(), 0);
 /// # Ok::<(), muster::Error>(())
 /// ```
 pub fn new(
     inputs: &Inputs,
     selection: &Selection,
-    caps: (Option<u32>, Option<u32>),
+    options: &NewSession,
+    keys: &SessionKeys,
     cache: &mut TokenCache,
 ) -> Result<SessionDocument, Error> {
     let catalog = Catalog::build_cached(inputs, selection, cache)?;
-    let caps = catalog.caps.with_overrides(caps.0, caps.1);
+    let caps = catalog.caps.with_overrides(options.caps.0, options.caps.1);
     let plan = plan::plan(&catalog, caps);
-    Ok(SessionDocument {
+    let mut doc = SessionDocument {
         format_version: SESSION_FORMAT_VERSION,
+        id: options.id.clone(),
+        revision: 0,
         agent: PinnedAgent {
             name: catalog.agent.clone(),
             version: catalog.agent_version,
@@ -65,38 +84,66 @@ pub fn new(
             profile: selection.profile.clone(),
             flags: catalog.flags.clone(),
         },
+        provider: catalog.provider,
+        names: options.names,
         encoding: catalog.encoding.name().to_string(),
         caps: PinnedCaps {
             items: caps.items,
             tokens: caps.tokens,
         },
-        control_tool: plan
-            .control
-            .as_ref()
-            .map(|c| catalog.candidates[c.index].name.clone()),
         fingerprint: plan.fingerprint(),
         roster: plan.roster.iter().map(|&i| pinned(&plan, i)).collect(),
-        deferred: plan.deferred.iter().map(|&i| pinned(&plan, i)).collect(),
+        deferred: deferred_pin(&plan),
         loaded: Vec::new(),
-    })
+        signature: None,
+    };
+    keys.sign(&mut doc);
+    Ok(doc)
 }
 
 fn pinned(plan: &Plan<'_>, i: usize) -> PinnedTool {
     PinnedTool {
         name: plan.catalog.candidates[i].name.clone(),
-        definition_hash: canon::labelled_hex(&plan.definition_hash(i)),
+        digest: short(&plan.definition_hash(i)),
         parts: parts(plan, i),
     }
 }
 
-fn parts(plan: &Plan<'_>, i: usize) -> DefinitionParts {
+/// The first 16 hex digits of a definition hash: enough to tell which
+/// tool changed once the fingerprint says one did.
+fn short(hash: &[u8; 32]) -> String {
+    canon::hex(&hash[..8])
+}
+
+/// The first 8 hex digits of each part's hash, joined by `.`.
+fn parts(plan: &Plan<'_>, i: usize) -> String {
     let c = &plan.catalog.candidates[i];
-    let hash = |value: &Value| canon::labelled_hex(&canon::digest(value));
-    DefinitionParts {
-        description: hash(&Value::String(plan.description(i).to_string())),
-        input_schema: canon::labelled_hex(&c.input_schema.digest()),
-        fixed: hash(&serde_json::json!(c.call.fixed)),
-        only: hash(&serde_json::json!(c.call.only)),
+    let hash = |value: &Value| canon::digest(value);
+    [
+        hash(&Value::String(plan.description(i).to_string())),
+        c.input_schema.digest(),
+        hash(&serde_json::json!(c.call.fixed)),
+        hash(&serde_json::json!(c.call.only)),
+    ]
+    .iter()
+    .map(|d| canon::hex(&d[..4]))
+    .collect::<Vec<_>>()
+    .join(".")
+}
+
+/// Every deferred tool's name and full definition hash, in rank order, as
+/// one digest.
+fn deferred_pin(plan: &Plan<'_>) -> PinnedSet {
+    let mut hasher = Sha256::new();
+    hasher.update(b"muster-deferred-v1\0");
+    for &i in &plan.deferred {
+        hasher.update(plan.catalog.candidates[i].name.as_bytes());
+        hasher.update(b"\0");
+        hasher.update(plan.definition_hash(i));
+    }
+    PinnedSet {
+        count: plan.deferred.len() as u32,
+        digest: canon::labelled_hex(&hasher.finalize()),
     }
 }
 
@@ -106,6 +153,7 @@ pub struct Live {
     catalog: Catalog,
     caps: Caps,
     doc: SessionDocument,
+    keys: SessionKeys,
 }
 
 /// What opening a session found.
@@ -122,33 +170,44 @@ pub enum Opened {
 /// document.
 ///
 /// # Errors
-/// Only for a catalog that cannot be built at all; a missing agent version
-/// is a mismatch, not an error.
+/// As [`open`].
 pub fn resume(
     inputs: &Inputs,
     doc: &SessionDocument,
+    keys: &SessionKeys,
+    file: &Path,
     cache: &mut TokenCache,
 ) -> Result<ResumeReport, Error> {
-    Ok(match open(inputs, doc.clone(), cache)? {
+    Ok(match open(inputs, doc.clone(), keys, file, cache)? {
         Opened::Live(live) => live.report(Vec::new()),
         Opened::Mismatch(report) => report,
     })
 }
 
-/// Opens `doc` against the current policies.
+/// Opens `doc` against the current policies: checks its signature with
+/// `keys`, rebuilds the pinned selection and compares the pin with it, and
+/// when the pin holds re-checks every load the document claims against
+/// the policy's bounds. `file` names the document in errors.
 ///
 /// # Errors
-/// As [`resume`].
+/// [`ErrorKind::Session`] for a document muster did not write as it
+/// stands (see [`SessionKeys::verify`] and the load checks); a catalog
+/// that cannot be built at all. A missing agent version is a mismatch, not
+/// an error.
 pub fn open(
     inputs: &Inputs,
     doc: SessionDocument,
+    keys: &SessionKeys,
+    file: &Path,
     cache: &mut TokenCache,
 ) -> Result<Opened, Error> {
+    keys.verify(&doc, file)?;
     let selection = Selection {
         agent: Some(doc.agent.name.clone()),
         version: Some(doc.agent.version),
         profile: None,
         flags: doc.selection.flags.clone(),
+        provider: Some(doc.provider),
     };
     if inputs
         .policy
@@ -174,13 +233,18 @@ pub fn open(
         items: doc.caps.items,
         tokens: doc.caps.tokens,
     };
-    let live = Live { catalog, caps, doc };
+    let live = Live {
+        catalog,
+        caps,
+        doc,
+        keys: keys.clone(),
+    };
     let changes = live.changes();
-    Ok(if changes.is_empty() {
-        Opened::Live(Box::new(live))
-    } else {
-        Opened::Mismatch(live.report(changes))
-    })
+    if !changes.is_empty() {
+        return Ok(Opened::Mismatch(live.report(changes)));
+    }
+    live.check_loads(file)?;
+    Ok(Opened::Live(Box::new(live)))
 }
 
 impl Live {
@@ -194,9 +258,103 @@ impl Live {
         &self.doc
     }
 
-    /// The session document, consumed.
+    /// The session document, consumed: signed again when it changed.
     pub fn into_document(self) -> SessionDocument {
         self.doc
+    }
+
+    /// How many tools are loaded.
+    pub fn loaded_len(&self) -> usize {
+        self.doc.loaded.len()
+    }
+
+    /// Every claim the fingerprint does not cover, checked against the
+    /// rebuilt plan and the policy's bounds: the roster's digests, and
+    /// every load: each a tool deferred at the pin (the
+    /// deferred digest matched, so the plan's deferred tools are the
+    /// pinned ones), loaded once, with the definition it has now, at a
+    /// revision after the one before and no later than the document's;
+    /// together within `max_loaded` and `max_loaded_tokens` as counted now.
+    /// Tokens are never taken from the document.
+    fn check_loads(&self, file: &Path) -> Result<(), Error> {
+        let plan = self.plan();
+        let deferred: BTreeMap<&str, usize> = plan
+            .deferred
+            .iter()
+            .map(|&i| (plan.catalog.candidates[i].name.as_str(), i))
+            .collect();
+        let policy = &self.catalog.deferral_policy;
+        let mut problems = Vec::new();
+        let mut problem = |message: String| {
+            problems.push(Problem::new(message).in_file(file).help(
+                "give the document exactly as muster last returned it, or start a new session",
+            ));
+        };
+        // The fingerprint matched, so the roster is the pinned one: the
+        // document's per-tool digests must say so too.
+        let pins: Vec<PinnedTool> = plan.roster.iter().map(|&i| pinned(&plan, i)).collect();
+        if pins != self.doc.roster {
+            problem(
+                "the roster's names or digests are not the ones its fingerprint pins".to_string(),
+            );
+        }
+        let mut seen = BTreeMap::new();
+        let mut tokens: u64 = 0;
+        let mut last = 0;
+        for tool in &self.doc.loaded {
+            match deferred.get(tool.name.as_str()) {
+                None => problem(format!(
+                    "loaded names {:?}, which the session did not defer",
+                    tool.name
+                )),
+                Some(&i) => {
+                    if tool.digest != short(&plan.definition_hash(i)) {
+                        problem(format!(
+                            "loaded tool {:?} claims a definition (digest {}) the pinned policy does not give it",
+                            tool.name, tool.digest
+                        ));
+                    }
+                    tokens += u64::from(plan.catalog.candidates[i].tokens);
+                }
+            }
+            if seen.insert(tool.name.as_str(), ()).is_some() {
+                problem(format!("loaded names {:?} a second time", tool.name));
+            }
+            // One load makes one revision: the tools it loaded share it,
+            // and the next load's make the next.
+            if tool.revision != last && tool.revision != last + 1 {
+                problem(format!(
+                    "loaded tool {:?} claims revision {}, after a load at revision {last}",
+                    tool.name, tool.revision
+                ));
+            }
+            last = tool.revision;
+        }
+        if self.doc.loaded.len() > policy.max_loaded as usize {
+            problem(format!(
+                "{} tools are loaded; deferral.max_loaded allows {}",
+                self.doc.loaded.len(),
+                policy.max_loaded
+            ));
+        }
+        if tokens > u64::from(policy.max_loaded_tokens) {
+            problem(format!(
+                "the loaded tools cost {tokens} tokens; deferral.max_loaded_tokens allows {}",
+                policy.max_loaded_tokens
+            ));
+        }
+        // Only a load makes a revision: the last load made the document's.
+        if last != self.doc.revision {
+            problem(format!(
+                "the document is at revision {}, and its last load made revision {last}",
+                self.doc.revision
+            ));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::many(ErrorKind::Session, problems))
+        }
     }
 
     fn is_loaded(&self, name: &str) -> bool {
@@ -247,8 +405,10 @@ mod document;
 mod load;
 mod pin;
 mod roster;
+mod seal;
 
 pub(crate) use document::json_text;
-pub use document::{read, to_json_string};
+pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
+pub use seal::SessionKeys;

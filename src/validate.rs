@@ -40,6 +40,7 @@ pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
                 profile: profile.clone(),
                 flags: Vec::new(),
                 version: Some(agent.version),
+                provider: None,
             };
             let catalog = Catalog::build(inputs, &selection)?;
             for warning in plan(&catalog, catalog.caps).warnings {

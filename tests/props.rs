@@ -265,7 +265,7 @@ proptest! {
     #[test]
     fn plans_respect_caps_and_place_every_candidate_once(w in world()) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
         let catalog = Catalog::build(&inputs, &selection).unwrap();
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let p = plan(&catalog, caps);
@@ -308,7 +308,7 @@ proptest! {
     #[test]
     fn the_same_input_gives_byte_identical_json(w in world()) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let a = Catalog::build(&inputs, &selection).unwrap();
         let b = Catalog::build(&inputs.clone(), &selection).unwrap();
@@ -325,35 +325,70 @@ proptest! {
     #[test]
     fn session_loads_append_within_bounds_and_resume(w in world(), picks in prop::collection::vec((0usize..64, 1usize..3), 0..8)) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
         let mut cache = muster::tokens::TokenCache::in_memory();
-        let doc = session::new(&inputs, &selection, (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), &mut cache).unwrap();
+        let keys = session::SessionKeys::parse("k1:0123456789abcdef0123456789abcdef", "keys".as_ref()).unwrap();
+        let options = session::NewSession { caps: (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), ..Default::default() };
+        let doc = session::new(&inputs, &selection, &options, &keys, &mut cache).unwrap();
         let text = session::to_json_string(&doc);
         prop_assert_eq!(session::to_json_string(&session::read(&text, "s.json".as_ref()).unwrap()), text);
-        let mut live = match session::open(&inputs, doc, &mut cache).unwrap() {
+        let mut live = match session::open(&inputs, doc, &keys, "s.json".as_ref(), &mut cache).unwrap() {
             session::Opened::Live(live) => *live,
             session::Opened::Mismatch(report) => panic!("a new session must resume: {report:?}"),
         };
         let bounds = inputs.policy.deferral.clone();
-        let deferred: Vec<String> = live.document().deferred.iter().map(|t| t.name.clone()).collect();
+        let roster: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
+        let deferred: Vec<String> = roster["deferred"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
         for (pick, many) in picks {
             let before: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
             let names: Vec<String> = (0..many)
                 .filter_map(|k| deferred.get((pick + k) % deferred.len().max(1)).cloned())
                 .collect();
+            let revision = live.document().revision;
             let answer = live.load(&session::LoadRequest::Names(names));
             let after: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
             let (b, a) = (before["roster"].as_array().unwrap(), after["roster"].as_array().unwrap());
             prop_assert!(a.len() >= b.len());
             prop_assert_eq!(&a[..b.len()], &b[..], "earlier roster entries never change");
             prop_assert_eq!(a.len() - b.len(), answer.loaded.len());
+            prop_assert_eq!(live.document().revision, revision + u64::from(!answer.loaded.is_empty()), "one load, one revision");
             let doc = live.document();
             prop_assert!(doc.loaded.len() as u32 <= bounds.max_loaded);
-            prop_assert!(doc.loaded.iter().map(|t| t.tokens).sum::<u32>() <= bounds.max_loaded_tokens);
+            prop_assert!(after["totals"]["loaded_tokens"].as_u64().unwrap() <= u64::from(bounds.max_loaded_tokens));
             let text = session::to_json_string(doc);
             let back = session::read(&text, "s.json".as_ref()).unwrap();
             prop_assert_eq!(&session::to_json_string(&back), &text);
-            prop_assert_eq!(session::resume(&inputs, &back, &mut cache).unwrap().status, ResumeStatus::Ok);
+            prop_assert_eq!(session::resume(&inputs, &back, &keys, "s.json".as_ref(), &mut cache).unwrap().status, ResumeStatus::Ok);
         }
+    }
+
+    /// Any one edit of a signed document (a digit of any digest, a name, a
+    /// number) is refused: as tampered, as unreadable, or as a pin that no
+    /// longer holds; never served as if muster had written it.
+    #[test]
+    fn an_edited_signed_document_is_never_served(w in world(), at in any::<prop::sample::Index>(), with in 0u8..10) {
+        let inputs = inputs(&w);
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
+        let mut cache = muster::tokens::TokenCache::in_memory();
+        let keys = session::SessionKeys::parse("k1:0123456789abcdef0123456789abcdef", "keys".as_ref()).unwrap();
+        let doc = session::new(&inputs, &selection, &Default::default(), &keys, &mut cache).unwrap();
+        let text = session::to_json_string(&doc);
+        // Change one ASCII digit (every digest, revision, version and cap
+        // is made of them), outside the signature itself.
+        let signed_from = text.find("\"signature\"").unwrap();
+        let digits: Vec<usize> = text[..signed_from].bytes().enumerate().filter(|(_, b)| b.is_ascii_digit()).map(|(i, _)| i).collect();
+        let i = digits[at.index(digits.len())];
+        let mut bytes = text.clone().into_bytes();
+        let new = b'0' + with;
+        prop_assume!(bytes[i] != new);
+        bytes[i] = new;
+        let edited = String::from_utf8(bytes).unwrap();
+        let served = session::read(&edited, "s.json".as_ref()).ok().and_then(|doc| {
+            match session::open(&inputs, doc, &keys, "s.json".as_ref(), &mut cache) {
+                Ok(session::Opened::Live(_)) => Some(()),
+                _ => None,
+            }
+        });
+        prop_assert!(served.is_none(), "an edited document was served: {}", edited);
     }
 }

@@ -22,15 +22,19 @@ use std::time::Duration;
 #[allow(dead_code)]
 struct Doc {
     format_version: u32,
+    id: Option<String>,
+    revision: u64,
     agent: Agent,
     selection: DocSelection,
+    provider: String,
+    names: String,
     encoding: String,
     caps: DocCaps,
-    control_tool: Option<String>,
     fingerprint: String,
     roster: Vec<Pinned>,
-    deferred: Vec<Pinned>,
+    deferred: PinnedSet,
     loaded: Vec<Loaded>,
+    signature: Option<Signature>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,18 +66,16 @@ struct DocCaps {
 #[allow(dead_code)]
 struct Pinned {
     name: String,
-    definition_hash: String,
-    parts: Parts,
+    digest: String,
+    parts: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
-struct Parts {
-    description: String,
-    input_schema: String,
-    fixed: String,
-    only: String,
+struct PinnedSet {
+    count: u32,
+    digest: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,7 +83,17 @@ struct Parts {
 #[allow(dead_code)]
 struct Loaded {
     name: String,
-    tokens: u32,
+    digest: String,
+    parts: String,
+    revision: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Signature {
+    key: String,
+    hmac: String,
 }
 
 fn doc(fx: &Fixture) -> Doc {
@@ -141,13 +153,22 @@ fn a_session_finds_loads_checks_calls_and_resumes_on_the_real_filesystem_server(
         created,
         serde_json::from_str::<Value>(&fx.read("s.json")).unwrap()
     );
-    assert_eq!(pinned.format_version, 1);
+    assert_eq!(pinned.format_version, 2);
+    assert_eq!((pinned.revision, pinned.id.as_deref()), (0, None));
+    assert_eq!(
+        (pinned.provider.as_str(), pinned.names.as_str()),
+        ("openai", "provider")
+    );
+    assert!(pinned.signature.is_none(), "no key, no signature");
+    assert!(
+        fx.read("s.json").len() < 8 * 1024,
+        "a pin by digest stays small"
+    );
     assert_eq!(
         (pinned.agent.name.as_str(), pinned.agent.version),
         ("chat", 4)
     );
     assert_eq!(pinned.selection.flags, ["AGENT_EMAIL_UNSUBSCRIBE_ENABLED"]);
-    assert_eq!(pinned.control_tool.as_deref(), Some("tools.load"));
     assert_eq!(pinned.roster.len(), 30);
     assert_eq!(pinned.roster[0].name, "tools.load");
     for calling in [
@@ -157,7 +178,15 @@ fn a_session_finds_loads_checks_calls_and_resumes_on_the_real_filesystem_server(
     ] {
         assert!(pinned.roster.iter().any(|t| t.name == calling), "{calling}");
     }
-    let deferred: Vec<&str> = pinned.deferred.iter().map(|t| t.name.as_str()).collect();
+    let roster = json_out(&fx, &["session", "roster", "s.json", "--format", "json"], 0);
+    assert_eq!(roster["control_tool"], "tools.load");
+    let deferred: Vec<&str> = roster["deferred"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(deferred.len() as u32, pinned.deferred.count);
     assert!(
         deferred.contains(&"mcp.filesystem.read_text_file"),
         "{deferred:?}"
@@ -248,7 +277,12 @@ fn a_session_finds_loads_checks_calls_and_resumes_on_the_real_filesystem_server(
     let after = doc(&fx);
     assert_eq!(after.loaded.len(), 1);
     assert_eq!(after.loaded[0].name, "mcp.filesystem.read_text_file");
-    assert!(after.loaded[0].tokens > 0);
+    assert_eq!((after.revision, after.loaded[0].revision), (1, 1));
+    // The model was given provider names: the answer speaks them.
+    assert_eq!(
+        loaded["answer"],
+        "Loaded mcp__filesystem__read_text_file; call it directly from your next step."
+    );
     assert_eq!(
         after.fingerprint, pinned.fingerprint,
         "the pin does not move"
@@ -377,25 +411,30 @@ fn an_edited_or_foreign_document_is_refused_naming_the_field() {
     let text = fx.read("s.json");
     let mut value: Value = serde_json::from_str(&text).unwrap();
 
-    value["loaded"] = json!([{"name": "math.calculate", "tokens": 1}]);
+    value["revision"] = json!(1);
+    value["loaded"] = json!([{"name": "math.calculate", "digest": "0123456789abcdef", "parts": "00000000.00000000.00000000.00000000", "revision": 1}]);
     fx.write("bad.json", &value.to_string());
     let err = bad_input(&fx, &["session", "roster", "bad.json"]);
     assert!(
-        err.contains("bad.json") && err.contains("math.calculate"),
+        err.contains("bad.json")
+            && err.contains("\"math.calculate\", which the session did not defer"),
         "{err}"
     );
 
     let mut value: Value = serde_json::from_str(&text).unwrap();
     value["roster"].as_array_mut().unwrap().swap(1, 2);
     fx.write("bad.json", &value.to_string());
-    let err = bad_input(&fx, &["session", "resume", "bad.json"]);
-    assert!(err.contains("fingerprint"), "{err}");
+    let err = bad_input(&fx, &["session", "roster", "bad.json"]);
+    assert!(err.contains("not the ones its fingerprint pins"), "{err}");
 
     let mut value: Value = serde_json::from_str(&text).unwrap();
-    value["format_version"] = json!(2);
+    value["format_version"] = json!(1);
     fx.write("bad.json", &value.to_string());
     let err = bad_input(&fx, &["session", "search", "bad.json", "mail"]);
-    assert!(err.contains("format_version 2"), "{err}");
+    assert!(
+        err.contains("format_version 1 is not the one this muster reads (2)"),
+        "{err}"
+    );
 
     let mut value: Value = serde_json::from_str(&text).unwrap();
     value["extra"] = json!(true);
@@ -423,13 +462,34 @@ fn loads_say_why_a_tool_is_unavailable_and_stop_at_the_bounds() {
         json_out(&fx, &all, code)
     };
 
-    // Cut by policy: never loaded, and the answer says why.
+    // Cut by policy: never loaded, and the answer says why, in the names
+    // the model was given.
     let cut = load(&["--name", "workspace.list_files"], 1);
     assert_eq!(cut["status"], "refused");
     assert_eq!(
         cut["notes"][0],
-        json!({"code": "not-deferred", "name": "workspace.list_files", "status": "cut", "reason": "not-enabled"})
+        json!({"code": "not-deferred", "name": "workspace__list_files", "status": "cut", "reason": "not-enabled"})
     );
+    // A session whose model reads muster's names is answered in them.
+    stdout(
+        fx.path(),
+        &["session", "new", "--names", "muster", "--out", "m.json"],
+        0,
+    );
+    let muster_names = json_out(
+        &fx,
+        &[
+            "session",
+            "load",
+            "m.json",
+            "--name",
+            "workspace__list_files",
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    assert_eq!(muster_names["notes"][0]["name"], "workspace.list_files");
     // The unsubscribe flag is off without the production profile.
     let off = load(&["--name", "email.unsubscribe"], 1);
     assert_eq!(off["notes"][0]["reason"], "flag-off");
@@ -437,7 +497,7 @@ fn loads_say_why_a_tool_is_unavailable_and_stop_at_the_bounds() {
     assert_eq!(unknown["notes"][0]["code"], "unknown-tool");
     assert_eq!(
         unknown["notes"][0]["closest"][0],
-        "mcp.gmail_read.get_thread"
+        "mcp__gmail_read__get_thread"
     );
     let offered = load(&["--name", "math.calculate"], 0);
     assert_eq!(offered["status"], "unchanged");
@@ -472,7 +532,7 @@ fn loads_say_why_a_tool_is_unavailable_and_stop_at_the_bounds() {
     assert_eq!(over["loaded"], json!(["mcp.gmail_read.get_label"]));
     assert_eq!(
         over["notes"][1],
-        json!({"code": "max-loaded", "limit": 3, "loaded": 3, "requested": 1, "tools": ["mcp.gmail_read.get_draft"]})
+        json!({"code": "max-loaded", "limit": 3, "loaded": 3, "requested": 1, "tools": ["mcp__gmail_read__get_draft"]})
     );
     assert_ne!(fx.read("s.json"), before);
     let full = fx.read("s.json");

@@ -1,40 +1,57 @@
 //! Agent sessions' shapes: the session document, search results, the load
 //! answer and the resume report. Field by field in `docs/session.md`.
 
-use super::{Code, Status};
+use super::{Code, Provider, Status};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Version of the session document and of the answers below; bumped on any
-/// incompatible change.
-pub const SESSION_FORMAT_VERSION: u32 = 1;
+/// incompatible change. Version 2 pins by digest instead of by copy.
+pub const SESSION_FORMAT_VERSION: u32 = 2;
 
-/// What a host stores with its chat: the pinned selection, the roster and
-/// deferred tools with their definition hashes, and what was loaded since.
+/// What identifies a chat's pin: the selection it was planned with, the
+/// roster fingerprint, a short digest per offered tool, one digest over
+/// every deferred tool, and the loads since, each with the revision it
+/// made. Definitions are not copied: muster rebuilds them from the policy
+/// it serves and refuses the session where a digest no longer matches, so
+/// the document stays a few kilobytes however many tools are deferred.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SessionDocument {
     /// [`SESSION_FORMAT_VERSION`].
     pub format_version: u32,
+    /// The session's id when a session store keeps it; absent for a
+    /// document the host carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// 0 when created; each load that changes the session adds one.
+    pub revision: u64,
     /// The agent and version the session was created with.
     pub agent: PinnedAgent,
     /// The flags the roster was planned with.
     pub selection: PinnedSelection,
+    /// Whose billing the token counts follow.
+    pub provider: Provider,
+    /// How the model was given tool names: every text muster writes for
+    /// the model uses the same spelling.
+    pub names: NameSpelling,
     /// The tokenizer the roster was counted with.
     pub encoding: String,
     /// The caps the roster was planned under.
     pub caps: PinnedCaps,
-    /// The control tool's name when deferral is on and it was offered.
-    pub control_tool: Option<String>,
     /// The roster fingerprint: agent, version and every offered definition.
     pub fingerprint: String,
-    /// Offered tools, in roster order.
+    /// Offered tools, in roster order, with a short digest of each.
     pub roster: Vec<PinnedTool>,
-    /// Deferred tools, in rank order.
-    pub deferred: Vec<PinnedTool>,
-    /// Tools loaded since, in load order; each is one of `deferred`.
+    /// Every deferred tool, as one digest.
+    pub deferred: PinnedSet,
+    /// Tools loaded since, in load order; each was deferred at the pin.
     pub loaded: Vec<LoadedTool>,
+    /// HMAC-SHA256 over the rest of the document, when the service or
+    /// command that wrote it holds a session key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<Signature>,
 }
 
 /// The pinned agent.
@@ -71,33 +88,56 @@ pub struct PinnedCaps {
     pub tokens: u32,
 }
 
-/// One pinned definition: the hash of the whole and of each part, so a
-/// resume can say what changed.
+/// How tool names are spelt in what the model reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum NameSpelling {
+    /// As providers are sent them (`mcp__fs__read_text_file`): the names a
+    /// model sees in every provider format.
+    #[default]
+    Provider,
+    /// muster's own names (`mcp.fs.read_text_file`), for a host that maps
+    /// names itself.
+    Muster,
+}
+
+impl NameSpelling {
+    /// The stable kebab-case string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NameSpelling::Provider => "provider",
+            NameSpelling::Muster => "muster",
+        }
+    }
+}
+
+/// One pinned offered tool: enough to say which tool and which part of it
+/// changed. The fingerprint, over every definition's full hash, decides
+/// whether the roster still holds; these digests only explain a mismatch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PinnedTool {
     /// Full tool name.
     pub name: String,
-    /// `sha256:` hash of the definition as offered.
-    pub definition_hash: String,
-    /// `sha256:` hashes of its parts.
-    pub parts: DefinitionParts,
+    /// The first 16 hex digits of the definition's SHA-256.
+    pub digest: String,
+    /// The first 8 hex digits of each part's SHA-256, joined by `.`:
+    /// description, input schema, fixed values, `only`.
+    pub parts: String,
 }
 
-/// Hashes of the parts of one definition.
+/// A set of tools pinned as one digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-pub struct DefinitionParts {
-    /// The description the model is shown.
-    pub description: String,
-    /// The input schema the model is shown.
-    pub input_schema: String,
-    /// Fixed argument values (MCP `params`).
-    pub fixed: String,
-    /// The arguments the model may write (MCP `only`).
-    pub only: String,
+pub struct PinnedSet {
+    /// How many tools.
+    pub count: u32,
+    /// `sha256:` over each tool's name and full definition hash, in rank
+    /// order.
+    pub digest: String,
 }
 
 /// One loaded tool.
@@ -105,13 +145,29 @@ pub struct DefinitionParts {
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LoadedTool {
-    /// Full tool name; one of the document's `deferred`.
+    /// Full tool name; a tool the session deferred.
     pub name: String,
-    /// Tokens its definition costs, counted toward the load budget.
-    pub tokens: u32,
+    /// The first 16 hex digits of its definition's SHA-256 when loaded.
+    pub digest: String,
+    /// The first 8 hex digits of each part's SHA-256, as in [`PinnedTool`].
+    pub parts: String,
+    /// The revision the load made.
+    pub revision: u64,
 }
 
-/// A part of a definition, or its place in the roster.
+/// A document's signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Signature {
+    /// Which key signed it (the id before `:` in the key's text).
+    pub key: String,
+    /// HMAC-SHA256 of the document without `signature`, as compact JSON,
+    /// in 64 lowercase hex digits.
+    pub hmac: String,
+}
+
+/// A part of a definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
@@ -124,8 +180,8 @@ pub enum DefinitionPart {
     Fixed,
     /// The arguments the model may write.
     Only,
-    /// Its position in the roster.
-    Position,
+    /// The name providers are sent (the `[names]` spelling changed).
+    ProviderName,
 }
 
 impl DefinitionPart {
@@ -136,7 +192,7 @@ impl DefinitionPart {
             DefinitionPart::InputSchema => "input-schema",
             DefinitionPart::Fixed => "fixed",
             DefinitionPart::Only => "only",
-            DefinitionPart::Position => "position",
+            DefinitionPart::ProviderName => "provider-name",
         }
     }
 }
@@ -358,6 +414,31 @@ fn join(names: &[String], word: &str) -> String {
     }
 }
 
+/// A change refused because the session moved on since it was read: what
+/// a `stale-revision` conflict carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StaleRevision {
+    /// The session, when it has an id.
+    pub session_id: Option<String>,
+    /// The revision the change was made against.
+    pub expected: u64,
+    /// The session's revision now: read it again, and retry the change
+    /// against it if it still makes sense.
+    pub current: u64,
+}
+
+impl fmt::Display for StaleRevision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the session is at revision {}, not {}: another change landed first; read it again and retry",
+            self.current, self.expected
+        )
+    }
+}
+
 /// What `session resume` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
@@ -405,8 +486,6 @@ pub enum ResumeStatus {
 pub enum Place {
     /// The offered roster.
     Roster,
-    /// The deferred tools.
-    Deferred,
     /// The loaded tools.
     Loaded,
 }
@@ -416,13 +495,14 @@ impl Place {
     pub fn as_str(self) -> &'static str {
         match self {
             Place::Roster => "roster",
-            Place::Deferred => "deferred",
             Place::Loaded => "loaded",
         }
     }
 }
 
-/// One difference between the pin and the current policies.
+/// One difference between the pin and the current policies, reported by
+/// cause: a tool that left or arrived is one change, and the tools that
+/// only moved because of it are counted in one [`PinChange::Shifted`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 #[serde(tag = "change", rename_all = "kebab-case", deny_unknown_fields)]
@@ -441,7 +521,7 @@ pub enum PinChange {
         /// Where it is now.
         place: Place,
     },
-    /// A pinned tool's definition or position differs.
+    /// A pinned tool's definition differs.
     Changed {
         /// Tool name.
         name: String,
@@ -449,6 +529,29 @@ pub enum PinChange {
         place: Place,
         /// What differs.
         what: Vec<DefinitionPart>,
+    },
+    /// A pinned roster tool is ahead of or behind a tool it was not
+    /// before: the order itself changed.
+    Moved {
+        /// Tool name.
+        name: String,
+        /// Its 0-based roster position in the pin.
+        pinned: u32,
+        /// Its position now.
+        now: u32,
+    },
+    /// Roster tools whose order held but whose positions moved because of
+    /// the tools removed or added before them.
+    Shifted {
+        /// How many.
+        tools: u32,
+    },
+    /// The deferred tools differ from the pin (one digest pins them all).
+    DeferredChanged {
+        /// How many were deferred at the pin.
+        pinned: u32,
+        /// How many are deferred now.
+        now: u32,
     },
     /// The pinned agent version is no longer declared.
     AgentVersionRemoved {
@@ -483,6 +586,17 @@ impl fmt::Display for PinChange {
                     place.as_str(),
                     what.join(", ")
                 )
+            }
+            PinChange::Moved { name, pinned, now } => write!(
+                f,
+                "{name}: roster order changed (position {pinned} in the pin, {now} now)"
+            ),
+            PinChange::Shifted { tools } => write!(
+                f,
+                "{tools} roster tools kept their order but moved because of the tools removed or added before them"
+            ),
+            PinChange::DeferredChanged { pinned, now } => {
+                write!(f, "the deferred tools changed ({pinned} pinned, {now} now)")
             }
             PinChange::AgentVersionRemoved { agent, version } => write!(
                 f,

@@ -3,19 +3,17 @@
 //! status (request types in `request.rs`, the OpenAPI document in
 //! `openapi.rs`).
 
-use super::problem::{ApiError, ProblemDocument};
+use super::problem::{ApiError, Conflict, ProblemDocument};
 use super::request::{
-    Body, CheckRequest, CountRequest, GateRequest, LoadRequestBody, PlanRequest, RawBody, Ready,
-    ReloadReport, RosterRequest, SearchRequest, SessionRequest, WhyRequest, cap, parse,
-    tools_format, usage,
+    Body, CheckRequest, CountRequest, GateRequest, PlanRequest, RawBody, Ready, ReloadReport,
+    WhyRequest, cap, parse, tools_format, usage,
 };
-use super::{Answered, Generation, Shared};
+use super::{Answered, Generation, Shared, sessions};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::check::{CheckOptions, OfferedPlan};
-use crate::contract::{PlanChanged, SessionDocument};
+use crate::contract::{PlanChanged, ResumeReport};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
-use crate::session::{self, LoadRequest};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -27,12 +25,8 @@ use std::sync::Arc;
 /// The header naming the policy generation that answered.
 pub const GENERATION_HEADER: &str = "muster-policy-generation";
 
-fn read_session(raw: &RawValue) -> Result<SessionDocument, Error> {
-    session::read(raw.get(), Path::new("session"))
-}
-
 /// A response with `body` as `content_type`, naming the generation.
-fn respond(
+pub(super) fn respond(
     status: StatusCode,
     content_type: &'static str,
     body: impl Into<axum::body::Body>,
@@ -49,7 +43,12 @@ pub(super) const JSON: &str = "application/json";
 
 /// An answer as a response: 409 for a pin mismatch, 200 otherwise (a
 /// refused turn, a failed gate and a refused load are answers too).
-fn answered(shared: &Shared, endpoint: &str, answer: Answer, generation: u64) -> Response {
+pub(super) fn answered(
+    shared: &Shared,
+    endpoint: &str,
+    answer: Answer,
+    generation: u64,
+) -> Response {
     shared.metrics.answer(endpoint, answer.outcome);
     let status = match answer.outcome {
         Outcome::PinMismatch => StatusCode::CONFLICT,
@@ -61,7 +60,7 @@ fn answered(shared: &Shared, endpoint: &str, answer: Answer, generation: u64) ->
 /// Runs `work` against one whole policy generation on the blocking pool:
 /// planning is CPU work, and a panic there becomes a 500 problem, not a
 /// dead worker.
-async fn with_generation<F>(shared: Arc<Shared>, work: F) -> Response
+pub(super) async fn with_generation<F>(shared: Arc<Shared>, work: F) -> Response
 where
     F: FnOnce(&Shared, &Generation) -> Result<Response, ApiError> + Send + 'static,
 {
@@ -168,6 +167,7 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
             flag: req.flag,
             item_cap: req.item_cap,
             token_cap: req.token_cap,
+            provider: None,
             format: None,
         }
         .select()?;
@@ -243,7 +243,7 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
 /// report when the session's pin no longer holds).
 #[utoipa::path(post, path = "/v1/check", request_body = CheckRequest,
     responses((status = 200, description = "The check report (docs/check.md)", body = crate::check::Report),
-              (status = 409, description = "The session's pin no longer holds (the resume report), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = CheckConflict),
+              (status = 409, description = "The session's pin no longer holds (`tool-pin-mismatch`), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
     // A small body whose plan is already compiled is a few microseconds of
@@ -293,38 +293,44 @@ fn check_body(
         )
         .into());
     }
-    let offered = match (&req.plan, &req.session, &req.fingerprint) {
-        (None, None, Some(fingerprint)) => {
+    let by_session = req.session.is_some() || req.session_id.is_some();
+    let offered = match (&req.plan, by_session, &req.fingerprint) {
+        (None, false, Some(fingerprint)) => {
             match offered_now(g, &req, &select, fingerprint, may_block)? {
                 None => return Ok(None),
                 Some(Ok(offered)) => offered,
                 Some(Err(changed)) => {
-                    let answer = Answer::of_plan_changed(&changed);
-                    return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
+                    return Ok(Some(sessions::conflict(
+                        shared,
+                        "/v1/check",
+                        Conflict::PlanChanged(changed),
+                        g.number,
+                    )));
                 }
             }
         }
-        (Some(plan), None, None) => match offered_plan(g, plan.get(), may_block)? {
+        (Some(plan), false, None) => match offered_plan(g, plan.get(), may_block)? {
             None => return Ok(None),
             Some(offered) => offered,
         },
-        (None, Some(_), None) if !may_block => return Ok(None),
-        (None, Some(doc), None) => {
-            match answer::open(&g.inputs, read_session(doc)?, &mut g.cache())? {
-                Ok(live) => Arc::new(answer::offered(Offer::Session {
-                    live: &live,
-                    file: Path::new("session"),
-                })?),
-                Err(report) => {
-                    let answer = Answer::of_resume(&report);
-                    return Ok(Some(answered(shared, "/v1/check", answer, g.number)));
+        (None, true, None) => {
+            match offered_session(shared, g, req.session, req.session_id.as_deref(), may_block)? {
+                None => return Ok(None),
+                Some(Ok(offered)) => offered,
+                Some(Err(report)) => {
+                    return Ok(Some(sessions::conflict(
+                        shared,
+                        "/v1/check",
+                        Conflict::Resume(report),
+                        g.number,
+                    )));
                 }
             }
         }
         _ => {
             return Err(usage(
                 "plan",
-                "give exactly one of plan, session and fingerprint",
+                "give exactly one of plan, session (or session_id) and fingerprint",
                 "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
             )
             .into());
@@ -365,16 +371,56 @@ fn offered_plan(
     Ok(Some(offered))
 }
 
-/// `/v1/check`'s 409 answers, for the OpenAPI document: the body is one of
-/// these, told apart by `status` (a resume report) or `code`.
-#[derive(serde::Serialize, utoipa::ToSchema)]
-#[serde(untagged)]
-#[allow(dead_code)]
-pub enum CheckConflict {
-    /// The session's pin no longer holds.
-    Resume(crate::contract::ResumeReport),
-    /// The plan a fingerprint names is not the one the policy makes now.
-    PlanChanged(PlanChanged),
+/// The offer of the session a check names, compiled once per generation
+/// for the same document: a chat checks every turn against one roster
+/// until a load changes it. A document that opened once against this
+/// generation opens alike again (its signature and pin were checked, and
+/// the generation never changes), so its bytes are the key; a kept
+/// session's document is read from the store first, so a load that landed
+/// on another replica is seen at once.
+fn offered_session(
+    shared: &Shared,
+    g: &Generation,
+    document: Option<&RawValue>,
+    id: Option<&str>,
+    may_block: bool,
+) -> Result<Option<Result<Arc<OfferedPlan>, ResumeReport>>, ApiError> {
+    if !may_block {
+        return Ok(None);
+    }
+    let (text, doc) = match (document, id) {
+        (Some(raw), None) => (raw.get().to_string(), None),
+        _ => {
+            let (doc, _) = sessions::named(shared, document, id)?;
+            (crate::session::to_json_string(&doc), Some(doc))
+        }
+    };
+    let mut key = b"session\0".to_vec();
+    key.extend_from_slice(text.as_bytes());
+    if let Some(kept) = g.offered.get(&key) {
+        return Ok(Some(Ok(kept)));
+    }
+    let doc = match doc {
+        Some(doc) => doc,
+        None => crate::session::read(&text, Path::new("session"))?,
+    };
+    match answer::open(
+        &g.inputs,
+        doc,
+        &shared.keys,
+        Path::new("session"),
+        &mut g.cache(),
+    )? {
+        Ok(live) => {
+            let offered = Arc::new(answer::offered(Offer::Session {
+                live: &live,
+                file: Path::new("session"),
+            })?);
+            g.offered.insert(&key, offered.clone(), 64 * 1024);
+            Ok(Some(Ok(offered)))
+        }
+        Err(report) => Ok(Some(Err(report))),
+    }
 }
 
 /// The plan this generation makes for the request's selection, compiled
@@ -422,212 +468,6 @@ fn offered_now(
             Err(changed) => Err(changed),
         },
     ))
-}
-
-/// Plans and pins a new session: the document `muster session new --format
-/// json` prints (and writes).
-#[utoipa::path(post, path = "/v1/sessions", request_body = PlanRequest,
-    responses((status = 200, description = "The session document (docs/session.md)", body = crate::contract::SessionDocument),
-              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn session_new(
-    State(shared): State<Arc<Shared>>,
-    Body(req): Body<PlanRequest>,
-) -> Response {
-    with_generation(shared, move |shared, g| {
-        if req.format.is_some() {
-            return Err(usage(
-                "format",
-                "a session document has one format",
-                "leave format out; ask /v1/sessions/roster for a provider's tools",
-            )
-            .into());
-        }
-        let select = req.select()?;
-        let doc = session::new(
-            &g.inputs,
-            &select.selection,
-            (select.item_cap, select.token_cap),
-            &mut g.cache(),
-        )?;
-        shared.metrics.answer("/v1/sessions", Outcome::Done);
-        Ok(respond(
-            StatusCode::OK,
-            JSON,
-            session::to_json_string(&doc),
-            g.number,
-        ))
-    })
-    .await
-}
-
-/// Searches the session's deferred tools: the body `muster session search
-/// --format json` prints, or with `queries` the JSON lines `--queries`
-/// prints.
-#[utoipa::path(post, path = "/v1/sessions/search", request_body = SearchRequest,
-    responses((status = 200, description = "Search results; for `queries`, one such object per line (application/x-ndjson)", body = crate::contract::SearchResults),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
-              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn session_search(
-    State(shared): State<Arc<Shared>>,
-    Body(req): Body<SearchRequest>,
-) -> Response {
-    const ENDPOINT: &str = "/v1/sessions/search";
-    with_generation(shared, move |shared, g| {
-        let limit = match req.limit {
-            None => 5,
-            Some(n @ 1..=10) => n as usize,
-            Some(n) => {
-                return Err(usage(
-                    "limit",
-                    &format!("limit is {n}"),
-                    "give limit from 1 to 10, or leave it out for 5",
-                )
-                .into());
-            }
-        };
-        let doc = read_session(&req.session)?;
-        let live = match (&req.query, &req.queries) {
-            (Some(_), None) | (None, Some(_)) => {
-                match answer::open(&g.inputs, doc, &mut g.cache())? {
-                    Ok(live) => live,
-                    Err(report) => {
-                        return Ok(answered(
-                            shared,
-                            ENDPOINT,
-                            Answer::of_resume(&report),
-                            g.number,
-                        ));
-                    }
-                }
-            }
-            _ => {
-                return Err(usage(
-                    "query",
-                    "give exactly one of query and queries",
-                    "send one query as `query`, or a list of them as `queries`",
-                )
-                .into());
-            }
-        };
-        shared.metrics.answer(ENDPOINT, Outcome::Done);
-        Ok(match (req.query, req.queries) {
-            (Some(query), _) => respond(
-                StatusCode::OK,
-                JSON,
-                answer::json_text(&live.search(&query, limit)),
-                g.number,
-            ),
-            (None, queries) => respond(
-                StatusCode::OK,
-                "application/x-ndjson",
-                answer::search_lines(&live, queries.iter().flatten().map(String::as_str), limit),
-                g.number,
-            ),
-        })
-    })
-    .await
-}
-
-/// Loads deferred tools into the session, as the control tool does. The
-/// service keeps no copy of the document, so the answer carries it:
-/// `{"answer": <what session load --format json prints>, "session": <the
-/// document session load leaves>}` (200, also when the load is refused;
-/// 409 with the resume report when the pin no longer holds).
-#[utoipa::path(post, path = "/v1/sessions/load", request_body = LoadRequestBody,
-    responses((status = 200, description = "The load's answer and the session document it leaves", body = crate::answer::SessionLoad),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
-              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn session_load(
-    State(shared): State<Arc<Shared>>,
-    Body(req): Body<LoadRequestBody>,
-) -> Response {
-    const ENDPOINT: &str = "/v1/sessions/load";
-    with_generation(shared, move |shared, g| {
-        let request = match (req.query, req.name.is_empty()) {
-            (Some(query), true) => LoadRequest::Query(query),
-            (None, false) => LoadRequest::Names(req.name),
-            _ => {
-                return Err(usage(
-                    "query",
-                    "give exactly one of query and name",
-                    "send the control tool's query as `query`, or exact names as `name`",
-                )
-                .into());
-            }
-        };
-        let live = match answer::open(&g.inputs, read_session(&req.session)?, &mut g.cache())? {
-            Ok(live) => live,
-            Err(report) => {
-                return Ok(answered(
-                    shared,
-                    ENDPOINT,
-                    Answer::of_resume(&report),
-                    g.number,
-                ));
-            }
-        };
-        let load = answer::load(live, &request);
-        shared
-            .metrics
-            .answer(ENDPOINT, Answer::of_load(&load.answer).outcome);
-        Ok(respond(
-            StatusCode::OK,
-            JSON,
-            answer::json_text(&load),
-            g.number,
-        ))
-    })
-    .await
-}
-
-/// What the model is offered now: the body `muster session roster --format
-/// json` prints.
-#[utoipa::path(post, path = "/v1/sessions/roster", request_body = RosterRequest,
-    responses((status = 200, description = "The session's roster in the plan JSON's roster shape; with `format` a provider's `tools` value instead", body = crate::session::SessionRoster),
-              (status = 409, description = "The session's pin no longer holds: the resume report", body = crate::contract::ResumeReport),
-              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn session_roster(
-    State(shared): State<Arc<Shared>>,
-    Body(req): Body<RosterRequest>,
-) -> Response {
-    const ENDPOINT: &str = "/v1/sessions/roster";
-    with_generation(shared, move |shared, g| {
-        let format = tools_format(req.format.as_deref())?;
-        let answer = match answer::open(&g.inputs, read_session(&req.session)?, &mut g.cache())? {
-            Ok(live) => Answer {
-                json: match format {
-                    None => live.roster_json(),
-                    Some(format) => live.provider_tools(format),
-                },
-                outcome: Outcome::Done,
-            },
-            Err(report) => Answer::of_resume(&report),
-        };
-        Ok(answered(shared, ENDPOINT, answer, g.number))
-    })
-    .await
-}
-
-/// Compares the session's pin with the current policies: the body `muster
-/// session resume --format json` prints (200 ok, 409 tool-pin-mismatch).
-#[utoipa::path(post, path = "/v1/sessions/resume", request_body = SessionRequest,
-    responses((status = 200, description = "The resume report, status ok", body = crate::contract::ResumeReport),
-              (status = 409, description = "The resume report, status tool-pin-mismatch", body = crate::contract::ResumeReport),
-              (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn session_resume(
-    State(shared): State<Arc<Shared>>,
-    Body(req): Body<SessionRequest>,
-) -> Response {
-    with_generation(shared, move |shared, g| {
-        let report = session::resume(&g.inputs, &read_session(&req.session)?, &mut g.cache())?;
-        Ok(answered(
-            shared,
-            "/v1/sessions/resume",
-            Answer::of_resume(&report),
-            g.number,
-        ))
-    })
-    .await
 }
 
 /// Re-reads the policy directory. A policy that fails validation leaves

@@ -4,9 +4,10 @@
 use super::api::{self, JSON};
 use super::problem::ProblemDocument;
 use super::request::{
-    CheckRequest, CountRequest, GateRequest, LoadRequestBody, PlanRequest, Ready, ReloadReport,
-    RosterRequest, SearchRequest, SessionRequest, WhyRequest,
+    CheckRequest, CountRequest, GateRequest, LoadRequestBody, NewSessionRequest, PlanRequest,
+    Ready, ReloadReport, RosterRequest, SearchRequest, SessionRequest, WhyRequest,
 };
+use super::sessions;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
@@ -37,11 +38,13 @@ pub async fn openapi() -> Response {
         api::count,
         api::gate,
         api::check,
-        api::session_new,
-        api::session_search,
-        api::session_load,
-        api::session_roster,
-        api::session_resume,
+        sessions::session_new,
+        sessions::session_get,
+        sessions::session_delete,
+        sessions::session_search,
+        sessions::session_load,
+        sessions::session_roster,
+        sessions::session_resume,
         api::reload,
         api::healthz,
         api::readyz,
@@ -56,6 +59,7 @@ pub async fn openapi() -> Response {
         CheckRequest,
         CountRequest,
         SessionRequest,
+        NewSessionRequest,
         RosterRequest,
         SearchRequest,
         LoadRequestBody,

@@ -13,7 +13,8 @@ use serde::Serialize;
 pub const TYPE_PREFIX: &str = "urn:muster:problem:";
 
 /// The problem types the HTTP layer adds to [`ErrorKind`]'s codes.
-pub const HTTP_CODES: [&str; 6] = [
+pub const HTTP_CODES: [&str; 7] = [
+    "session-not-found",
     "body-too-large",
     "timeout",
     "not-found",
@@ -40,6 +41,71 @@ pub struct ProblemDocument {
     /// one still serving).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
+    /// For `tool-pin-mismatch` (409): the resume report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<crate::contract::ResumeReport>,
+    /// For `plan-changed` (409): the offered and current fingerprints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_changed: Option<crate::contract::PlanChanged>,
+    /// For `stale-revision` (409): the revision expected and the current one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_revision: Option<crate::contract::StaleRevision>,
+}
+
+/// Why a request was answered 409: every 409 is a problem document of this
+/// one shape, its `type` naming the conflict and one member carrying its
+/// facts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conflict {
+    /// The session's pin no longer holds (`tool-pin-mismatch`).
+    Resume(crate::contract::ResumeReport),
+    /// The plan a fingerprint names is not the one this generation makes
+    /// (`plan-changed`).
+    PlanChanged(crate::contract::PlanChanged),
+    /// The session moved on since it was read (`stale-revision`).
+    StaleRevision(crate::contract::StaleRevision),
+}
+
+/// The problem types of the 409 answers.
+pub const CONFLICT_CODES: [&str; 3] = ["tool-pin-mismatch", "plan-changed", "stale-revision"];
+
+impl Conflict {
+    /// The 409 problem.
+    pub fn into_problem(self) -> ApiError {
+        let (code, title, message, help) = match &self {
+            Conflict::Resume(report) => (
+                CONFLICT_CODES[0],
+                "the session's pinned tools are not what the policy gives now",
+                report
+                    .changes
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                "start a new session; `resume` lists every change",
+            ),
+            Conflict::PlanChanged(changed) => (
+                CONFLICT_CODES[1],
+                "the plan the fingerprint names is not the one the policy makes now",
+                changed.to_string(),
+                "check against the offered plan itself, or plan again and offer the new roster",
+            ),
+            Conflict::StaleRevision(stale) => (
+                CONFLICT_CODES[2],
+                "the session changed since it was read",
+                stale.to_string(),
+                "read the session again and retry against its current revision",
+            ),
+        };
+        let mut error = ApiError::http(
+            StatusCode::CONFLICT,
+            code,
+            title,
+            Problem::new(message).help(help),
+        );
+        error.conflict = Some(Box::new(self));
+        error
+    }
 }
 
 /// One problem of a [`ProblemDocument`].
@@ -78,6 +144,7 @@ pub struct ApiError {
     title: &'static str,
     error: Error,
     generation: Option<u64>,
+    conflict: Option<Box<Conflict>>,
 }
 
 impl ApiError {
@@ -94,6 +161,7 @@ impl ApiError {
             title,
             error: Error::new(ErrorKind::Input, problem),
             generation: None,
+            conflict: None,
         }
     }
 
@@ -114,9 +182,11 @@ impl ApiError {
     /// validation on reload 422, the service's own I/O 500.
     pub fn new(error: Error) -> Self {
         let status = match error.kind() {
-            ErrorKind::Input | ErrorKind::Usage | ErrorKind::Policy => {
+            ErrorKind::Input | ErrorKind::Usage | ErrorKind::Policy | ErrorKind::Session => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
+            // The store is down or refused: nothing changed, try again.
+            ErrorKind::Store => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self::with_status(error, status)
@@ -131,6 +201,7 @@ impl ApiError {
             title: kind.title(),
             error,
             generation: None,
+            conflict: None,
         }
     }
 
@@ -154,6 +225,18 @@ impl ApiError {
                 .map(ProblemEntry::from)
                 .collect(),
             generation: self.generation,
+            resume: match self.conflict.as_deref() {
+                Some(Conflict::Resume(report)) => Some(report.clone()),
+                _ => None,
+            },
+            plan_changed: match self.conflict.as_deref() {
+                Some(Conflict::PlanChanged(changed)) => Some(changed.clone()),
+                _ => None,
+            },
+            stale_revision: match self.conflict.as_deref() {
+                Some(Conflict::StaleRevision(stale)) => Some(stale.clone()),
+                _ => None,
+            },
         }
     }
 }

@@ -118,6 +118,9 @@ pub struct PlanRequest {
     pub item_cap: Option<u32>,
     /// What-if: a different token cap (at least 1).
     pub token_cap: Option<u32>,
+    /// Whose billing token counts follow: `openai` or `anthropic`
+    /// (default: the agent's `provider`, else `[tokens] provider`).
+    pub provider: Option<String>,
     /// `/v1/plan` only: `json` (the default), or the `tools` value of a
     /// provider's request: `openai`, `openai-responses`, `anthropic`
     /// (docs/providers.md).
@@ -146,6 +149,7 @@ impl PlanRequest {
             selection: Selection {
                 agent: self.agent,
                 version: self.agent_version,
+                provider: provider(self.provider.as_deref())?,
                 profile: self.flags,
                 flags: self.flag,
             },
@@ -202,11 +206,13 @@ pub struct CheckRequest<'a> {
     #[serde(borrow)]
     #[schema(value_type = Option<Object>)]
     pub plan: Option<&'a RawValue>,
-    /// The session document the turn belongs to. Give this, `plan` or
-    /// `fingerprint`.
+    /// The session document the turn belongs to. Give this, `session_id`,
+    /// `plan` or `fingerprint`.
     #[serde(borrow)]
     #[schema(value_type = Option<Object>)]
     pub session: Option<&'a RawValue>,
+    /// The id of a session this service keeps (`--sessions`).
+    pub session_id: Option<String>,
     /// Or the offered plan's `fingerprint`: the turn is checked against the
     /// plan this policy generation makes for `agent`, `agent_version`,
     /// `flags`, `flag`, `item_cap` and `token_cap` (as `/v1/plan` takes
@@ -242,28 +248,35 @@ impl CheckRequest<'_> {
             flag: self.flag.clone(),
             item_cap: self.item_cap,
             token_cap: self.token_cap,
+            provider: None,
             format: None,
         }
         .select()
     }
 }
 
-/// A session call's document.
+/// A session call's session: the document the host carries, or the id of
+/// a session the service keeps.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionRequest {
-    /// The session document, as `POST /v1/sessions` (or the last load) returned it.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
+    /// The session document, as `POST /v1/sessions` (or the last load)
+    /// returned it. Give this or `session_id`.
+    #[schema(value_type = Option<Object>)]
+    pub session: Option<Box<RawValue>>,
+    /// The id of a session this service keeps (`--sessions`).
+    pub session_id: Option<String>,
 }
 
 /// `session roster`'s options.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RosterRequest {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
+    /// The session document. Give this or `session_id`.
+    #[schema(value_type = Option<Object>)]
+    pub session: Option<Box<RawValue>>,
+    /// The id of a session this service keeps.
+    pub session_id: Option<String>,
     /// `json` (the default), or the `tools` value of a provider's request:
     /// `openai`, `openai-responses`, `anthropic` (docs/providers.md).
     pub format: Option<String>,
@@ -273,9 +286,11 @@ pub struct RosterRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
+    /// The session document. Give this or `session_id`.
+    #[schema(value_type = Option<Object>)]
+    pub session: Option<Box<RawValue>>,
+    /// The id of a session this service keeps.
+    pub session_id: Option<String>,
     /// What the tool is needed for, in words. Give this or `queries`.
     pub query: Option<String>,
     /// Many queries: the answer is one JSON line of results per query, in
@@ -289,15 +304,97 @@ pub struct SearchRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadRequestBody {
-    /// The session document.
-    #[schema(value_type = Object)]
-    pub session: Box<RawValue>,
+    /// The session document. Give this or `session_id`.
+    #[schema(value_type = Option<Object>)]
+    pub session: Option<Box<RawValue>>,
+    /// The id of a session this service keeps.
+    pub session_id: Option<String>,
+    /// The revision the load is meant for: when the session is at another,
+    /// nothing is loaded and the answer is 409 `stale-revision`. Without
+    /// it, a kept session is loaded at the revision read, and a load that
+    /// lands first on another replica still makes this one 409.
+    pub revision: Option<u64>,
     /// The control tool's query: words, or exact names separated by commas.
     /// Give this or `name`.
     pub query: Option<String>,
     /// Exact names of deferred tools or kinds.
     #[serde(default)]
     pub name: Vec<String>,
+}
+
+/// `session new`'s options: which roster to pin, and for whom.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSessionRequest {
+    /// Agent (default: the policy's default agent).
+    pub agent: Option<String>,
+    /// Agent version (default: the agent's current version).
+    pub agent_version: Option<u64>,
+    /// Flag profile: `flags/<PROFILE>.toml`.
+    pub flags: Option<String>,
+    /// Extra flags turned on.
+    #[serde(default)]
+    pub flag: Vec<String>,
+    /// A different item cap.
+    pub item_cap: Option<u32>,
+    /// A different token cap.
+    pub token_cap: Option<u32>,
+    /// Whose billing the chat's token counts follow: `openai` or
+    /// `anthropic` (default: the agent's, else `[tokens] provider`).
+    pub provider: Option<String>,
+    /// How the model is given names: `provider` (the default) or `muster`.
+    pub names: Option<String>,
+}
+
+impl NewSessionRequest {
+    pub(super) fn options(self) -> Result<(answer::Select, crate::session::NewSession), Error> {
+        let names = match self.names.as_deref() {
+            None | Some("provider") => crate::contract::NameSpelling::Provider,
+            Some("muster") => crate::contract::NameSpelling::Muster,
+            Some(other) => {
+                return Err(usage(
+                    "names",
+                    &format!("names {other:?} is not a spelling"),
+                    "give \"provider\" (the names providers are sent) or \"muster\", or leave it out",
+                ));
+            }
+        };
+        let provider = provider(self.provider.as_deref())?;
+        let mut select = PlanRequest {
+            agent: self.agent,
+            agent_version: self.agent_version,
+            flags: self.flags,
+            flag: self.flag,
+            item_cap: self.item_cap,
+            token_cap: self.token_cap,
+            provider: None,
+            format: None,
+        }
+        .select()?;
+        select.selection.provider = provider;
+        let options = crate::session::NewSession {
+            caps: (select.item_cap, select.token_cap),
+            names,
+            id: None,
+        };
+        Ok((select, options))
+    }
+}
+
+/// A `provider` field: whose billing token counts follow.
+pub(super) fn provider(name: Option<&str>) -> Result<Option<crate::contract::Provider>, Error> {
+    match name {
+        None => Ok(None),
+        Some(name) => crate::contract::Provider::from_name(name)
+            .map(Some)
+            .ok_or_else(|| {
+                usage(
+                    "provider",
+                    &format!("provider {name:?} is not supported"),
+                    "use \"openai\" or \"anthropic\", or leave it out",
+                )
+            }),
+    }
 }
 
 /// `count`'s input: the provider's request body and the CLI's options.

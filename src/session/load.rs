@@ -2,9 +2,9 @@
 //! with a query or exact names, within the policy's bounds. Append-only:
 //! nothing loaded is ever dropped, and a refused load changes nothing.
 
-use super::{Live, MAX_RESULTS};
+use super::{Live, MAX_RESULTS, parts, short};
 use crate::contract::{
-    LoadAnswer, LoadNote, LoadStatus, LoadedTool, SESSION_FORMAT_VERSION, Status,
+    LoadAnswer, LoadNote, LoadStatus, LoadedTool, NameSpelling, SESSION_FORMAT_VERSION, Status,
 };
 use crate::plan::Plan;
 use crate::search::{DeferredEntry, DeferredIndex};
@@ -15,7 +15,7 @@ impl Live {
     /// changes unless the answer's status is [`LoadStatus::Loaded`].
     pub fn load(&mut self, request: &LoadRequest) -> LoadAnswer {
         let mut notes = Vec::new();
-        let picked = if self.doc.control_tool.is_none() {
+        let picked = if self.plan().control.is_none() {
             notes.push(LoadNote::NoControlTool);
             Vec::new()
         } else {
@@ -28,6 +28,12 @@ impl Live {
             }
         };
         let loaded = self.admit(picked, &mut notes);
+        if !loaded.is_empty() {
+            self.keys.sign(&mut self.doc);
+        }
+        for note in &mut notes {
+            self.spell_note(note);
+        }
         let status = if !loaded.is_empty() {
             LoadStatus::Loaded
         } else if notes.iter().all(|n| {
@@ -66,6 +72,34 @@ impl Live {
         (!parts.is_empty() && parts.iter().all(|p| self.known(p))).then_some(parts)
     }
 
+    /// `name` as the model was given it: the provider spelling unless the
+    /// session gives muster's own names.
+    pub(super) fn say(&self, name: &str) -> String {
+        if self.doc.names == NameSpelling::Muster {
+            return name.to_string();
+        }
+        match self.catalog.find(name) {
+            Some(i) => self.catalog.candidates[i].provider_name.clone(),
+            None => crate::provider::spell(name, &self.catalog.names).name,
+        }
+    }
+
+    /// Every tool name in `note` in the model's spelling; a query stays as
+    /// the model wrote it.
+    fn spell_note(&self, note: &mut LoadNote) {
+        let one = |name: &mut String| *name = self.say(name);
+        match note {
+            LoadNote::Loaded { tools }
+            | LoadNote::MaxLoaded { tools, .. }
+            | LoadNote::MaxLoadedTokens { tools, .. } => tools.iter_mut().for_each(one),
+            LoadNote::AlreadyLoaded { name }
+            | LoadNote::AlreadyOffered { name }
+            | LoadNote::NotDeferred { name, .. } => one(name),
+            LoadNote::UnknownTool { closest, .. } => closest.iter_mut().for_each(one),
+            LoadNote::NothingFound { .. } | LoadNote::NoControlTool => {}
+        }
+    }
+
     /// Whether a candidate or a kind has this name.
     pub(super) fn known(&self, name: &str) -> bool {
         self.catalog.candidates.iter().any(|c| c.name == name)
@@ -83,6 +117,11 @@ impl Live {
         let catalog = &self.catalog;
         if let Some(i) = catalog.find_spelling(name) {
             return catalog.candidates[i].name.clone();
+        }
+        // A tool the plan cut is still named back as muster spells it, so
+        // the answer says why it cannot be loaded.
+        if let Some(c) = catalog.candidates.iter().find(|c| c.provider_name == name) {
+            return c.name.clone();
         }
         catalog
             .kinds
@@ -216,9 +255,25 @@ impl Live {
     /// Loads whole units in order while the bounds hold; the first unit
     /// that would pass a bound stops loading, and is named in the answer.
     fn admit(&mut self, units: Vec<Vec<usize>>, notes: &mut Vec<LoadNote>) -> Vec<String> {
-        let policy = &self.catalog.deferral_policy;
+        let policy = self.catalog.deferral_policy.clone();
         let mut count = self.doc.loaded.len() as u32;
-        let mut used: u32 = self.doc.loaded.iter().map(|t| t.tokens).sum();
+        // Counted now, never taken from the document.
+        let mut used: u32 = self
+            .doc
+            .loaded
+            .iter()
+            .filter_map(|t| self.catalog.find(&t.name))
+            .map(|i| self.catalog.candidates[i].tokens)
+            .sum();
+        let revision = self.doc.revision + 1;
+        let plan_hashes: Vec<(usize, String, String)> = {
+            let plan = self.plan();
+            units
+                .iter()
+                .flatten()
+                .map(|&i| (i, short(&plan.definition_hash(i)), parts(&plan, i)))
+                .collect()
+        };
         let mut loaded = Vec::new();
         for (n, unit) in units.iter().enumerate() {
             let tokens: u32 = unit
@@ -251,9 +306,16 @@ impl Live {
             }
             for &i in unit {
                 let c = &self.catalog.candidates[i];
+                let (_, digest, parts) = plan_hashes
+                    .iter()
+                    .find(|(j, _, _)| *j == i)
+                    .cloned()
+                    .unwrap_or_default();
                 self.doc.loaded.push(LoadedTool {
                     name: c.name.clone(),
-                    tokens: c.tokens,
+                    digest,
+                    parts,
+                    revision,
                 });
                 loaded.push(c.name.clone());
             }
@@ -261,6 +323,7 @@ impl Live {
             used += tokens;
         }
         if !loaded.is_empty() {
+            self.doc.revision = revision;
             notes.insert(
                 0,
                 LoadNote::Loaded {

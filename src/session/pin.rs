@@ -1,13 +1,14 @@
 //! The pin: comparing what a session was given with what the current
-//! policies give its pinned selection.
+//! policies give its pinned selection, and saying each difference once, by
+//! its cause.
 
-use super::{Live, parts};
+use super::{Live, deferred_pin, parts, short};
 use crate::contract::{
-    DefinitionPart, DefinitionParts, FingerprintPair, PinChange, PinnedTool, Place, ResumeReport,
-    ResumeStatus, SESSION_FORMAT_VERSION,
+    DefinitionPart, FingerprintPair, PinChange, PinnedTool, Place, ResumeReport, ResumeStatus,
+    SESSION_FORMAT_VERSION,
 };
 use crate::plan::Plan;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 impl Live {
     pub(super) fn report(&self, changes: Vec<PinChange>) -> ResumeReport {
@@ -37,109 +38,164 @@ impl Live {
                 now: plan.catalog.encoding.name().to_string(),
             });
         }
-        compare(
-            &plan,
-            &self.doc.roster,
-            &plan.roster,
-            Place::Roster,
-            &mut changes,
-        );
-        compare(
-            &plan,
-            &self.doc.deferred,
-            &plan.deferred,
-            Place::Deferred,
-            &mut changes,
-        );
-        // A loaded tool must still be deferred with the definition the
-        // model was given when it was loaded.
-        for tool in &self.doc.loaded {
-            let pin = self.doc.deferred.iter().find(|t| t.name == tool.name);
-            let now = plan
+        if plan.fingerprint() != self.doc.fingerprint {
+            roster_changes(&plan, &self.doc.roster, &mut changes);
+        }
+        let deferred = deferred_pin(&plan);
+        if deferred != self.doc.deferred {
+            changes.push(PinChange::DeferredChanged {
+                pinned: self.doc.deferred.count,
+                now: deferred.count,
+            });
+            // A loaded tool must still be deferred with the definition the
+            // model was given when it was loaded.
+            let now: BTreeMap<&str, usize> = plan
                 .deferred
                 .iter()
-                .copied()
-                .find(|&i| plan.catalog.candidates[i].name == tool.name);
-            match (pin, now) {
-                (Some(pin), Some(i)) => {
-                    let what = differing_parts(&pin.parts, &parts(&plan, i));
-                    if !what.is_empty() {
+                .map(|&i| (plan.catalog.candidates[i].name.as_str(), i))
+                .collect();
+            for tool in &self.doc.loaded {
+                match now.get(tool.name.as_str()) {
+                    None => changes.push(PinChange::Removed {
+                        name: tool.name.clone(),
+                        place: Place::Loaded,
+                    }),
+                    Some(&i) if short(&plan.definition_hash(i)) != tool.digest => {
                         changes.push(PinChange::Changed {
                             name: tool.name.clone(),
                             place: Place::Loaded,
-                            what,
+                            what: differing_parts(&tool.parts, &parts(&plan, i)),
                         });
                     }
+                    Some(_) => {}
                 }
-                _ => changes.push(PinChange::Removed {
-                    name: tool.name.clone(),
-                    place: Place::Loaded,
-                }),
             }
         }
         changes
     }
 }
 
-/// Pinned tools at `place` against what the rebuilt plan puts there.
-fn compare(
-    plan: &Plan<'_>,
-    pinned: &[PinnedTool],
-    now: &[usize],
-    place: Place,
-    changes: &mut Vec<PinChange>,
-) {
-    let position: BTreeMap<&str, usize> = now
+/// The roster's differences, by cause: tools removed and added, tools whose
+/// definition changed, tools whose order among the kept ones changed, and
+/// one count of the kept tools that only moved because of the others.
+fn roster_changes(plan: &Plan<'_>, pinned: &[PinnedTool], changes: &mut Vec<PinChange>) {
+    let now: BTreeMap<&str, usize> = plan
+        .roster
         .iter()
         .enumerate()
         .map(|(p, &i)| (plan.catalog.candidates[i].name.as_str(), p))
         .collect();
-    let pinned_names: BTreeSet<&str> = pinned.iter().map(|t| t.name.as_str()).collect();
+    let was: BTreeMap<&str, usize> = pinned
+        .iter()
+        .enumerate()
+        .map(|(p, t)| (t.name.as_str(), p))
+        .collect();
+    // Kept tools in pinned order, with their position now.
+    let mut kept: Vec<(usize, usize)> = Vec::new();
     for (p, pin) in pinned.iter().enumerate() {
-        match position.get(pin.name.as_str()) {
+        match now.get(pin.name.as_str()) {
             None => changes.push(PinChange::Removed {
                 name: pin.name.clone(),
-                place,
+                place: Place::Roster,
             }),
             Some(&q) => {
-                let mut what = differing_parts(&pin.parts, &parts(plan, now[q]));
-                if place == Place::Roster && p != q {
-                    what.push(DefinitionPart::Position);
-                }
-                if !what.is_empty() {
+                let i = plan.roster[q];
+                if short(&plan.definition_hash(i)) != pin.digest {
                     changes.push(PinChange::Changed {
                         name: pin.name.clone(),
-                        place,
-                        what,
+                        place: Place::Roster,
+                        what: differing_parts(&pin.parts, &parts(plan, i)),
                     });
                 }
+                kept.push((p, q));
             }
         }
     }
-    for &i in now {
+    for &i in &plan.roster {
         let name = &plan.catalog.candidates[i].name;
-        if !pinned_names.contains(name.as_str()) {
+        if !was.contains_key(name.as_str()) {
             changes.push(PinChange::Added {
                 name: name.clone(),
-                place,
+                place: Place::Roster,
             });
         }
     }
+    // The kept tools that hold their relative order are the longest run of
+    // increasing positions now; every other kept tool was moved.
+    let in_order = longest_increasing(&kept.iter().map(|&(_, q)| q).collect::<Vec<_>>());
+    let mut shifted = 0;
+    for (k, &(p, q)) in kept.iter().enumerate() {
+        if !in_order[k] {
+            changes.push(PinChange::Moved {
+                name: pinned[p].name.clone(),
+                pinned: p as u32,
+                now: q as u32,
+            });
+        } else if p != q {
+            shifted += 1;
+        }
+    }
+    if shifted > 0 {
+        changes.push(PinChange::Shifted { tools: shifted });
+    }
 }
 
-fn differing_parts(pinned: &DefinitionParts, now: &DefinitionParts) -> Vec<DefinitionPart> {
-    let mut what = Vec::new();
-    if pinned.description != now.description {
-        what.push(DefinitionPart::Description);
+/// Marks the members of one longest strictly increasing subsequence of
+/// `values` (O(n log n)); ties go to the earliest members.
+fn longest_increasing(values: &[usize]) -> Vec<bool> {
+    let mut tails: Vec<usize> = Vec::new(); // indexes into values
+    let mut parent: Vec<Option<usize>> = vec![None; values.len()];
+    for (k, &v) in values.iter().enumerate() {
+        let at = tails.partition_point(|&t| values[t] < v);
+        parent[k] = at.checked_sub(1).map(|a| tails[a]);
+        if at == tails.len() {
+            tails.push(k);
+        } else {
+            tails[at] = k;
+        }
     }
-    if pinned.input_schema != now.input_schema {
-        what.push(DefinitionPart::InputSchema);
+    let mut marked = vec![false; values.len()];
+    let mut at = tails.last().copied();
+    while let Some(k) = at {
+        marked[k] = true;
+        at = parent[k];
     }
-    if pinned.fixed != now.fixed {
-        what.push(DefinitionPart::Fixed);
-    }
-    if pinned.only != now.only {
-        what.push(DefinitionPart::Only);
+    marked
+}
+
+/// The parts whose digests differ; a definition whose four parts agree
+/// but whose digest does not differs in its provider name.
+fn differing_parts(pinned: &str, now: &str) -> Vec<DefinitionPart> {
+    let order = [
+        DefinitionPart::Description,
+        DefinitionPart::InputSchema,
+        DefinitionPart::Fixed,
+        DefinitionPart::Only,
+    ];
+    let mut what: Vec<DefinitionPart> = pinned
+        .split('.')
+        .zip(now.split('.'))
+        .zip(order)
+        .filter(|((a, b), _)| a != b)
+        .map(|(_, part)| part)
+        .collect();
+    if what.is_empty() {
+        what.push(DefinitionPart::ProviderName);
     }
     what
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_increasing;
+
+    #[test]
+    fn one_tool_moved_to_the_end_is_the_only_one_out_of_order() {
+        assert_eq!(
+            longest_increasing(&[4, 0, 1, 2, 3]),
+            [false, true, true, true, true]
+        );
+        assert_eq!(longest_increasing(&[0, 1, 2]), [true, true, true]);
+        assert_eq!(longest_increasing(&[]), Vec::<bool>::new());
+    }
 }

@@ -65,6 +65,9 @@ pub struct SessionRoster<'a> {
 pub struct UnloadedTool<'a> {
     /// Tool name.
     pub name: &'a str,
+    /// The name providers are sent: a call by it is told to load the tool
+    /// first.
+    pub provider_name: &'a str,
     /// Why it was deferred.
     pub code: Code,
     /// Tokens it would cost.
@@ -87,6 +90,18 @@ pub struct SessionTotals {
     pub max_loaded: u32,
     /// `deferral.max_loaded_tokens`.
     pub max_loaded_tokens: u32,
+    /// What the model is offered now: pinned and loaded items.
+    pub offered_items: u32,
+    /// Their tokens, wrapper included.
+    pub offered_tokens: u32,
+    /// The item cap the session was planned under.
+    pub item_cap: u32,
+    /// The token cap the session was planned under.
+    pub token_cap: u32,
+    /// Items offered beyond the item cap (0 within it).
+    pub over_items: u32,
+    /// Tokens offered beyond the token cap (0 within it).
+    pub over_tokens: u32,
 }
 
 impl<'a> SessionRoster<'a> {
@@ -108,26 +123,46 @@ impl<'a> SessionRoster<'a> {
             .filter(|&i| !live.is_loaded(&catalog.candidates[i].name))
             .map(|i| UnloadedTool {
                 name: &catalog.candidates[i].name,
+                provider_name: &catalog.candidates[i].provider_name,
                 code: plan.decisions[i].code,
                 tokens: catalog.candidates[i].tokens,
             })
             .collect();
+        let loaded_tokens: u32 = live
+            .doc
+            .loaded
+            .iter()
+            .filter_map(|t| catalog.find(&t.name))
+            .map(|i| catalog.candidates[i].tokens)
+            .sum();
+        let loaded_items = live.doc.loaded.len() as u32;
+        let offered_items = plan.totals.items + loaded_items;
+        let offered_tokens = plan.totals.tokens + loaded_tokens;
         SessionRoster {
             format_version: plan::FORMAT_VERSION,
             agent: &live.doc.agent,
             encoding: &live.doc.encoding,
             provider: catalog.provider,
-            control_tool: live.doc.control_tool.as_deref(),
+            control_tool: plan
+                .control
+                .as_ref()
+                .map(|c| catalog.candidates[c.index].name.as_str()),
             fingerprint: &live.doc.fingerprint,
             roster,
             deferred,
             totals: SessionTotals {
                 pinned_items: plan.totals.items,
                 pinned_tokens: plan.totals.tokens,
-                loaded_items: live.doc.loaded.len() as u32,
-                loaded_tokens: live.doc.loaded.iter().map(|t| t.tokens).sum(),
+                loaded_items,
+                loaded_tokens,
                 max_loaded: catalog.deferral_policy.max_loaded,
                 max_loaded_tokens: catalog.deferral_policy.max_loaded_tokens,
+                offered_items,
+                offered_tokens,
+                item_cap: live.caps.items,
+                token_cap: live.caps.tokens,
+                over_items: offered_items.saturating_sub(live.caps.items),
+                over_tokens: offered_tokens.saturating_sub(live.caps.tokens),
             },
         }
     }

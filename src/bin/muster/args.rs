@@ -159,6 +159,14 @@ pub enum SessionCommand {
         /// Where to write the session document.
         #[arg(long, value_name = "S.json")]
         out: PathBuf,
+        /// Whose billing the chat's token counts follow (default: the
+        /// agent's `provider`, else `[tokens] provider`).
+        #[arg(long, value_enum)]
+        provider: Option<ProviderArg>,
+        /// How the model is given tool names: every text muster writes for
+        /// it uses the same spelling.
+        #[arg(long, value_enum, default_value = "provider")]
+        names: NamesArg,
         /// Output format (json prints the document as written).
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
@@ -195,6 +203,10 @@ pub enum SessionCommand {
         /// Exact names of deferred tools or kinds (repeatable).
         #[arg(long, value_name = "NAME")]
         name: Vec<String>,
+        /// The revision the load is meant for: refused (exit 1, nothing
+        /// loaded) when the document is at another.
+        #[arg(long, value_name = "N")]
+        revision: Option<u64>,
         /// Policy directory.
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
@@ -229,6 +241,15 @@ pub enum SessionCommand {
     },
 }
 
+/// How the model is given tool names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NamesArg {
+    /// As providers are sent them (`mcp__fs__read_text_file`).
+    Provider,
+    /// muster's own (`mcp.fs.read_text_file`), for a host that maps names.
+    Muster,
+}
+
 /// `muster serve`'s options.
 #[cfg(feature = "serve")]
 #[derive(Debug, Args)]
@@ -260,6 +281,17 @@ pub struct Serve {
     /// Most bytes each per-generation memo holds (keys and answers).
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub memo_bytes: usize,
+    /// Keep sessions by id: sqlite:PATH (one machine) or postgres://…
+    /// (replicas sharing a database). Without it hosts carry documents.
+    #[arg(long, value_name = "URL")]
+    pub sessions: Option<String>,
+    /// How long a kept session lives after its last change, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 7 * 24 * 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_ttl_secs: u64,
+    /// Session keys, one ID:SECRET a line, the signing key first (default:
+    /// $MUSTER_SESSION_KEY_FILE, else the one key in $MUSTER_SESSION_KEY).
+    #[arg(long, value_name = "FILE")]
+    pub session_key_file: Option<PathBuf>,
 }
 
 /// Which roster to plan.

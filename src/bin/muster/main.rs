@@ -135,6 +135,7 @@ pub(crate) fn selection(select: &Select) -> Selection {
         profile: select.profile.clone(),
         flags: select.flag.clone(),
         version: select.agent_version,
+        provider: None,
     }
 }
 
@@ -371,6 +372,13 @@ fn run(command: Command) -> Result<u8, Error> {
                 header_read_timeout: Duration::from_millis(serve.header_read_timeout_ms),
                 memo_entries: serve.memo_entries,
                 memo_bytes: serve.memo_bytes,
+                session_keys: session::keys(serve.session_key_file.as_deref())?,
+                sessions: serve
+                    .sessions
+                    .as_deref()
+                    .map(muster::store::StoreUrl::parse)
+                    .transpose()?,
+                session_ttl: Duration::from_secs(serve.session_ttl_secs),
             })?;
             Ok(0)
         }

@@ -1,12 +1,12 @@
 //! `muster session ...`: reads the document, calls the library, renders,
 //! and writes the document back whole when a load changed it.
 
-use crate::args::{RosterFormat, Select, SessionCommand, TextOrJson};
+use crate::args::{NamesArg, RosterFormat, Select, SessionCommand, TextOrJson};
 use crate::{ask, emit, exit_code, save, token_cache};
 use muster::answer::{self, Answer};
-use muster::contract::{LoadStatus, ResumeReport, ResumeStatus, SearchResults};
+use muster::contract::{LoadStatus, NameSpelling, ResumeReport, ResumeStatus, SearchResults};
 use muster::policy::Inputs;
-use muster::session::{self, Live, LoadRequest};
+use muster::session::{self, Live, LoadRequest, SessionKeys};
 use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -16,8 +16,10 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
         SessionCommand::New {
             select,
             out,
+            provider,
+            names,
             format,
-        } => new(&select, &out, format),
+        } => new(&select, &out, provider, names, format),
         SessionCommand::Search {
             session,
             query,
@@ -47,13 +49,29 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             session,
             query,
             name,
+            revision,
             policies,
             format,
         } => {
+            // Read, load and write under one lock: two loads on one
+            // document land one after the other, never one over the other.
+            let _lock = lock(&session)?;
             let live = match open(&policies, &session, format)? {
                 Ok(live) => live,
                 Err(code) => return Ok(code),
             };
+            let current = live.document().revision;
+            if let Some(expected) = revision
+                && expected != current
+            {
+                let stale = muster::contract::StaleRevision {
+                    session_id: live.document().id.clone(),
+                    expected,
+                    current,
+                };
+                eprintln!("stale-revision: {stale}");
+                return Ok(1);
+            }
             let request = match query {
                 Some(query) => LoadRequest::Query(query),
                 None => LoadRequest::Names(name),
@@ -98,7 +116,7 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             let inputs = Inputs::load(&policies)?;
             let doc = read(&session)?;
             let mut cache = token_cache(false);
-            let report = session::resume(&inputs, &doc, &mut cache)?;
+            let report = session::resume(&inputs, &doc, &keys(None)?, &session, &mut cache)?;
             save(&mut cache);
             emit_report(&report, format)
         }
@@ -109,33 +127,44 @@ fn usage(message: &str) -> Error {
     Error::new(ErrorKind::Usage, Problem::new(message))
 }
 
-fn new(select: &Select, out: &Path, format: TextOrJson) -> Result<u8, Error> {
+fn new(
+    select: &Select,
+    out: &Path,
+    provider: Option<crate::args::ProviderArg>,
+    names: NamesArg,
+    format: TextOrJson,
+) -> Result<u8, Error> {
     let inputs = Inputs::load(&select.policies)?;
-    let ask = ask(select);
+    let mut ask = ask(select);
+    ask.selection.provider = provider.map(Into::into);
     let mut cache = token_cache(select.no_cache);
-    let doc = session::new(
-        &inputs,
-        &ask.selection,
-        (ask.item_cap, ask.token_cap),
-        &mut cache,
-    )?;
+    let options = session::NewSession {
+        caps: (ask.item_cap, ask.token_cap),
+        names: match names {
+            NamesArg::Provider => NameSpelling::Provider,
+            NamesArg::Muster => NameSpelling::Muster,
+        },
+        id: None,
+    };
+    let doc = session::new(&inputs, &ask.selection, &options, &keys(None)?, &mut cache)?;
     save(&mut cache);
     let text = session::to_json_string(&doc);
     muster::atomic::write_atomic(out, text.as_bytes())?;
     emit(&match format {
         TextOrJson::Json => text,
         TextOrJson::Text => format!(
-            "session for agent {} v{}: {} offered, {} deferred{}; {}\nwritten to {}\n",
+            "session for agent {} v{}: {} offered, {} deferred; {}{}\nwritten to {} ({} bytes)\n",
             doc.agent.name,
             doc.agent.version,
             doc.roster.len(),
-            doc.deferred.len(),
-            match &doc.control_tool {
-                Some(control) => format!(" behind {control}"),
+            doc.deferred.count,
+            doc.fingerprint,
+            match &doc.signature {
+                Some(signature) => format!(", signed with key {}", signature.key),
                 None => String::new(),
             },
-            doc.fingerprint,
-            out.display()
+            out.display(),
+            text.len()
         ),
     })?;
     Ok(0)
@@ -157,12 +186,51 @@ pub(crate) fn open(
     let inputs = Inputs::load(policies)?;
     let doc = read(path)?;
     let mut cache = token_cache(false);
-    let opened = answer::open(&inputs, doc, &mut cache)?;
+    let opened = answer::open(&inputs, doc, &keys(None)?, path, &mut cache)?;
     save(&mut cache);
     match opened {
         Ok(live) => Ok(Ok(live)),
         Err(report) => Ok(Err(emit_report(&report, format)?)),
     }
+}
+
+/// The session keys: `file` when given, else the file
+/// `$MUSTER_SESSION_KEY_FILE` names, else the one key in
+/// `$MUSTER_SESSION_KEY`, else none. Secrets are never printed.
+pub(crate) fn keys(file: Option<&Path>) -> Result<SessionKeys, Error> {
+    let env_file = std::env::var_os("MUSTER_SESSION_KEY_FILE").map(std::path::PathBuf::from);
+    if let Some(file) = file.or(env_file.as_deref()) {
+        let text = std::fs::read_to_string(file).map_err(|err| Error::io(file, &err))?;
+        return SessionKeys::parse(&text, file);
+    }
+    match std::env::var("MUSTER_SESSION_KEY") {
+        Ok(text) => SessionKeys::parse(&text, Path::new("MUSTER_SESSION_KEY")),
+        Err(std::env::VarError::NotPresent) => Ok(SessionKeys::none()),
+        Err(std::env::VarError::NotUnicode(_)) => Err(usage(
+            "MUSTER_SESSION_KEY is not UTF-8 text; write the key as ID:SECRET",
+        )),
+    }
+}
+
+/// An exclusive lock on `<document>.lock`, held until dropped: the lock
+/// file stays, so every writer locks the same file whatever the document's
+/// rename did to its inode.
+fn lock(document: &Path) -> Result<std::fs::File, Error> {
+    let mut name = document.as_os_str().to_owned();
+    name.push(".lock");
+    let path = std::path::PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|err| Error::io(&path, &err))?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this function owns; released on close.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(Error::io(&path, &std::io::Error::last_os_error()));
+    }
+    Ok(file)
 }
 
 fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {

@@ -1,0 +1,486 @@
+//! The session routes. A request names its session by the document the
+//! host carries (`session`) or, when the service keeps sessions
+//! (`--sessions`), by its id (`session_id`); either way the session is
+//! opened (signature, pin, loads re-checked) against one policy generation.
+//! A load through a kept session is a compare-and-swap on its revision: it
+//! lands, or it is answered 409 `stale-revision` and changes nothing.
+
+use super::api::{JSON, answered, respond, with_generation};
+use super::problem::{ApiError, Conflict};
+use super::request::{
+    LoadRequestBody, NewSessionRequest, RosterRequest, SearchRequest, SessionRequest, tools_format,
+    usage,
+};
+use super::{Generation, Shared};
+use crate::answer::{self, Answer, Outcome};
+use crate::contract::SessionDocument;
+use crate::error::{Error, ErrorKind, Problem};
+use crate::session::{self, Live, LoadRequest};
+use crate::store::{Stored, Swapped};
+use axum::extract::{Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::value::RawValue;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Where a session came from: a kept one is written back by revision.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    pub id: String,
+    pub revision: u64,
+}
+
+/// The session document a request names, read and checked whole, with
+/// where it is kept when the store holds it.
+pub(super) fn named(
+    shared: &Shared,
+    document: Option<&RawValue>,
+    id: Option<&str>,
+) -> Result<(SessionDocument, Option<Kept>), ApiError> {
+    match (document, id) {
+        (Some(doc), None) => Ok((session::read(doc.get(), Path::new("session"))?, None)),
+        (None, Some(id)) => {
+            let stored = fetch(shared, id)?;
+            let doc = session::read(&stored.document, Path::new("session_id"))?;
+            Ok((
+                doc,
+                Some(Kept {
+                    id: id.to_string(),
+                    revision: stored.revision,
+                }),
+            ))
+        }
+        _ => Err(usage(
+            "session",
+            "give exactly one of session and session_id",
+            "send the session document as `session`, or the id of a session this service keeps as `session_id`",
+        )
+        .into()),
+    }
+}
+
+/// The stored session `id`: 404 when there is none (never created,
+/// deleted or expired), 422 when the service keeps no sessions.
+fn fetch(shared: &Shared, id: &str) -> Result<Stored, ApiError> {
+    let store = shared.store.as_ref().ok_or_else(|| {
+        ApiError::from(usage(
+            "session_id",
+            "this service keeps no sessions, so a session_id names nothing",
+            "send the session document as `session`, or start the service with --sessions sqlite:PATH or postgres://…",
+        ))
+    })?;
+    if !session::is_session_id(id) {
+        return Err(usage(
+            "session_id",
+            &format!("session_id {id:?} is not a session id"),
+            "give the `id` that POST /v1/sessions answered",
+        )
+        .into());
+    }
+    store.get(id, shared.now())?.ok_or_else(|| missing(id))
+}
+
+fn missing(id: &str) -> ApiError {
+    ApiError::http(
+        StatusCode::NOT_FOUND,
+        "session-not-found",
+        "no such session",
+        Problem::new(format!(
+            "no session {id:?} is kept: never created, deleted, or expired"
+        ))
+        .in_file("session_id")
+        .help("start a new session with POST /v1/sessions"),
+    )
+}
+
+/// Opens the named session against `g`: the live session, or the 409
+/// every session route answers when its pin no longer holds.
+fn open(
+    shared: &Shared,
+    g: &Generation,
+    document: Option<&RawValue>,
+    id: Option<&str>,
+    endpoint: &'static str,
+) -> Result<Result<(Live, Option<Kept>), Response>, ApiError> {
+    let (doc, kept) = named(shared, document, id)?;
+    Ok(
+        match answer::open(
+            &g.inputs,
+            doc,
+            &shared.keys,
+            Path::new("session"),
+            &mut g.cache(),
+        )? {
+            Ok(live) => Ok((live, kept)),
+            Err(report) => Err(conflict(
+                shared,
+                endpoint,
+                Conflict::Resume(report),
+                g.number,
+            )),
+        },
+    )
+}
+
+/// A 409 problem, counted as a pin mismatch.
+pub(super) fn conflict(
+    shared: &Shared,
+    endpoint: &str,
+    conflict: Conflict,
+    generation: u64,
+) -> Response {
+    shared.metrics.answer(endpoint, Outcome::PinMismatch);
+    conflict
+        .into_problem()
+        .generation(generation)
+        .into_response()
+}
+
+/// Plans and pins a new session: the document `muster session new --format
+/// json` prints. With `--sessions` it is also kept, under the `id` it holds.
+#[utoipa::path(post, path = "/v1/sessions", request_body = NewSessionRequest,
+    responses((status = 200, description = "The session document (docs/session.md); with --sessions it holds its `id`", body = crate::contract::SessionDocument),
+              (status = "4XX", description = "Bad input", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_new(
+    State(shared): State<Arc<Shared>>,
+    super::request::Body(req): super::request::Body<NewSessionRequest>,
+) -> Response {
+    with_generation(shared, move |shared, g| {
+        let (select, options) = req.options()?;
+        let mut options = options;
+        options.id = match &shared.store {
+            Some(_) => Some(new_id()?),
+            None => None,
+        };
+        let doc = session::new(
+            &g.inputs,
+            &select.selection,
+            &options,
+            &shared.keys,
+            &mut g.cache(),
+        )?;
+        let text = session::to_json_string(&doc);
+        if let (Some(store), Some(id)) = (&shared.store, &doc.id) {
+            store.insert(
+                id,
+                &Stored {
+                    document: text.clone(),
+                    revision: doc.revision,
+                },
+                shared.expires_at(),
+            )?;
+        }
+        shared.metrics.answer("/v1/sessions", Outcome::Done);
+        Ok(respond(StatusCode::OK, JSON, text, g.number))
+    })
+    .await
+}
+
+/// 128 random bits as 32 hex digits.
+fn new_id() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| {
+        Error::new(
+            ErrorKind::Io,
+            Problem::new(format!("no randomness for a session id: {err}")),
+        )
+    })?;
+    Ok(crate::canon::hex(&bytes))
+}
+
+/// A kept session's document: what `POST /v1/sessions` (or the last load)
+/// answered.
+#[utoipa::path(get, path = "/v1/sessions/{id}",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 200, description = "The session document", body = crate::contract::SessionDocument),
+              (status = 404, description = "No such session (never created, deleted or expired)", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_get(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    with_generation(shared, move |shared, g| {
+        let stored = fetch(shared, &id)?;
+        shared.metrics.answer("/v1/sessions/{id}", Outcome::Done);
+        Ok(respond(StatusCode::OK, JSON, stored.document, g.number))
+    })
+    .await
+}
+
+/// Deletes a kept session: 204, or 404 when there was none.
+#[utoipa::path(delete, path = "/v1/sessions/{id}",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 204, description = "Deleted"),
+              (status = 404, description = "No such session", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_delete(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    with_generation(shared, move |shared, g| {
+        fetch(shared, &id)?;
+        let store = shared.store.as_ref().expect("fetch found a store");
+        if !store.delete(&id)? {
+            return Err(missing(&id));
+        }
+        shared.metrics.answer("/v1/sessions/{id}", Outcome::Done);
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        response
+            .headers_mut()
+            .insert(super::GENERATION_HEADER, g.number.into());
+        Ok(response)
+    })
+    .await
+}
+
+/// Searches the session's deferred tools: the body `muster session search
+/// --format json` prints, or with `queries` the JSON lines `--queries`
+/// prints.
+#[utoipa::path(post, path = "/v1/sessions/search", request_body = SearchRequest,
+    responses((status = 200, description = "Search results; for `queries`, one such object per line (application/x-ndjson)", body = crate::contract::SearchResults),
+              (status = 409, description = "The session's pin no longer holds", body = super::ProblemDocument, content_type = "application/problem+json"),
+              (status = "4XX", description = "Bad input", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_search(
+    State(shared): State<Arc<Shared>>,
+    super::request::Body(req): super::request::Body<SearchRequest>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/search";
+    with_generation(shared, move |shared, g| {
+        let limit = match req.limit {
+            None => 5,
+            Some(n @ 1..=10) => n as usize,
+            Some(n) => {
+                return Err(usage(
+                    "limit",
+                    &format!("limit is {n}"),
+                    "give limit from 1 to 10, or leave it out for 5",
+                )
+                .into());
+            }
+        };
+        if req.query.is_some() == req.queries.is_some() {
+            return Err(usage(
+                "query",
+                "give exactly one of query and queries",
+                "send one query as `query`, or a list of them as `queries`",
+            )
+            .into());
+        }
+        let (live, _) = match open(
+            shared,
+            g,
+            req.session.as_deref(),
+            req.session_id.as_deref(),
+            ENDPOINT,
+        )? {
+            Ok(opened) => opened,
+            Err(response) => return Ok(response),
+        };
+        shared.metrics.answer(ENDPOINT, Outcome::Done);
+        Ok(match (req.query, req.queries) {
+            (Some(query), _) => respond(
+                StatusCode::OK,
+                JSON,
+                answer::json_text(&live.search(&query, limit)),
+                g.number,
+            ),
+            (None, queries) => respond(
+                StatusCode::OK,
+                "application/x-ndjson",
+                answer::search_lines(&live, queries.iter().flatten().map(String::as_str), limit),
+                g.number,
+            ),
+        })
+    })
+    .await
+}
+
+/// Loads deferred tools into the session, as the control tool does:
+/// `{"answer": <what session load --format json prints>, "session": <the
+/// document session load leaves>}` (200, also when the load is refused).
+/// A kept session is written back only if its revision is still the one
+/// read (or `revision`, when given): otherwise 409 `stale-revision`.
+#[utoipa::path(post, path = "/v1/sessions/load", request_body = LoadRequestBody,
+    responses((status = 200, description = "The load's answer and the session document it leaves", body = crate::answer::SessionLoad),
+              (status = 409, description = "The session's pin no longer holds (`tool-pin-mismatch`), or its revision is not the one given (`stale-revision`)", body = super::ProblemDocument, content_type = "application/problem+json"),
+              (status = "4XX", description = "Bad input", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_load(
+    State(shared): State<Arc<Shared>>,
+    super::request::Body(req): super::request::Body<LoadRequestBody>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/load";
+    with_generation(shared, move |shared, g| {
+        let request = match (req.query, req.name.is_empty()) {
+            (Some(query), true) => LoadRequest::Query(query),
+            (None, false) => LoadRequest::Names(req.name),
+            _ => {
+                return Err(usage(
+                    "query",
+                    "give exactly one of query and name",
+                    "send the control tool's query as `query`, or exact names as `name`",
+                )
+                .into());
+            }
+        };
+        let (live, kept) = match open(
+            shared,
+            g,
+            req.session.as_deref(),
+            req.session_id.as_deref(),
+            ENDPOINT,
+        )? {
+            Ok(opened) => opened,
+            Err(response) => return Ok(response),
+        };
+        let read = kept
+            .as_ref()
+            .map_or(live.document().revision, |k| k.revision);
+        if let Some(expected) = req.revision
+            && expected != read
+        {
+            return Ok(stale(
+                shared,
+                ENDPOINT,
+                &kept,
+                live.document(),
+                expected,
+                read,
+                g,
+            ));
+        }
+        let load = answer::load(live, &request);
+        if let (Some(kept), crate::contract::LoadStatus::Loaded) = (&kept, load.answer.status) {
+            let store = shared.store.as_ref().expect("a kept session has a store");
+            let stored = Stored {
+                document: session::to_json_string(&load.session),
+                revision: load.session.revision,
+            };
+            match store.swap(
+                &kept.id,
+                kept.revision,
+                &stored,
+                shared.now(),
+                shared.expires_at(),
+            )? {
+                Swapped::Done => {}
+                Swapped::Stale { current } => {
+                    return Ok(stale(
+                        shared,
+                        ENDPOINT,
+                        &Some(kept.clone()),
+                        &load.session,
+                        kept.revision,
+                        current,
+                        g,
+                    ));
+                }
+                Swapped::Missing => return Err(missing(&kept.id)),
+            }
+        }
+        shared
+            .metrics
+            .answer(ENDPOINT, Answer::of_load(&load.answer).outcome);
+        Ok(respond(
+            StatusCode::OK,
+            JSON,
+            answer::json_text(&load),
+            g.number,
+        ))
+    })
+    .await
+}
+
+fn stale(
+    shared: &Shared,
+    endpoint: &'static str,
+    kept: &Option<Kept>,
+    doc: &SessionDocument,
+    expected: u64,
+    current: u64,
+    g: &Generation,
+) -> Response {
+    conflict(
+        shared,
+        endpoint,
+        Conflict::StaleRevision(crate::contract::StaleRevision {
+            session_id: kept.as_ref().map(|k| k.id.clone()).or(doc.id.clone()),
+            expected,
+            current,
+        }),
+        g.number,
+    )
+}
+
+/// What the model is offered now: the body `muster session roster --format
+/// json` prints.
+#[utoipa::path(post, path = "/v1/sessions/roster", request_body = RosterRequest,
+    responses((status = 200, description = "The session's roster in the plan JSON's roster shape; with `format` a provider's `tools` value instead", body = crate::session::SessionRoster),
+              (status = 409, description = "The session's pin no longer holds", body = super::ProblemDocument, content_type = "application/problem+json"),
+              (status = "4XX", description = "Bad input", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_roster(
+    State(shared): State<Arc<Shared>>,
+    super::request::Body(req): super::request::Body<RosterRequest>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/roster";
+    with_generation(shared, move |shared, g| {
+        let format = tools_format(req.format.as_deref())?;
+        let (live, _) = match open(
+            shared,
+            g,
+            req.session.as_deref(),
+            req.session_id.as_deref(),
+            ENDPOINT,
+        )? {
+            Ok(opened) => opened,
+            Err(response) => return Ok(response),
+        };
+        let answer = Answer {
+            json: match format {
+                None => live.roster_json(),
+                Some(format) => live.provider_tools(format),
+            },
+            outcome: Outcome::Done,
+        };
+        Ok(answered(shared, ENDPOINT, answer, g.number))
+    })
+    .await
+}
+
+/// Compares the session's pin with the current policies: the body `muster
+/// session resume --format json` prints (200 ok; 409 with the report in
+/// the problem's `resume` when the pin no longer holds).
+#[utoipa::path(post, path = "/v1/sessions/resume", request_body = SessionRequest,
+    responses((status = 200, description = "The resume report, status ok", body = crate::contract::ResumeReport),
+              (status = 409, description = "The pin no longer holds: `tool-pin-mismatch`, the report in `resume`", body = super::ProblemDocument, content_type = "application/problem+json"),
+              (status = "4XX", description = "Bad input", body = super::ProblemDocument, content_type = "application/problem+json")))]
+pub async fn session_resume(
+    State(shared): State<Arc<Shared>>,
+    super::request::Body(req): super::request::Body<SessionRequest>,
+) -> Response {
+    const ENDPOINT: &str = "/v1/sessions/resume";
+    with_generation(shared, move |shared, g| {
+        let (doc, _) = named(shared, req.session.as_deref(), req.session_id.as_deref())?;
+        let report = session::resume(
+            &g.inputs,
+            &doc,
+            &shared.keys,
+            Path::new("session"),
+            &mut g.cache(),
+        )?;
+        if report.status == crate::contract::ResumeStatus::Ok {
+            Ok(answered(
+                shared,
+                ENDPOINT,
+                Answer::of_resume(&report),
+                g.number,
+            ))
+        } else {
+            Ok(conflict(
+                shared,
+                ENDPOINT,
+                Conflict::Resume(report),
+                g.number,
+            ))
+        }
+    })
+    .await
+}

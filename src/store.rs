@@ -1,0 +1,246 @@
+//! Where sessions live when muster keeps them: one trait, an embedded
+//! default (SQLite in a file, write-ahead log) and PostgreSQL for several
+//! replicas sharing one database. A host then passes a session id instead
+//! of carrying the document.
+//!
+//! A store keeps the document text muster wrote, its revision and when it
+//! expires; it never reads or judges a document (the session module does)
+//! and never reads the clock: `now` and expiry times are seconds since the
+//! Unix epoch that the caller passes. Every change is a compare-and-swap on
+//! the revision, so two writers that read the same revision cannot both
+//! land: the second is told the current revision and changes nothing.
+//!
+//! A store's address may hold a password (`postgres://user:secret@host/db`);
+//! it is never written to a message: [`StoreUrl::redacted`] is what errors
+//! and logs show.
+
+use crate::error::{Error, ErrorKind, Problem};
+use std::fmt;
+use std::path::PathBuf;
+
+mod postgres;
+mod sqlite;
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// The document as muster wrote it.
+    pub document: String,
+    /// Its revision.
+    pub revision: u64,
+}
+
+/// What a compare-and-swap did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swapped {
+    /// The new document is stored.
+    Done,
+    /// The stored revision is not the one expected: nothing changed.
+    Stale {
+        /// The revision stored now.
+        current: u64,
+    },
+    /// No live session has the id (never created, deleted or expired).
+    Missing,
+}
+
+/// Sessions kept by id.
+pub trait SessionStore: Send + Sync + fmt::Debug {
+    /// Stores a new session.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached or the id is
+    /// taken.
+    fn insert(&self, id: &str, stored: &Stored, expires_at: u64) -> Result<(), Error>;
+
+    /// The session `id`, unless it is missing or expired at `now`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached.
+    fn get(&self, id: &str, now: u64) -> Result<Option<Stored>, Error>;
+
+    /// Replaces session `id` with `stored` if its revision is `expected`
+    /// and it has not expired at `now`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached.
+    fn swap(
+        &self,
+        id: &str,
+        expected: u64,
+        stored: &Stored,
+        now: u64,
+        expires_at: u64,
+    ) -> Result<Swapped, Error>;
+
+    /// Deletes session `id`; whether there was one.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached.
+    fn delete(&self, id: &str) -> Result<bool, Error>;
+
+    /// Deletes every session expired at `now`; how many.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached.
+    fn purge(&self, now: u64) -> Result<u64, Error>;
+}
+
+/// Where sessions are kept: `sqlite:PATH` or `postgres://…`
+/// (`postgresql://` too).
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreUrl {
+    /// An SQLite database file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection string.
+    Postgres(String),
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl StoreUrl {
+    /// Reads `--sessions`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for anything but `sqlite:PATH` and
+    /// `postgres://…`; the message never quotes the text after a scheme it
+    /// does not know, which may hold a password.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        if let Some(path) = text.strip_prefix("sqlite:") {
+            if path.is_empty() {
+                return Err(usage("sqlite: names no file"));
+            }
+            return Ok(Self::Sqlite(PathBuf::from(path)));
+        }
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Ok(Self::Postgres(text.to_string()));
+        }
+        Err(usage(
+            "the session store is neither sqlite:PATH nor postgres://…",
+        ))
+    }
+
+    /// The address without a password: what messages and logs show.
+    pub fn redacted(&self) -> String {
+        match self {
+            Self::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Self::Postgres(url) => {
+                let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+                let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+                match rest.rsplit_once('@') {
+                    Some((user, host)) => {
+                        let user = user.split(':').next().unwrap_or(user);
+                        format!("{scheme}://{user}@{host}")
+                    }
+                    None => format!("{scheme}://{rest}"),
+                }
+            }
+        }
+    }
+
+    /// Opens the store, creating its table when missing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when it cannot be opened or reached.
+    pub fn open(&self) -> Result<Box<dyn SessionStore>, Error> {
+        Ok(match self {
+            Self::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            Self::Postgres(url) => Box::new(postgres::Postgres::open(url, self.redacted())?),
+        })
+    }
+}
+
+fn usage(message: &str) -> Error {
+    Error::new(
+        ErrorKind::Usage,
+        Problem::new(message.to_string())
+            .in_file("--sessions")
+            .help("give sqlite:PATH for one machine, or postgres://USER@HOST/DB for replicas sharing a database"),
+    )
+}
+
+/// A store failure, naming the store by its redacted address.
+pub(crate) fn failed(store: &str, what: &str, err: &dyn fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::Store,
+        Problem::new(format!("session store {store}: {what}: {err}"))
+            .help("check that the store is reachable and writable; sessions are unchanged"),
+    )
+}
+
+/// The one table both stores keep.
+pub(crate) const TABLE: &str = "muster_sessions";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_read_and_shown_without_a_password() {
+        let url = StoreUrl::parse("postgres://muster:hunter2hunter2@db:5432/chats?sslmode=disable")
+            .unwrap();
+        assert_eq!(url.redacted(), "postgres://muster@db:5432/chats");
+        assert!(!format!("{url:?}").contains("hunter2"));
+        assert_eq!(
+            StoreUrl::parse("sqlite:/var/lib/muster/s.db").unwrap(),
+            StoreUrl::Sqlite("/var/lib/muster/s.db".into())
+        );
+        let err = StoreUrl::parse("mysql://root:pw@h/db").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert!(!err.to_string().contains("pw@"));
+        assert!(StoreUrl::parse("sqlite:").is_err());
+    }
+
+    /// The contract every store keeps, run against SQLite here and against
+    /// a real PostgreSQL in tests/store.rs.
+    pub(crate) fn contract(store: &dyn SessionStore) {
+        let first = Stored {
+            document: "{\"revision\":0}".into(),
+            revision: 0,
+        };
+        store.insert("a1", &first, 100).unwrap();
+        assert!(store.insert("a1", &first, 100).is_err(), "ids are unique");
+        assert_eq!(store.get("a1", 50).unwrap(), Some(first.clone()));
+        let second = Stored {
+            document: "{\"revision\":1}".into(),
+            revision: 1,
+        };
+        assert_eq!(
+            store.swap("a1", 0, &second, 50, 200).unwrap(),
+            Swapped::Done
+        );
+        assert_eq!(
+            store.swap("a1", 0, &second, 50, 200).unwrap(),
+            Swapped::Stale { current: 1 }
+        );
+        assert_eq!(store.get("a1", 150).unwrap(), Some(second.clone()));
+        assert_eq!(store.get("a1", 200).unwrap(), None, "expired at 200");
+        assert_eq!(
+            store.swap("a1", 1, &second, 200, 300).unwrap(),
+            Swapped::Missing
+        );
+        assert_eq!(
+            store.swap("nope", 0, &second, 0, 300).unwrap(),
+            Swapped::Missing
+        );
+        store.insert("b2", &first, 1_000).unwrap();
+        assert_eq!(store.purge(500).unwrap(), 1);
+        assert!(store.delete("b2").unwrap());
+        assert!(!store.delete("b2").unwrap());
+        assert_eq!(store.get("b2", 0).unwrap(), None);
+    }
+
+    #[test]
+    fn sqlite_keeps_the_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = StoreUrl::parse(&format!("sqlite:{}", dir.path().join("s.db").display()))
+            .unwrap()
+            .open()
+            .unwrap();
+        contract(store.as_ref());
+    }
+}
