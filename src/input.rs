@@ -120,18 +120,32 @@ pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, ReadE
 /// `bytes` as text without a leading byte-order mark, or where the first
 /// byte that is not UTF-8 is.
 fn utf8_text(bytes: Vec<u8>) -> Result<String, ReadError> {
-    let text = String::from_utf8(bytes).map_err(|err| {
-        let offset = err.utf8_error().valid_up_to();
-        let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
-        ReadError::NotUtf8 {
-            offset,
-            line: line_of(valid, offset),
-        }
-    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|err| not_utf8(err.as_bytes(), err.utf8_error()))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,
     })
+}
+
+/// [`read_text`]'s rules for bytes already read (by
+/// [`crate::atomic::update`], say): UTF-8, a leading byte-order mark
+/// dropped.
+///
+/// # Errors
+/// [`ReadError::NotUtf8`] saying where.
+pub(crate) fn text_of(bytes: &[u8]) -> Result<&str, ReadError> {
+    let text = std::str::from_utf8(bytes).map_err(|err| not_utf8(bytes, err))?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+fn not_utf8(bytes: &[u8], err: std::str::Utf8Error) -> ReadError {
+    let offset = err.valid_up_to();
+    let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    ReadError::NotUtf8 {
+        offset,
+        line: line_of(valid, offset),
+    }
 }
 
 /// Reads `path` as bytes, under the same rules as [`read_text`].
