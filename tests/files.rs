@@ -113,3 +113,190 @@ fn parallel_discoveries_with_lock_all_land() {
     // And the policy plans with what was recorded.
     muster(fx.path()).args(["plan"]).assert().success();
 }
+
+const MUSTER_TOML: &str =
+    "[caps]\nitems = 30\ntokens = 9000\n\n[[agent]]\nname = \"chat\"\nversion = 1\n";
+/// A schema whose text must never reach a roster: it stands for a private
+/// file outside the policy directory.
+const SECRET: &str =
+    r#"{"type": "object", "properties": {"PRIVATE_KEY_MATERIAL": {"type": "string"}}}"#;
+
+/// A policy directory `policies/` with one plain tool, beside a private
+/// directory `private/` holding the secret as a schema, a tools file and a
+/// snapshot.
+fn beside_private() -> Fixture {
+    let secret_tools = format!(
+        "[[tool]]\nname = \"leak\"\ndescription = \"PRIVATE_KEY_MATERIAL\"\ninput_schema = {SECRET}\n"
+    );
+    let secret_listing = format!(
+        r#"{{"tools": [{{"name": "leak", "description": "PRIVATE_KEY_MATERIAL", "inputSchema": {SECRET}}}]}}"#
+    );
+    Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        (
+            "policies/tools/plain.toml",
+            "[[tool]]\nname = \"plain\"\ndescription = \"A tool.\"\n",
+        ),
+        ("private/secret.json", SECRET),
+        ("private/tools.toml", &secret_tools),
+        ("private/listing.json", &secret_listing),
+    ])
+}
+
+#[cfg(unix)]
+fn link(fx: &Fixture, target: &str, at: &str) {
+    let at = fx.path().join(at);
+    std::fs::create_dir_all(at.parent().expect("a parent")).expect("mkdir");
+    std::os::unix::fs::symlink(target, at).expect("symlink");
+}
+
+/// `plan --format openai` over the fixture: it must refuse (exit 2) with
+/// the outside-the-directory problem naming `file`, and print nothing of
+/// the secret.
+fn refused(fx: &Fixture, file: &str) {
+    let out = muster(fx.path())
+        .args(["plan", "--format", "openai"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("PRIVATE_KEY_MATERIAL"), "{stdout}");
+    assert!(
+        stderr.contains(&format!("{file}"))
+            && stderr.contains("points outside the policy directory")
+            && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+}
+
+/// Issue 24 item 3: a schema file that is a link to a file outside the
+/// policy directory was read and sent to the provider.
+#[cfg(unix)]
+#[test]
+fn a_schema_file_linked_from_outside_is_refused() {
+    let fx = beside_private();
+    fx.write(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"t\"\ndescription = \"T.\"\ninput_schema_file = \"schema.json\"\n",
+    );
+    link(
+        &fx,
+        "../../private/secret.json",
+        "policies/tools/schema.json",
+    );
+    refused(&fx, "policies/tools/t.toml");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_linked_from_outside_is_refused() {
+    let fx = beside_private();
+    fx.write(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"t\"\ndescription = \"T.\"\ninput_schema_file = \"schemas/secret.json\"\n",
+    );
+    link(&fx, "../../private", "policies/tools/schemas");
+    refused(&fx, "policies/tools/t.toml");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_tools_file_linked_from_outside_is_refused() {
+    let fx = beside_private();
+    link(&fx, "../../private/tools.toml", "policies/tools/more.toml");
+    refused(&fx, "policies/tools/more.toml");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_tools_directory_linked_from_outside_is_refused() {
+    let fx = beside_private();
+    std::fs::remove_dir_all(fx.path().join("policies/tools")).expect("rm tools");
+    std::fs::create_dir_all(fx.path().join("private/tools")).expect("mkdir");
+    std::fs::rename(
+        fx.path().join("private/tools.toml"),
+        fx.path().join("private/tools/t.toml"),
+    )
+    .expect("mv");
+    link(&fx, "../private/tools", "policies/tools");
+    refused(&fx, "policies/tools/t.toml");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_snapshot_linked_from_outside_is_refused() {
+    let fx = beside_private();
+    fx.write(
+        "policies/mcp/s.toml",
+        "[[mcp]]\nname = \"s\"\nsnapshot = \"s.json\"\n",
+    );
+    link(&fx, "../../private/listing.json", "policies/mcp/s.json");
+    refused(&fx, "policies/mcp/s.toml");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_snapshot_to_be_written_through_a_linked_directory_is_refused() {
+    // Not recorded yet: `discover` would create it outside.
+    let fx = beside_private();
+    fx.write(
+        "policies/mcp/s.toml",
+        "[[mcp]]\nname = \"s\"\ncommand = [\"true\"]\nsnapshot = \"out/s.json\"\n",
+    );
+    link(&fx, "../../private", "policies/mcp/out");
+    let out = muster(fx.path()).args(["discover"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(!fx.path().join("private/s.json").exists());
+}
+
+/// Links that stay inside the policy directory are its owner's choice and
+/// still work: a schema file, a directory and a tools file, each a link to
+/// somewhere else in the directory.
+#[cfg(unix)]
+#[test]
+fn links_within_the_policy_directory_still_work() {
+    let fx = beside_private();
+    fx.write(
+        "policies/shared/s.json",
+        r#"{"type": "object", "properties": {"q": {"type": "string"}}}"#,
+    );
+    fx.write(
+        "policies/shared/extra.toml",
+        "[[tool]]\nname = \"extra\"\ndescription = \"Extra.\"\n",
+    );
+    fx.write(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"t\"\ndescription = \"T.\"\ninput_schema_file = \"s.json\"\n\n\
+         [[tool]]\nname = \"u\"\ndescription = \"U.\"\ninput_schema_file = \"dir/s.json\"\n",
+    );
+    link(&fx, "../shared/s.json", "policies/tools/s.json");
+    link(&fx, "../shared", "policies/tools/dir");
+    link(&fx, "../shared/extra.toml", "policies/tools/extra.toml");
+    let roster = common::stdout(fx.path(), &["plan", "--format", "openai"], 0);
+    let roster: serde_json::Value = serde_json::from_str(&roster).expect("JSON");
+    let names: Vec<&str> = roster
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names.len(), 4, "{roster}");
+    for name in ["t", "u", "extra", "plain"] {
+        assert!(names.contains(&name), "{name}: {roster}");
+    }
+}
+
+/// The lock muster finds by itself (`mcp.lock`) follows the same rule: as
+/// a link out, it is neither read nor written through.
+#[cfg(unix)]
+#[test]
+fn a_lock_file_linked_from_outside_is_refused_and_not_written() {
+    let fx = beside_private();
+    link(&fx, "../private/secret.json", "policies/mcp.lock");
+    refused(&fx, "policies/mcp.lock");
+    muster(fx.path()).args(["lock"]).assert().code(2);
+    assert_eq!(fx.read("private/secret.json"), SECRET);
+}
