@@ -97,6 +97,16 @@ fn read_tool(
         ));
     };
     let name = match obj.get("name") {
+        // Too long to show in a table or to quote whole: as unusable as
+        // no name at all, so refused at discovery and in a recorded
+        // snapshot alike.
+        Some(Value::String(n)) if let Some(long) = crate::names::too_long(n) => {
+            return Err(format!(
+                "tool #{} has a name ({:?}) that {long}",
+                i + 1,
+                crate::names::shown(n)
+            ));
+        }
         Some(Value::String(n)) if !n.is_empty() => n.clone(),
         Some(other) => {
             return Err(format!(

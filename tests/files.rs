@@ -300,3 +300,125 @@ fn a_lock_file_linked_from_outside_is_refused_and_not_written() {
     muster(fx.path()).args(["lock"]).assert().code(2);
     assert_eq!(fx.read("private/secret.json"), SECRET);
 }
+
+/// A name of 70,000 bytes: past `u16::MAX`, the widest the formatter pads.
+fn huge() -> String {
+    "n".repeat(70_000)
+}
+
+/// Runs `args`, which must refuse with exit 2 (never a panic's 101) and a
+/// `name-too-long` problem that does not quote the whole name.
+fn too_long(fx: &Fixture, args: &[&str]) -> String {
+    let out = muster(fx.path()).args(args).assert().code(2);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let text = format!("{stdout}{stderr}");
+    assert!(text.contains("[name-too-long]"), "{text}");
+    assert!(
+        text.len() < 4096,
+        "the name is not quoted whole: {} bytes",
+        text.len()
+    );
+    text
+}
+
+/// Issue 24 item 4: `muster plan` panicked (exit 101) on a name of 65,536
+/// bytes or more: the table padded to it.
+#[test]
+fn a_configured_tool_name_of_70000_bytes_is_refused_not_panicked() {
+    let tools = format!("[[tool]]\nname = \"{}\"\ndescription = \"Long.\"\n", huge());
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        ("policies/tools/t.toml", &tools),
+    ]);
+    too_long(&fx, &["plan"]);
+    too_long(&fx, &["validate"]);
+}
+
+#[test]
+fn a_recorded_tool_name_of_70000_bytes_is_refused_not_panicked() {
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"s\"\nsnapshot = \"s.json\"\n",
+        ),
+        ("policies/mcp/s.json", &listing(&huge())),
+    ]);
+    let text = too_long(&fx, &["plan"]);
+    assert!(text.contains("policies/mcp/s.json"), "{text}");
+}
+
+#[test]
+fn a_server_name_of_70000_bytes_is_refused_not_panicked() {
+    let mcp = format!("[[mcp]]\nname = \"{}\"\nsnapshot = \"s.json\"\n", huge());
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        ("policies/mcp/s.toml", &mcp),
+        ("policies/mcp/s.json", &listing("t")),
+    ]);
+    too_long(&fx, &["plan"]);
+}
+
+/// A server that lists such a name fails discovery as `invalid-listing`,
+/// and its snapshot is not written, so `plan` keeps working.
+#[test]
+fn a_listed_tool_name_of_70000_bytes_fails_discovery() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let mcp = format!(
+        "[[mcp]]\nname = \"s\"\ncommand = [\"node\", {:?}, \"long-name\"]\nsnapshot = \"s.json\"\n",
+        script.to_string_lossy()
+    );
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        ("policies/mcp/s.toml", &mcp),
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"plain\"\ndescription = \"A tool.\"\n",
+        ),
+    ]);
+    let out = muster(fx.path())
+        .args(["discover", "--format", "json"])
+        .assert()
+        .code(2);
+    let answer: serde_json::Value =
+        serde_json::from_slice(&out.get_output().stdout).expect("discover JSON");
+    let server = &answer["servers"][0];
+    assert_eq!(server["reason"], "invalid-listing", "{answer}");
+    let message = server["problems"][0]["message"]
+        .as_str()
+        .expect("a message");
+    assert!(message.contains("[name-too-long]"), "{message}");
+    assert!(message.len() < 1024, "{message}");
+    assert!(!fx.path().join("policies/mcp/s.json").exists());
+    muster(fx.path()).args(["plan"]).assert().success();
+}
+
+/// A long name within the limit is planned and shown whole; the table's
+/// column stops widening at 60 bytes and the name overflows it.
+#[test]
+fn a_long_but_legal_name_renders_whole() {
+    let name = format!("t{}", "x".repeat(1023));
+    let tools = format!(
+        "[[tool]]\nname = \"{name}\"\ndescription = \"Long.\"\n\n[[tool]]\nname = \"short\"\ndescription = \"Short.\"\n"
+    );
+    let fx = Fixture::new(&[
+        ("policies/muster.toml", MUSTER_TOML),
+        ("policies/tools/t.toml", &tools),
+    ]);
+    let table = common::stdout(fx.path(), &["plan"], 0);
+    let row = |tool: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(tool))
+            .unwrap_or_else(|| panic!("a row for {tool}: {table}"))
+            .to_string()
+    };
+    assert!(row(&name).contains(&name));
+    // `rank  tool  source`: the short name is padded to the cap, not to
+    // the long one.
+    let short = row("short");
+    let source_at = short.find("configured").expect("the source column");
+    assert_eq!(source_at, 4 + 2 + 60 + 2, "{short}");
+}
