@@ -164,7 +164,7 @@ fn refused(fx: &Fixture, file: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stdout.contains("PRIVATE_KEY_MATERIAL"), "{stdout}");
     assert!(
-        stderr.contains(&format!("{file}"))
+        stderr.contains(file)
             && stderr.contains("points outside the policy directory")
             && stderr.contains("symbolic link"),
         "{stderr}"
