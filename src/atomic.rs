@@ -6,10 +6,10 @@
 //! Three rules, for every write:
 //! - **Whole or not at all.** The bytes go to a temporary file beside the
 //!   target, which is then renamed over it.
-//! - **One writer at a time.** A write holds an exclusive lock (`flock`) on
-//!   the directory that holds the file, from before it reads the old bytes
-//!   to after the rename; [`update`] is the read-modify-write under that
-//!   lock. The directory, not the file: a rename replaces the file's inode,
+//! - **One writer at a time.** A write holds an exclusive lock (`flock`, on
+//!   Unix) on the directory that holds the file, from before it reads the
+//!   old bytes to after the rename; [`update`] is the read-modify-write
+//!   under that lock. The directory, not the file: a rename replaces the file's inode,
 //!   so a lock on the file would be lost with it, and a sibling lock file
 //!   would be litter in a policy directory kept in git. The lock is
 //!   advisory: it orders muster's writers (processes and threads alike),
@@ -180,12 +180,15 @@ fn parent(path: &Path) -> &Path {
 /// descriptor is closed). `std::fs::File::lock` is `flock(LOCK_EX)` on
 /// Unix, so no `unsafe` and no crate is needed. A lock belongs to one open
 /// of the directory, so two threads of one process exclude each other as
-/// two processes do.
+/// two processes do. Elsewhere a directory cannot be opened as a file and
+/// writes are not ordered (muster's process handling is Unix's too).
 struct DirLock {
+    #[cfg(unix)]
     _dir: std::fs::File,
 }
 
 impl DirLock {
+    #[cfg(unix)]
     fn take(dir: &Path) -> Result<DirLock, Error> {
         let locked = |e: std::io::Error| {
             Error::new(
@@ -206,6 +209,11 @@ impl DirLock {
                 Err(e) => return Err(locked(e)),
             }
         }
+    }
+
+    #[cfg(not(unix))]
+    fn take(_dir: &Path) -> Result<DirLock, Error> {
+        Ok(DirLock {})
     }
 }
 
