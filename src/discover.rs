@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::contract::FailureReason;
 use crate::error::{Error, ErrorKind, Problem};
 
+use crate::snapshot::read_snapshot_bytes;
 pub use crate::snapshot::{
     ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
 };
@@ -366,47 +367,52 @@ async fn discover_one(
         }
     };
 
-    let previous = match crate::input::read_bytes(&spec.snapshot) {
-        Ok(bytes) => Some(bytes),
-        Err(crate::input::ReadError::Missing) => None,
-        Err(e) => {
-            return Err(Failed::new(
-                FailureReason::SnapshotIo,
-                e.into_error(&spec.snapshot, "the old snapshot"),
-            ));
-        }
-    };
-    let (old_tools, previous_unreadable) = match &previous {
-        None => (Vec::new(), None),
-        Some(_) => match read_snapshot(&spec.snapshot) {
-            Ok(t) => (t, None),
-            Err(e) => (Vec::new(), Some(e)),
-        },
-    };
+    // Read, compared and replaced under the directory's lock, so the diff
+    // is against the snapshot this write replaces, even with another
+    // `muster discover` of the same server running.
+    let path = spec.snapshot.clone();
     let bytes = snapshot_bytes(&listing.tools);
-    let snapshot_changed = previous.as_deref() != Some(bytes.as_slice());
-    if snapshot_changed {
-        let path = spec.snapshot.clone();
-        tokio::task::spawn_blocking(move || crate::atomic::write_atomic(&path, &bytes))
-            .await
-            .unwrap_or_else(|e| {
-                Err(mcp_error(
-                    &spec.name,
-                    format!("snapshot write stopped: {e}"),
-                    None,
-                ))
-            })
-            .map_err(|e| Failed::new(FailureReason::SnapshotIo, e))?;
-    }
+    let recorded = tokio::task::spawn_blocking(move || {
+        let mut recorded = Recorded::default();
+        crate::atomic::update(&path, |previous| {
+            recorded.changed = previous != Some(bytes.as_slice());
+            if previous.is_some() {
+                match read_snapshot_bytes(previous.unwrap_or_default(), &path) {
+                    Ok(tools) => recorded.old_tools = tools,
+                    Err(e) => recorded.previous_unreadable = Some(e),
+                }
+            }
+            Ok(recorded.changed.then_some(bytes))
+        })
+        .map(|()| recorded)
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(mcp_error(
+            &spec.name,
+            format!("snapshot write stopped: {e}"),
+            None,
+        ))
+    })
+    .map_err(|e| Failed::new(FailureReason::SnapshotIo, e))?;
     Ok(Discovered {
-        diff: diff_snapshots(&old_tools, &listing.tools),
+        diff: diff_snapshots(&recorded.old_tools, &listing.tools),
         tools: listing.tools,
         pages: listing.pages,
         server_info: listing.server_info,
         snapshot: spec.snapshot.clone(),
-        snapshot_changed,
-        previous_unreadable,
+        snapshot_changed: recorded.changed,
+        previous_unreadable: recorded.previous_unreadable,
     })
+}
+
+/// What replacing a snapshot found: the listing it replaced, or why that
+/// could not be read, and whether the bytes changed.
+#[derive(Default)]
+struct Recorded {
+    old_tools: Vec<ListedTool>,
+    previous_unreadable: Option<Error>,
+    changed: bool,
 }
 
 #[cfg(test)]

@@ -120,18 +120,32 @@ pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, ReadE
 /// `bytes` as text without a leading byte-order mark, or where the first
 /// byte that is not UTF-8 is.
 fn utf8_text(bytes: Vec<u8>) -> Result<String, ReadError> {
-    let text = String::from_utf8(bytes).map_err(|err| {
-        let offset = err.utf8_error().valid_up_to();
-        let valid = std::str::from_utf8(&err.as_bytes()[..offset]).unwrap_or_default();
-        ReadError::NotUtf8 {
-            offset,
-            line: line_of(valid, offset),
-        }
-    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|err| not_utf8(err.as_bytes(), err.utf8_error()))?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,
     })
+}
+
+/// [`read_text`]'s rules for bytes already read (by
+/// [`crate::atomic::update`], say): UTF-8, a leading byte-order mark
+/// dropped.
+///
+/// # Errors
+/// [`ReadError::NotUtf8`] saying where.
+pub(crate) fn text_of(bytes: &[u8]) -> Result<&str, ReadError> {
+    let text = std::str::from_utf8(bytes).map_err(|err| not_utf8(bytes, err))?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
+fn not_utf8(bytes: &[u8], err: std::str::Utf8Error) -> ReadError {
+    let offset = err.valid_up_to();
+    let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+    ReadError::NotUtf8 {
+        offset,
+        line: line_of(valid, offset),
+    }
 }
 
 /// Reads `path` as bytes, under the same rules as [`read_text`].
@@ -220,8 +234,8 @@ fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
 
 /// Where `named`, a path written in a policy file in directory `base`
 /// (itself under `root`), points, when that stays inside `root`: `None` for
-/// an absolute path or one whose `..` parts climb out of `root`. Purely
-/// lexical; links inside the policy directory are its owner's choice.
+/// an absolute path or one whose `..` parts climb out of `root`. Lexical:
+/// [`outside_real`] is the other half of the rule, for links.
 pub(crate) fn inside(root: &Path, base: &Path, named: &Path) -> Option<PathBuf> {
     let base = base.strip_prefix(root).ok()?;
     let mut parts: Vec<&OsStr> = Vec::new();
@@ -240,6 +254,51 @@ pub(crate) fn inside(root: &Path, base: &Path, named: &Path) -> Option<PathBuf> 
             .iter()
             .fold(root.to_path_buf(), |path, p| path.join(p)),
     )
+}
+
+/// Most symbolic links [`real_path`] follows (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Where `path` really is once every symbolic link on the way is followed,
+/// a dangling one included, and for a path that does not exist yet, where
+/// it would be created: its nearest existing directory, resolved, with the
+/// rest appended. `None` for a loop or a chain past [`MAX_LINKS`] links.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let mut path = std::path::absolute(path).ok()?;
+    for _ in 0..=MAX_LINKS {
+        if let Ok(real) = std::fs::canonicalize(&path) {
+            return Some(real);
+        }
+        match std::fs::symlink_metadata(&path) {
+            // A dangling link: where it points, relative to its directory.
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let to = std::fs::read_link(&path).ok()?;
+                path = path.parent()?.join(to);
+            }
+            // Nothing there yet, or something that cannot be looked at:
+            // where its directory really is.
+            _ => {
+                let name = path.file_name()?.to_os_string();
+                return Some(real_path(path.parent()?)?.join(name));
+            }
+        }
+    }
+    None
+}
+
+/// The rule for symbolic links in a policy directory: `None` when `path`
+/// really is inside `real_root` (the policy directory, its own links
+/// followed), else where `path` leads (see [`real_path`]; `path` itself for
+/// a loop). A link inside the directory to a file inside it is fine; one
+/// that leads out is refused as a `..` out of it is, so that a link a pull
+/// request adds cannot make muster read (and offer to a model) any file, or
+/// write a snapshot anywhere.
+pub(crate) fn outside_real(real_root: &Path, path: &Path) -> Option<PathBuf> {
+    match real_path(path) {
+        Some(real) if real.starts_with(real_root) => None,
+        Some(real) => Some(real),
+        None => Some(path.to_path_buf()),
+    }
 }
 
 #[cfg(test)]
@@ -328,6 +387,52 @@ mod tests {
         );
         let problem = err.problem(&path, "policy file");
         assert_eq!(problem.line, Some(2));
+    }
+
+    /// Issue 24 item 3: the inside rule was lexical only.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_out_of_the_directory_leads_outside_and_one_within_does_not() {
+        use std::os::unix::fs::symlink;
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("policies");
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(outer.path().join("secret"), "x").unwrap();
+        std::fs::write(root.join("tools/s.json"), "{}").unwrap();
+        let real_root = std::fs::canonicalize(&root).unwrap();
+        let secret = std::fs::canonicalize(outer.path().join("secret")).unwrap();
+        let out = |p: &str| outside_real(&real_root, &root.join(p));
+        // Links to a file, to a directory, dangling, chained and looping.
+        symlink(outer.path().join("secret"), root.join("tools/file.json")).unwrap();
+        symlink(outer.path(), root.join("tools/dir")).unwrap();
+        symlink("../../gone/x.json", root.join("tools/dangling.json")).unwrap();
+        symlink("file.json", root.join("tools/chain.json")).unwrap();
+        symlink("loop.json", root.join("tools/loop.json")).unwrap();
+        assert_eq!(out("tools/file.json"), Some(secret.clone()));
+        assert_eq!(out("tools/chain.json"), Some(secret.clone()));
+        assert_eq!(out("tools/dir/secret"), Some(secret));
+        assert_eq!(
+            out("tools/dir/not-yet/x.json"),
+            Some(
+                std::fs::canonicalize(outer.path())
+                    .unwrap()
+                    .join("not-yet/x.json")
+            )
+        );
+        assert!(out("tools/dangling.json").is_some());
+        assert!(out("tools/loop.json").is_some());
+        // Inside: real files, links within, and paths not created yet.
+        symlink("s.json", root.join("tools/within.json")).unwrap();
+        symlink(root.join("tools"), root.join("alias")).unwrap();
+        for p in [
+            "tools/s.json",
+            "tools/within.json",
+            "alias/s.json",
+            "tools/new.json",
+            "new/a/b.json",
+        ] {
+            assert_eq!(out(p), None, "{p}");
+        }
     }
 
     #[test]

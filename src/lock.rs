@@ -247,6 +247,36 @@ impl Lock {
         format!("{HEADER}{body}")
     }
 
+    /// The read-modify-write of the lock file at `path`: reads it (empty
+    /// when missing), hands it to `change`, and writes the lock `change`
+    /// returns, all under [`crate::atomic::update`]'s lock, so concurrent
+    /// `muster lock`s of different servers each keep the others' entries.
+    /// Returns what `change` returned beside the lock.
+    ///
+    /// # Errors
+    /// [`Lock::read`]'s errors for the old file, [`ErrorKind::Io`] when the
+    /// new one cannot be written, and `change`'s; the old file is then kept.
+    pub fn update_file<T>(
+        path: &Path,
+        change: impl FnOnce(Lock) -> Result<(Lock, T), Error>,
+    ) -> Result<T, Error> {
+        let mut out = None;
+        crate::atomic::update(path, |old| {
+            let lock = match old {
+                None => Lock::default(),
+                Some(bytes) => {
+                    let text = crate::input::text_of(bytes)
+                        .map_err(|e| e.into_error(path, "the lock file"))?;
+                    Self::parse(text, path)?
+                }
+            };
+            let (next, value) = change(lock)?;
+            out = Some(value);
+            Ok(Some(next.to_toml().into_bytes()))
+        })?;
+        Ok(out.expect("a successful update ran `change`"))
+    }
+
     /// Writes the lock atomically.
     ///
     /// # Errors

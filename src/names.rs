@@ -1,9 +1,61 @@
-//! Names: which characters a tool, server or group name may not hold, and
-//! names close to a misspelt one, for "did you mean" answers. One rule for
-//! every command, so `why`, a gate and a refused call suggest alike, and a
-//! configured name and a discovered one are refused alike.
+//! Names: which characters a tool, server or group name may not hold, how
+//! long one may be, and names close to a misspelt one, for "did you mean"
+//! answers. One rule for every command, so `why`, a gate and a refused call
+//! suggest alike, and a configured name and a discovered one are refused
+//! alike.
+
+use std::fmt;
 
 pub use crate::contract::Hidden;
+
+/// The longest name muster accepts, in bytes of UTF-8: a configured tool,
+/// group or control tool, a server block, and a tool a server lists. Far
+/// above any real name (providers take 64 characters), and far below what
+/// breaks a table or floods a terminal.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+/// A name longer than [`MAX_NAME_BYTES`]. Its `Display` ends with the code
+/// in brackets, so the problem that quotes it carries the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// The name's length in bytes.
+    pub bytes: usize,
+}
+
+impl TooLong {
+    /// The stable code: `name-too-long`.
+    pub const CODE: &'static str = "name-too-long";
+}
+
+impl fmt::Display for TooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "is {} bytes long, over the limit of {MAX_NAME_BYTES} bytes [{}]",
+            self.bytes,
+            Self::CODE
+        )
+    }
+}
+
+/// Whether `name` is longer than [`MAX_NAME_BYTES`]: the one home of the
+/// length rule.
+pub fn too_long(name: &str) -> Option<TooLong> {
+    (name.len() > MAX_NAME_BYTES).then_some(TooLong { bytes: name.len() })
+}
+
+/// How many characters of a long name a problem quotes.
+const SHOWN_CHARS: usize = 48;
+
+/// `name` as a problem quotes it: whole when it has at most 48 characters,
+/// else its first 48 and `…`, so a problem about a name of 70,000 bytes
+/// stays one line.
+pub fn shown(name: &str) -> String {
+    match name.char_indices().nth(SHOWN_CHARS) {
+        None => name.to_string(),
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+    }
+}
 
 /// Which kind of hidden character `c` is, or `None` for one that shows as
 /// itself.
@@ -105,6 +157,18 @@ mod tests {
             ["mcp.bland_read.list_calls", "mcp.bland_read.get_call"]
         );
         assert!(closest("zzzz", names, 3).is_empty());
+    }
+
+    #[test]
+    fn names_over_the_limit_are_too_long_and_quoted_short() {
+        let limit = "n".repeat(MAX_NAME_BYTES);
+        assert_eq!(too_long(&limit), None);
+        let long = "é".repeat(35_000);
+        let err = too_long(&long).unwrap();
+        assert_eq!(err.bytes, 70_000);
+        assert!(err.to_string().ends_with("[name-too-long]"), "{err}");
+        assert_eq!(shown(&long).chars().count(), SHOWN_CHARS + 1);
+        assert_eq!(shown("short.name"), "short.name");
     }
 
     #[test]

@@ -368,21 +368,25 @@ impl Default for Deferral {
     }
 }
 
-/// Why `name` cannot be a tool name, if it cannot.
-fn bad_name(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("is empty")
+/// Why `name` cannot be a tool name, if it cannot. Quote the name with
+/// [`crate::names::shown`]: the reason may be that it is too long to quote
+/// whole.
+fn bad_name(name: &str) -> Option<std::borrow::Cow<'static, str>> {
+    if let Some(long) = crate::names::too_long(name) {
+        return Some(long.to_string().into());
+    }
+    let reason = if name.is_empty() {
+        "is empty"
     } else if name.chars().any(char::is_whitespace) {
-        Some("contains whitespace or a control character")
-    } else if let Some((_, _, hidden)) = crate::names::first_hidden(name) {
-        Some(match hidden {
+        "contains whitespace or a control character"
+    } else {
+        match crate::names::first_hidden(name)?.2 {
             Hidden::Control => "contains whitespace or a control character",
             Hidden::Bidi => "contains a bidirectional control character",
             Hidden::Invisible => "contains an invisible character",
-        })
-    } else {
-        None
-    }
+        }
+    };
+    Some(reason.into())
 }
 
 pub use crate::canon::{input_schema_problem, kind_of};

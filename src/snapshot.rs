@@ -97,6 +97,16 @@ fn read_tool(
         ));
     };
     let name = match obj.get("name") {
+        // Too long to show in a table or to quote whole: as unusable as
+        // no name at all, so refused at discovery and in a recorded
+        // snapshot alike.
+        Some(Value::String(n)) if let Some(long) = crate::names::too_long(n) => {
+            return Err(format!(
+                "tool #{} has a name ({:?}) that {long}",
+                i + 1,
+                crate::names::shown(n)
+            ));
+        }
         Some(Value::String(n)) if !n.is_empty() => n.clone(),
         Some(other) => {
             return Err(format!(
@@ -263,7 +273,20 @@ pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
 /// `{"tools": [...]}`, or a tool breaks the listing rules.
 pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
     let text = crate::input::read_text(path).map_err(|e| e.into_error(path, "the snapshot"))?;
-    let read = read_listing(&text, &mut Shared::default()).map_err(|e| {
+    parse_snapshot(&text, path)
+}
+
+/// [`read_snapshot`] for the bytes of the snapshot at `path`.
+///
+/// # Errors
+/// As [`read_snapshot`], but never [`ErrorKind::Io`].
+pub(crate) fn read_snapshot_bytes(bytes: &[u8], path: &Path) -> Result<Vec<ListedTool>, Error> {
+    let text = crate::input::text_of(bytes).map_err(|e| e.into_error(path, "the snapshot"))?;
+    parse_snapshot(text, path)
+}
+
+fn parse_snapshot(text: &str, path: &Path) -> Result<Vec<ListedTool>, Error> {
+    let read = read_listing(text, &mut Shared::default()).map_err(|e| {
         Error::new(
             ErrorKind::Mcp,
             Problem::new(format!("snapshot is not valid JSON: {e}"))
@@ -272,7 +295,6 @@ pub fn read_snapshot(path: &Path) -> Result<Vec<ListedTool>, Error> {
                 .help("run `muster discover` to record it again"),
         )
     })?;
-    drop(text);
     let Some(read) = read else {
         return Err(Error::new(
             ErrorKind::Mcp,

@@ -117,23 +117,13 @@ pub fn discover_policy(
     let servers = selected(policy, names)?;
     let specs = specs(&servers, !names.is_empty())?;
     let outcomes = discover(&specs, on_event);
-    let mut lock = if also_lock {
-        Some(Lock::read_or_empty(&policy.lock.file)?)
-    } else {
-        None
-    };
-    let mut accepted = Vec::new();
+    let mut listed = Vec::new();
     let mut answers = Vec::with_capacity(outcomes.len());
     for (spec, outcome) in specs.iter().zip(outcomes) {
         answers.push(match outcome.result {
             Ok(found) => {
-                if let Some(lock) = &mut lock {
-                    let (next, findings) = lock.update(&outcome.server, &found.tools);
-                    *lock = next;
-                    accepted.extend(findings);
-                }
-                ServerDiscovery::Listed {
-                    server: outcome.server,
+                let answer = ServerDiscovery::Listed {
+                    server: outcome.server.clone(),
                     tools: found.tools.len(),
                     pages: found.pages,
                     snapshot: found.snapshot.display().to_string(),
@@ -144,7 +134,9 @@ pub fn discover_policy(
                         .map(problems)
                         .unwrap_or_default(),
                     diff: found.diff,
-                }
+                };
+                listed.push((outcome.server, found.tools));
+                answer
             }
             Err(failed) => ServerDiscovery::Failed {
                 server: outcome.server,
@@ -154,15 +146,22 @@ pub fn discover_policy(
             },
         });
     }
-    let lock = match lock {
-        Some(lock) => {
-            lock.write(&policy.lock.file)?;
-            Some(LockUpdate {
-                lock_file: policy.lock.file.display().to_string(),
-                accepted,
-            })
-        }
-        None => None,
+    let lock = if also_lock {
+        let accepted = Lock::update_file(&policy.lock.file, |mut lock| {
+            let mut accepted = Vec::new();
+            for (server, tools) in &listed {
+                let (next, findings) = lock.update(server, tools);
+                lock = next;
+                accepted.extend(findings);
+            }
+            Ok((lock, accepted))
+        })?;
+        Some(LockUpdate {
+            lock_file: policy.lock.file.display().to_string(),
+            accepted,
+        })
+    } else {
+        None
     };
     let failed = answers
         .iter()
@@ -189,7 +188,6 @@ pub fn discover_policy(
 pub fn lock_policy(inputs: &Inputs, names: &[String]) -> Result<LockAnswer, Error> {
     let (policy, listings) = (&inputs.policy, &inputs.listings);
     let servers = selected(policy, names)?;
-    let mut lock = Lock::read_or_empty(&policy.lock.file)?;
     let problems: Vec<Problem> = servers
         .iter()
         .flat_map(|server| {
@@ -209,13 +207,15 @@ pub fn lock_policy(inputs: &Inputs, names: &[String]) -> Result<LockAnswer, Erro
     if !problems.is_empty() {
         return Err(Error::many(ErrorKind::Mcp, problems));
     }
-    let mut accepted = Vec::new();
-    for server in servers {
-        let (next, findings) = lock.update(&server.name, listings.of(&server.name));
-        lock = next;
-        accepted.extend(findings);
-    }
-    lock.write(&policy.lock.file)?;
+    let accepted = Lock::update_file(&policy.lock.file, |mut lock| {
+        let mut accepted = Vec::new();
+        for server in servers {
+            let (next, findings) = lock.update(&server.name, listings.of(&server.name));
+            lock = next;
+            accepted.extend(findings);
+        }
+        Ok((lock, accepted))
+    })?;
     Ok(LockAnswer {
         format_version: LOCK_FORMAT_VERSION,
         lock_file: policy.lock.file.display().to_string(),

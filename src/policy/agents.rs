@@ -23,8 +23,14 @@ impl Loader {
             if let Some(problem) = bad_name(g.name.get_ref()) {
                 self.problems.push(
                     src.at(&g.name)
-                        .problem(format!("group name {:?} {problem}", g.name.get_ref()))
-                        .help("name it with visible characters only"),
+                        .problem(format!(
+                            "group name {:?} {problem}",
+                            crate::names::shown(g.name.get_ref())
+                        ))
+                        .help(format!(
+                            "name it with visible characters only, at most {} bytes",
+                            crate::names::MAX_NAME_BYTES
+                        )),
                 );
             }
             if g.members.is_empty() {

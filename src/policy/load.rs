@@ -40,6 +40,9 @@ fn toml_problem(path: &Path, line: Option<usize>, err: &toml::de::Error) -> Prob
 
 pub(super) struct Loader {
     pub(super) root: PathBuf,
+    /// `root` with its links followed: what every file read must really be
+    /// inside (see [`crate::input::outside_real`]).
+    real_root: PathBuf,
     pub(super) problems: Vec<Problem>,
     /// Input schemas written alike, configured or listed, held once.
     pub(super) schemas: crate::schema::Shared,
@@ -92,6 +95,7 @@ impl Loader {
     pub(super) fn new(dir: &Path) -> Self {
         Self {
             root: dir.to_path_buf(),
+            real_root: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
             problems: Vec::new(),
             schemas: crate::schema::Shared::default(),
         }
@@ -108,7 +112,14 @@ impl Loader {
                 .help("run from the repository root, or pass --policies DIR"),
             ));
         }
-        let muster = self.read_toml::<raw::MusterFile>(&self.root.join("muster.toml"), true);
+        let muster_toml = self.root.join("muster.toml");
+        let muster = self
+            .confined(
+                Problem::new("this file").in_file(&muster_toml),
+                &muster_toml,
+            )
+            .then(|| self.read_toml::<raw::MusterFile>(&muster_toml, true))
+            .flatten();
         let tools = self.load_tools();
         let (servers, listings) = self.load_servers();
         let profiles = self.load_profiles();
@@ -134,7 +145,12 @@ impl Loader {
                 .help("correct the path, or create the lock with `muster lock` after reviewing the snapshots"),
             );
         }
-        let lock_entries = if settings.lock.file.exists() {
+        // The lock muster finds by itself follows the rule for links; one
+        // `[lock] file` names is the explicit setting and may be anywhere.
+        let file = &settings.lock.file;
+        let lock_confined = settings.lock_explicit
+            || self.confined(Problem::new("the lock file").in_file(file), file);
+        let lock_entries = if lock_confined && settings.lock.file.exists() {
             match crate::lock::Lock::read(&settings.lock.file) {
                 Ok(lock) => Some(lock),
                 Err(err) => {
@@ -277,7 +293,9 @@ impl Loader {
         // A .toml entry that is not a readable file (a directory, a dangling
         // or looping link, a FIFO) would silently drop its tools.
         files.retain(|p| match crate::input::regular_file(p) {
-            Ok(_) => true,
+            // A file a link leads to from outside the policy directory
+            // (the link, or `sub/` itself) is not the policy's.
+            Ok(_) => self.confined(Problem::new("this file").in_file(p), p),
             Err(err) => {
                 self.problems.push(
                     Problem::new(format!("is not a readable file: {err}"))
@@ -290,7 +308,9 @@ impl Loader {
         files
     }
 
-    /// the policy directory; else a problem at `at` and `None`.
+    /// The file `named` (written in `src`) points to, when it stays inside
+    /// the policy directory, lexically and once links are followed; else a
+    /// problem at `at` and `None`.
     pub(super) fn inside(
         &mut self,
         src: &Source,
@@ -300,20 +320,53 @@ impl Loader {
         key: &str,
     ) -> Option<PathBuf> {
         let base = src.path.parent().unwrap_or(Path::new("."));
-        let path = crate::input::inside(&self.root, base, Path::new(named));
-        if path.is_none() {
-            self.problems.push(
-                at.problem(format!(
-                    "{what}: {key} {named:?} points outside the policy directory {}",
-                    self.root.display()
-                ))
-                .help(format!(
-                    "copy the file into {} and name it relative to this TOML file",
-                    self.root.display()
-                )),
-            );
+        let Some(path) = crate::input::inside(&self.root, base, Path::new(named)) else {
+            let problem = self.outside(at.problem(format!("{what}: {key} {named:?}")), None);
+            self.problems.push(problem);
+            return None;
+        };
+        self.confined(at.problem(format!("{what}: {key} {named:?}")), &path)
+            .then_some(path)
+    }
+
+    /// Whether `path` really is inside the policy directory once links are
+    /// followed (the one home of that rule is
+    /// [`crate::input::outside_real`]); else records `start` (where, and
+    /// what names the path) as the problem.
+    fn confined(&mut self, start: Problem, path: &Path) -> bool {
+        match crate::input::outside_real(&self.real_root, path) {
+            None => true,
+            Some(real) => {
+                let problem = self.outside(start, Some(&real));
+                self.problems.push(problem);
+                false
+            }
         }
-        path
+    }
+
+    /// The problem for a path out of the policy directory, by `..` or an
+    /// absolute path, or through a symbolic link leading to `real`: `start`
+    /// (where, and what names the path) completed.
+    fn outside(&self, start: Problem, real: Option<&Path>) -> Problem {
+        let root = self.root.display();
+        let (through, help) = match real {
+            None => (
+                String::new(),
+                format!("copy the file into {root} and name it relative to this TOML file"),
+            ),
+            Some(real) => (
+                format!(" (a symbolic link leads to {})", real.display()),
+                format!("copy the file into {root} instead of linking to it"),
+            ),
+        };
+        Problem {
+            message: format!(
+                "{} points outside the policy directory {root}{through}",
+                start.message
+            ),
+            ..start
+        }
+        .help(help)
     }
 
     pub(super) fn read_json(&mut self, path: &Path, at: &Origin, tool: &str) -> Option<Value> {

@@ -46,6 +46,16 @@ impl Loader {
     ) -> Option<(ServerDef, Vec<ListedTool>)> {
         let name = raw.name.get_ref().clone();
         let at = src.at(&raw.name);
+        if let Some(long) = crate::names::too_long(&name) {
+            self.problems.push(
+                at.problem(format!(
+                    "MCP server name {:?} {long}",
+                    crate::names::shown(&name)
+                ))
+                .help("shorten it: the server's tools are named mcp.<server>.<tool>"),
+            );
+            return None;
+        }
         if name.is_empty()
             || !name
                 .chars()

@@ -102,11 +102,10 @@ impl Loader {
                             );
                     }
                     if let Some(problem) = bad_name(&control_tool) {
-                        self.problems.push(
-                            src.at(spanned).problem(format!(
-                                "deferral.control_tool {control_tool:?} {problem}"
-                            )),
-                        );
+                        self.problems.push(src.at(spanned).problem(format!(
+                            "deferral.control_tool {:?} {problem}",
+                            crate::names::shown(&control_tool)
+                        )));
                     }
                     if tools.iter().any(|t| t.name == control_tool) {
                         self.problems.push(src.at(spanned).problem(format!(

@@ -84,8 +84,8 @@ impl Loader {
         if let Some(problem) = bad_name(&name) {
             self.problems.push(
                 name_origin
-                    .problem(format!("tool name {name:?} {problem}"))
-                    .help("name it with visible characters only: no spaces, controls, bidi or invisible characters"),
+                    .problem(format!("tool name {:?} {problem}", crate::names::shown(&name)))
+                    .help(format!("name it with visible characters only (no spaces, controls, bidi or invisible characters), at most {} bytes", crate::names::MAX_NAME_BYTES)),
             );
             return None;
         }

@@ -2,8 +2,9 @@
 // initialize and tools/list by hand so tests can reach cases the reference
 // servers never produce (pagination, bad listings, servers that leave
 // processes behind). Usage:
-//   node scripted-server.mjs paged|non-object-schema|duplicate|deep|detached|hang
-// deep lists a tool whose schema nests 200 levels, past what muster reads.
+//   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang
+// deep lists a tool whose schema nests 200 levels, past what muster reads;
+// long-name a tool whose name is 70,000 bytes, past what muster accepts.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -28,6 +29,7 @@ const pages = {
   "non-object-schema": [[tool("fine"), { name: "broken", inputSchema: "not a schema" }]],
   duplicate: [[tool("twice")], [tool("twice")]],
   deep: [[tool("deep", { inputSchema: nested(200) })]],
+  "long-name": [[tool("fine"), tool("n".repeat(70000))]],
   detached: [[tool("alpha")]],
   hang: [[tool("alpha")]],
 }[mode];

@@ -17,6 +17,9 @@ fn thousands(n: u32) -> String {
     out
 }
 
+/// The widest the tool column of a table is padded to, in bytes.
+const MAX_NAME_COLUMN: usize = 60;
+
 pub fn plan_table(plan: &Plan<'_>) -> String {
     let cat = plan.catalog;
     let mut out = String::new();
@@ -56,13 +59,15 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
         plan.cut.len()
     );
     let _ = writeln!(out, "fingerprint: {}", plan.fingerprint());
+    // A longer name overflows its column rather than widening every row
+    // (and a width over u16::MAX would make the formatter panic).
     let width = cat
         .candidates
         .iter()
         .map(|c| c.name.len())
         .max()
         .unwrap_or(4)
-        .max(4);
+        .clamp(4, MAX_NAME_COLUMN);
     let _ = writeln!(
         out,
         "\nOFFERED\n{:>4}  {:<width$}  {:<10}  {:>6}  code",
