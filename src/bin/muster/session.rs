@@ -3,7 +3,7 @@
 
 use crate::args::{NamesArg, RosterFormat, Select, SessionCommand, TextOrJson};
 use crate::{ask, emit, exit_code, save, token_cache};
-use muster::answer::{self, Answer};
+use muster::answer::{self, Answer, Outcome};
 use muster::contract::{LoadStatus, NameSpelling, ResumeReport, ResumeStatus, SearchResults};
 use muster::policy::Inputs;
 use muster::session::{self, Live, LoadRequest, SessionKeys};
@@ -53,40 +53,67 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
             policies,
             format,
         } => {
-            // Read, load and write under one lock: two loads on one
-            // document land one after the other, never one over the other.
-            let _lock = lock(&session)?;
-            let live = match open(&policies, &session, format)? {
-                Ok(live) => live,
-                Err(code) => return Ok(code),
-            };
-            let current = live.document().revision;
-            if let Some(expected) = revision
-                && expected != current
-            {
-                let stale = muster::contract::StaleRevision {
-                    session_id: live.document().id.clone(),
-                    expected,
-                    current,
+            // Read, load and write under one lock (atomic::update): two
+            // loads on one document land one after the other, never one
+            // over the other.
+            let inputs = Inputs::load(&policies)?;
+            let keys = keys(None)?;
+            let mut cache = token_cache(false);
+            let mut answered: Option<(String, Outcome)> = None;
+            muster::atomic::update(&session, |old| {
+                let Some(old) = old else {
+                    return Err(Error::io(
+                        &session,
+                        &std::io::Error::from(std::io::ErrorKind::NotFound),
+                    ));
                 };
-                eprintln!("stale-revision: {stale}");
-                return Ok(1);
-            }
-            let request = match query {
-                Some(query) => LoadRequest::Query(query),
-                None => LoadRequest::Names(name),
-            };
-            let load = answer::load(live, &request);
-            if load.answer.status == LoadStatus::Loaded {
-                let text = session::to_json_string(&load.session);
-                muster::atomic::write_atomic(&session, text.as_bytes())?;
-            }
-            let answer = Answer::of_load(&load.answer);
-            emit(&match format {
-                TextOrJson::Json => answer.json,
-                TextOrJson::Text => format!("{}\n", load.answer.answer),
+                let text = std::str::from_utf8(old).map_err(|_| {
+                    Error::new(
+                        ErrorKind::Input,
+                        Problem::new("the session document is not UTF-8 text").in_file(&session),
+                    )
+                })?;
+                let doc = session::read(text, &session)?;
+                let live = match answer::open(&inputs, doc, &keys, &session, &mut cache)? {
+                    Ok(live) => live,
+                    Err(report) => {
+                        answered = Some((report_text(&report, format), Outcome::PinMismatch));
+                        return Ok(None);
+                    }
+                };
+                let current = live.document().revision;
+                if let Some(expected) = revision
+                    && expected != current
+                {
+                    let stale = muster::contract::StaleRevision {
+                        session_id: live.document().id.clone(),
+                        expected,
+                        current,
+                    };
+                    eprintln!("stale-revision: {stale}");
+                    answered = Some((String::new(), Outcome::PinMismatch));
+                    return Ok(None);
+                }
+                let request = match query {
+                    Some(query) => LoadRequest::Query(query),
+                    None => LoadRequest::Names(name),
+                };
+                let load = answer::load(live, &request);
+                let answer = Answer::of_load(&load.answer);
+                answered = Some((
+                    match format {
+                        TextOrJson::Json => answer.json,
+                        TextOrJson::Text => format!("{}\n", load.answer.answer),
+                    },
+                    answer.outcome,
+                ));
+                Ok((load.answer.status == LoadStatus::Loaded)
+                    .then(|| session::to_json_string(&load.session).into_bytes()))
             })?;
-            Ok(exit_code(answer.outcome))
+            save(&mut cache);
+            let (text, outcome) = answered.unwrap_or((String::new(), Outcome::Done));
+            emit(&text)?;
+            Ok(exit_code(outcome))
         }
         SessionCommand::Roster {
             session,
@@ -212,30 +239,15 @@ pub(crate) fn keys(file: Option<&Path>) -> Result<SessionKeys, Error> {
     }
 }
 
-/// An exclusive lock on `<document>.lock`, held until dropped: the lock
-/// file stays, so every writer locks the same file whatever the document's
-/// rename did to its inode.
-fn lock(document: &Path) -> Result<std::fs::File, Error> {
-    let mut name = document.as_os_str().to_owned();
-    name.push(".lock");
-    let path = std::path::PathBuf::from(name);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|err| Error::io(&path, &err))?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor this function owns; released on close.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(Error::io(&path, &std::io::Error::last_os_error()));
-    }
-    Ok(file)
+fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
+    emit(&report_text(report, format))?;
+    Ok(exit_code(Answer::of_resume(report).outcome))
 }
 
-fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
+/// The resume report as `format` prints it.
+fn report_text(report: &ResumeReport, format: TextOrJson) -> String {
     let answer = Answer::of_resume(report);
-    emit(&match format {
+    match format {
         TextOrJson::Json => answer.json,
         TextOrJson::Text => {
             let mut text = match report.status {
@@ -253,8 +265,7 @@ fn emit_report(report: &ResumeReport, format: TextOrJson) -> Result<u8, Error> {
             }
             text
         }
-    })?;
-    Ok(exit_code(answer.outcome))
+    }
 }
 
 fn search_text(results: &SearchResults) -> String {
