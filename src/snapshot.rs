@@ -177,18 +177,36 @@ type Read = Result<(ListedTool, Option<String>), String>;
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
-pub(crate) fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
-    let mut schemas = Shared::default();
-    strict(
-        tools
-            .into_iter()
-            .enumerate()
-            .map(|(i, raw)| read_tool(i, raw, &mut schemas))
-            .collect(),
-    )
+///
+/// Tools are pushed one at a time, as pages arrive, and each JSON tree is
+/// dropped once read: a long listing is held as [`ListedTool`]s (schemas
+/// as text, shared when written alike), not as trees, which cost several
+/// times the bytes listed.
+#[derive(Debug, Default)]
+pub(crate) struct Checker {
+    schemas: Shared,
+    read: Vec<Read>,
 }
 
-/// The rules of [`check_tools`] over tools already read.
+impl Checker {
+    /// Reads the next listed tool object.
+    pub(crate) fn push(&mut self, raw: Value) {
+        let i = self.read.len();
+        self.read.push(read_tool(i, raw, &mut self.schemas));
+    }
+
+    /// How many tools were pushed.
+    pub(crate) fn len(&self) -> usize {
+        self.read.len()
+    }
+
+    /// The tools in listed order, or every problem (one per tool at fault).
+    pub(crate) fn finish(self) -> Result<Vec<ListedTool>, Vec<String>> {
+        strict(self.read)
+    }
+}
+
+/// The rules of [`Checker`] over tools already read.
 fn strict(read: Vec<Read>) -> Result<Vec<ListedTool>, Vec<String>> {
     let repeated: BTreeSet<usize> = repeats(
         read.iter()
@@ -333,6 +351,12 @@ pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
+        let mut checker = Checker::default();
+        tools.into_iter().for_each(|raw| checker.push(raw));
+        checker.finish()
+    }
 
     fn tools(v: Value) -> Vec<ListedTool> {
         let Value::Array(v) = v else { panic!("a list") };

@@ -27,7 +27,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{Event, MAX_LISTING_BYTES, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::contract::FailureReason;
 use crate::names::escape;
-use crate::snapshot::{ListedTool, check_tools};
+use crate::snapshot::{Checker, ListedTool};
 
 const STDERR_KEEP: usize = 2048;
 /// The longest stdout line muster holds: a response larger than this is
@@ -650,32 +650,31 @@ async fn list_all(
     watch: &Watch,
     events: &UnboundedSender<Event>,
 ) -> Result<(Vec<ListedTool>, usize), Failure> {
-    let mut raw_tools: Vec<Value> = Vec::new();
+    let mut listed = Checker::default();
     let mut cursor: Option<String> = None;
     let mut cursors = BTreeSet::new();
     let mut pages = 0;
     loop {
         let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let response = open
+        let mut response = open
             .request(watch, request, &format!("tools/list page {}", pages + 1))
             .await?;
-        let Some(result) = response.get("result").and_then(Value::as_object) else {
+        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
             return Err(Failure::new(format!(
                 "answered tools/list page {} without a result object: {}",
                 pages + 1,
                 escape(&response.get("error").unwrap_or(&response).to_string())
             )));
         };
-        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+        let Some(Value::Array(tools)) = result.remove("tools") else {
             return Err(Failure::new(format!(
                 "answered tools/list page {} without a `tools` array",
                 pages + 1
             )));
         };
-        raw_tools.extend(tools.iter().cloned());
         pages += 1;
-        if raw_tools.len() > MAX_TOOLS {
+        if listed.len() + tools.len() > MAX_TOOLS {
             return Err(too_large(
                 format!(
                     "listed more than {} tools (tools/list page {pages}); muster reads at most {} tools from a server",
@@ -685,6 +684,7 @@ async fn list_all(
                 "split the server's tools across servers",
             ));
         }
+        tools.into_iter().for_each(|tool| listed.push(tool));
         watch
             .progress
             .lock()
@@ -693,7 +693,7 @@ async fn list_all(
         let _ = events.send(Event::Page {
             server: spec.name.clone(),
             page: pages,
-            tools_so_far: raw_tools.len(),
+            tools_so_far: listed.len(),
         });
         cursor = match result.get("nextCursor") {
             None | Some(Value::Null) => break,
@@ -723,7 +723,7 @@ async fn list_all(
             )));
         }
     }
-    let tools = check_tools(raw_tools).map_err(|problems| Failure {
+    let tools = listed.finish().map_err(|problems| Failure {
         reason: FailureReason::InvalidListing,
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
