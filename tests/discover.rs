@@ -525,13 +525,33 @@ fn an_exit_names_its_status_and_a_wrong_id_is_not_an_exit() {
 }
 
 /// Issue 24 item 7: `kill -9` of `muster discover` left a server that
-/// ignores the end of its stdin running. It dies with muster.
+/// ignores the end of its stdin running. It dies with muster, and so does
+/// what it started in its process group; a process that left the group
+/// (`setsid`) is out of reach once muster is gone.
 #[cfg(target_os = "linux")]
 #[test]
-fn a_server_that_ignores_eof_dies_when_discover_is_killed() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_server_and_its_group_die_when_discover_is_killed() {
+    for mode in ["deaf", "hang"] {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = kill_discover_on(mode, dir.path());
+        let (escaped, in_group) = match mode {
+            "hang" => (pids[2..].to_vec(), &pids[..2]),
+            _ => (Vec::new(), &pids[..]),
+        };
+        for &p in &escaped {
+            // SAFETY: kill(2) on the escaped child the server started.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        assert_eq!(survivors(in_group), Vec::<i32>::new(), "{mode}");
+    }
+}
+
+/// Starts `muster discover` on a scripted server in `mode` that writes its
+/// pids, kills muster with SIGKILL once they are written, and returns them.
+#[cfg(target_os = "linux")]
+fn kill_discover_on(mode: &str, dir: &Path) -> Vec<i32> {
     let script = servers_dir().join("scripted-server.mjs");
-    let policies = dir.path().join("policies");
+    let policies = dir.join("policies");
     std::fs::create_dir_all(policies.join("mcp")).unwrap();
     std::fs::write(
         policies.join("muster.toml"),
@@ -539,13 +559,13 @@ fn a_server_that_ignores_eof_dies_when_discover_is_killed() {
     )
     .unwrap();
     let server = format!(
-        "[[mcp]]\nname = \"deaf\"\ncommand = [\"node\", {script:?}, \"deaf\"]\n\
-         snapshot = \"deaf.json\"\ntimeout_secs = 600\n\
+        "[[mcp]]\nname = \"s\"\ncommand = [\"node\", {script:?}, {mode:?}]\n\
+         snapshot = \"s.json\"\ntimeout_secs = 600\n\
          env = {{ SCRIPTED_PID_DIR = {dir:?} }}\n",
         script = script.to_string_lossy(),
-        dir = dir.path().to_string_lossy(),
+        dir = dir.to_string_lossy(),
     );
-    std::fs::write(policies.join("mcp/deaf.toml"), server).unwrap();
+    std::fs::write(policies.join("mcp/s.toml"), server).unwrap();
     let mut muster = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
         .args(["discover", "--policies"])
         .arg(&policies)
@@ -553,10 +573,9 @@ fn a_server_that_ignores_eof_dies_when_discover_is_killed() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pids = scripted_pids(dir.path());
-    assert_eq!(pids.len(), 1);
+    let pids = scripted_pids(dir);
     // SIGKILL: muster gets no chance to clean up.
     muster.kill().unwrap();
     muster.wait().unwrap();
-    assert_eq!(survivors(&pids), Vec::<i32>::new());
+    pids
 }

@@ -11,6 +11,8 @@
 //! silently. rmcp still runs the protocol: handshake, ids, framing.
 
 use std::collections::{BTreeSet, HashMap};
+#[cfg(unix)]
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -30,6 +32,9 @@ use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool};
 
 const STDERR_KEEP: usize = 2048;
+/// No descriptor is kept where there are none.
+#[cfg(not(unix))]
+type OwnedFd = std::convert::Infallible;
 /// The longest stdout line muster holds: a response larger than this is
 /// refused, not buffered until memory runs out.
 const MAX_LINE_BYTES: usize = MAX_MESSAGE_BYTES;
@@ -496,7 +501,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     // as `sh -c` or `npx` runs the real server as a child) ends with it.
     #[cfg(unix)]
     cmd.process_group(0);
-    die_with_parent(&mut cmd);
+    let tie = tie_to_muster(&mut cmd);
     // A mark every process the server starts inherits, so one that leaves
     // the group (`setsid`, a daemon's double fork) is still found.
     let mark = ProcessGroup::new_mark();
@@ -512,6 +517,8 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     let group = ProcessGroup {
         leader: child.id(),
         mark,
+        // The read end now lives in the watchdog alone.
+        _tie: tie.map(|(_read, write)| write),
     };
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -582,35 +589,130 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     })
 }
 
-/// Has the kernel kill the server when the thread that started it ends,
-/// muster's `kill -9` included, where nothing else would: a server that
-/// ignores the end of its stdin would run on. The thread is a runtime
-/// worker that outlives every session it starts, or the caller's own for
-/// [`super::call_tool`]. Linux only; the process group and the mark still
-/// clean up on every other ending.
-fn die_with_parent(cmd: &mut tokio::process::Command) {
-    #[cfg(target_os = "linux")]
-    {
-        let parent = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
-        // SAFETY: the closure runs in the forked child before exec and
-        // calls only prctl(2) and getppid(2), which are async-signal-safe,
-        // and builds its error without allocating.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // muster died before the request took: the signal will
-                // never come, so do not start.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
+/// Ties the server to muster, so it dies with muster even when muster is
+/// killed with `kill -9` and cannot clean up (a server that ignores the
+/// end of its stdin would otherwise run on). Two ways, Linux only:
+///
+/// - The server is started with `PR_SET_PDEATHSIG`: the kernel kills it
+///   when the thread that started it ends (a runtime worker that outlives
+///   every session it starts, or the caller's own for
+///   [`super::call_tool`]).
+/// - Just before exec, a watchdog is forked into the server's process
+///   group. It holds nothing but the read end of a pipe whose write end
+///   only muster holds, and kills the whole group when that end closes:
+///   muster died, or the session ended. This reaches what the server
+///   started in its group (a wrapper's real server), which the signal does
+///   not.
+///
+/// Returns the pipe's read and write ends: the read end must stay open
+/// until the server is spawned, then muster closes it and keeps the write
+/// end for the session. Elsewhere the process group and the mark still
+/// clean up on every ending muster lives through.
+#[cfg(target_os = "linux")]
+fn tie_to_muster(cmd: &mut tokio::process::Command) -> Option<(OwnedFd, OwnedFd)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let parent = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2(2) writes two new descriptors into `fds`.
+    let pipe = (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then(|| {
+        // SAFETY: both are new descriptors that nothing else owns.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    });
+    // Without a pipe, the signal alone still covers the server itself.
+    let watched = pipe.as_ref().map(|(read, _)| read.as_raw_fd());
+    // SAFETY: the closure runs in the forked child before exec. It calls
+    // only async-signal-safe system calls (prctl, getppid, setpgid, getpid,
+    // fork) and builds its errors without allocating; the watchdog it forks
+    // calls only close, close_range, getrlimit, read, kill and _exit.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // muster died before the request took: the signal will never
+            // come, so do not start.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            let Some(watched) = watched else {
+                return Ok(());
+            };
+            // The group the watchdog kills is this one, whether or not the
+            // process_group(0) request has been applied yet.
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let server = libc::getpid();
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => watchdog(watched, server),
+                _ => Ok(()),
+            }
+        });
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = cmd;
+    pipe
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tie_to_muster(_: &mut tokio::process::Command) -> Option<(OwnedFd, OwnedFd)> {
+    None
+}
+
+/// The watchdog's whole life: close every descriptor but `watched` (the
+/// server's stdio, whose copies would keep muster from seeing the server's
+/// stdout end, and std's exec-error pipe, whose copy would keep `spawn`
+/// waiting), wait for `watched` to reach its end, kill the server's group
+/// (itself included), exit.
+///
+/// # Safety
+/// Only in a child forked just before exec: it never returns.
+#[cfg(target_os = "linux")]
+unsafe fn watchdog(watched: libc::c_int, server: libc::pid_t) -> ! {
+    // SAFETY: plain system calls on descriptors and pids of this process.
+    unsafe {
+        for fd in 0..3 {
+            if fd != watched {
+                libc::close(fd);
+            }
+        }
+        let below = if watched > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, (watched - 1) as u32, 0u32)
+        } else {
+            0
+        };
+        let above = libc::syscall(libc::SYS_close_range, (watched + 1) as u32, u32::MAX, 0u32);
+        if below != 0 || above != 0 {
+            // No close_range (Linux before 5.9): close one by one.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let last = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20) as libc::c_int
+            } else {
+                1 << 16
+            };
+            for fd in 3..last {
+                if fd != watched {
+                    libc::close(fd);
+                }
+            }
+        }
+        // Nothing is ever written: the read ends when the last write end
+        // closes.
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(watched, (&raw mut byte).cast(), 1);
+            if n > 0 || (n < 0 && *libc::__errno_location() == libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        if server > 1 {
+            libc::kill(-server, libc::SIGKILL);
+        }
+        libc::_exit(0)
+    }
 }
 
 pub(super) async fn run(
@@ -758,6 +860,9 @@ pub(super) const MARK_VAR: &str = "MUSTER_DISCOVER_MARK";
 pub(super) struct ProcessGroup {
     leader: Option<u32>,
     mark: String,
+    /// The write end of the pipe the group's watchdog waits on (see
+    /// [`tie_to_muster`]); closing it ends the group too.
+    _tie: Option<OwnedFd>,
 }
 
 impl ProcessGroup {
