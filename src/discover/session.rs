@@ -985,6 +985,28 @@ mod tests {
     }
 
     #[test]
+    fn reading_stops_past_the_listing_bytes() {
+        let mut seen = Seen {
+            total: MAX_LISTING_BYTES - 3,
+            ..Seen::default()
+        };
+        seen.take(b"{}\n");
+        assert!(!seen.too_much);
+        seen.take(b"{\"id\":1,\"result\":{}}\n");
+        assert!(seen.too_much && seen.responses.is_empty());
+    }
+
+    #[test]
+    fn responses_to_requests_never_made_cannot_pile_up() {
+        let mut seen = Seen::default();
+        for id in 0..1000 {
+            seen.take(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n").as_bytes());
+            assert!(seen.responses.len() <= RESPONSES_KEEP);
+        }
+        assert!(seen.responses.contains_key("999"), "the latest is kept");
+    }
+
+    #[test]
     fn a_line_past_the_cap_is_dropped_and_marked() {
         let mut seen = Seen::default();
         let chunk = vec![b'x'; 1 << 20];
