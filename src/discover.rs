@@ -32,6 +32,27 @@ pub use crate::snapshot::{
 pub use call::call_tool;
 pub use policy::{discover_policy, lock_policy};
 
+/// The longest JSON-RPC message (one line on the server's stdout) muster
+/// reads: 16 MiB, the limit rmcp's transports keep by default. A longer
+/// one ends the session at once as [`FailureReason::ListingTooLarge`];
+/// rmcp is given the same limit, so it never drops a line muster would
+/// read (it used to, silently, and the session waited for its timeout).
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// The most muster reads from one server's stdout in one session, every
+/// tools/list page included: 128 MiB, the most any file muster reads may
+/// hold, so the snapshot a listing becomes can be read back. Past it the
+/// session ends at once as [`FailureReason::ListingTooLarge`].
+pub const MAX_LISTING_BYTES: usize = crate::input::MAX_INPUT_BYTES as usize;
+/// The most tools one server may list, across its pages: 100,000, the
+/// largest catalog muster is measured at. More is
+/// [`FailureReason::ListingTooLarge`].
+pub const MAX_TOOLS: usize = 100_000;
+/// The most tools/list pages muster reads from one server: 10,000. A
+/// server still handing out a cursor after that is
+/// [`FailureReason::ListingTooLarge`]; one that repeats a cursor is a
+/// [`FailureReason::BadResponse`] at once.
+pub const MAX_PAGES: usize = 10_000;
+
 /// How to reach one stdio MCP server and where its snapshot lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
@@ -344,6 +365,26 @@ fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Err
     Error::many(ErrorKind::Mcp, problems)
 }
 
+/// Refuses a snapshot of `len` bytes that planning could not read back:
+/// writing it would leave every later plan failing on the file.
+fn snapshot_fits(server: &str, len: usize) -> Result<(), Error> {
+    let limit = crate::input::MAX_INPUT_BYTES;
+    if u64::try_from(len).is_ok_and(|len| len <= limit) {
+        return Ok(());
+    }
+    Err(mcp_error(
+        server,
+        format!(
+            "its listing would make a snapshot of {} MiB, more than the {} MiB muster reads",
+            len.div_ceil(1 << 20),
+            limit >> 20
+        ),
+        Some(
+            "trim the server's schemas and descriptions, or split its tools across servers".into(),
+        ),
+    ))
+}
+
 async fn discover_one(
     spec: &ServerSpec,
     events: &tokio::sync::mpsc::UnboundedSender<Event>,
@@ -352,10 +393,7 @@ async fn discover_one(
     let listing = match tokio::time::timeout(spec.timeout, session::run(spec, &watch, events)).await
     {
         Ok(Ok(listing)) => listing,
-        // A line too deep to read ends the session at once; say so rather
-        // than what the transport made of it.
         Ok(Err(f)) => {
-            let f = watch.too_deep().unwrap_or(f);
             let reason = f.reason;
             return Err(Failed::new(reason, failed(spec, &watch, f)));
         }
@@ -372,6 +410,8 @@ async fn discover_one(
     // `muster discover` of the same server running.
     let path = spec.snapshot.clone();
     let bytes = snapshot_bytes(&listing.tools);
+    snapshot_fits(&spec.name, bytes.len())
+        .map_err(|e| Failed::new(FailureReason::ListingTooLarge, e))?;
     let recorded = tokio::task::spawn_blocking(move || {
         let mut recorded = Recorded::default();
         crate::atomic::update(&path, |previous| {
@@ -428,6 +468,15 @@ mod tests {
         let out = rt.block_on(async { discover(&[spec], |_| {}) });
         let err = out[0].result.as_ref().unwrap_err();
         assert!(err.to_string().contains("inside an async runtime"), "{err}");
+    }
+
+    #[test]
+    fn a_snapshot_larger_than_planning_reads_is_refused() {
+        let limit = usize::try_from(crate::input::MAX_INPUT_BYTES).unwrap();
+        assert!(snapshot_fits("s", limit).is_ok());
+        let err = snapshot_fits("s", limit + 1).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Mcp);
+        assert!(err.to_string().contains("129 MiB"), "{err}");
     }
 
     #[test]

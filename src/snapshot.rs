@@ -118,17 +118,19 @@ fn read_tool(
         None => return Err(format!("tool #{} has no `name`", i + 1)),
     };
     let mut problem = None;
+    // The name as a problem quotes it: the server's text, escaped.
+    let shown = crate::names::escape(&name);
     let input_schema = match obj.get_mut("inputSchema") {
         Some(s @ Value::Object(_)) => std::mem::take(s),
         Some(other) => {
             problem = Some(format!(
-                "tool `{name}` has an inputSchema that is {}, not an object",
+                "tool `{shown}` has an inputSchema that is {}, not an object",
                 crate::canon::kind_of(other)
             ));
             std::mem::take(other)
         }
         None => {
-            problem = Some(format!("tool `{name}` has no inputSchema"));
+            problem = Some(format!("tool `{shown}` has no inputSchema"));
             Value::Null
         }
     };
@@ -137,7 +139,7 @@ fn read_tool(
         Some(Value::String(d)) => Some(d.clone()),
         Some(other) => {
             problem.get_or_insert(format!(
-                "tool `{name}` has a description that is {}, not a string",
+                "tool `{shown}` has a description that is {}, not a string",
                 crate::canon::kind_of(other)
             ));
             None
@@ -177,7 +179,7 @@ pub(crate) fn repeats<'n>(names: impl IntoIterator<Item = &'n str>) -> Vec<(usiz
 
 /// The problem for a name [`repeats`] found, as discovery words it.
 pub(crate) fn repeat_problem(name: &str) -> String {
-    format!("tool `{name}` is listed twice")
+    format!("tool `{}` is listed twice", crate::names::escape(name))
 }
 
 /// One listed tool as read: the tool and the problem that keeps discovery
@@ -187,18 +189,36 @@ type Read = Result<(ListedTool, Option<String>), String>;
 /// Turns listed tool objects into [`ListedTool`]s, or describes every tool
 /// that breaks the rules: not an object, no string `name`, a non-object
 /// `inputSchema`, a non-string `description`, a name listed twice.
-pub(crate) fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
-    let mut schemas = Shared::default();
-    strict(
-        tools
-            .into_iter()
-            .enumerate()
-            .map(|(i, raw)| read_tool(i, raw, &mut schemas))
-            .collect(),
-    )
+///
+/// Tools are pushed one at a time, as pages arrive, and each JSON tree is
+/// dropped once read: a long listing is held as [`ListedTool`]s (schemas
+/// as text, shared when written alike), not as trees, which cost several
+/// times the bytes listed.
+#[derive(Debug, Default)]
+pub(crate) struct Checker {
+    schemas: Shared,
+    read: Vec<Read>,
 }
 
-/// The rules of [`check_tools`] over tools already read.
+impl Checker {
+    /// Reads the next listed tool object.
+    pub(crate) fn push(&mut self, raw: Value) {
+        let i = self.read.len();
+        self.read.push(read_tool(i, raw, &mut self.schemas));
+    }
+
+    /// How many tools were pushed.
+    pub(crate) fn len(&self) -> usize {
+        self.read.len()
+    }
+
+    /// The tools in listed order, or every problem (one per tool at fault).
+    pub(crate) fn finish(self) -> Result<Vec<ListedTool>, Vec<String>> {
+        strict(self.read)
+    }
+}
+
+/// The rules of [`Checker`] over tools already read.
 fn strict(read: Vec<Read>) -> Result<Vec<ListedTool>, Vec<String>> {
     let repeated: BTreeSet<usize> = repeats(
         read.iter()
@@ -356,6 +376,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn check_tools(tools: Vec<Value>) -> Result<Vec<ListedTool>, Vec<String>> {
+        let mut checker = Checker::default();
+        tools.into_iter().for_each(|raw| checker.push(raw));
+        checker.finish()
+    }
+
     fn tools(v: Value) -> Vec<ListedTool> {
         let Value::Array(v) = v else { panic!("a list") };
         check_tools(v).unwrap()
@@ -380,6 +406,29 @@ mod tests {
                 "tool #4 has no `name`",
                 "tool #5 is a number, not an object",
                 "tool `c` has no inputSchema",
+            ]
+        );
+    }
+
+    /// Issue 24 item 7: a listed name is the server's text, and reached
+    /// the terminal raw in discovery's problems.
+    #[test]
+    fn a_problem_quotes_a_listed_name_with_its_hidden_characters_escaped() {
+        let name = "evil\u{1b}[2J\u{202E}txt";
+        let problems = check_tools(vec![
+            json!({"name": name, "inputSchema": "x"}),
+            json!({"name": name, "inputSchema": {}}),
+            json!({"name": "ok\u{2066}", "description": 1, "inputSchema": {}}),
+            json!({"name": "ok\u{2066}"}),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            vec![
+                "tool `evil\\u{001B}[2J\\u{202E}txt` has an inputSchema that is text, not an object",
+                "tool `evil\\u{001B}[2J\\u{202E}txt` is listed twice",
+                "tool `ok\\u{2066}` has a description that is a number, not a string",
+                "tool `ok\\u{2066}` is listed twice",
             ]
         );
     }

@@ -9,6 +9,7 @@
 mod common;
 
 use common::reference_server;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -409,4 +410,172 @@ fn a_signal_to_discover_kills_the_server_and_everything_it_started() {
         assert_eq!(survivors(&pids), Vec::<i32>::new(), "signal {signal}");
         assert_eq!(std::fs::read(policies.join("mcp/hang.json")).unwrap(), old);
     }
+}
+
+/// The failure of a server expected to fail: its reason code and its text.
+fn failure(outcome: &ServerOutcome) -> (&'static str, String) {
+    let err = outcome
+        .result
+        .as_ref()
+        .expect_err(&format!("{} should fail", outcome.server));
+    assert_eq!(err.kind(), ErrorKind::Mcp);
+    (err.reason.as_str(), err.to_string())
+}
+
+/// Issue 24 item 7: a tools/list page on one line longer than the MCP
+/// transport reads was dropped by it, and reported only at the timeout, as
+/// a timeout. It is refused at once, as too large. (The short timeout is
+/// what the old code waited for.)
+#[test]
+fn a_page_longer_than_a_message_may_be_is_refused_as_too_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = scripted("huge", "huge-page", dir.path());
+    spec.timeout = Duration::from_secs(20);
+    std::fs::write(&spec.snapshot, OLD).unwrap();
+    let out = discover(&[spec.clone()], |_| {});
+    let (reason, text) = failure(&out[0]);
+    assert_eq!(reason, "listing-too-large", "{text}");
+    assert!(text.contains("16 MiB"), "{text}");
+    assert_eq!(std::fs::read(&spec.snapshot).unwrap(), OLD);
+}
+
+/// Issue 24 item 7: a server that paginates forever grew muster's memory
+/// without bound. The listing is bounded in bytes, tools and pages, each
+/// refused as too large with the limit it broke.
+#[test]
+fn a_listing_past_its_bytes_tools_or_pages_is_refused_as_too_large() {
+    use muster::discover::{MAX_LISTING_BYTES, MAX_PAGES, MAX_TOOLS};
+    let dir = tempfile::tempdir().unwrap();
+    let specs = [
+        scripted("bytes", "endless-bytes", dir.path()),
+        scripted("tools", "endless-tools", dir.path()),
+        scripted("pages", "endless-pages", dir.path()),
+    ];
+    let mut last_page = BTreeMap::new();
+    let out = discover(&specs, |e| {
+        if let Event::Page {
+            server,
+            page,
+            tools_so_far,
+        } = e
+        {
+            last_page.insert(server, (page, tools_so_far));
+        }
+    });
+    let limits = [
+        format!("{} MiB", MAX_LISTING_BYTES >> 20),
+        "100,000 tools".to_string(),
+        "10,000 pages".to_string(),
+    ];
+    for (outcome, limit) in out.iter().zip(&limits) {
+        let (reason, text) = failure(outcome);
+        assert_eq!(reason, "listing-too-large", "{text}");
+        assert!(text.contains(limit.as_str()), "{limit}: {text}");
+    }
+    // Reading stopped at the limit, not past it.
+    let (pages, tools) = last_page["bytes"];
+    assert!(
+        pages <= MAX_LISTING_BYTES >> 20 && tools == pages,
+        "{pages}"
+    );
+    assert!(last_page["tools"].1 <= MAX_TOOLS);
+    assert!(last_page["pages"].0 <= MAX_PAGES);
+    assert_eq!((MAX_TOOLS, MAX_PAGES), (100_000, 10_000));
+}
+
+/// Issue 24 item 7: text a server sends (an error message, its stderr)
+/// reached the terminal raw, terminal escapes and bidi controls included.
+#[test]
+fn a_servers_text_is_quoted_with_its_control_and_bidi_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = discover(&[scripted("hostile", "hostile-text", dir.path())], |_| {});
+    let (_, text) = failure(&out[0]);
+    for c in ['\u{1b}', '\u{202e}', '\u{2066}'] {
+        assert!(!text.contains(c), "{:?} in {text:?}", c);
+    }
+    // Twice: once from the error response, once from stderr.
+    assert_eq!(text.matches("boom \\u{001B}[2J").count(), 2, "{text}");
+    assert!(text.contains("evil\\u{2066}"), "{text}");
+}
+
+/// Issue 24 item 7: a server that exited after initialize was reported as
+/// "Transport closed"; one that answered initialize under another id as
+/// "exited during initialize".
+#[test]
+fn an_exit_names_its_status_and_a_wrong_id_is_not_an_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = discover(
+        &[
+            scripted("exits", "exits-listing", dir.path()),
+            scripted("wrong-id", "wrong-id", dir.path()),
+        ],
+        |_| {},
+    );
+    let (reason, text) = failure(&out[0]);
+    assert_eq!(reason, "exited", "{text}");
+    assert!(
+        text.contains("exited while listing tools (exit status: 3)"),
+        "{text}"
+    );
+    assert!(!text.to_lowercase().contains("transport closed"), "{text}");
+    let (reason, text) = failure(&out[1]);
+    assert_eq!(reason, "handshake-failed", "{text}");
+    assert!(!text.contains("exited"), "{text}");
+    assert!(text.contains("4242"), "{text}");
+}
+
+/// Issue 24 item 7: `kill -9` of `muster discover` left a server that
+/// ignores the end of its stdin running. It dies with muster, and so does
+/// what it started in its process group; a process that left the group
+/// (`setsid`) is out of reach once muster is gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_and_its_group_die_when_discover_is_killed() {
+    for mode in ["deaf", "hang"] {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = kill_discover_on(mode, dir.path());
+        let (escaped, in_group) = match mode {
+            "hang" => (pids[2..].to_vec(), &pids[..2]),
+            _ => (Vec::new(), &pids[..]),
+        };
+        for &p in &escaped {
+            // SAFETY: kill(2) on the escaped child the server started.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        assert_eq!(survivors(in_group), Vec::<i32>::new(), "{mode}");
+    }
+}
+
+/// Starts `muster discover` on a scripted server in `mode` that writes its
+/// pids, kills muster with SIGKILL once they are written, and returns them.
+#[cfg(target_os = "linux")]
+fn kill_discover_on(mode: &str, dir: &Path) -> Vec<i32> {
+    let script = servers_dir().join("scripted-server.mjs");
+    let policies = dir.join("policies");
+    std::fs::create_dir_all(policies.join("mcp")).unwrap();
+    std::fs::write(
+        policies.join("muster.toml"),
+        "[[agent]]\nname = \"a\"\nversion = 1\n",
+    )
+    .unwrap();
+    let server = format!(
+        "[[mcp]]\nname = \"s\"\ncommand = [\"node\", {script:?}, {mode:?}]\n\
+         snapshot = \"s.json\"\ntimeout_secs = 600\n\
+         env = {{ SCRIPTED_PID_DIR = {dir:?} }}\n",
+        script = script.to_string_lossy(),
+        dir = dir.to_string_lossy(),
+    );
+    std::fs::write(policies.join("mcp/s.toml"), server).unwrap();
+    let mut muster = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(["discover", "--policies"])
+        .arg(&policies)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pids = scripted_pids(dir);
+    // SIGKILL: muster gets no chance to clean up.
+    muster.kill().unwrap();
+    muster.wait().unwrap();
+    pids
 }

@@ -80,9 +80,17 @@ pub enum FailureReason {
     CannotStart,
     /// `handshake-failed`: the server exited or failed during the MCP initialize handshake.
     HandshakeFailed,
+    /// `exited`: the server exited (or closed its stdout) after initialize, before it answered;
+    /// the problem gives its exit status.
+    Exited,
     /// `bad-response`: a response that breaks the protocol (no result, no `tools` array, a bad
-    /// cursor, endless pages, lines that are not JSON, …).
+    /// cursor, a repeated cursor, lines that are not JSON, …).
     BadResponse,
+    /// `listing-too-large`: the listing broke one of discovery's limits: a message longer than
+    /// [`crate::discover::MAX_MESSAGE_BYTES`], more than [`crate::discover::MAX_LISTING_BYTES`] in
+    /// all, more than [`crate::discover::MAX_TOOLS`] tools or [`crate::discover::MAX_PAGES`]
+    /// pages. Refused as soon as the limit is passed, before the rest is read.
+    ListingTooLarge,
     /// `invalid-listing`: the listing has tools that break the listing rules (one problem per
     /// tool: not an object, no name, a non-object schema, a name listed twice, …).
     InvalidListing,
@@ -98,10 +106,12 @@ pub enum FailureReason {
 
 impl FailureReason {
     /// Every reason, in documented order.
-    pub const ALL: [FailureReason; 8] = [
+    pub const ALL: [FailureReason; 10] = [
         Self::CannotStart,
         Self::HandshakeFailed,
+        Self::Exited,
         Self::BadResponse,
+        Self::ListingTooLarge,
         Self::InvalidListing,
         Self::TimedOut,
         Self::Stopped,
@@ -114,7 +124,9 @@ impl FailureReason {
         match self {
             Self::CannotStart => "cannot-start",
             Self::HandshakeFailed => "handshake-failed",
+            Self::Exited => "exited",
             Self::BadResponse => "bad-response",
+            Self::ListingTooLarge => "listing-too-large",
             Self::InvalidListing => "invalid-listing",
             Self::TimedOut => "timed-out",
             Self::Stopped => "stopped",

@@ -88,11 +88,11 @@ async fn call_once(
     tool: &str,
     arguments: Map<String, Value>,
 ) -> Result<Value, session::Failure> {
-    let open = session::open(spec, watch).await?;
+    let mut open = session::open(spec, watch).await?;
     watch.set_phase("calling the tool");
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let response = session::request_raw(&open.client, watch, request, "tools/call").await;
+    let response = open.request(watch, request, "tools/call").await;
     open.close(watch).await;
     result_of(response?)
 }
@@ -103,7 +103,7 @@ fn result_of(response: Value) -> Result<Value, session::Failure> {
         Some(result @ Value::Object(_)) => Ok(result.clone()),
         _ => Err(session::Failure::new(format!(
             "answered tools/call without a result object: {}",
-            response.get("error").unwrap_or(&response)
+            crate::names::escape(&response.get("error").unwrap_or(&response).to_string())
         ))),
     }
 }

@@ -11,29 +11,37 @@
 //! silently. rmcp still runs the protocol: handshake, ids, framing.
 
 use std::collections::{BTreeSet, HashMap};
+#[cfg(unix)]
+use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
-use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{Event, ServerSpec};
+use super::{Event, MAX_LISTING_BYTES, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::contract::FailureReason;
-use crate::snapshot::{ListedTool, check_tools};
+use crate::names::escape;
+use crate::snapshot::{Checker, ListedTool};
 
-/// A page count no honest server reaches; stops a server that hands out
-/// cursors forever before the timeout does, with a clearer message.
-const MAX_PAGES: usize = 10_000;
 const STDERR_KEEP: usize = 2048;
-/// The longest stdout line muster holds: a response larger than any input
-/// muster reads is refused, not buffered until memory runs out.
-const MAX_LINE_BYTES: usize = crate::input::MAX_INPUT_BYTES as usize;
+/// No descriptor is kept where there are none.
+#[cfg(not(unix))]
+type OwnedFd = std::convert::Infallible;
+/// The longest stdout line muster holds: a response larger than this is
+/// refused, not buffered until memory runs out.
+const MAX_LINE_BYTES: usize = MAX_MESSAGE_BYTES;
+/// How many responses the tap holds for requests not yet collected. Muster
+/// has one request out at a time, so only a server sending responses to
+/// requests never made fills it.
+const RESPONSES_KEEP: usize = 64;
 /// How deep serde_json reads JSON before it refuses: its recursion limit.
 const JSON_DEPTH_LIMIT: usize = 128;
 
@@ -90,6 +98,10 @@ struct Seen {
     too_deep: Option<DeepLine>,
     /// A line grew past [`MAX_LINE_BYTES`]; reading stopped.
     too_long: bool,
+    /// Bytes read from stdout so far.
+    total: usize,
+    /// More than [`MAX_LISTING_BYTES`] came on stdout; reading stopped.
+    too_much: bool,
 }
 
 impl Seen {
@@ -97,6 +109,12 @@ impl Seen {
     /// Only the new bytes are searched for a newline, so a long line read in
     /// many small pieces costs time linear in its length.
     fn take(&mut self, fresh: &[u8]) {
+        self.total = self.total.saturating_add(fresh.len());
+        if self.total > MAX_LISTING_BYTES {
+            self.too_much = true;
+            self.partial = Vec::new();
+            return;
+        }
         let mut partial = std::mem::take(&mut self.partial);
         let mut start = 0;
         let mut from = partial.len();
@@ -125,6 +143,9 @@ impl Seen {
                 if !msg.contains_key("method")
                     && let Some(id) = msg.get("id")
                 {
+                    if self.responses.len() >= RESPONSES_KEEP {
+                        self.responses.clear();
+                    }
                     self.responses.insert(id.to_string(), Value::Object(msg));
                 }
             }
@@ -161,11 +182,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             let fresh = &buf.filled()[before..];
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.take(fresh);
-            if seen.too_long {
-                // rmcp buffers the line too: end the stream for both.
+            if seen.too_long || seen.too_much {
+                // rmcp buffers the line too: end the stream for both, so
+                // the failure is reported at once.
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    "a stdout line is longer than muster reads",
+                    "the server sent more than muster reads",
                 )));
             }
             if seen.too_deep.is_some() {
@@ -235,10 +257,65 @@ impl Watch {
             .phase = phase;
     }
 
-    /// The failure for a server that sent a line nested deeper than muster
-    /// reads, naming the tool when one is at fault; `None` when it did not.
-    pub fn too_deep(&self) -> Option<Failure> {
+    /// What the session is doing.
+    pub fn phase(&self) -> &'static str {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .phase
+    }
+
+    /// The failure for a server whose stdout the tap stopped reading: a
+    /// line longer than [`MAX_MESSAGE_BYTES`], more than
+    /// [`MAX_LISTING_BYTES`] in all, or a line nested deeper than muster
+    /// reads (naming the tool when one is at fault). `None` when reading
+    /// did not stop. The transport fails when the tap stops, so this is
+    /// what happened rather than what the transport made of it.
+    pub fn stopped_reading(&self) -> Option<Failure> {
+        let (phase, pages) = {
+            let p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            (p.phase, p.pages)
+        };
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let listing = phase == LISTING;
+        let reason = if listing {
+            FailureReason::ListingTooLarge
+        } else {
+            FailureReason::BadResponse
+        };
+        let page = if listing {
+            format!(" (tools/list page {})", pages + 1)
+        } else {
+            String::new()
+        };
+        if seen.too_long {
+            return Some(Failure {
+                reason,
+                help: Some(format!(
+                    "make the server paginate tools/list so each page stays under {} MiB, or trim its tools' schemas and descriptions",
+                    MAX_MESSAGE_BYTES >> 20
+                )),
+                ..Failure::new(format!(
+                    "sent a JSON-RPC message longer than {} MiB while {phase}{page}; muster reads messages of at most {} MiB",
+                    MAX_MESSAGE_BYTES >> 20,
+                    MAX_MESSAGE_BYTES >> 20
+                ))
+            });
+        }
+        if seen.too_much {
+            return Some(Failure {
+                reason,
+                help: Some(format!(
+                    "a listing must fit in {} MiB, as its snapshot must: trim the server's schemas and descriptions, or split its tools across servers",
+                    MAX_LISTING_BYTES >> 20
+                )),
+                ..Failure::new(format!(
+                    "sent more than {} MiB on stdout while {phase}{page}; muster reads at most {} MiB from a server",
+                    MAX_LISTING_BYTES >> 20,
+                    MAX_LISTING_BYTES >> 20
+                ))
+            });
+        }
         let deep = seen.too_deep.as_ref()?;
         let help = Some(format!(
             "fix the server so no tool's definition nests more than {JSON_DEPTH_LIMIT} levels deep (flatten the schema or use $ref definitions)"
@@ -248,9 +325,10 @@ impl Watch {
                 reason: FailureReason::InvalidListing,
                 help,
                 tools: vec![format!(
-                    "tool `{tool}` is nested more than {JSON_DEPTH_LIMIT} levels deep, deeper than muster reads JSON"
+                    "tool `{}` is nested more than {JSON_DEPTH_LIMIT} levels deep, deeper than muster reads JSON",
+                    escape(tool)
                 )],
-                ..Failure::new(format!("listed tool `{tool}` nested too deep"))
+                ..Failure::new(format!("listed tool `{}` nested too deep", escape(tool)))
             },
             // The evidence says what was too deep.
             None => Failure {
@@ -264,12 +342,6 @@ impl Watch {
     pub fn evidence(&self) -> String {
         let mut out = String::new();
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        if seen.too_long {
-            out.push_str(&format!(
-                "; it printed a line longer than {} MiB on stdout, more than muster reads",
-                MAX_LINE_BYTES >> 20
-            ));
-        }
         if seen.too_deep.is_some() {
             out.push_str(&format!(
                 "; it sent a JSON-RPC message nested more than {JSON_DEPTH_LIMIT} levels deep, which muster cannot read"
@@ -277,7 +349,8 @@ impl Watch {
         }
         if let Some(g) = &seen.garbage {
             out.push_str(&format!(
-                "; it printed a line that is not JSON-RPC on stdout: `{g}`"
+                "; it printed a line that is not JSON-RPC on stdout: `{}`",
+                escape(g)
             ));
         }
         drop(seen);
@@ -287,17 +360,25 @@ impl Watch {
         if !tail.is_empty() {
             let last: Vec<&str> = tail.lines().rev().take(3).collect();
             let last: Vec<&str> = last.into_iter().rev().collect();
-            out.push_str(&format!("; its stderr ends with: {}", last.join(" | ")));
+            out.push_str(&format!(
+                "; its stderr ends with: {}",
+                escape(&last.join(" | "))
+            ));
         }
         out
     }
 }
+
+/// The phase in which tools/list pages are read.
+pub(super) const LISTING: &str = "listing tools";
 
 /// A started server that completed the MCP handshake. Discovery lists its
 /// tools and [`super::call`] calls one; both end with [`Open::close`].
 pub(super) struct Open {
     pub client: RunningService<RoleClient, ()>,
     child: tokio::process::Child,
+    /// Copies the server's stderr into the watch until the server closes it.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
     /// Kills the server's whole process group when the session ends.
     _group: ProcessGroup,
     /// `serverInfo` from the initialize result.
@@ -317,41 +398,86 @@ impl Open {
             let _ = self.child.kill().await;
         }
     }
-}
 
-/// Sends one request and returns the server's response exactly as it sent
-/// it (`result` or `error` included), read from the tap. `what` names the
-/// request in failures (`tools/list page 2`).
-///
-/// rmcp may fail to type a response muster can still read, so only a
-/// transport or protocol error, or a JSON-RPC error response, ends here.
-pub(super) async fn request_raw(
-    client: &RunningService<RoleClient, ()>,
-    watch: &Watch,
-    request: ClientRequest,
-    what: &str,
-) -> Result<Value, Failure> {
-    let handle = client
-        .peer()
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .map_err(|e| Failure::new(format!("cannot send {what}: {e}")))?;
-    let id = serde_json::to_value(&handle.id)
-        .map(|v| v.to_string())
-        .unwrap_or_default();
-    if let Err(e) = handle.await_response().await {
-        use rmcp::service::ServiceError;
-        if !matches!(e, ServiceError::UnexpectedResponse) {
-            return Err(Failure::new(format!("{what} failed: {e}")));
+    /// Sends one request and returns the server's response exactly as it
+    /// sent it (`result` or `error` included), read from the tap. `what`
+    /// names the request in failures (`tools/list page 2`).
+    ///
+    /// rmcp may fail to type a response muster can still read, so only a
+    /// transport or protocol error, or a JSON-RPC error response, ends here.
+    /// A transport that closed is told as what the server did: sent more
+    /// than muster reads, or exited (with its status).
+    pub async fn request(
+        &mut self,
+        watch: &Watch,
+        request: ClientRequest,
+        what: &str,
+    ) -> Result<Value, Failure> {
+        let handle = match self
+            .client
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.failed(watch, e, &format!("cannot send {what}")).await),
+        };
+        let id = serde_json::to_value(&handle.id)
+            .map(|v| v.to_string())
+            .unwrap_or_default();
+        match handle.await_response().await {
+            Ok(_) | Err(ServiceError::UnexpectedResponse) => {}
+            Err(e) => return Err(self.failed(watch, e, &format!("{what} failed")).await),
+        }
+        let response = watch
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .responses
+            .remove(&id);
+        response.ok_or_else(|| Failure::new(format!("gave no readable response to {what}")))
+    }
+
+    /// Why a request failed with `e`; `doing` says what muster was doing.
+    async fn failed(&mut self, watch: &Watch, e: ServiceError, doing: &str) -> Failure {
+        if let Some(f) = watch.stopped_reading() {
+            return f;
+        }
+        match e {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                let status = exit_status(&mut self.child, self.stderr_reader.take()).await;
+                let phase = watch.phase();
+                match status {
+                    Some(status) => Failure {
+                        reason: FailureReason::Exited,
+                        ..Failure::new(format!("exited while {phase} ({status})"))
+                    },
+                    None => Failure::new(format!(
+                        "closed its stdout while {phase} but has not exited"
+                    )),
+                }
+            }
+            e => Failure::new(format!("{doing}: {}", escape(&e.to_string()))),
         }
     }
-    let response = watch
-        .seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .responses
-        .remove(&id);
-    response.ok_or_else(|| Failure::new(format!("gave no readable response to {what}")))
+}
+
+/// The server's exit status, once it has exited and its stderr has been
+/// read to the end (so a failure can quote it); `None` when it is still
+/// running half a second on.
+async fn exit_status(
+    child: &mut tokio::process::Child,
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+) -> Option<std::process::ExitStatus> {
+    let wait = std::time::Duration::from_millis(500);
+    let status = tokio::time::timeout(wait, child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    if let Some(reader) = stderr_reader {
+        let _ = tokio::time::timeout(wait, reader).await;
+    }
+    status
 }
 
 /// Starts the server in `spec` and completes the MCP handshake.
@@ -375,6 +501,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     // as `sh -c` or `npx` runs the real server as a child) ends with it.
     #[cfg(unix)]
     cmd.process_group(0);
+    let tie = tie_to_muster(&mut cmd);
     // A mark every process the server starts inherits, so one that leaves
     // the group (`setsid`, a daemon's double fork) is still found.
     let mark = ProcessGroup::new_mark();
@@ -390,6 +517,8 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     let group = ProcessGroup {
         leader: child.id(),
         mark,
+        // The read end now lives in the watchdog alone.
+        _tie: tie.map(|(_read, write)| write),
     };
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -417,21 +546,30 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         inner: stdout,
         seen: watch.seen.clone(),
     };
+    // The tap refuses a line past MAX_LINE_BYTES; rmcp, given room for the
+    // line's `\r\n`, never drops one the tap lets through.
+    let transport =
+        AsyncRwTransport::new_client(tap, stdin).with_max_line_length(MAX_LINE_BYTES + 2);
     watch.set_phase("initializing");
-    let client = match ().serve((tap, stdin)).await {
+    let client = match ().serve(transport).await {
         Ok(c) => c,
         Err(e) => {
-            // Give an exiting child a moment to be reaped so the status is known.
-            let status = tokio::time::timeout(std::time::Duration::from_millis(500), child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok);
-            // And its stderr a moment to drain, so the failure can quote it.
-            let _ =
-                tokio::time::timeout(std::time::Duration::from_millis(500), stderr_reader).await;
-            let message = match status {
-                Some(s) => format!("exited during initialize ({s})"),
-                None => format!("failed to initialize: {e}"),
+            if let Some(f) = watch.stopped_reading() {
+                return Err(f);
+            }
+            let message = match e {
+                ClientInitializeError::ConnectionClosed(_)
+                | ClientInitializeError::TransportError { .. } => {
+                    match exit_status(&mut child, Some(stderr_reader)).await {
+                        Some(s) => format!("exited during initialize ({s})"),
+                        None => "closed its stdout during initialize but has not exited".into(),
+                    }
+                }
+                ClientInitializeError::ConflictInitResponseId(sent, got) => format!(
+                    "answered initialize under id {}, not the request's id {sent}",
+                    escape(&got.to_string())
+                ),
+                e => format!("failed to initialize: {}", escape(&e.to_string())),
             };
             return Err(Failure {
                 reason: FailureReason::HandshakeFailed,
@@ -445,9 +583,136 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
     Ok(Open {
         client,
         child,
+        stderr_reader: Some(stderr_reader),
         _group: group,
         server_info,
     })
+}
+
+/// Ties the server to muster, so it dies with muster even when muster is
+/// killed with `kill -9` and cannot clean up (a server that ignores the
+/// end of its stdin would otherwise run on). Two ways, Linux only:
+///
+/// - The server is started with `PR_SET_PDEATHSIG`: the kernel kills it
+///   when the thread that started it ends (a runtime worker that outlives
+///   every session it starts, or the caller's own for
+///   [`super::call_tool`]).
+/// - Just before exec, a watchdog is forked into the server's process
+///   group. It holds nothing but the read end of a pipe whose write end
+///   only muster holds, and kills the whole group when that end closes:
+///   muster died, or the session ended. This reaches what the server
+///   started in its group (a wrapper's real server), which the signal does
+///   not.
+///
+/// Returns the pipe's read and write ends: the read end must stay open
+/// until the server is spawned, then muster closes it and keeps the write
+/// end for the session. Elsewhere the process group and the mark still
+/// clean up on every ending muster lives through.
+#[cfg(target_os = "linux")]
+fn tie_to_muster(cmd: &mut tokio::process::Command) -> Option<(OwnedFd, OwnedFd)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let parent = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2(2) writes two new descriptors into `fds`.
+    let pipe = (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then(|| {
+        // SAFETY: both are new descriptors that nothing else owns.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    });
+    // Without a pipe, the signal alone still covers the server itself.
+    let watched = pipe.as_ref().map(|(read, _)| read.as_raw_fd());
+    // SAFETY: the closure runs in the forked child before exec. It calls
+    // only async-signal-safe system calls (prctl, getppid, setpgid, getpid,
+    // fork) and builds its errors without allocating; the watchdog it forks
+    // calls only close, close_range, getrlimit, read, kill and _exit.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // muster died before the request took: the signal will never
+            // come, so do not start.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            let Some(watched) = watched else {
+                return Ok(());
+            };
+            // The group the watchdog kills is this one, whether or not the
+            // process_group(0) request has been applied yet.
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let server = libc::getpid();
+            match libc::fork() {
+                -1 => Err(std::io::Error::last_os_error()),
+                0 => watchdog(watched, server),
+                _ => Ok(()),
+            }
+        });
+    }
+    pipe
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tie_to_muster(_: &mut tokio::process::Command) -> Option<(OwnedFd, OwnedFd)> {
+    None
+}
+
+/// The watchdog's whole life: close every descriptor but `watched` (the
+/// server's stdio, whose copies would keep muster from seeing the server's
+/// stdout end, and std's exec-error pipe, whose copy would keep `spawn`
+/// waiting), wait for `watched` to reach its end, kill the server's group
+/// (itself included), exit.
+///
+/// # Safety
+/// Only in a child forked just before exec: it never returns.
+#[cfg(target_os = "linux")]
+unsafe fn watchdog(watched: libc::c_int, server: libc::pid_t) -> ! {
+    // SAFETY: plain system calls on descriptors and pids of this process.
+    unsafe {
+        for fd in 0..3 {
+            if fd != watched {
+                libc::close(fd);
+            }
+        }
+        let below = if watched > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, (watched - 1) as u32, 0u32)
+        } else {
+            0
+        };
+        let above = libc::syscall(libc::SYS_close_range, (watched + 1) as u32, u32::MAX, 0u32);
+        if below != 0 || above != 0 {
+            // No close_range (Linux before 5.9): close one by one.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let last = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20) as libc::c_int
+            } else {
+                1 << 16
+            };
+            for fd in 3..last {
+                if fd != watched {
+                    libc::close(fd);
+                }
+            }
+        }
+        // Nothing is ever written: the read ends when the last write end
+        // closes.
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(watched, (&raw mut byte).cast(), 1);
+            if n > 0 || (n < 0 && *libc::__errno_location() == libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        if server > 1 {
+            libc::kill(-server, libc::SIGKILL);
+        }
+        libc::_exit(0)
+    }
 }
 
 pub(super) async fn run(
@@ -455,13 +720,13 @@ pub(super) async fn run(
     watch: &Watch,
     events: &UnboundedSender<Event>,
 ) -> Result<Listing, Failure> {
-    let open = open(spec, watch).await?;
+    let mut open = open(spec, watch).await?;
     let _ = events.send(Event::Initialized {
         server: spec.name.clone(),
         server_info: open.server_info.clone(),
     });
-    watch.set_phase("listing tools");
-    let result = list_all(spec, &open.client, watch, events).await;
+    watch.set_phase(LISTING);
+    let result = list_all(spec, &mut open, watch, events).await;
     let server_info = open.server_info.clone();
     open.close(watch).await;
     let (tools, pages) = result?;
@@ -472,41 +737,56 @@ pub(super) async fn run(
     })
 }
 
+/// A failure for breaking one of the listing's limits.
+fn too_large(message: String, help: &str) -> Failure {
+    Failure {
+        reason: FailureReason::ListingTooLarge,
+        help: Some(help.into()),
+        ..Failure::new(message)
+    }
+}
+
 async fn list_all(
     spec: &ServerSpec,
-    client: &RunningService<RoleClient, ()>,
+    open: &mut Open,
     watch: &Watch,
     events: &UnboundedSender<Event>,
 ) -> Result<(Vec<ListedTool>, usize), Failure> {
-    let mut raw_tools: Vec<Value> = Vec::new();
+    let mut listed = Checker::default();
     let mut cursor: Option<String> = None;
     let mut cursors = BTreeSet::new();
     let mut pages = 0;
     loop {
         let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let response = request_raw(
-            client,
-            watch,
-            request,
-            &format!("tools/list page {}", pages + 1),
-        )
-        .await?;
-        let Some(result) = response.get("result").and_then(Value::as_object) else {
+        let mut response = open
+            .request(watch, request, &format!("tools/list page {}", pages + 1))
+            .await?;
+        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
             return Err(Failure::new(format!(
                 "answered tools/list page {} without a result object: {}",
                 pages + 1,
-                response.get("error").unwrap_or(&response)
+                escape(&response.get("error").unwrap_or(&response).to_string())
             )));
         };
-        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+        let Some(Value::Array(tools)) = result.remove("tools") else {
             return Err(Failure::new(format!(
                 "answered tools/list page {} without a `tools` array",
                 pages + 1
             )));
         };
-        raw_tools.extend(tools.iter().cloned());
         pages += 1;
+        if listed.len() + tools.len() > MAX_TOOLS {
+            return Err(too_large(
+                format!(
+                    "listed more than {} tools (tools/list page {pages}); muster reads at most {} tools from a server",
+                    group_digits(MAX_TOOLS),
+                    group_digits(MAX_TOOLS)
+                ),
+                "split the server's tools across servers",
+            ));
+        }
+        tools.into_iter().for_each(|tool| listed.push(tool));
         watch
             .progress
             .lock()
@@ -515,31 +795,57 @@ async fn list_all(
         let _ = events.send(Event::Page {
             server: spec.name.clone(),
             page: pages,
-            tools_so_far: raw_tools.len(),
+            tools_so_far: listed.len(),
         });
         cursor = match result.get("nextCursor") {
             None | Some(Value::Null) => break,
             Some(Value::String(c)) => Some(c.clone()),
             Some(other) => {
                 return Err(Failure::new(format!(
-                    "gave a nextCursor that is not a string: {other}"
+                    "gave a nextCursor that is not a string: {}",
+                    escape(&other.to_string())
                 )));
             }
         };
         let c = cursor.clone().unwrap_or_default();
-        if !cursors.insert(c.clone()) || pages >= MAX_PAGES {
+        if pages >= MAX_PAGES {
+            return Err(too_large(
+                format!(
+                    "still paginating after {} pages; muster reads at most {} tools/list pages from a server",
+                    group_digits(MAX_PAGES),
+                    group_digits(MAX_PAGES)
+                ),
+                "have the server return more tools per page",
+            ));
+        }
+        if !cursors.insert(c.clone()) {
             return Err(Failure::new(format!(
-                "keeps paginating (cursor `{c}` after {pages} pages)"
+                "keeps paginating (cursor `{}` repeated after {pages} pages)",
+                escape(&c)
             )));
         }
     }
-    let tools = check_tools(raw_tools).map_err(|problems| Failure {
+    let tools = listed.finish().map_err(|problems| Failure {
         reason: FailureReason::InvalidListing,
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
         tools: problems,
     })?;
     Ok((tools, pages))
+}
+
+/// `n` with a comma between each group of three digits, as the docs write
+/// the limits.
+fn group_digits(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// The environment variable that marks every process a server starts.
@@ -554,6 +860,9 @@ pub(super) const MARK_VAR: &str = "MUSTER_DISCOVER_MARK";
 pub(super) struct ProcessGroup {
     leader: Option<u32>,
     mark: String,
+    /// The write end of the pipe the group's watchdog waits on (see
+    /// [`tie_to_muster`]); closing it ends the group too.
+    _tie: Option<OwnedFd>,
 }
 
 impl ProcessGroup {
@@ -673,6 +982,28 @@ mod tests {
             })
         );
         assert!(seen.responses.is_empty() && seen.garbage.is_none());
+    }
+
+    #[test]
+    fn reading_stops_past_the_listing_bytes() {
+        let mut seen = Seen {
+            total: MAX_LISTING_BYTES - 3,
+            ..Seen::default()
+        };
+        seen.take(b"{}\n");
+        assert!(!seen.too_much);
+        seen.take(b"{\"id\":1,\"result\":{}}\n");
+        assert!(seen.too_much && seen.responses.is_empty());
+    }
+
+    #[test]
+    fn responses_to_requests_never_made_cannot_pile_up() {
+        let mut seen = Seen::default();
+        for id in 0..1000 {
+            seen.take(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n").as_bytes());
+            assert!(seen.responses.len() <= RESPONSES_KEEP);
+        }
+        assert!(seen.responses.contains_key("999"), "the latest is kept");
     }
 
     #[test]

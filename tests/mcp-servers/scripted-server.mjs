@@ -2,9 +2,21 @@
 // initialize and tools/list by hand so tests can reach cases the reference
 // servers never produce (pagination, bad listings, servers that leave
 // processes behind). Usage:
-//   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang
+//   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang|
+//     huge-page|endless-bytes|endless-tools|endless-pages|deaf|exits-listing|
+//     wrong-id|hostile-text
 // deep lists a tool whose schema nests 200 levels, past what muster reads;
 // long-name a tool whose name is 70,000 bytes, past what muster accepts.
+// huge-page answers tools/list with one 17 MiB line, past muster's 16 MiB.
+// endless-bytes, endless-tools and endless-pages hand out a fresh cursor on
+// every page, forever: pages of 1 MiB, pages of 1,000 small tools, and
+// empty pages.
+// deaf never answers tools/list and ignores the end of its stdin (it writes
+// its pid to $SCRIPTED_PID_DIR/pids).
+// exits-listing exits with status 3 when asked for tools/list.
+// wrong-id answers initialize under another id.
+// hostile-text answers tools/list with an error, and writes to stderr, text
+// holding terminal escapes and bidi controls.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -32,8 +44,22 @@ const pages = {
   "long-name": [[tool("fine"), tool("n".repeat(70000))]],
   detached: [[tool("alpha")]],
   hang: [[tool("alpha")]],
+  "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
+// A page of an endless listing; page numbers make every name new.
+const endless = {
+  "endless-bytes": (n) => [tool(`t${n}`, { description: "x".repeat(1 << 20) })],
+  "endless-tools": (n) => Array.from({ length: 1000 }, (_, i) => tool(`t${n}_${i}`)),
+  "endless-pages": () => [],
+}[mode];
+const hostile = "boom \u001b[2J\u001b[31mred\u202eevil\u2066";
 
+if (mode === "deaf") {
+  const dir = process.env.SCRIPTED_PID_DIR;
+  writeFileSync(`${dir}/pids.tmp`, `${process.pid}`);
+  renameSync(`${dir}/pids.tmp`, `${dir}/pids`);
+  setInterval(() => {}, 1000);
+}
 if (mode === "detached" || mode === "hang") {
   const idle = ["-e", "setInterval(() => {}, 1000)"];
   const child = spawn(process.execPath, idle, { stdio: "ignore" });
@@ -50,13 +76,21 @@ rl.on("line", (line) => {
   const msg = JSON.parse(line);
   if (msg.id === undefined) return;
   if (msg.method === "initialize") {
-    send({ jsonrpc: "2.0", id: msg.id, result: {
+    send({ jsonrpc: "2.0", id: mode === "wrong-id" ? 4242 : msg.id, result: {
       protocolVersion: msg.params.protocolVersion,
       capabilities: { tools: {} },
       serverInfo: { name: `scripted-${mode}`, version: "1.0.0" },
     } });
-  } else if (msg.method === "tools/list" && mode === "hang") {
+  } else if (msg.method === "tools/list" && (mode === "hang" || mode === "deaf")) {
     // Never answers.
+  } else if (msg.method === "tools/list" && mode === "exits-listing") {
+    process.exit(3);
+  } else if (msg.method === "tools/list" && mode === "hostile-text") {
+    process.stderr.write(`${hostile}\n`);
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: hostile } });
+  } else if (msg.method === "tools/list" && endless) {
+    const page = Number(msg.params?.cursor ?? 0);
+    send({ jsonrpc: "2.0", id: msg.id, result: { tools: endless(page), nextCursor: String(page + 1) } });
   } else if (msg.method === "tools/list") {
     const page = Number(msg.params?.cursor ?? 0);
     const result = { tools: pages[page] };
@@ -66,4 +100,5 @@ rl.on("line", (line) => {
     send({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "method not found" } });
   }
 });
-rl.on("close", () => process.exit(0));
+// A deaf server does not stop when its stdin ends.
+rl.on("close", () => mode === "deaf" || process.exit(0));
