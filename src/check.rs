@@ -35,7 +35,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
-pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source};
+pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn, Unreadable};
 
@@ -105,6 +105,9 @@ pub enum Refusal {
 /// - `notes` (list of objects): each repair or drop made, as a typed note (`{"code", "call",
 ///   ..., "message"}`, see [`CallNote`](crate::contract::CallNote)) naming the call and the
 ///   argument.
+/// - `tool` (object or null): the offered tool the call's name resolved to, whichever
+///   spelling it used: `name` (muster's), `provider_name`, and for a discovered tool `mcp`
+///   (`server`, `tool`: where to forward it); null when the name is not offered.
 #[derive(Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CallReport<'t> {
@@ -121,6 +124,21 @@ pub struct CallReport<'t> {
     pub arguments: Option<Cow<'t, Value>>,
     /// Each repair or drop made, as typed notes, each with its sentence.
     pub notes: Vec<CheckNote>,
+    /// The offered tool the call resolved to.
+    pub tool: Option<ResolvedTool>,
+}
+
+/// The offered tool a call's name resolved to: what a host needs to run or
+/// forward it without another look-up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+pub struct ResolvedTool {
+    /// muster's name.
+    pub name: String,
+    /// The name providers are sent.
+    pub provider_name: Option<String>,
+    /// For a discovered tool, its server and its name there.
+    pub mcp: Option<McpTool>,
 }
 
 impl Drop for CallReport<'_> {
@@ -146,6 +164,7 @@ impl CallReport<'_> {
                 })
             }),
             notes: std::mem::take(&mut self.notes),
+            tool: self.tool.take(),
         }
     }
 }
@@ -203,7 +222,15 @@ fn check_turn_with<'t>(
     let mut calls: Vec<CallReport<'t>> = turn
         .calls
         .iter()
-        .map(|call| check_call(plan, call, options, quick))
+        .map(|call| {
+            let mut report = check_call(plan, call, options, quick);
+            report.tool = plan.tool(&call.name).map(|t| ResolvedTool {
+                name: t.name.clone(),
+                provider_name: t.provider_name.clone(),
+                mcp: t.mcp.clone(),
+            });
+            report
+        })
         .collect();
     let refused: Vec<&str> = calls
         .iter()
@@ -463,6 +490,7 @@ fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<CheckNote>) -> C
         problems: Vec::new(),
         arguments: Some(arguments),
         notes,
+        tool: None,
     }
 }
 
@@ -491,6 +519,7 @@ fn refused<'t>(
         problems,
         arguments: None,
         notes,
+        tool: None,
     }
 }
 

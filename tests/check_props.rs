@@ -378,6 +378,7 @@ fn offered(schema: &Value, strict: bool, coerce: bool, unknown: UnknownArguments
         } else {
             Source::Configured
         },
+        mcp: None,
         input_schema: schema.clone(),
         fixed: Map::new(),
         only: None,

@@ -26,7 +26,10 @@ fn contract(store: &dyn SessionStore) {
         document: "{\"revision\":1}".into(),
         revision: 1,
     };
-    assert_eq!(store.swap("a1", 0, &second, 50, 200).unwrap(), Swapped::Done);
+    assert_eq!(
+        store.swap("a1", 0, &second, 50, 200).unwrap(),
+        Swapped::Done
+    );
     assert_eq!(
         store.swap("a1", 0, &second, 50, 200).unwrap(),
         Swapped::Stale { current: 1 },
@@ -34,8 +37,14 @@ fn contract(store: &dyn SessionStore) {
     );
     assert_eq!(store.get("a1", 150).unwrap(), Some(second.clone()));
     assert_eq!(store.get("a1", 200).unwrap(), None, "expired at 200");
-    assert_eq!(store.swap("a1", 1, &second, 200, 300).unwrap(), Swapped::Missing);
-    assert_eq!(store.swap("nope", 0, &second, 0, 300).unwrap(), Swapped::Missing);
+    assert_eq!(
+        store.swap("a1", 1, &second, 200, 300).unwrap(),
+        Swapped::Missing
+    );
+    assert_eq!(
+        store.swap("nope", 0, &second, 0, 300).unwrap(),
+        Swapped::Missing
+    );
     store.insert("b2", &first, 1_000).unwrap();
     assert_eq!(store.purge(500).unwrap(), 1, "a1 expired, b2 lives");
     assert!(store.delete("b2").unwrap());
@@ -94,7 +103,11 @@ impl Service {
             let log: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
             if log["event"] == "start" {
                 assert!(
-                    !line.contains("secret") && log["sessions"].as_str().unwrap().starts_with("postgres://muster@"),
+                    !line.contains("secret")
+                        && log["sessions"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("postgres://muster@"),
                     "{line}"
                 );
                 assert_eq!(log["signed"], true);
@@ -118,7 +131,10 @@ impl Service {
             .send()
             .unwrap();
         let status = reply.status().as_u16();
-        (status, serde_json::from_str(&reply.text().unwrap()).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_str(&reply.text().unwrap()).unwrap_or(Value::Null),
+        )
     }
 
     fn get(&self, path: &str) -> (u16, Value) {
@@ -128,7 +144,10 @@ impl Service {
             .send()
             .unwrap();
         let status = reply.status().as_u16();
-        (status, serde_json::from_str(&reply.text().unwrap()).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_str(&reply.text().unwrap()).unwrap_or(Value::Null),
+        )
     }
 }
 
@@ -159,7 +178,10 @@ fn postgres_keeps_the_store_contract_and_replicas_share_it() {
     let b = Service::start(fx.path(), &pg.url);
     let (status, doc) = a.post("/v1/sessions", &json!({"flags": "production"}));
     assert_eq!(status, 200, "{doc}");
-    let id = doc["id"].as_str().expect("a kept session has an id").to_string();
+    let id = doc["id"]
+        .as_str()
+        .expect("a kept session has an id")
+        .to_string();
     assert_eq!(doc["revision"], 0);
     assert_eq!(doc["signature"]["key"], "k1");
     let (status, roster) = b.post("/v1/sessions/roster", &json!({"session_id": id}));
@@ -241,7 +263,10 @@ fn postgres_keeps_the_store_contract_and_replicas_share_it() {
         .collect();
     kept.sort();
     landed.sort();
-    assert_eq!(kept, landed, "every load that answered 200 is kept, no other");
+    assert_eq!(
+        kept, landed,
+        "every load that answered 200 is kept, no other"
+    );
     assert_eq!(last["revision"], 1 + landed.len() as u64);
 
     // Deleted through one, gone for both.

@@ -98,6 +98,7 @@ mod tests {
             name: "mcp.files.search".into(),
             provider_name: None,
             source: Source::Mcp,
+            mcp: None,
             input_schema: json!({"type": "object"}),
             fixed: fixed.as_object().cloned().unwrap_or_default(),
             only: only.map(|o| o.into_iter().map(String::from).collect()),

@@ -28,6 +28,17 @@ pub enum Source {
     Control,
 }
 
+/// Where a discovered tool lives: the server block's name and the name the
+/// server lists it under.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+pub struct McpTool {
+    /// The `[[mcp]]` block's name.
+    pub server: String,
+    /// The tool's name as the server lists it.
+    pub tool: String,
+}
+
 /// One entry of a configured tool's ordered parameter list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Parameter {
@@ -48,6 +59,8 @@ pub struct OfferedTool {
     pub provider_name: Option<String>,
     /// Where the tool comes from.
     pub source: Source,
+    /// The MCP server and the tool's own name there, for a discovered tool.
+    pub mcp: Option<McpTool>,
     /// The JSON Schema the model saw (already narrowed by the planner).
     pub input_schema: Value,
     /// Values set on every call (MCP tools); the model cannot change them.
@@ -201,6 +214,10 @@ impl OfferedPlan {
                 provider_name: tool.provider_name.filter(|p| *p != tool.name),
                 name: tool.name,
                 source: tool.source,
+                mcp: match (tool.server, tool.tool) {
+                    (Some(server), Some(tool)) => Some(McpTool { server, tool }),
+                    _ => None,
+                },
                 input_schema: tool.input_schema,
                 fixed: tool.fixed.unwrap_or_default(),
                 only: tool.only,
@@ -298,6 +315,10 @@ struct RawTool {
     name: String,
     #[serde(default)]
     provider_name: Option<String>,
+    #[serde(default)]
+    server: Option<String>,
+    #[serde(default)]
+    tool: Option<String>,
     #[serde(default = "configured")]
     source: Source,
     input_schema: Value,
@@ -381,6 +402,7 @@ mod tests {
             name: name.into(),
             provider_name: None,
             source: Source::Configured,
+            mcp: None,
             input_schema: schema,
             fixed: Map::new(),
             only: None,

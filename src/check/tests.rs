@@ -116,6 +116,7 @@ fn tool_with(schema: Value) -> OfferedTool {
         name: "t".into(),
         provider_name: None,
         source: Source::Mcp,
+        mcp: None,
         input_schema: schema,
         fixed: Map::new(),
         only: None,

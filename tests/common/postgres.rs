@@ -131,7 +131,9 @@ impl Drop for Postgres {
             } else {
                 Command::new(bin.join("pg_ctl"))
             };
-            let _ = cmd.args(["-D", &data, "-m", "immediate", "-w", "stop"]).output();
+            let _ = cmd
+                .args(["-D", &data, "-m", "immediate", "-w", "stop"])
+                .output();
         }
     }
 }
