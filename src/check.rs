@@ -13,6 +13,7 @@ mod compiled;
 mod deep;
 mod digits;
 mod edit;
+mod expansion;
 mod narrow;
 mod numbers;
 mod offered;
@@ -35,6 +36,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
+pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn, Unreadable};
