@@ -260,6 +260,10 @@ pub struct Serve {
     /// Most bytes each per-generation memo holds (keys and answers).
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub memo_bytes: usize,
+    /// Longest to wait for requests in flight after SIGTERM or SIGINT, in milliseconds; past
+    /// it the service stops without them.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub drain_timeout_ms: u64,
 }
 
 /// Which roster to plan.

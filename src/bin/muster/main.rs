@@ -371,6 +371,7 @@ fn run(command: Command) -> Result<u8, Error> {
                 header_read_timeout: Duration::from_millis(serve.header_read_timeout_ms),
                 memo_entries: serve.memo_entries,
                 memo_bytes: serve.memo_bytes,
+                drain_timeout: Duration::from_millis(serve.drain_timeout_ms),
             })?;
             Ok(0)
         }
