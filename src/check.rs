@@ -107,7 +107,7 @@ pub enum Refusal {
 /// - `notes` (list of objects): each repair or drop made, as a typed note (`{"code", "call",
 ///   ..., "message"}`, see [`CallNote`](crate::contract::CallNote)) naming the call and the
 ///   argument.
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Debug, PartialEq)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CallReport<'t> {
     /// The call's id.
@@ -123,6 +123,31 @@ pub struct CallReport<'t> {
     pub arguments: Option<Cow<'t, Value>>,
     /// Each repair or drop made, as typed notes, each with its sentence.
     pub notes: Vec<CheckNote>,
+    /// The call's integers serde_json holds as doubles, written back as the model wrote them
+    /// ([`Call`]'s `written`).
+    #[cfg_attr(feature = "serve", schema(ignore))]
+    written: Cow<'t, [(u64, Box<str>)]>,
+}
+
+/// The members in the order documented above; `arguments` with every integer the model wrote
+/// written back as it wrote it (`-0`, not `-0.0`; `18446744073709551616`, not
+/// `1.8446744073709552e19`).
+impl Serialize for CallReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut out = serializer.serialize_struct("CallReport", 6)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("status", &self.status)?;
+        out.serialize_field("refusal", &self.refusal)?;
+        out.serialize_field("problems", &self.problems)?;
+        let arguments = self.arguments.as_deref().map(|value| numbers::AsWritten {
+            value,
+            written: &self.written,
+        });
+        out.serialize_field("arguments", &arguments)?;
+        out.serialize_field("notes", &self.notes)?;
+        out.end()
+    }
 }
 
 impl Drop for CallReport<'_> {
@@ -148,6 +173,7 @@ impl CallReport<'_> {
                 })
             }),
             notes: std::mem::take(&mut self.notes),
+            written: Cow::Owned(std::mem::take(&mut self.written).into_owned()),
         }
     }
 }
@@ -465,6 +491,7 @@ fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<CheckNote>) -> C
         problems: Vec::new(),
         arguments: Some(arguments),
         notes,
+        written: Cow::Borrowed(&call.written),
     }
 }
 
@@ -493,6 +520,7 @@ fn refused<'t>(
         problems,
         arguments: None,
         notes,
+        written: Cow::Borrowed(&[]),
     }
 }
 
@@ -557,8 +585,13 @@ impl Report<'_> {
             for problem in &call.problems {
                 let _ = writeln!(out, "  - {}", problem.message);
             }
-            if let Some(arguments) = &call.arguments {
-                let _ = writeln!(out, "  arguments: {arguments}");
+            if let Some(value) = call.arguments.as_deref() {
+                let written = numbers::AsWritten {
+                    value,
+                    written: &call.written,
+                };
+                let text = serde_json::to_string(&written).unwrap_or_default();
+                let _ = writeln!(out, "  arguments: {text}");
             }
             for note in &call.notes {
                 let _ = writeln!(out, "  note: {}", note.message);
