@@ -264,12 +264,24 @@ impl<'s> Graph<'s> {
                         }
                         other => stack.push((other, step, base)),
                     },
+                    // Maps of schemas: their keys are patterns or names, never keywords.
+                    "patternProperties" | "dependentSchemas" | "dependencies" => match child {
+                        Value::Object(members) => {
+                            body += 1;
+                            let down = if key == "patternProperties" {
+                                below(Step::Member)
+                            } else {
+                                step
+                            };
+                            stack.extend(members.values().map(|s| (s, down, base)));
+                        }
+                        other => stack.push((other, step, base)),
+                    },
                     "items" | "prefixItems" | "additionalItems" | "contains"
                     | "unevaluatedItems" => stack.push((child, below(Step::Element), base)),
-                    "additionalProperties"
-                    | "patternProperties"
-                    | "unevaluatedProperties"
-                    | "propertyNames" => stack.push((child, below(Step::Member), base)),
+                    "additionalProperties" | "unevaluatedProperties" | "propertyNames" => {
+                        stack.push((child, below(Step::Member), base))
+                    }
                     _ => stack.push((child, step, base)),
                 }
             }
@@ -650,6 +662,23 @@ mod tests {
             measure(&by_id, MAX_SCHEMA_EXPANSION),
             Err(Unbounded::TooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn a_schema_under_a_pattern_or_name_that_spells_a_data_keyword_is_counted() {
+        for keyword in ["patternProperties", "dependentSchemas", "properties"] {
+            let mut schema = laughs(40);
+            let x = schema["properties"]["x"].take();
+            schema["properties"] = json!({});
+            schema[keyword] = json!({ "enum": x });
+            assert!(
+                matches!(
+                    measure(&schema, MAX_SCHEMA_EXPANSION),
+                    Err(Unbounded::TooLarge { .. })
+                ),
+                "{keyword}"
+            );
+        }
     }
 
     #[test]
