@@ -13,6 +13,7 @@ mod compiled;
 mod deep;
 mod digits;
 mod edit;
+mod expansion;
 mod narrow;
 mod numbers;
 mod offered;
@@ -35,6 +36,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
+pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn, Unreadable};
@@ -108,7 +110,7 @@ pub enum Refusal {
 /// - `tool` (object or null): the offered tool the call's name resolved to, whichever
 ///   spelling it used: `name` (muster's), `provider_name`, and for a discovered tool `mcp`
 ///   (`server`, `tool`: where to forward it); null when the name is not offered.
-#[derive(Debug, PartialEq, Serialize)]
+#[derive(Debug, PartialEq)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
 pub struct CallReport<'t> {
     /// The call's id.
@@ -124,8 +126,34 @@ pub struct CallReport<'t> {
     pub arguments: Option<Cow<'t, Value>>,
     /// Each repair or drop made, as typed notes, each with its sentence.
     pub notes: Vec<CheckNote>,
+    /// The call's integers serde_json holds as doubles, written back as the model wrote them
+    /// ([`Call`]'s `written`).
+    #[cfg_attr(feature = "serve", schema(ignore))]
+    written: Cow<'t, [(u64, Box<str>)]>,
     /// The offered tool the call resolved to.
     pub tool: Option<ResolvedTool>,
+}
+
+/// The members in the order documented above; `arguments` with every integer the model wrote
+/// written back as it wrote it (`-0`, not `-0.0`; `18446744073709551616`, not
+/// `1.8446744073709552e19`).
+impl Serialize for CallReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut out = serializer.serialize_struct("CallReport", 7)?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("status", &self.status)?;
+        out.serialize_field("refusal", &self.refusal)?;
+        out.serialize_field("problems", &self.problems)?;
+        let arguments = self.arguments.as_deref().map(|value| numbers::AsWritten {
+            value,
+            written: &self.written,
+        });
+        out.serialize_field("arguments", &arguments)?;
+        out.serialize_field("notes", &self.notes)?;
+        out.serialize_field("tool", &self.tool)?;
+        out.end()
+    }
 }
 
 /// The offered tool a call's name resolved to: what a host needs to run or
@@ -165,6 +193,7 @@ impl CallReport<'_> {
             }),
             notes: std::mem::take(&mut self.notes),
             tool: self.tool.take(),
+            written: Cow::Owned(std::mem::take(&mut self.written).into_owned()),
         }
     }
 }
@@ -490,6 +519,7 @@ fn ok<'t>(call: &'t Call, arguments: Cow<'t, Value>, notes: Vec<CheckNote>) -> C
         problems: Vec::new(),
         arguments: Some(arguments),
         notes,
+        written: Cow::Borrowed(&call.written),
         tool: None,
     }
 }
@@ -519,6 +549,7 @@ fn refused<'t>(
         problems,
         arguments: None,
         notes,
+        written: Cow::Borrowed(&[]),
         tool: None,
     }
 }
@@ -584,8 +615,13 @@ impl Report<'_> {
             for problem in &call.problems {
                 let _ = writeln!(out, "  - {}", problem.message);
             }
-            if let Some(arguments) = &call.arguments {
-                let _ = writeln!(out, "  arguments: {arguments}");
+            if let Some(value) = call.arguments.as_deref() {
+                let written = numbers::AsWritten {
+                    value,
+                    written: &call.written,
+                };
+                let text = serde_json::to_string(&written).unwrap_or_default();
+                let _ = writeln!(out, "  arguments: {text}");
             }
             for note in &call.notes {
                 let _ = writeln!(out, "  note: {}", note.message);

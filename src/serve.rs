@@ -80,6 +80,10 @@ pub struct Config {
     pub sessions: Option<crate::store::StoreUrl>,
     /// How long a kept session lives after its last change.
     pub session_ttl: Duration,
+    /// Longest the service waits, after SIGTERM or SIGINT, for the requests
+    /// in flight to finish; past it, it logs `drain-timeout` and stops
+    /// with them unanswered.
+    pub drain_timeout: Duration,
 }
 
 impl Default for Config {
@@ -97,6 +101,7 @@ impl Default for Config {
             session_keys: crate::session::SessionKeys::none(),
             sessions: None,
             session_ttl: Duration::from_secs(7 * 24 * 3600),
+            drain_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -498,7 +503,8 @@ fn log_to_stderr() {
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops
-/// accepting and lets every in-flight request finish.
+/// accepting and lets every in-flight request finish, for at most
+/// [`Config::drain_timeout`].
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -547,7 +553,20 @@ pub async fn serve(
         connections,
         "shutting down: draining {connections} connection(s)"
     );
-    graceful.shutdown().await;
+    // A request that never finishes must not keep the service from
+    // stopping: past the deadline its connection is dropped unanswered.
+    if tokio::time::timeout(config.drain_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        let limit_ms = u64::try_from(config.drain_timeout.as_millis()).unwrap_or(u64::MAX);
+        tracing::warn!(
+            target: LOG_TARGET,
+            event = "drain-timeout",
+            limit_ms,
+            "requests still in flight after {limit_ms} ms: stopping without them"
+        );
+    }
     tracing::info!(target: LOG_TARGET, event = "stopped", "stopped");
 }
 
@@ -623,8 +642,12 @@ pub fn run(config: Config) -> Result<(), Error> {
             }
         })
         .await;
-        Ok(())
-    })
+        Ok::<(), Error>(())
+    })?;
+    // Work still running on the blocking pool after the drain (a request
+    // dropped at the deadline) is not waited for.
+    runtime.shutdown_background();
+    Ok(())
 }
 
 /// Threads that compute answers: planning and checking are CPU work, so

@@ -369,3 +369,57 @@ fn a_long_alternating_turn_gives_a_report_linear_in_its_size() {
             .all(|c| c.status == "refused")
     );
 }
+
+/// Issue 24, defect 9: `18446744073709551616` (2^64, a double exactly) was forwarded as
+/// `1.8446744073709552e19` and an integer's `-0` as `-0.0`. The report writes each number of the
+/// arguments as the model wrote it, sent as JSON or wrapped in a string, beside edits (a fixed
+/// value added), and leaves a spelling alone when the call spells the same double two ways.
+#[test]
+fn integers_past_64_bits_and_minus_zero_are_forwarded_as_written() {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        calls: Vec<RawCall<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct RawCall<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a serde_json::value::RawValue>,
+    }
+    let plan = OfferedPlan::from_json(PLAN, Path::new("plan.json")).unwrap();
+    let turn = Turn::from_json(
+        r#"{"calls": [
+          {"id": "a", "name": "memory.search", "arguments": {"query": "x", "limit": 18446744073709551616}},
+          {"id": "b", "name": "memory.search", "arguments": {"query": "x", "limit": -0}},
+          {"id": "c", "name": "memory.search", "arguments": "{\"query\": \"x\", \"limit\": -0}"},
+          {"id": "d", "name": "mcp.bland_call.start_call", "arguments": {"phone_number": "1", "task": "t", "max_duration": -0}},
+          {"id": "e", "name": "memory.search", "arguments": {"query": "1e20", "limit": 100000000000000000000}},
+          {"id": "f", "name": "memory.search", "arguments": {"query": "[-0.0]", "limit": -0}}
+        ]}"#,
+        Path::new("turn.json"),
+    )
+    .unwrap();
+    let report = check_turn(&plan, &turn, &CheckOptions::default());
+    let text = serde_json::to_string(&report).unwrap();
+    let raw: Raw<'_> = serde_json::from_str(&text).unwrap();
+    let forwarded: Vec<Option<&str>> = raw
+        .calls
+        .iter()
+        .map(|c| c.arguments.map(|a| a.get()))
+        .collect();
+    assert_eq!(
+        forwarded,
+        [
+            Some(r#"{"query":"x","limit":18446744073709551616}"#),
+            Some(r#"{"query":"x","limit":-0}"#),
+            Some(r#"{"query":"x","limit":-0}"#),
+            // Cast where the tool's `coerce` is on, as `5.0` is to `5`: an integer either way.
+            Some(r#"{"phone_number":"1","task":"t","max_duration":0,"from_number":"+15550199"}"#),
+            Some(r#"{"query":"1e20","limit":100000000000000000000}"#),
+            // `-0` and `-0.0` (in text the repair may read) are one double: serde_json's
+            // spelling stands for both.
+            Some(r#"{"query":"[-0.0]","limit":-0.0}"#),
+        ],
+        "{text}"
+    );
+}

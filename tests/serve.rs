@@ -4,6 +4,8 @@
 //! Nothing here waits on a clock: the server's stderr lines say when it
 //! listens, reloads and drains.
 
+#[path = "serve/bounds.rs"]
+mod bounds;
 mod common;
 #[path = "serve/memo.rs"]
 mod memo;
@@ -180,6 +182,7 @@ struct ServiceLog {
     connections: Option<u64>,
     sessions: Option<String>,
     signed: Option<bool>,
+    limit_ms: Option<u64>,
 }
 
 /// A problem+json body, read back by this test's own type.

@@ -11,33 +11,71 @@
 /// inside strings are not numbers. Text that is not JSON is scanned as far
 /// as it goes; the parser reports what is wrong with it.
 pub(crate) fn lossy_number(text: &str) -> Option<&str> {
+    numbers(text).find(|literal| loses_digits(literal))
+}
+
+/// The number literals of the JSON `text`, in order; numbers inside strings are not numbers.
+fn numbers(text: &str) -> impl Iterator<Item = &str> {
     let bytes = text.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < bytes.len()
-                    && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-                {
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    }
                     i += 1;
                 }
-                let literal = &text[start..i];
-                if loses_digits(literal) {
-                    return Some(literal);
+                b'-' | b'0'..=b'9' => {
+                    let start = i;
+                    while i < bytes.len()
+                        && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                    {
+                        i += 1;
+                    }
+                    return Some(&text[start..i]);
                 }
+                _ => i += 1,
             }
-            _ => i += 1,
+        }
+        None
+    })
+}
+
+/// Integers written without a fraction or exponent that serde_json reads as a double, and so
+/// would write back otherwise: `-0` (written back `-0.0`) and integers past 64 bits that a
+/// double holds exactly (`18446744073709551616`, written back `1.8446744073709552e19`). Each is
+/// the double's bits and the literal as written, sorted by bits, found in any of `texts`. A
+/// double some literal of `texts` spells with a fraction or exponent too (`-0` and `-0.0`) is
+/// left out: which spelling a value came from is then unknown, and serde_json's stands.
+pub(crate) fn written_integers<'t>(
+    texts: impl IntoIterator<Item = &'t str>,
+) -> Vec<(u64, Box<str>)> {
+    let mut integers: Vec<(u64, Box<str>)> = Vec::new();
+    let mut others: Vec<u64> = Vec::new();
+    for literal in texts.into_iter().flat_map(numbers) {
+        let integer = !literal.contains(['.', 'e', 'E']);
+        // serde_json reads `-0` as the double -0.0, though an i64 holds its value.
+        let minus_zero = literal.starts_with('-') && literal[1..].bytes().all(|b| b == b'0');
+        if integer
+            && !minus_zero
+            && (literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok())
+        {
+            continue;
+        }
+        match literal.parse::<f64>() {
+            Ok(f) if f.is_finite() && integer => integers.push((f.to_bits(), literal.into())),
+            Ok(f) => others.push(f.to_bits()),
+            Err(_) => {}
         }
     }
-    None
+    others.sort_unstable();
+    integers.retain(|(bits, _)| others.binary_search(bits).is_err());
+    integers.sort_unstable();
+    integers.dedup_by_key(|(bits, _)| *bits);
+    integers
 }
 
 /// Whether reading `literal` as serde_json does (or as a double, for text
@@ -95,6 +133,29 @@ mod tests {
         ] {
             assert_eq!(lossy_number(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn integers_a_double_would_write_otherwise_are_kept_as_written() {
+        let bits = |x: f64| x.to_bits();
+        assert_eq!(
+            written_integers([
+                r#"{"a": -0, "b": 18446744073709551616, "s": "-0", "c": 1, "d": 1.5}"#
+            ]),
+            {
+                let mut expected: Vec<(u64, Box<str>)> = vec![
+                    (bits(-0.0), "-0".into()),
+                    (bits(18446744073709551616.0), "18446744073709551616".into()),
+                ];
+                expected.sort_unstable();
+                expected
+            }
+        );
+        // Spelled both ways in one text: which spelling a value came from is unknown.
+        assert!(written_integers(["[-0, -0.0, 1e20, 100000000000000000000]"]).is_empty());
+        assert!(
+            written_integers(["[0, 1, -9223372036854775808, 18446744073709551615]"]).is_empty()
+        );
     }
 
     #[test]

@@ -67,8 +67,13 @@ impl Strict {
 
 /// `schema` compiled as strict checking validates with it, or why it cannot be: the draft
 /// named by `$schema` (2020-12 when none is), format assertions off, no remote references
-/// fetched.
+/// fetched. A schema whose references make one call's work unbounded
+/// ([`super::expansion::measure`]) is refused here, the one place every strict check, the
+/// planner's `uncheckable-schema` warning and the service take a schema's validator from: no
+/// validator of an unbounded schema is ever built, so no call is ever validated unboundedly.
 pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
+    super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
+        .map_err(|why| why.to_string())?;
     jsonschema::options()
         .should_validate_formats(false)
         .build(schema)

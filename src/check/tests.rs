@@ -70,6 +70,7 @@ fn turn(calls: &[(&str, Value)]) -> Turn {
                 name: (*name).to_string(),
                 arguments: arguments.clone(),
                 unreadable: None,
+                written: Box::default(),
             })
             .collect(),
     }

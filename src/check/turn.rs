@@ -29,6 +29,23 @@ pub struct Call {
     /// round), when they could not. The check refuses such a call; the rest of the turn is
     /// still read.
     pub unreadable: Option<Unreadable>,
+    /// Integers the arguments' text spells that serde_json holds as doubles (`-0`,
+    /// `18446744073709551616`), by the double's bits, so what is forwarded writes them as the
+    /// model did ([`super::digits::written_integers`]).
+    pub(crate) written: Box<[(u64, Box<str>)]>,
+}
+
+impl Call {
+    /// A call built in code: `arguments` as the model sent them, read.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            unreadable: None,
+            written: Box::default(),
+        }
+    }
 }
 
 /// Why a call's arguments were not read.
@@ -84,16 +101,22 @@ impl Turn {
                 .map(|c| {
                     // Each call's arguments are read on their own: what a model wrote there is
                     // answered in the report, and never makes the whole turn unreadable.
-                    let (arguments, unreadable) = match c.arguments.map(read_arguments) {
-                        None => (Value::Null, None),
-                        Some(Ok(value)) => (value, None),
-                        Some(Err(why)) => (Value::Null, Some(why)),
+                    let (arguments, unreadable, written) = match c.arguments {
+                        None => (Value::Null, None, Box::default()),
+                        Some(raw) => match read_arguments(raw) {
+                            Ok(value) => {
+                                let written = written_in(raw.get(), &value);
+                                (value, None, written)
+                            }
+                            Err(why) => (Value::Null, Some(why), Box::default()),
+                        },
                     };
                     Call {
                         id: c.id,
                         name: c.name,
                         arguments,
                         unreadable,
+                        written,
                     }
                 })
                 .collect(),
@@ -153,6 +176,21 @@ fn id_lines(text: &str) -> Option<Vec<usize>> {
             .map(|c| lines.line(c.id.get().as_ptr() as usize - text.as_ptr() as usize))
             .collect(),
     )
+}
+
+/// The integers serde_json would write back otherwise in a call's arguments `text` (read as
+/// `value`), and in the JSON text the repair may read from it: the arguments as a whole, or a
+/// top-level member, sent as a string.
+fn written_in(text: &str, value: &Value) -> Box<[(u64, Box<str>)]> {
+    let wrapped: Vec<&str> = match value {
+        Value::String(text) => vec![text.as_str()],
+        Value::Object(map) => map.values().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let wrapped = wrapped
+        .into_iter()
+        .filter(|text| super::repair::may_wrap(text));
+    super::digits::written_integers(std::iter::once(text).chain(wrapped)).into_boxed_slice()
 }
 
 /// The arguments `raw` holds, or why they cannot be read and where in them.

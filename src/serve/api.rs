@@ -272,7 +272,13 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
 }
 
 /// The largest `/v1/check` body answered on the async worker when its plan
-/// is already compiled (a turn of a few dozen calls).
+/// is already compiled (a turn of a few dozen calls). Checking such a turn
+/// is bounded: a strict schema whose references expand past
+/// [`crate::check::MAX_SCHEMA_EXPANSION`] nodes, or multiply with the
+/// arguments' nesting, never gets a validator (it is `uncheckable-schema`
+/// and its calls are refused unjudged), so no body answered here runs
+/// unbounded validation on a worker the runtime needs for `/healthz` and
+/// signals.
 const INLINE_CHECK_BYTES: usize = 16 * 1024;
 
 /// `/v1/check`'s answer; `None` when it would have to plan, compile a plan

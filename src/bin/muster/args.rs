@@ -292,6 +292,10 @@ pub struct Serve {
     /// $MUSTER_SESSION_KEY_FILE, else the one key in $MUSTER_SESSION_KEY).
     #[arg(long, value_name = "FILE")]
     pub session_key_file: Option<PathBuf>,
+    /// Longest to wait for requests in flight after SIGTERM or SIGINT, in milliseconds; past
+    /// it the service stops without them.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub drain_timeout_ms: u64,
 }
 
 /// Which roster to plan.

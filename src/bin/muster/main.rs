@@ -379,6 +379,7 @@ fn run(command: Command) -> Result<u8, Error> {
                     .map(muster::store::StoreUrl::parse)
                     .transpose()?,
                 session_ttl: Duration::from_secs(serve.session_ttl_secs),
+                drain_timeout: Duration::from_millis(serve.drain_timeout_ms),
             })?;
             Ok(0)
         }

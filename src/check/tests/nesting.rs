@@ -52,6 +52,7 @@ fn schemas_and_arguments_nested_ten_thousand_deep_are_checked_without_overflow()
                 name: "t".into(),
                 arguments,
                 unreadable: None,
+                written: Box::default(),
             }],
         };
         let report = check_turn(&plan, &turn, &CheckOptions::default());
