@@ -260,6 +260,11 @@ pub struct Serve {
     /// Most bytes each per-generation memo holds (keys and answers).
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024)]
     pub memo_bytes: usize,
+    /// File holding the token POST /v1/admin/reload requires as
+    /// `Authorization: Bearer` (or set MUSTER_ADMIN_TOKEN). Without one the
+    /// admin route is open on a loopback --addr and off on any other.
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
 }
 
 /// Which roster to plan.
