@@ -22,6 +22,7 @@ use crate::session::{self, Live, LoadRequest, Opened};
 use crate::tokens::TokenCache;
 use serde::Serialize;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Pretty JSON with a trailing newline: the one way muster renders a
 /// machine answer.
@@ -341,13 +342,28 @@ pub fn search_lines<'q>(
     queries: impl IntoIterator<Item = &'q str>,
     limit: usize,
 ) -> String {
+    search_lines_until(live, queries, limit, &AtomicBool::new(false)).unwrap_or_default()
+}
+
+/// [`search_lines`] that checks `stop` before each query and gives up,
+/// `None`, once it is set: the service sets it when the request has been
+/// answered (the timeout's 503) or dropped, so the work stops with it.
+pub fn search_lines_until<'q>(
+    live: &Live,
+    queries: impl IntoIterator<Item = &'q str>,
+    limit: usize,
+    stop: &AtomicBool,
+) -> Option<String> {
     let mut out = String::new();
     for query in queries {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
         let results = live.search(query, limit);
         out.push_str(&serde_json::to_string(&results).unwrap_or_default());
         out.push('\n');
     }
-    out
+    Some(out)
 }
 
 /// A load and the document it leaves: what the service answers for

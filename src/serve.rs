@@ -12,6 +12,7 @@
 //! It decides nothing the library below it decides; it maps answers to
 //! statuses, errors to problem+json, and bounds every request.
 
+mod admin;
 mod api;
 mod memo;
 mod metrics;
@@ -20,9 +21,11 @@ mod problem;
 mod request;
 mod sessions;
 
+pub use admin::{AdminToken, MAX_TOKEN_BYTES, MIN_TOKEN_BYTES};
 pub use api::GENERATION_HEADER;
 pub use openapi::ApiDoc;
 pub use problem::{CONFLICT_CODES, HTTP_CODES, ProblemDocument, TYPE_PREFIX};
+pub use sessions::MAX_QUERIES;
 
 use crate::check::OfferedPlan;
 use crate::error::{Error, ErrorKind, Problem};
@@ -84,6 +87,10 @@ pub struct Config {
     /// in flight to finish; past it, it logs `drain-timeout` and stops
     /// with them unanswered.
     pub drain_timeout: Duration,
+    /// The token `/v1/admin/reload` requires as `Authorization: Bearer`.
+    /// Without one the admin route is open on a loopback address and off
+    /// (403) on any other.
+    pub admin_token: Option<AdminToken>,
 }
 
 impl Default for Config {
@@ -102,6 +109,7 @@ impl Default for Config {
             sessions: None,
             session_ttl: Duration::from_secs(7 * 24 * 3600),
             drain_timeout: Duration::from_secs(30),
+            admin_token: None,
         }
     }
 }
@@ -230,6 +238,8 @@ pub struct Shared {
     memo: MemoLimits,
     current: ArcSwap<Generation>,
     metrics: Metrics,
+    /// Who may call `/v1/admin/reload`.
+    admin: admin::Admin,
     /// Serializes reloads, so generation numbers follow load order.
     reloading: tokio::sync::Mutex<()>,
     /// Signs and verifies session documents.
@@ -263,6 +273,7 @@ impl Shared {
             memo,
             current: ArcSwap::from_pointee(Generation::new(1, inputs, memo)),
             metrics,
+            admin: admin::Admin::new(config.addr, config.admin_token.clone()),
             reloading: tokio::sync::Mutex::new(()),
             keys: config.session_keys.clone(),
             store,
@@ -396,6 +407,10 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
                     config.concurrency,
                 )),
         )
+        .layer(middleware::from_fn_with_state(
+            config.body_limit,
+            declared_too_large,
+        ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .with_state(shared)
@@ -437,7 +452,7 @@ async fn overloaded(err: tower::BoxError) -> ApiError {
             "timeout",
             "the request took longer than the service allows",
             Problem::new("the answer was not ready within the request timeout")
-                .help("retry, or start the service with a longer --request-timeout"),
+                .help("retry, or start the service with a longer --request-timeout-ms"),
         )
     } else {
         ApiError::http(
@@ -446,6 +461,31 @@ async fn overloaded(err: tower::BoxError) -> ApiError {
             "the service cannot take the request now",
             Problem::new(err.to_string()).help("retry later"),
         )
+    }
+}
+
+/// Answers 413 at once for a body whose declared `Content-Length` is over
+/// the limit, before anything waits for its bytes (a chunked body over the
+/// limit is refused as it is read).
+async fn declared_too_large(State(limit): State<usize>, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 => {
+            let mut response = request::too_large(format!(
+                "the body declares {length} bytes (Content-Length); the limit is {limit}"
+            ))
+            .into_response();
+            // The body is left unread: the connection cannot carry another request.
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            response
+        }
+        _ => next.run(request).await,
     }
 }
 
@@ -514,7 +554,11 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(config.header_read_timeout);
+        .header_read_timeout(config.header_read_timeout)
+        // A client may shut down its write side once its request is sent
+        // (`nc -N`, scripts that close stdin): answer it rather than drop
+        // the answer on the EOF (hyper's default).
+        .half_close(true);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
@@ -632,6 +676,7 @@ pub fn run(config: Config) -> Result<(), Error> {
             generation = shared.generation(),
             sessions = config.sessions.as_ref().map_or_else(|| "carried by the host".to_string(), |u| u.redacted()).as_str(),
             signed = !config.session_keys.is_empty(),
+            admin = shared.admin.code(),
             "listening on http://{addr}"
         );
         let app = router(shared, &config);

@@ -7,6 +7,8 @@
 #[path = "serve/bounds.rs"]
 mod bounds;
 mod common;
+#[path = "serve/hostile.rs"]
+mod hostile;
 #[path = "serve/memo.rs"]
 mod memo;
 #[path = "serve/openapi.rs"]
@@ -34,10 +36,17 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, args: &[&str]) -> Self {
+        Self::start_with_env(dir, args, &[])
+    }
+
+    /// [`Server::start`] with more environment variables.
+    fn start_with_env(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
             .current_dir(dir)
             .args(["serve", "--addr", "127.0.0.1:0"])
             .args(args)
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .envs(envs.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -183,6 +192,7 @@ struct ServiceLog {
     sessions: Option<String>,
     signed: Option<bool>,
     limit_ms: Option<u64>,
+    admin: Option<String>,
 }
 
 /// A problem+json body, read back by this test's own type.
@@ -196,6 +206,7 @@ struct ProblemBody {
     status: u16,
     detail: String,
     problems: Vec<ProblemEntry>,
+    omitted: Option<usize>,
     generation: Option<u64>,
     resume: Option<Value>,
     plan_changed: Option<Value>,

@@ -6,7 +6,7 @@
 use super::problem::{ApiError, Conflict, ProblemDocument};
 use super::request::{
     Body, CheckRequest, CountRequest, GateRequest, PlanRequest, RawBody, Ready, ReloadReport,
-    WhyRequest, cap, parse, tools_format, usage,
+    WhyRequest, body_bytes, cap, parse, tools_format, usage,
 };
 use super::{Answered, Generation, Shared, sessions};
 use crate::answer::{self, Answer, Offer, Outcome};
@@ -15,12 +15,13 @@ use crate::contract::{PlanChanged, ResumeReport};
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The header naming the policy generation that answered.
 pub const GENERATION_HEADER: &str = "muster-policy-generation";
@@ -73,13 +74,57 @@ async fn with<F>(shared: Arc<Shared>, generation: Arc<Generation>, work: F) -> R
 where
     F: FnOnce(&Shared, &Generation) -> Result<Response, ApiError> + Send + 'static,
 {
+    with_stop(shared, generation, move |shared, g, _| work(shared, g)).await
+}
+
+/// [`with_generation`] for work of many steps: `stop` is set once the
+/// request no longer waits for the answer (the timeout answered 503, the
+/// client went away), and the work checks it between steps, so no thread
+/// keeps working for a request already answered.
+pub(super) async fn with_generation_stop<F>(shared: Arc<Shared>, work: F) -> Response
+where
+    F: FnOnce(&Shared, &Generation, &AtomicBool) -> Result<Response, ApiError> + Send + 'static,
+{
+    let generation = shared.current.load_full();
+    with_stop(shared, generation, work).await
+}
+
+/// [`with_generation_stop`] with the generation already taken.
+async fn with_stop<F>(shared: Arc<Shared>, generation: Arc<Generation>, work: F) -> Response
+where
+    F: FnOnce(&Shared, &Generation, &AtomicBool) -> Result<Response, ApiError> + Send + 'static,
+{
     let number = generation.number;
-    let joined = tokio::task::spawn_blocking(move || work(&shared, &generation)).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    // Dropped with this future: when it completes, and when the timeout
+    // (or hyper, for a client gone) drops it mid-await.
+    let _stop_on_drop = StopOnDrop(stop.clone());
+    let joined = tokio::task::spawn_blocking(move || work(&shared, &generation, &stop)).await;
     match joined {
         Ok(Ok(response)) => response,
         Ok(Err(err)) => err.generation(number).into_response(),
         Err(_) => internal(number),
     }
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What work that saw its stop flag returns: nobody reads it, as the
+/// request was already answered or dropped.
+pub(super) fn stopped() -> ApiError {
+    ApiError::http(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+        "the request took longer than the service allows",
+        Problem::new("the work stopped: its request was answered or dropped"),
+    )
 }
 
 /// The 500 for an answer that panicked, naming the generation.
@@ -476,13 +521,31 @@ fn offered_now(
     ))
 }
 
-/// Re-reads the policy directory. A policy that fails validation leaves
-/// the previous generation serving: 422 problem+json naming every problem
-/// and the generation still serving.
+/// Re-reads the policy directory. A policy that fails validation (or a
+/// directory that cannot be read) leaves the previous generation serving:
+/// 422 problem+json naming every problem and the generation still serving.
+/// Takes no body, and the admin token when the service has one.
 #[utoipa::path(post, path = "/v1/admin/reload",
     responses((status = 200, description = "Reloaded", body = ReloadReport),
-              (status = 422, description = "The policies failed validation; the previous generation keeps serving", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn reload(State(shared): State<Arc<Shared>>) -> Response {
+              (status = 401, description = "The service has an admin token and the request did not send it as `Authorization: Bearer`", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 403, description = "The service listens beyond loopback without an admin token: the admin route is off", body = ProblemDocument, content_type = "application/problem+json"),
+              (status = 422, description = "The policies failed validation or could not be read (the previous generation keeps serving), or the request had a body", body = ProblemDocument, content_type = "application/problem+json")))]
+pub async fn reload(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    if let Some(refused) = shared.admin.refusal(request.headers()) {
+        return refused;
+    }
+    match body_bytes(request, &()).await {
+        Ok(body) if body.is_empty() => {}
+        Ok(body) => {
+            return ApiError::from(usage(
+                "body",
+                &format!("the reload request has a body of {} bytes", body.len()),
+                "send POST /v1/admin/reload with an empty body",
+            ))
+            .into_response();
+        }
+        Err(err) => return err.into_response(),
+    }
     match super::reload(&shared, super::Trigger::Http).await {
         Ok(generation) => respond(
             StatusCode::OK,
@@ -493,7 +556,12 @@ pub async fn reload(State(shared): State<Arc<Shared>>) -> Response {
             }),
             generation,
         ),
-        Err((generation, err)) => ApiError::new(err).generation(generation).into_response(),
+        // Whatever kept the policies from loading (a validation problem,
+        // a directory gone or unreadable) is the operator's to fix, not a
+        // bug: 422 with the error's own code, the old generation serving.
+        Err((generation, err)) => ApiError::with_status(err, StatusCode::UNPROCESSABLE_ENTITY)
+            .generation(generation)
+            .into_response(),
     }
 }
 
@@ -529,4 +597,64 @@ pub async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::{Config, router};
+    use std::sync::mpsc::channel;
+    use tower::ServiceExt;
+
+    fn shared(addr: &str) -> (Arc<Shared>, Config) {
+        let config = Config {
+            policies: concat!(env!("CARGO_MANIFEST_DIR"), "/policies").into(),
+            addr: addr.parse().unwrap(),
+            ..Config::default()
+        };
+        (Shared::load(&config).expect("the bundled policies"), config)
+    }
+
+    /// Defect 2 of issue 24: the timeout answered 503 and the work went on.
+    /// Dropping a request's future (as the timeout does) sets the flag its
+    /// blocking work checks.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn dropping_a_request_stops_its_work() {
+        let (shared, _) = shared("127.0.0.1:0");
+        let (started, has_started) = channel();
+        let (stopped_tx, has_stopped) = channel();
+        let request = tokio::spawn(with_generation_stop(shared, move |_, _, stop| {
+            started.send(()).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::park_timeout(std::time::Duration::from_millis(1));
+            }
+            stopped_tx.send(()).unwrap();
+            Err(stopped())
+        }));
+        tokio::task::spawn_blocking(move || has_started.recv().unwrap())
+            .await
+            .unwrap();
+        request.abort();
+        tokio::task::spawn_blocking(move || has_stopped.recv().unwrap())
+            .await
+            .unwrap();
+    }
+
+    /// Defect 8 of issue 24: bound beyond loopback without a token, the
+    /// reload route is off (no socket is opened here).
+    #[tokio::test]
+    async fn beyond_loopback_without_a_token_reload_is_403() {
+        for (addr, status) in [("0.0.0.0:8080", 403), ("127.0.0.1:8080", 200)] {
+            let (shared, config) = shared(addr);
+            let response = router(shared, &config)
+                .oneshot(
+                    axum::http::Request::post("/v1/admin/reload")
+                        .body(axum::body::Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), status, "{addr}");
+        }
+    }
 }

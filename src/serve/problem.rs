@@ -13,13 +13,15 @@ use serde::Serialize;
 pub const TYPE_PREFIX: &str = "urn:muster:problem:";
 
 /// The problem types the HTTP layer adds to [`ErrorKind`]'s codes.
-pub const HTTP_CODES: [&str; 7] = [
+pub const HTTP_CODES: [&str; 9] = [
     "session-not-found",
     "body-too-large",
     "timeout",
     "not-found",
     "method-not-allowed",
     "overloaded",
+    "unauthorized",
+    "admin-disabled",
     "internal",
 ];
 
@@ -35,8 +37,12 @@ pub struct ProblemDocument {
     pub status: u16,
     /// Every problem as text: where, what, and what to change.
     pub detail: String,
-    /// Each problem's fields.
+    /// Each problem's fields: the first [`MAX_PROBLEMS`].
     pub problems: Vec<ProblemEntry>,
+    /// How many problems past the first [`MAX_PROBLEMS`] are left out of
+    /// `problems` and `detail` (absent when none are).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted: usize,
     /// The policy generation that answered (or, for a failed reload, the
     /// one still serving).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,6 +114,27 @@ impl Conflict {
     }
 }
 
+/// The most problems a problem+json lists; the rest are counted in
+/// `omitted`, so a body full of mistakes cannot make an answer many times
+/// its size.
+pub const MAX_PROBLEMS: usize = 100;
+
+/// The most characters of a problem's `message` or `help` a problem+json
+/// carries; a longer one (quoting a long input) is cut, ending in `…`.
+pub const MAX_PROBLEM_CHARS: usize = 4096;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// `text`, cut to [`MAX_PROBLEM_CHARS`] characters.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_PROBLEM_CHARS) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
 /// One problem of a [`ProblemDocument`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ProblemEntry {
@@ -128,10 +155,10 @@ pub struct ProblemEntry {
 impl From<&Problem> for ProblemEntry {
     fn from(p: &Problem) -> Self {
         Self {
-            field: p.file.as_ref().map(|f| f.display().to_string()),
+            field: p.file.as_ref().map(|f| clip(&f.display().to_string())),
             line: p.line,
-            message: p.message.clone(),
-            help: p.help.clone(),
+            message: clip(&p.message),
+            help: p.help.as_deref().map(clip),
         }
     }
 }
@@ -211,19 +238,39 @@ impl ApiError {
         self
     }
 
-    /// The body.
+    /// The body: every problem+json the service sends is rendered here,
+    /// so here the problems are capped ([`MAX_PROBLEMS`],
+    /// [`MAX_PROBLEM_CHARS`]).
     pub fn document(&self) -> ProblemDocument {
+        let all = self.error.problems();
+        let shown = &all[..all.len().min(MAX_PROBLEMS)];
+        let omitted = all.len() - shown.len();
+        let mut detail = shown
+            .iter()
+            .map(|p| {
+                // As the CLI prints it, but clipped as `problems` is.
+                Problem {
+                    file: p.file.clone(),
+                    line: p.line,
+                    message: clip(&p.message),
+                    help: p.help.as_deref().map(clip),
+                }
+                .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if omitted > 0 {
+            detail.push_str(&format!(
+                "\n… and {omitted} more problem(s), left out (at most {MAX_PROBLEMS} are listed)"
+            ));
+        }
         ProblemDocument {
             kind: format!("{TYPE_PREFIX}{}", self.code),
             title: self.title.to_string(),
             status: self.status.as_u16(),
-            detail: self.error.to_string(),
-            problems: self
-                .error
-                .problems()
-                .iter()
-                .map(ProblemEntry::from)
-                .collect(),
+            detail,
+            problems: shown.iter().map(ProblemEntry::from).collect(),
+            omitted,
             generation: self.generation,
             resume: match self.conflict.as_deref() {
                 Some(Conflict::Resume(report)) => Some(report.clone()),
@@ -256,5 +303,43 @@ impl IntoResponse for ApiError {
             HeaderValue::from_static("application/problem+json"),
         );
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_lists_at_most_max_problems_and_counts_the_rest() {
+        let problems: Vec<Problem> = (0..MAX_PROBLEMS + 250)
+            .map(|i| Problem::new(format!("problem {i}")).in_file("gates"))
+            .collect();
+        let doc = ApiError::new(Error::many(ErrorKind::Usage, problems)).document();
+        assert_eq!(doc.problems.len(), MAX_PROBLEMS);
+        assert_eq!(doc.omitted, 250);
+        assert_eq!(doc.problems[MAX_PROBLEMS - 1].message, "problem 99");
+        assert_eq!(doc.detail.lines().count(), MAX_PROBLEMS + 1);
+        let json = serde_json::to_value(&doc).unwrap();
+        assert_eq!(json["omitted"], 250);
+
+        let few = ApiError::new(Error::new(ErrorKind::Usage, Problem::new("one"))).document();
+        assert_eq!(few.omitted, 0);
+        assert!(serde_json::to_value(&few).unwrap().get("omitted").is_none());
+    }
+
+    #[test]
+    fn a_long_message_is_clipped() {
+        let long = "é".repeat(MAX_PROBLEM_CHARS * 3);
+        let doc = ApiError::new(Error::new(
+            ErrorKind::Input,
+            Problem::new(long.clone()).help(long),
+        ))
+        .document();
+        let entry = &doc.problems[0];
+        assert_eq!(entry.message.chars().count(), MAX_PROBLEM_CHARS + 1);
+        assert!(entry.message.ends_with('…'));
+        assert_eq!(entry.help, Some(entry.message.clone()));
+        assert!(doc.detail.len() < 4 * MAX_PROBLEM_CHARS * 2 + 64);
     }
 }

@@ -43,18 +43,11 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
     }
 }
 
-async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+pub(super) async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
     Bytes::from_request(req, state).await.map_err(|rejection| {
         let status = rejection.status();
         if status == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::http(
-                status,
-                "body-too-large",
-                "the request body is larger than the service accepts",
-                Problem::new(rejection.body_text())
-                    .in_file("body")
-                    .help("send a smaller body, or start the service with a larger --body-limit"),
-            )
+            too_large(rejection.body_text())
         } else {
             ApiError::with_status(
                 Error::new(
@@ -67,9 +60,26 @@ async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Ap
     })
 }
 
+/// The 413 for a body over `--body-limit`, read or declared.
+pub(super) fn too_large(message: String) -> ApiError {
+    ApiError::http(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body-too-large",
+        "the request body is larger than the service accepts",
+        Problem::new(message)
+            .in_file("body")
+            .help("send a smaller body, or start the service with a larger --body-limit"),
+    )
+}
+
+/// The UTF-8 byte-order mark some editors and Windows tools put first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// A request of type `T` from its body: unreadable JSON is a 400, JSON of
-/// the wrong shape a 422.
+/// the wrong shape a 422. A UTF-8 byte-order mark before the JSON is
+/// skipped, as turn files' is.
 pub(super) fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, ApiError> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     serde_json::from_slice(bytes).map_err(|err| {
         let status = match err.classify() {
             serde_json::error::Category::Data => StatusCode::UNPROCESSABLE_ENTITY,

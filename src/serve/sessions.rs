@@ -5,7 +5,7 @@
 //! A load through a kept session is a compare-and-swap on its revision: it
 //! lands, or it is answered 409 `stale-revision` and changes nothing.
 
-use super::api::{JSON, answered, respond, with_generation};
+use super::api::{JSON, answered, respond, stopped, with_generation, with_generation_stop};
 use super::problem::{ApiError, Conflict};
 use super::request::{
     LoadRequestBody, NewSessionRequest, RosterRequest, SearchRequest, SessionRequest, tools_format,
@@ -23,6 +23,10 @@ use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 use std::path::Path;
 use std::sync::Arc;
+
+/// Most queries one `/v1/sessions/search` may carry: work per request is
+/// bounded, not only its bytes.
+pub const MAX_QUERIES: usize = 1000;
 
 /// Where a session came from: a kept one is written back by revision.
 #[derive(Debug, Clone)]
@@ -244,7 +248,17 @@ pub async fn session_search(
     super::request::Body(req): super::request::Body<SearchRequest>,
 ) -> Response {
     const ENDPOINT: &str = "/v1/sessions/search";
-    with_generation(shared, move |shared, g| {
+    with_generation_stop(shared, move |shared, g, stop| {
+        if let Some(queries) = &req.queries
+            && queries.len() > MAX_QUERIES
+        {
+            return Err(usage(
+                "queries",
+                &format!("queries holds {} queries", queries.len()),
+                &format!("send at most {MAX_QUERIES} queries per request"),
+            )
+            .into());
+        }
         let limit = match req.limit {
             None => 5,
             Some(n @ 1..=10) => n as usize,
@@ -286,7 +300,13 @@ pub async fn session_search(
             (None, queries) => respond(
                 StatusCode::OK,
                 "application/x-ndjson",
-                answer::search_lines(&live, queries.iter().flatten().map(String::as_str), limit),
+                answer::search_lines_until(
+                    &live,
+                    queries.iter().flatten().map(String::as_str),
+                    limit,
+                    stop,
+                )
+                .ok_or_else(stopped)?,
                 g.number,
             ),
         })

@@ -296,6 +296,11 @@ pub struct Serve {
     /// it the service stops without them.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub drain_timeout_ms: u64,
+    /// File holding the token POST /v1/admin/reload requires as
+    /// `Authorization: Bearer` (or set MUSTER_ADMIN_TOKEN). Without one the
+    /// admin route is open on a loopback --addr and off on any other.
+    #[arg(long, value_name = "PATH")]
+    pub admin_token_file: Option<PathBuf>,
 }
 
 /// Which roster to plan.

@@ -114,6 +114,44 @@ mod closed_stdout {
 /// one-minute soak (scripts/soak-serve); with two arenas it stays flat
 /// (docs/serve.md has the figures). The same as `MALLOC_ARENA_MAX=2`,
 /// which an operator's setting still overrides.
+/// The admin token of `muster serve`: from `--admin-token-file`, else
+/// from `MUSTER_ADMIN_TOKEN`; both at once is a usage error (which one is
+/// meant?). Never printed: the errors name the source, not the token.
+#[cfg(feature = "serve")]
+fn admin_token(file: Option<&std::path::Path>) -> Result<Option<muster::serve::AdminToken>, Error> {
+    const ENV: &str = "MUSTER_ADMIN_TOKEN";
+    let from_env = std::env::var_os(ENV).filter(|v| !v.is_empty());
+    match (file, from_env) {
+        (Some(path), Some(_)) => Err(Error::new(
+            ErrorKind::Usage,
+            Problem::new(format!(
+                "both --admin-token-file {} and {ENV} give an admin token",
+                path.display()
+            ))
+            .in_file(path)
+            .help(format!(
+                "give one: unset {ENV}, or leave out --admin-token-file"
+            )),
+        )),
+        (Some(path), None) => {
+            let text = std::fs::read_to_string(path).map_err(|err| Error::io(path, &err))?;
+            muster::serve::AdminToken::new(&text, &path.display().to_string()).map(Some)
+        }
+        (None, Some(value)) => {
+            let text = value.into_string().map_err(|_| {
+                Error::new(
+                    ErrorKind::Usage,
+                    Problem::new(format!("{ENV} is not UTF-8"))
+                        .in_file(ENV)
+                        .help("use visible ASCII characters, e.g. `openssl rand -hex 32`"),
+                )
+            })?;
+            muster::serve::AdminToken::new(&text, ENV).map(Some)
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 #[cfg(all(feature = "serve", target_os = "linux", target_env = "gnu"))]
 fn few_malloc_arenas() {
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
@@ -361,6 +399,7 @@ fn run(command: Command) -> Result<u8, Error> {
         #[cfg(feature = "serve")]
         Command::Serve(serve) => {
             use std::time::Duration;
+            let admin_token = admin_token(serve.admin_token_file.as_deref())?;
             few_malloc_arenas();
             muster::serve::run(muster::serve::Config {
                 policies: serve.policies,
@@ -380,6 +419,7 @@ fn run(command: Command) -> Result<u8, Error> {
                     .transpose()?,
                 session_ttl: Duration::from_secs(serve.session_ttl_secs),
                 drain_timeout: Duration::from_millis(serve.drain_timeout_ms),
+                admin_token,
             })?;
             Ok(0)
         }
