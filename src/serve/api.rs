@@ -351,12 +351,11 @@ fn check_body(
                 None => return Ok(None),
                 Some(Ok(offered)) => offered,
                 Some(Err(changed)) => {
-                    return Ok(Some(sessions::conflict(
+                    return Err(sessions::conflict(
                         shared,
                         "/v1/check",
                         Conflict::PlanChanged(changed),
-                        g.number,
-                    )));
+                    ));
                 }
             }
         }
@@ -369,12 +368,11 @@ fn check_body(
                 None => return Ok(None),
                 Some(Ok(offered)) => offered,
                 Some(Err(report)) => {
-                    return Ok(Some(sessions::conflict(
+                    return Err(sessions::conflict(
                         shared,
                         "/v1/check",
                         Conflict::Resume(report),
-                        g.number,
-                    )));
+                    ));
                 }
             }
         }

@@ -106,39 +106,19 @@ fn open(
     document: Option<&RawValue>,
     id: Option<&str>,
     endpoint: &'static str,
-) -> Result<Result<(Live, Option<Kept>), Response>, ApiError> {
+) -> Result<(Live, Option<Kept>), ApiError> {
     let (doc, kept) = named(shared, document, id)?;
-    Ok(
-        match answer::open(
-            &g.inputs,
-            doc,
-            &shared.keys,
-            Path::new("session"),
-            &mut g.cache(),
-        )? {
-            Ok(live) => Ok((live, kept)),
-            Err(report) => Err(conflict(
-                shared,
-                endpoint,
-                Conflict::Resume(report),
-                g.number,
-            )),
-        },
-    )
+    let keys = &shared.keys;
+    match answer::open(&g.inputs, doc, keys, Path::new("session"), &mut g.cache())? {
+        Ok(live) => Ok((live, kept)),
+        Err(report) => Err(conflict(shared, endpoint, Conflict::Resume(report))),
+    }
 }
 
 /// A 409 problem, counted as a pin mismatch.
-pub(super) fn conflict(
-    shared: &Shared,
-    endpoint: &str,
-    conflict: Conflict,
-    generation: u64,
-) -> Response {
+pub(super) fn conflict(shared: &Shared, endpoint: &str, conflict: Conflict) -> ApiError {
     shared.metrics.answer(endpoint, Outcome::PinMismatch);
-    conflict
-        .into_problem()
-        .generation(generation)
-        .into_response()
+    conflict.into_problem()
 }
 
 /// Plans and pins a new session: the document `muster session new --format
@@ -279,16 +259,13 @@ pub async fn session_search(
             )
             .into());
         }
-        let (live, _) = match open(
+        let (live, _) = open(
             shared,
             g,
             req.session.as_deref(),
             req.session_id.as_deref(),
             ENDPOINT,
-        )? {
-            Ok(opened) => opened,
-            Err(response) => return Ok(response),
-        };
+        )?;
         shared.metrics.answer(ENDPOINT, Outcome::Done);
         Ok(match (req.query, req.queries) {
             (Some(query), _) => respond(
@@ -341,30 +318,26 @@ pub async fn session_load(
                 .into());
             }
         };
-        let (live, kept) = match open(
+        let (live, kept) = open(
             shared,
             g,
             req.session.as_deref(),
             req.session_id.as_deref(),
             ENDPOINT,
-        )? {
-            Ok(opened) => opened,
-            Err(response) => return Ok(response),
-        };
+        )?;
         let read = kept
             .as_ref()
             .map_or(live.document().revision, |k| k.revision);
         if let Some(expected) = req.revision
             && expected != read
         {
-            return Ok(stale(
-                shared,
-                ENDPOINT,
+            return Err(stale(
                 &kept,
                 live.document(),
                 expected,
                 read,
-                g,
+                shared,
+                ENDPOINT,
             ));
         }
         let load = answer::load(live, &request);
@@ -383,15 +356,8 @@ pub async fn session_load(
             )? {
                 Swapped::Done => {}
                 Swapped::Stale { current } => {
-                    return Ok(stale(
-                        shared,
-                        ENDPOINT,
-                        &Some(kept.clone()),
-                        &load.session,
-                        kept.revision,
-                        current,
-                        g,
-                    ));
+                    let kept = Some(kept.clone());
+                    return Err(stale(&kept, &load.session, read, current, shared, ENDPOINT));
                 }
                 Swapped::Missing => return Err(missing(&kept.id)),
             }
@@ -409,15 +375,15 @@ pub async fn session_load(
     .await
 }
 
+/// The 409 for a load meant for `expected` on a session now at `current`.
 fn stale(
-    shared: &Shared,
-    endpoint: &'static str,
     kept: &Option<Kept>,
     doc: &SessionDocument,
     expected: u64,
     current: u64,
-    g: &Generation,
-) -> Response {
+    shared: &Shared,
+    endpoint: &'static str,
+) -> ApiError {
     conflict(
         shared,
         endpoint,
@@ -426,7 +392,6 @@ fn stale(
             expected,
             current,
         }),
-        g.number,
     )
 }
 
@@ -443,16 +408,13 @@ pub async fn session_roster(
     const ENDPOINT: &str = "/v1/sessions/roster";
     with_generation(shared, move |shared, g| {
         let format = tools_format(req.format.as_deref())?;
-        let (live, _) = match open(
+        let (live, _) = open(
             shared,
             g,
             req.session.as_deref(),
             req.session_id.as_deref(),
             ENDPOINT,
-        )? {
-            Ok(opened) => opened,
-            Err(response) => return Ok(response),
-        };
+        )?;
         let answer = Answer {
             json: match format {
                 None => live.roster_json(),
@@ -494,12 +456,7 @@ pub async fn session_resume(
                 g.number,
             ))
         } else {
-            Ok(conflict(
-                shared,
-                ENDPOINT,
-                Conflict::Resume(report),
-                g.number,
-            ))
+            Err(conflict(shared, ENDPOINT, Conflict::Resume(report)))
         }
     })
     .await
