@@ -25,6 +25,23 @@ struct CallReport {
     problems: Vec<Problem>,
     arguments: Option<Value>,
     notes: Vec<Note>,
+    tool: Option<Resolved>,
+}
+
+/// The offered tool a call resolved to, as a client reads it.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Resolved {
+    name: String,
+    provider_name: Option<String>,
+    mcp: Option<McpTool>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct McpTool {
+    server: String,
+    tool: String,
 }
 
 /// A note as a client reads it: a stable `code`, the call's id, the fields of that code, and the
@@ -55,7 +72,8 @@ const PLAN: &str = r##"{
   "format_version": 3,
   "budget": {"tokens": 6000, "used": 1480},
   "roster": [
-    {"name": "mcp.bland_call.start_call", "source": "mcp", "tokens": 212, "coerce": true,
+    {"name": "mcp.bland_call.start_call", "provider_name": "mcp__bland_call__start_call",
+     "source": "mcp", "server": "bland_call", "tool": "start_call", "tokens": 212, "coerce": true,
      "unknown_arguments": "refuse", "fixed": {"from_number": "+15550199"},
      "only": ["phone_number", "task", "max_duration"],
      "input_schema": {"type": "object", "required": ["phone_number", "task"],
@@ -113,6 +131,22 @@ fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
     assert_eq!(report.format_version, 3);
     let ids: Vec<&str> = report.calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
+    // Each call names the tool it resolved to: where to forward an MCP call.
+    assert_eq!(
+        report.calls[0].tool,
+        Some(Resolved {
+            name: "mcp.bland_call.start_call".into(),
+            provider_name: Some("mcp__bland_call__start_call".into()),
+            mcp: Some(McpTool {
+                server: "bland_call".into(),
+                tool: "start_call".into()
+            }),
+        })
+    );
+    assert_eq!(
+        report.calls[1].tool.as_ref().map(|t| (t.name.as_str(), &t.mcp)),
+        Some(("email.send", &None))
+    );
     for call in &report.calls {
         assert_eq!(call.status, "ok");
         assert_eq!(call.refusal, None);
