@@ -82,9 +82,12 @@
 //! let tools: serde_json::Value = serde_json::from_str(&tools.json)?;
 //! assert_eq!(tools[0]["name"], "math__calculate", "a provider-safe name");
 //!
-//! // A session pins the roster; a turn is checked against what was offered.
-//! let session = muster::session::new(&inputs, &select.selection, (None, None), &mut cache)?;
-//! let live = answer::open(&inputs, session, &mut cache)?.expect("the pin holds");
+//! // A session pins the roster (signed with the key given); a turn is
+//! // checked against what was offered.
+//! let keys = muster::session::SessionKeys::parse("k1:0123456789abcdef0123456789abcdef", "key".as_ref())?;
+//! let session = muster::session::new(&inputs, &select.selection, &Default::default(), &keys, &mut cache)?;
+//! assert_eq!(session.signature.as_ref().map(|s| s.key.as_str()), Some("k1"));
+//! let live = answer::open(&inputs, session, &keys, "s.json".as_ref(), &mut cache)?.expect("the pin holds");
 //! let offered = answer::offered(Offer::Session { live: &live, file: "s.json".as_ref() })?;
 //! let turn = r#"{"calls": [{"id": "c1", "name": "math.calculate", "arguments": {}}]}"#;
 //! let report = answer::check(&offered, turn, "turn.json".as_ref(), &Default::default())?;

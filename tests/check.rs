@@ -144,7 +144,10 @@ fn a_fitting_turn_runs_with_repaired_narrowed_and_cast_arguments() {
         })
     );
     assert_eq!(
-        report.calls[1].tool.as_ref().map(|t| (t.name.as_str(), &t.mcp)),
+        report.calls[1]
+            .tool
+            .as_ref()
+            .map(|t| (t.name.as_str(), &t.mcp)),
         Some(("email.send", &None))
     );
     for call in &report.calls {
