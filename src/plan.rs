@@ -568,7 +568,8 @@ impl Plan<'_> {
 
     /// The offer if every load the policy allows were taken: pinned items
     /// and tokens plus the most that loads may add (bounded by
-    /// `max_loaded` / `max_loaded_tokens`, by what is deferred, and by
+    /// `max_loaded` / `max_loaded_tokens`, by what is deferred — the
+    /// `max_loaded` largest deferred definitions for tokens — and by
     /// `deferral.loads`' limits), as (items, tokens).
     pub fn after_loads(&self) -> (u32, u32) {
         let pinned = (self.totals.items, self.totals.tokens);
@@ -576,9 +577,18 @@ impl Plan<'_> {
             return pinned;
         }
         let policy = &self.catalog.deferral_policy;
-        let deferred_tokens = self.deferred.iter().fold(0u32, |sum, &i| {
-            sum.saturating_add(self.catalog.candidates[i].tokens)
-        });
+        // The most tokens `max_loaded` loads can add: the largest
+        // deferred definitions, as many as may be loaded.
+        let mut sizes: Vec<u32> = self
+            .deferred
+            .iter()
+            .map(|&i| self.catalog.candidates[i].tokens)
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let deferred_tokens = sizes
+            .iter()
+            .take(policy.max_loaded as usize)
+            .fold(0u32, |sum, &t| sum.saturating_add(t));
         let items = pinned
             .0
             .saturating_add(policy.max_loaded.min(self.deferred.len() as u32));
