@@ -584,9 +584,10 @@ impl Plan<'_> {
             .iter()
             .map(|&i| self.catalog.candidates[i].tokens)
             .collect();
-        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes.sort_unstable();
         let deferred_tokens = sizes
             .iter()
+            .rev()
             .take(policy.max_loaded as usize)
             .fold(0u32, |sum, &t| sum.saturating_add(t));
         let items = pinned
