@@ -43,6 +43,7 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
             offered_ahead,
             item_cap_needed,
             displace,
+            reserved_for_loads,
         } => {
             reasons.push(format!(
                 "item cap {}: the roster was full when its turn came at {rank_text}",
@@ -57,6 +58,11 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
                 "outranked by all {offered_ahead} offered tools: {}",
                 outranked_by.join(", ")
             ));
+            if *reserved_for_loads > 0 {
+                reasons.push(format!(
+                    "{reserved_for_loads} slots are reserved for loads (deferral.loads = \"within-caps\")"
+                ));
+            }
             reasons.push(priority_rule(c));
             to_fit.push(Remedy::RaiseItemCap {
                 to: *item_cap_needed,
@@ -75,7 +81,13 @@ pub fn why(plan: &Plan<'_>, name: &str) -> Explanation {
             room,
             short,
             token_cap_needed,
+            reserved_for_loads,
         } => {
+            if *reserved_for_loads > 0 {
+                reasons.push(format!(
+                    "{reserved_for_loads} tokens are reserved for loads (deferral.loads = \"within-caps\")"
+                ));
+            }
             reasons.push(format!(
                 "token cap {}: its definition costs {tokens} tokens and only {room} were left when its turn came at {rank_text}",
                 plan.caps.tokens

@@ -42,6 +42,8 @@ struct RawGate {
     min_headroom: Option<MinHeadroom>,
     roster: Option<Vec<Spanned<String>>>,
     findability: Option<Spanned<RawFindability>>,
+    #[serde(default)]
+    loads_within_caps: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,6 +102,9 @@ pub struct Gate {
     pub roster: Option<Vec<(String, usize)>>,
     /// The findability check, if any.
     pub findability: Option<Findability>,
+    /// Whether the chat's worst case, every allowed load taken, must stay
+    /// within the caps (`loads_within_caps = true`).
+    pub loads_within_caps: bool,
 }
 
 /// Reads gate files: each path is a `.toml` file or a directory whose
@@ -155,7 +160,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
         Problem::new(err.message().trim().to_string())
             .in_file(file)
             .at_line(err.span().map(|s| line_of(&text, s.start)))
-            .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability")
+            .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability, loads_within_caps")
     })?;
     let line = |s: &Spanned<String>| line_of(&text, s.span().start);
     for (key, list) in [
@@ -198,6 +203,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
     };
     Ok(Gate {
         findability,
+        loads_within_caps: raw.loads_within_caps,
         name: raw.name.unwrap_or_else(|| {
             file.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -342,6 +348,18 @@ pub fn run_cached(
             .collect();
         if actual != pinned {
             failures.push(roster_diff(&plan, &pinned, &actual, &gate.file, line));
+        }
+    }
+    if gate.loads_within_caps {
+        let (items, tokens) = plan.after_loads();
+        if items > caps.items || tokens > caps.tokens {
+            failures.push(GateFailure::LoadsBeyondCaps {
+                items,
+                item_cap: caps.items,
+                tokens,
+                token_cap: caps.tokens,
+                loads: catalog.deferral_policy.loads.as_str().to_string(),
+            });
         }
     }
     if let Some(found) = &findability

@@ -173,6 +173,9 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
     let mut item_misses = 0u32;
     let mut control_placed = false;
     let mut warnings = catalog.warnings.clone();
+    // With `deferral.loads = "within-caps"` the control tool holds the
+    // loads' room as well: `max_loaded` slots and `max_loaded_tokens`.
+    let (reserve_items, reserve_tokens) = load_reserve(catalog);
 
     for (position, &i) in catalog.ranked.iter().enumerate() {
         let c = &catalog.candidates[i];
@@ -181,19 +184,29 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         let is_control = matches!(c.source, Source::Control);
         // The control tool is charged its summary's budget as well: the
         // summary is written after placement, for what was deferred.
-        let cost = if is_control {
-            c.tokens
-                .saturating_add(catalog.deferral_policy.summary_tokens)
+        let (item_cost, cost) = if is_control {
+            (
+                reserve_items.saturating_add(1),
+                c.tokens
+                    .saturating_add(catalog.deferral_policy.summary_tokens)
+                    .saturating_add(reserve_tokens),
+            )
         } else {
-            c.tokens
+            (1, c.tokens)
         };
-        let miss = if items_left == 0 {
-            item_misses += 1;
+        let reserved_items = if control_placed { reserve_items } else { 0 };
+        let miss = if items_left < item_cost {
+            if !is_control {
+                item_misses += 1;
+            }
             Some((
                 Code::ItemCap,
                 Facts::ItemCap {
-                    offered_ahead: caps.items - items_left,
-                    item_cap_needed: caps.items.saturating_add(item_misses),
+                    offered_ahead: caps.items - items_left - reserved_items,
+                    item_cap_needed: caps
+                        .items
+                        .saturating_add(item_cost - items_left)
+                        .saturating_add(item_misses.saturating_sub(1)),
                     displace: 0,
                 },
             ))
@@ -213,7 +226,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         };
         match miss {
             None => {
-                items_left -= 1;
+                items_left -= item_cost;
                 tokens_left -= cost;
                 d.status = Status::Offered;
                 d.code = if is_control {
@@ -282,7 +295,14 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
             warnings.push(Warning::new(WarningKind::RequiredNotOffered {
                 tool: c.name.clone(),
                 status: decisions[i].status,
-                reason: reason_of(catalog, &displaceable, &decisions[i], None, i),
+                reason: reason_of(
+                    catalog,
+                    &displaceable,
+                    &decisions[i],
+                    None,
+                    control_placed,
+                    i,
+                ),
             }));
         }
     }
@@ -321,9 +341,15 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
     if let Some(offer) = &control {
         tokens_left += offer.reserved - offer.tokens;
     }
-    let used_tokens = caps.tokens.saturating_sub(wrapper) - tokens_left;
+    // The loads' room is held, not offered.
+    let (held_items, held_tokens) = if control_placed {
+        (reserve_items, reserve_tokens)
+    } else {
+        (0, 0)
+    };
+    let used_tokens = caps.tokens.saturating_sub(wrapper) - tokens_left - held_tokens;
     let totals = Totals {
-        items: caps.items - items_left,
+        items: caps.items - items_left - held_items,
         item_cap: caps.items,
         tokens: if roster.is_empty() {
             0
@@ -337,7 +363,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
         catalog,
         &roster,
         items_left,
-        caps.tokens - totals.tokens.min(caps.tokens),
+        (caps.tokens - totals.tokens.min(caps.tokens)).saturating_sub(held_tokens),
     );
     Plan {
         catalog,
@@ -360,12 +386,20 @@ fn reason_of(
     displaceable: &[usize],
     d: &Decision,
     control: Option<&ControlOffer>,
+    control_placed: bool,
     i: usize,
 ) -> Reason {
     let c = &catalog.candidates[i];
     if let Some(ex) = &c.exclusion {
         return Reason::clone(ex);
     }
+    // The loads' room counts against a miss once the control tool holds
+    // it, and against the control tool's own miss.
+    let (reserve_items, reserve_tokens) = if control_placed || matches!(c.source, Source::Control) {
+        load_reserve(catalog)
+    } else {
+        (0, 0)
+    };
     let name = |j: usize| catalog.candidates[j].name.clone();
     match &d.facts {
         Facts::ItemCap {
@@ -379,6 +413,7 @@ fn reason_of(
                 .iter()
                 .map(|&j| name(j))
                 .collect(),
+            reserved_for_loads: reserve_items,
         },
         Facts::TokenCap {
             tokens,
@@ -389,6 +424,7 @@ fn reason_of(
             room: *room,
             short: tokens - room,
             token_cap_needed: *token_cap_needed,
+            reserved_for_loads: reserve_tokens,
         },
         Facts::None => match (d.code, control) {
             (Code::ControlTool, Some(offer)) if offer.index == i => Reason::ControlTool {
@@ -525,13 +561,63 @@ impl Plan<'_> {
             &self.displaceable,
             &self.decisions[i],
             self.control.as_ref(),
+            self.control.is_some(),
             i,
+        )
+    }
+
+    /// The offer if every load the policy allows were taken: pinned items
+    /// and tokens plus the most that loads may add (bounded by
+    /// `max_loaded` / `max_loaded_tokens`, by what is deferred — the
+    /// `max_loaded` largest deferred definitions for tokens — and by
+    /// `deferral.loads`' limits), as (items, tokens).
+    pub fn after_loads(&self) -> (u32, u32) {
+        let pinned = (self.totals.items, self.totals.tokens);
+        if self.control.is_none() {
+            return pinned;
+        }
+        let policy = &self.catalog.deferral_policy;
+        // The most tokens `max_loaded` loads can add: the largest
+        // deferred definitions, as many as may be loaded.
+        let mut sizes: Vec<u32> = self
+            .deferred
+            .iter()
+            .map(|&i| self.catalog.candidates[i].tokens)
+            .collect();
+        sizes.sort_unstable();
+        let deferred_tokens = sizes
+            .iter()
+            .rev()
+            .take(policy.max_loaded as usize)
+            .fold(0u32, |sum, &t| sum.saturating_add(t));
+        let items = pinned
+            .0
+            .saturating_add(policy.max_loaded.min(self.deferred.len() as u32));
+        let tokens = pinned
+            .1
+            .saturating_add(policy.max_loaded_tokens.min(deferred_tokens));
+        let (item_limit, token_limit) = policy.loads.limits(self.caps);
+        (
+            item_limit.map_or(items, |l| items.min(l.max(pinned.0))),
+            token_limit.map_or(tokens, |l| tokens.min(l.max(pinned.1))),
         )
     }
 
     /// One sentence with the facts of candidate `i`'s decision.
     pub fn detail(&self, i: usize) -> String {
         self.reason(i).to_string()
+    }
+}
+
+/// Room held for loads: `deferral.max_loaded` slots and
+/// `deferral.max_loaded_tokens` tokens with `loads = "within-caps"` and
+/// deferral on; none otherwise.
+fn load_reserve(catalog: &Catalog) -> (u32, u32) {
+    let policy = &catalog.deferral_policy;
+    if catalog.deferral && policy.loads == crate::policy::Loads::WithinCaps {
+        (policy.max_loaded, policy.max_loaded_tokens)
+    } else {
+        (0, 0)
     }
 }
 

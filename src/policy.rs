@@ -143,6 +143,56 @@ pub struct Deferral {
     pub max_loaded_tokens: u32,
     /// Most tools one query to the control tool loads.
     pub per_query: u32,
+    /// Whether loads stay within the caps (`deferral.loads`).
+    pub loads: Loads,
+}
+
+/// `deferral.loads`: how far loads may take a chat's offer past the caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loads {
+    /// The planner reserves `max_loaded` items and `max_loaded_tokens`
+    /// tokens for loads, and a load that would pass the caps is refused.
+    WithinCaps,
+    /// Loads may pass the caps by at most `items` items and `tokens`
+    /// tokens (`deferral.beyond_items` / `beyond_tokens`); `None` is
+    /// unbounded. The default, with both unbounded.
+    BeyondCaps {
+        /// `deferral.beyond_items`.
+        items: Option<u32>,
+        /// `deferral.beyond_tokens`.
+        tokens: Option<u32>,
+    },
+}
+
+impl Default for Loads {
+    fn default() -> Self {
+        Loads::BeyondCaps {
+            items: None,
+            tokens: None,
+        }
+    }
+}
+
+impl Loads {
+    /// The most items and tokens the offer (pinned and loaded) may reach
+    /// under `caps`; `None` where unbounded.
+    pub fn limits(self, caps: Caps) -> (Option<u32>, Option<u32>) {
+        match self {
+            Loads::WithinCaps => (Some(caps.items), Some(caps.tokens)),
+            Loads::BeyondCaps { items, tokens } => (
+                items.map(|n| caps.items.saturating_add(n)),
+                tokens.map(|n| caps.tokens.saturating_add(n)),
+            ),
+        }
+    }
+
+    /// Its name in `muster.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Loads::WithinCaps => "within-caps",
+            Loads::BeyondCaps { .. } => "beyond-caps",
+        }
+    }
 }
 
 impl Deferral {
@@ -193,6 +243,9 @@ pub struct Agent {
     pub enabled_tools: Option<Vec<(String, Origin)>>,
     /// MCP servers the agent uses; `None` means all.
     pub servers: Option<Vec<(String, Origin)>>,
+    /// Whose billing token counts its plans follow when the request names
+    /// none (`None`: the policy's `tokens.provider`).
+    pub provider: Option<Provider>,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -364,6 +417,7 @@ impl Default for Deferral {
             max_loaded: 8,
             max_loaded_tokens: 4000,
             per_query: 3,
+            loads: Loads::default(),
         }
     }
 }

@@ -93,12 +93,14 @@ enum FactsDoc {
         offered_ahead: u32,
         item_cap_needed: u32,
         displace: Vec<String>,
+        reserved_for_loads: Option<u32>,
     },
     TokenCap {
         tokens: u32,
         room: u32,
         short: u32,
         token_cap_needed: u32,
+        reserved_for_loads: Option<u32>,
     },
     FlagOff {
         flag: String,
@@ -158,6 +160,19 @@ struct TotalsDoc {
     offered: u32,
     deferred: u32,
     cut: u32,
+    after_loads: Option<AfterLoadsDoc>,
+}
+
+/// Present only when the control tool is offered.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct AfterLoadsDoc {
+    loads: String,
+    items: u32,
+    tokens: u32,
+    over_items: u32,
+    over_tokens: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -462,12 +477,17 @@ fn a_tool_too_large_for_the_tokens_left_is_skipped_and_smaller_ones_fill_the_roo
         room,
         short,
         token_cap_needed,
+        reserved_for_loads,
     } = huge.facts
     else {
         panic!("token-cap facts: {:?}", huge.facts)
     };
     assert_eq!(tokens - room, short);
     assert_eq!(token_cap_needed, 200 + short);
+    assert_eq!(
+        reserved_for_loads, None,
+        "nothing is held for loads by default"
+    );
     // why shows the skip and what it takes.
     let why = muster(fx.path())
         .args(["why", "t.huge", "--token-cap", "200"])
@@ -521,6 +541,12 @@ fn with_deferral_the_control_tool_is_reserved_first_and_misses_are_deferred() {
         (pinned.status.as_str(), pinned.code.as_str()),
         ("cut", "item-cap")
     );
+    // The chat's worst case: one deferred tool can be loaded, past the
+    // item cap of 3 (loads are "beyond-caps" by default).
+    let after = doc.totals.after_loads.as_ref().expect("deferral is on");
+    assert_eq!(after.loads, "beyond-caps");
+    assert_eq!((after.items, after.over_items), (4, 1));
+    assert!(after.tokens > doc.totals.tokens);
 }
 
 /// A strictly checked schema the validator cannot compile is warned about for each tool the

@@ -244,6 +244,7 @@ fn inputs(w: &World) -> Inputs {
             version: 1,
             enabled_tools: None,
             servers: None,
+            provider: None,
             origin: origin(),
         }],
         default_agent: 0,

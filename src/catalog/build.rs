@@ -122,7 +122,10 @@ impl<'p> Builder<'p> {
             agent,
             profile: selection.profile.clone(),
             flags,
-            provider: selection.provider.unwrap_or(policy.provider),
+            provider: selection
+                .provider
+                .or(agent.provider)
+                .unwrap_or(policy.provider),
             candidates: Vec::new(),
             warnings: Vec::new(),
             names: BTreeSet::new(),

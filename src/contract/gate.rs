@@ -101,6 +101,20 @@ pub enum GateFailure {
         /// With the same tools, the first position where the order differs.
         reordered: Option<Reorder>,
     },
+    /// With every load the policy allows taken, the chat would be offered
+    /// more than the caps (`loads_within_caps = true`).
+    LoadsBeyondCaps {
+        /// Items offered with every allowed load taken.
+        items: u32,
+        /// The item cap.
+        item_cap: u32,
+        /// Tokens of the tool section with every allowed load taken.
+        tokens: u32,
+        /// The token cap.
+        token_cap: u32,
+        /// The policy's `deferral.loads`.
+        loads: String,
+    },
     /// The control tool's search finds too few labelled queries' tools.
     Findability {
         /// How many results counted.
@@ -206,6 +220,16 @@ impl fmt::Display for GateFailure {
                 status,
                 reason,
             } => super::reason::required_not_offered(f, tool, *status, reason),
+            GateFailure::LoadsBeyondCaps {
+                items,
+                item_cap,
+                tokens,
+                token_cap,
+                loads,
+            } => write!(
+                f,
+                "with every allowed load taken the chat is offered {items}/{item_cap} items and {tokens}/{token_cap} tokens, past the caps (deferral.loads = {loads:?}); set deferral.loads = \"within-caps\", or lower deferral.beyond_items / beyond_tokens to 0"
+            ),
             GateFailure::SlotHeadroom { slots, min } => write!(
                 f,
                 "headroom is {slots} slot(s); the gate wants at least {min}"

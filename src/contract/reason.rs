@@ -44,6 +44,10 @@ pub enum Reason {
         /// Offered tools, lowest-ranked first and not required, that would
         /// each have to give up a slot for it at this cap.
         displace: Vec<String>,
+        /// Slots held back for loads (`deferral.loads = "within-caps"`):
+        /// `deferral.max_loaded`; absent when none are.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reserved_for_loads: u32,
     },
     /// Its definition was larger than the tokens left when its turn came.
     TokenCap {
@@ -55,6 +59,10 @@ pub enum Reason {
         short: u32,
         /// The token cap that would let it in at the same place.
         token_cap_needed: u32,
+        /// Tokens held back for loads (`deferral.loads = "within-caps"`):
+        /// `deferral.max_loaded_tokens`; absent when none are.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reserved_for_loads: u32,
     },
     /// The flag its (or its server's) `when` names is off.
     FlagOff {
@@ -269,6 +277,10 @@ pub(crate) fn required_not_offered(
     )
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn quoted(names: &[String]) -> String {
     names
         .iter()
@@ -293,11 +305,19 @@ impl fmt::Display for Reason {
                 offered_ahead,
                 item_cap_needed,
                 displace,
+                reserved_for_loads,
             } => {
-                write!(
-                    f,
-                    "all {offered_ahead} slots went to higher-ranked tools; it needs an item cap of {item_cap_needed}"
-                )?;
+                if *reserved_for_loads == 0 {
+                    write!(
+                        f,
+                        "all {offered_ahead} slots went to higher-ranked tools; it needs an item cap of {item_cap_needed}"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "{offered_ahead} slots went to higher-ranked tools and {reserved_for_loads} are reserved for loads; it needs an item cap of {item_cap_needed}"
+                    )?;
+                }
                 match displace.as_slice() {
                     [] => Ok(()),
                     [one] => write!(f, ", or {one} to give up its slot"),
@@ -313,7 +333,11 @@ impl fmt::Display for Reason {
                 room,
                 short,
                 token_cap_needed,
+                reserved_for_loads,
             } => {
+                if *reserved_for_loads > 0 {
+                    write!(f, "{reserved_for_loads} tokens are reserved for loads; ")?;
+                }
                 if *room == 0 {
                     write!(
                         f,

@@ -333,8 +333,36 @@ pub enum LoadNote {
         /// The tools that were not loaded.
         tools: Vec<String>,
     },
+    /// Loading would take what the chat is offered (pinned and loaded)
+    /// past the caps (`deferral.loads = "within-caps"`), or past the caps
+    /// and `deferral.beyond_items` / `beyond_tokens` (`"beyond-caps"`).
+    Caps {
+        /// Which cap.
+        measure: CapMeasure,
+        /// The most the offer may reach: the cap, plus `beyond_*` when
+        /// loads may pass it.
+        limit: u32,
+        /// What the chat is offered before this call: items, or tokens
+        /// with the wrapper (loaded tools counted from the policy).
+        offered: u32,
+        /// What the tools this call asked for would add.
+        requested: u32,
+        /// The tools that were not loaded.
+        tools: Vec<String>,
+    },
     /// The session has no control tool, so nothing can be loaded.
     NoControlTool,
+}
+
+/// Which of the two caps a [`LoadNote::Caps`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum CapMeasure {
+    /// The item cap: tool definitions offered.
+    Items,
+    /// The token cap: tokens of the tool section.
+    Tokens,
 }
 
 impl fmt::Display for LoadNote {
@@ -391,6 +419,23 @@ impl fmt::Display for LoadNote {
                 "Nothing more was loaded: loaded tools may cost at most {limit} tokens and {used} are used; {} would need {requested} more. Ask for fewer tools by exact name.",
                 list(tools)
             ),
+            LoadNote::Caps {
+                measure,
+                limit,
+                offered,
+                requested,
+                tools,
+            } => {
+                let (what, unit) = match measure {
+                    CapMeasure::Items => ("tools", "more"),
+                    CapMeasure::Tokens => ("tokens", "tokens more"),
+                };
+                write!(
+                    f,
+                    "Nothing more was loaded: this chat may be offered at most {limit} {what} and is offered {offered}; {} would need {requested} {unit}. Ask for fewer or smaller tools by exact name.",
+                    list(tools)
+                )
+            }
             LoadNote::NoControlTool => f.write_str(
                 "This session has no tool loading: deferral was off or its control tool did not fit when it was planned.",
             ),

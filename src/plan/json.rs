@@ -100,6 +100,26 @@ pub struct TotalsJson {
     pub offered: u32,
     pub deferred: u32,
     pub cut: u32,
+    /// The chat's worst case: the offer if every load the policy allows
+    /// were taken. Present when the plan offers the control tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_loads: Option<AfterLoadsJson>,
+}
+
+/// What a chat may be offered once loads are taken.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+pub struct AfterLoadsJson {
+    /// `deferral.loads`: `within-caps` or `beyond-caps`.
+    pub loads: &'static str,
+    /// Items offered with every allowed load taken.
+    pub items: u32,
+    /// Tokens of the tool section with every allowed load taken.
+    pub tokens: u32,
+    /// Items past the item cap (0 within it).
+    pub over_items: u32,
+    /// Tokens past the token cap (0 within it).
+    pub over_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -201,6 +221,16 @@ impl<'c> Plan<'c> {
                 offered: self.roster.len() as u32,
                 deferred: self.deferred.len() as u32,
                 cut: self.cut.len() as u32,
+                after_loads: self.control.as_ref().map(|_| {
+                    let (items, tokens) = self.after_loads();
+                    AfterLoadsJson {
+                        loads: cat.deferral_policy.loads.as_str(),
+                        items,
+                        tokens,
+                        over_items: items.saturating_sub(self.totals.item_cap),
+                        over_tokens: tokens.saturating_sub(self.totals.token_cap),
+                    }
+                }),
             },
             headroom: HeadroomJson {
                 slots: self.headroom.slots,

@@ -74,6 +74,7 @@ impl Loader {
         src: &Source,
         file: &[Spanned<raw::RawAgent>],
         servers: &[ServerDef],
+        encoding: crate::tokens::Encoding,
     ) -> (Vec<Agent>, usize, BTreeMap<String, usize>) {
         let mut agents: Vec<Agent> = Vec::new();
         let mut default_agent: Option<usize> = None;
@@ -152,11 +153,15 @@ impl Loader {
                 list.as_ref()
                     .map(|l| l.iter().map(|n| (n.get_ref().clone(), src.at(n))).collect())
             };
+            let provider = a.provider.as_ref().and_then(|p| {
+                self.provider_named(src, p, &format!("agent {name:?}: provider"), encoding)
+            });
             agents.push(Agent {
                 name,
                 version,
                 enabled_tools: named(&a.enabled_tools),
                 servers: named(&a.servers),
+                provider,
                 origin,
             });
         }
@@ -166,6 +171,7 @@ impl Loader {
                 version: 1,
                 enabled_tools: None,
                 servers: None,
+                provider: None,
                 origin: Origin {
                     file: self.root.join("muster.toml"),
                     line: None,

@@ -53,6 +53,9 @@ pub struct RawDeferral {
     pub max_loaded: Option<Spanned<i64>>,
     pub max_loaded_tokens: Option<Spanned<i64>>,
     pub per_query: Option<Spanned<i64>>,
+    pub loads: Option<Spanned<String>>,
+    pub beyond_items: Option<Spanned<i64>>,
+    pub beyond_tokens: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -105,6 +108,7 @@ pub struct RawAgent {
     pub current: bool,
     pub enabled_tools: Option<Vec<Spanned<String>>>,
     pub servers: Option<Vec<Spanned<String>>>,
+    pub provider: Option<Spanned<String>>,
 }
 
 /// `tools/*.toml`.

@@ -5,7 +5,7 @@
 use super::load::{Loader, Source};
 use super::{
     Agent, CallPolicy, Caps, DEFAULT_CONTROL_TOOL, DEFAULT_ITEM_CAP, DEFAULT_TOKEN_CAP, Deferral,
-    Group, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name, raw,
+    Group, Loads, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name, raw,
 };
 use crate::contract::CheckMode;
 use crate::tokens::{Encoding, Provider};
@@ -28,6 +28,62 @@ pub(super) struct Settings {
 }
 
 impl Loader {
+    /// `deferral.loads` with `beyond_items` / `beyond_tokens`.
+    fn loads(&mut self, src: &Source, d: &raw::RawDeferral) -> Loads {
+        let beyond = |loader: &mut Loader, value: &Option<toml::Spanned<i64>>, key: &str| {
+            let value = value.as_ref()?;
+            match u32::try_from(*value.get_ref()) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    loader.problems.push(
+                        src.at(value)
+                            .problem(format!(
+                                "deferral.{key} = {} is out of range",
+                                value.get_ref()
+                            ))
+                            .help("use a whole number from 0 to 4294967295, or leave it out for no bound"),
+                    );
+                    None
+                }
+            }
+        };
+        let items = beyond(self, &d.beyond_items, "beyond_items");
+        let tokens = beyond(self, &d.beyond_tokens, "beyond_tokens");
+        let Some(mode) = &d.loads else {
+            return Loads::BeyondCaps { items, tokens };
+        };
+        match mode.get_ref().as_str() {
+            "beyond-caps" => Loads::BeyondCaps { items, tokens },
+            "within-caps" => {
+                for (value, key) in [
+                    (&d.beyond_items, "beyond_items"),
+                    (&d.beyond_tokens, "beyond_tokens"),
+                ] {
+                    if let Some(value) = value {
+                        self.problems.push(
+                            src.at(value)
+                                .problem(format!(
+                                    "deferral.{key} is set but deferral.loads is \"within-caps\""
+                                ))
+                                .help(format!(
+                                    "remove deferral.{key}, or set deferral.loads = \"beyond-caps\""
+                                )),
+                        );
+                    }
+                }
+                Loads::WithinCaps
+            }
+            other => {
+                self.problems.push(
+                    src.at(mode)
+                        .problem(format!("deferral.loads {other:?} is not a choice"))
+                        .help("use \"within-caps\" (loads stay within the caps; the plan reserves room for them) or \"beyond-caps\" (the default)"),
+                );
+                Loads::BeyondCaps { items, tokens }
+            }
+        }
+    }
+
     pub(super) fn settings(
         &mut self,
         src: Option<&Source>,
@@ -142,6 +198,7 @@ impl Loader {
                         *slot = v;
                     }
                 }
+                deferral.loads = self.loads(src, d);
                 deferral
             }
             None => Deferral::default(),
@@ -200,7 +257,8 @@ impl Loader {
             }
         }
         let groups = self.groups(src, &file.group);
-        let (agents, default_agent, current_versions) = self.agents(src, &file.agent, servers);
+        let (agents, default_agent, current_versions) =
+            self.agents(src, &file.agent, servers, encoding);
         Settings {
             caps,
             encoding,
@@ -217,40 +275,48 @@ impl Loader {
         }
     }
 
-    /// `tokens.provider`: whose billing counts follow. Anthropic's estimate
-    /// counts with `o200k_base` as its proxy, so another encoding beside it
-    /// is refused.
+    /// `tokens.provider`: whose billing counts follow.
     fn provider(
         &mut self,
         src: &Source,
         tokens: Option<&raw::RawTokens>,
         encoding: Encoding,
     ) -> Provider {
-        let Some(name) = tokens.and_then(|t| t.provider.as_ref()) else {
-            return Provider::default();
-        };
+        tokens
+            .and_then(|t| t.provider.as_ref())
+            .and_then(|name| self.provider_named(src, name, "tokens.provider", encoding))
+            .unwrap_or_default()
+    }
+
+    /// A provider's name written at `key` (`tokens.provider`, an agent's
+    /// `provider`). Anthropic's estimate counts with `o200k_base` as its
+    /// proxy, so another encoding beside it is refused.
+    pub(super) fn provider_named(
+        &mut self,
+        src: &Source,
+        name: &toml::Spanned<String>,
+        key: &str,
+        encoding: Encoding,
+    ) -> Option<Provider> {
         let Some(provider) = Provider::from_name(name.get_ref()) else {
             self.problems.push(
                 src.at(name)
-                    .problem(format!(
-                        "tokens.provider {:?} is not supported",
-                        name.get_ref()
-                    ))
+                    .problem(format!("{key} {:?} is not supported", name.get_ref()))
                     .help("use \"openai\" or \"anthropic\""),
             );
-            return Provider::default();
+            return None;
         };
         if provider == Provider::Anthropic && encoding != crate::count::anthropic::PROXY {
             self.problems.push(
                 src.at(name)
                     .problem(format!(
-                        "tokens.provider \"anthropic\" counts with {} as its proxy, not {}",
+                        "{key} \"anthropic\" counts with {} as its proxy, not {}",
                         crate::count::anthropic::PROXY.name(),
                         encoding.name()
                     ))
                     .help("remove tokens.encoding, or set it to \"o200k_base\""),
             );
         }
-        provider
+        Some(provider)
     }
 }

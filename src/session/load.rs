@@ -4,7 +4,8 @@
 
 use super::{Live, MAX_RESULTS, parts, short};
 use crate::contract::{
-    LoadAnswer, LoadNote, LoadStatus, LoadedTool, NameSpelling, SESSION_FORMAT_VERSION, Status,
+    CapMeasure, LoadAnswer, LoadNote, LoadStatus, LoadedTool, NameSpelling, SESSION_FORMAT_VERSION,
+    Status,
 };
 use crate::plan::Plan;
 use crate::search::{DeferredEntry, DeferredIndex};
@@ -91,7 +92,8 @@ impl Live {
         match note {
             LoadNote::Loaded { tools }
             | LoadNote::MaxLoaded { tools, .. }
-            | LoadNote::MaxLoadedTokens { tools, .. } => tools.iter_mut().for_each(one),
+            | LoadNote::MaxLoadedTokens { tools, .. }
+            | LoadNote::Caps { tools, .. } => tools.iter_mut().for_each(one),
             LoadNote::AlreadyLoaded { name }
             | LoadNote::AlreadyOffered { name }
             | LoadNote::NotDeferred { name, .. } => one(name),
@@ -266,6 +268,18 @@ impl Live {
             .map(|i| self.catalog.candidates[i].tokens)
             .sum();
         let revision = self.doc.revision + 1;
+        // What the chat is offered before this call, pinned and loaded,
+        // and how far loads may take it (`deferral.loads`).
+        let (limits, mut offered) = {
+            let plan = self.plan();
+            (
+                policy.loads.limits(self.caps),
+                (
+                    plan.totals.items.saturating_add(count),
+                    plan.totals.tokens.saturating_add(used),
+                ),
+            )
+        };
         let plan_hashes: Vec<(usize, String, String)> = {
             let plan = self.plan();
             units
@@ -304,6 +318,24 @@ impl Live {
                 });
                 break;
             }
+            let over = [
+                (CapMeasure::Items, limits.0, offered.0, size),
+                (CapMeasure::Tokens, limits.1, offered.1, tokens),
+            ]
+            .into_iter()
+            .find(|&(_, limit, offered, requested)| {
+                limit.is_some_and(|l| offered.saturating_add(requested) > l)
+            });
+            if let Some((measure, limit, offered, requested)) = over {
+                notes.push(LoadNote::Caps {
+                    measure,
+                    limit: limit.unwrap_or(u32::MAX),
+                    offered,
+                    requested,
+                    tools: rest,
+                });
+                break;
+            }
             for &i in unit {
                 let c = &self.catalog.candidates[i];
                 let (_, digest, parts) = plan_hashes
@@ -321,6 +353,7 @@ impl Live {
             }
             count += size;
             used += tokens;
+            offered = (offered.0 + size, offered.1.saturating_add(tokens));
         }
         if !loaded.is_empty() {
             self.doc.revision = revision;
