@@ -343,6 +343,24 @@ impl Live {
                 policy.max_loaded_tokens
             ));
         }
+        // And the offer after loads within what `deferral.loads` allows.
+        let (item_limit, token_limit) = policy.loads.limits(self.caps);
+        let offered = (
+            u64::from(plan.totals.items) + self.doc.loaded.len() as u64,
+            u64::from(plan.totals.tokens) + tokens,
+        );
+        for (what, offered, limit) in [
+            ("items", offered.0, item_limit),
+            ("tokens", offered.1, token_limit),
+        ] {
+            if let Some(limit) = limit
+                && offered > u64::from(limit)
+            {
+                problem(format!(
+                    "the offer after loads is {offered} {what}; deferral.loads allows {limit}"
+                ));
+            }
+        }
         // Only a load makes a revision: the last load made the document's.
         if last != self.doc.revision {
             problem(format!(

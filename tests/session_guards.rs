@@ -350,3 +350,50 @@ fn a_document_stays_small_at_three_thousand_deferred_tools() {
     assert_eq!(code, 0, "{err}");
     assert!(fx.read("s.json").len() <= 8 * 1024);
 }
+
+#[test]
+fn forged_loads_past_what_deferral_loads_allows_are_refused() {
+    let fx = deferring();
+    fx.edit(
+        "policies/muster.toml",
+        "control_tool = \"tools.load\"",
+        "control_tool = \"tools.load\"\nloads = \"beyond-caps\"\nbeyond_items = 1",
+    );
+    stdout(
+        fx.path(),
+        &["session", "new", "--flags", "production", "--out", "s.json"],
+        0,
+    );
+    let roster: Value = serde_json::from_str(&stdout(
+        fx.path(),
+        &["session", "roster", "s.json", "--format", "json"],
+        0,
+    ))
+    .unwrap();
+    let names: Vec<String> = roster["deferred"].as_array().unwrap()[..3]
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    // One load fits (30 + 1); a second is refused with the caps note.
+    let (code, out, _) = run(
+        &fx,
+        "",
+        &[
+            "session", "load", "s.json", "--name", &names[0], "--name", &names[1], "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    let answer: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(answer["loaded"].as_array().unwrap().len(), 1, "{answer:#}");
+    assert_eq!(answer["notes"][1]["code"], "caps", "{answer:#}");
+    // A document claiming both loads anyway is refused on the next read.
+    let mut doc: Value = serde_json::from_str(&fx.read("s.json")).unwrap();
+    let mut second = doc["loaded"][0].clone();
+    second["name"] = json!(names[1]);
+    doc["loaded"].as_array_mut().unwrap().push(second);
+    fx.write("f.json", &doc.to_string());
+    let (code, _, err) = run(&fx, "", &["session", "roster", "f.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("deferral.loads allows 31"), "{err}");
+}
