@@ -71,7 +71,7 @@ pub fn new(
 ) -> Result<SessionDocument, Error> {
     let catalog = Catalog::build_cached(inputs, selection, cache)?;
     let caps = catalog.caps.with_overrides(options.caps.0, options.caps.1);
-    let plan = plan::plan(&catalog, caps);
+    let plan = plan::plan_counted(&catalog, caps, cache);
     let mut doc = SessionDocument {
         format_version: SESSION_FORMAT_VERSION,
         id: options.id.clone(),
@@ -152,6 +152,9 @@ fn deferred_pin(plan: &Plan<'_>) -> PinnedSet {
 pub struct Live {
     catalog: Catalog,
     caps: Caps,
+    /// The control tool's offer, counted once through the token-count
+    /// cache at open, so each [`Live::plan`] builds no tokenizer.
+    control: Option<plan::Offered>,
     doc: SessionDocument,
     keys: SessionKeys,
 }
@@ -233,9 +236,11 @@ pub fn open(
         items: doc.caps.items,
         tokens: doc.caps.tokens,
     };
+    let control = plan::control_offered(&catalog, caps, cache);
     let live = Live {
         catalog,
         caps,
+        control,
         doc,
         keys: keys.clone(),
     };
@@ -250,7 +255,7 @@ pub fn open(
 impl Live {
     /// The plan the session was pinned to, rebuilt.
     pub fn plan(&self) -> Plan<'_> {
-        plan::plan(&self.catalog, self.caps)
+        plan::plan_offered(&self.catalog, self.caps, self.control.as_ref())
     }
 
     /// The session document as it stands.
