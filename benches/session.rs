@@ -62,8 +62,13 @@ fn bench(c: &mut Criterion) {
         "deferral is on: the control tool is offered"
     );
     let offered = answer::offered(Offer::Session { live: &live, file }).expect("an offer");
-    let report = answer::check(&offered, TURN, Path::new("turn.json"), &CheckOptions::default())
-        .expect("the turn reads");
+    let report = answer::check(
+        &offered,
+        TURN,
+        Path::new("turn.json"),
+        &CheckOptions::default(),
+    )
+    .expect("the turn reads");
     let json = answer::Answer::of_check(&report).json;
     assert!(json.contains("\"run\""), "the call runs: {json}");
 

@@ -182,7 +182,10 @@ pub fn explain(
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
-    Ok(explain::why(&plan::plan_counted(&catalog, caps, cache), tool))
+    Ok(explain::why(
+        &plan::plan_counted(&catalog, caps, cache),
+        tool,
+    ))
 }
 
 /// `why TOOL --format json`.

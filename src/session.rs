@@ -417,3 +417,53 @@ pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::tokenizer_asked;
+
+    /// Issue 19 item 7: every session verb opens the document and plans
+    /// again; with deferral on that counted the control tool's summary
+    /// afresh, building the tokenizer on a count-cache hit.
+    #[test]
+    fn a_session_opened_on_a_warm_cache_builds_no_tokenizer() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut inputs = Inputs::load(&root).expect("bundled policies load");
+        inputs.policy.deferral.enabled = true;
+        let selection = Selection {
+            profile: Some("production".into()),
+            ..Selection::default()
+        };
+        let keys = SessionKeys::none();
+        let mut cache = TokenCache::in_memory();
+        let doc = new(
+            &inputs,
+            &selection,
+            &NewSession::default(),
+            &keys,
+            &mut cache,
+        )
+        .unwrap();
+        let file = Path::new("s.json");
+        let asked = tokenizer_asked();
+        let Opened::Live(live) = open(&inputs, doc.clone(), &keys, file, &mut cache).unwrap()
+        else {
+            panic!("the pin holds");
+        };
+        let roster = live.roster_json();
+        assert!(live.plan().control.is_some(), "deferral is on");
+        assert_eq!(
+            tokenizer_asked(),
+            asked,
+            "a warm open asked for the tokenizer"
+        );
+        // The same roster as a session opened with nothing cached.
+        let Opened::Live(fresh) =
+            open(&inputs, doc, &keys, file, &mut TokenCache::in_memory()).unwrap()
+        else {
+            panic!("the pin holds");
+        };
+        assert_eq!(fresh.roster_json(), roster);
+    }
+}

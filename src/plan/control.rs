@@ -190,3 +190,47 @@ fn line(catalog: &Catalog, kind: &Kind, members: &[usize]) -> String {
     };
     format!("{} ({count}): {what}", kind.name)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::{Catalog, Selection};
+    use crate::plan::{plan, plan_counted};
+    use crate::policy::Inputs;
+    use crate::tokens::{TokenCache, tokenizer_asked};
+
+    /// The bundled policies with deferral on, `production` flags.
+    fn deferred() -> (Inputs, Selection) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut inputs = Inputs::load(&root).expect("bundled policies load");
+        inputs.policy.deferral.enabled = true;
+        let selection = Selection {
+            profile: Some("production".into()),
+            ..Selection::default()
+        };
+        (inputs, selection)
+    }
+
+    /// Issue 19 item 7: with deferral on, the control tool's summary was
+    /// counted afresh on every plan, so a run whose counts were all cached
+    /// still built the tokenizer.
+    #[test]
+    fn a_warm_plan_counts_the_control_tool_from_the_cache() {
+        let (inputs, selection) = deferred();
+        let mut cache = TokenCache::in_memory();
+        let catalog = Catalog::build_cached(&inputs, &selection, &mut cache).unwrap();
+        let cold = plan_counted(&catalog, catalog.caps, &mut cache);
+        assert!(cold.control.is_some(), "deferral is on");
+        let asked = tokenizer_asked();
+        let catalog = Catalog::build_cached(&inputs, &selection, &mut cache).unwrap();
+        let warm = plan_counted(&catalog, catalog.caps, &mut cache);
+        assert_eq!(
+            tokenizer_asked(),
+            asked,
+            "a warm plan asked for the tokenizer"
+        );
+        assert_eq!(warm.control, cold.control);
+        // The cache changes nothing: the same plan as counted afresh.
+        let fresh = plan(&catalog, catalog.caps);
+        assert_eq!(warm.to_json_string(), fresh.to_json_string());
+    }
+}
