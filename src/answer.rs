@@ -141,7 +141,7 @@ pub fn plan(inputs: &Inputs, select: &Select, cache: &mut TokenCache) -> Result<
         .caps
         .with_overrides(select.item_cap, select.token_cap);
     Ok(Answer::new(
-        plan::plan(&catalog, caps).to_json_string(),
+        plan::plan_counted(&catalog, caps, cache).to_json_string(),
         Outcome::Done,
     ))
 }
@@ -162,7 +162,7 @@ pub fn plan_tools(
         .caps
         .with_overrides(select.item_cap, select.token_cap);
     Ok(Answer::new(
-        plan::plan(&catalog, caps).provider_tools(format),
+        plan::plan_counted(&catalog, caps, cache).provider_tools(format),
         Outcome::Done,
     ))
 }
@@ -182,7 +182,10 @@ pub fn explain(
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
-    Ok(explain::why(&plan::plan(&catalog, caps), tool))
+    Ok(explain::why(
+        &plan::plan_counted(&catalog, caps, cache),
+        tool,
+    ))
 }
 
 /// `why TOOL --format json`.
@@ -308,7 +311,7 @@ pub fn offered_now(
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
-    let planned = plan::plan(&catalog, caps);
+    let planned = plan::plan_counted(&catalog, caps, cache);
     let now = planned.fingerprint();
     if now != fingerprint {
         return Ok(Err(PlanChanged {

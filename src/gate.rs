@@ -20,7 +20,7 @@ use crate::contract::Status;
 use crate::contract::{AddedTool, RemovedTool, Reorder, RosterSize};
 pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuery};
 use crate::error::{Error, ErrorKind, Problem, line_of};
-use crate::plan::plan;
+use crate::plan::plan_counted;
 use crate::policy::Inputs;
 use crate::tokens::TokenCache;
 use serde::Deserialize;
@@ -299,7 +299,7 @@ pub fn run_cached(
         Error::many(err.kind(), problems)
     })?;
     let caps = catalog.caps.with_overrides(caps.0, caps.1);
-    let plan = plan(&catalog, caps);
+    let plan = plan_counted(&catalog, caps, cache);
     let findability = match &gate.findability {
         Some(f) => Some(findability(&plan, gate, f, &registered)?),
         None => None,

@@ -22,6 +22,7 @@ use crate::catalog::{Catalog, Source, Tier};
 use crate::contract::Reason;
 use crate::contract::{Code, Status, Warning, WarningKind};
 use crate::policy::Caps;
+use crate::tokens::TokenCache;
 use sha2::{Digest, Sha256};
 
 /// The facts behind one decision.
@@ -144,7 +145,70 @@ pub struct Plan<'c> {
 /// assert!(plan.totals.items <= plan.caps.items);
 /// # Ok::<(), muster::Error>(())
 /// ```
+///
+/// The control tool's summary is counted afresh, which builds the
+/// tokenizer; [`plan_counted`] takes those counts from a cache instead.
 pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
+    plan_counted(catalog, caps, &mut TokenCache::in_memory())
+}
+
+/// [`plan`], taking the counts of the control tool's descriptions from
+/// `cache` and adding those it lacked, so a run whose counts are all cached
+/// builds no tokenizer. The plan is the same as without the cache.
+pub fn plan_counted<'c>(catalog: &'c Catalog, caps: Caps, cache: &mut TokenCache) -> Plan<'c> {
+    plan_with(catalog, caps, |index, deferred, reserved| {
+        control::offer(catalog, index, deferred, reserved, cache)
+    })
+}
+
+/// [`plan`] with the control tool offered as `offer` says, when it was
+/// written for the same control tool, reservation and deferred tools (a
+/// plan of the same catalog and caps, kept by the caller); counted afresh
+/// otherwise.
+pub(crate) fn plan_offered<'c>(
+    catalog: &'c Catalog,
+    caps: Caps,
+    offer: Option<&control::Offered>,
+) -> Plan<'c> {
+    plan_with(catalog, caps, |index, deferred, reserved| match offer {
+        Some(o) if o.fits(index, deferred, reserved) => o.offer.clone(),
+        _ => control::offer(
+            catalog,
+            index,
+            deferred,
+            reserved,
+            &mut TokenCache::in_memory(),
+        ),
+    })
+}
+
+/// The control tool's offer in the plan of `catalog` under `caps`, counted
+/// through `cache`, kept with the deferred tools it was written for (see
+/// [`plan_offered`]).
+pub(crate) fn control_offered(
+    catalog: &Catalog,
+    caps: Caps,
+    cache: &mut TokenCache,
+) -> Option<control::Offered> {
+    let mut kept = None;
+    plan_with(catalog, caps, |index, deferred, reserved| {
+        let offer = control::offer(catalog, index, deferred, reserved, cache);
+        kept = Some(control::Offered {
+            deferred: deferred.to_vec(),
+            offer: offer.clone(),
+        });
+        offer
+    });
+    kept
+}
+
+/// The planner; `offer` writes the control tool's offer (its candidate
+/// index, the deferred tools in rank order, the tokens reserved).
+fn plan_with<'c>(
+    catalog: &'c Catalog,
+    caps: Caps,
+    mut offer: impl FnMut(usize, &[usize], u32) -> ControlOffer,
+) -> Plan<'c> {
     let n = catalog.candidates.len();
     let mut decisions: Vec<Decision> = catalog
         .candidates
@@ -334,7 +398,7 @@ pub fn plan(catalog: &Catalog, caps: Caps) -> Plan<'_> {
             let reserved = catalog.candidates[i]
                 .tokens
                 .saturating_add(catalog.deferral_policy.summary_tokens);
-            control::offer(catalog, i, &deferred, reserved)
+            offer(i, &deferred, reserved)
         });
     // What the summary left of its reservation goes back to the roster's
     // room: the totals count the control tool as offered.
@@ -625,4 +689,5 @@ mod control;
 mod json;
 mod provider;
 pub use control::ControlOffer;
+pub(crate) use control::Offered;
 pub use json::{FORMAT_VERSION, PlanJson, RosterEntry};

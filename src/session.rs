@@ -71,7 +71,7 @@ pub fn new(
 ) -> Result<SessionDocument, Error> {
     let catalog = Catalog::build_cached(inputs, selection, cache)?;
     let caps = catalog.caps.with_overrides(options.caps.0, options.caps.1);
-    let plan = plan::plan(&catalog, caps);
+    let plan = plan::plan_counted(&catalog, caps, cache);
     let mut doc = SessionDocument {
         format_version: SESSION_FORMAT_VERSION,
         id: options.id.clone(),
@@ -152,6 +152,9 @@ fn deferred_pin(plan: &Plan<'_>) -> PinnedSet {
 pub struct Live {
     catalog: Catalog,
     caps: Caps,
+    /// The control tool's offer, counted once through the token-count
+    /// cache at open, so each [`Live::plan`] builds no tokenizer.
+    control: Option<plan::Offered>,
     doc: SessionDocument,
     keys: SessionKeys,
 }
@@ -233,9 +236,11 @@ pub fn open(
         items: doc.caps.items,
         tokens: doc.caps.tokens,
     };
+    let control = plan::control_offered(&catalog, caps, cache);
     let live = Live {
         catalog,
         caps,
+        control,
         doc,
         keys: keys.clone(),
     };
@@ -250,7 +255,7 @@ pub fn open(
 impl Live {
     /// The plan the session was pinned to, rebuilt.
     pub fn plan(&self) -> Plan<'_> {
-        plan::plan(&self.catalog, self.caps)
+        plan::plan_offered(&self.catalog, self.caps, self.control.as_ref())
     }
 
     /// The session document as it stands.
@@ -430,3 +435,53 @@ pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::tokenizer_asked;
+
+    /// Issue 19 item 7: every session verb opens the document and plans
+    /// again; with deferral on that counted the control tool's summary
+    /// afresh, building the tokenizer on a count-cache hit.
+    #[test]
+    fn a_session_opened_on_a_warm_cache_builds_no_tokenizer() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut inputs = Inputs::load(&root).expect("bundled policies load");
+        inputs.policy.deferral.enabled = true;
+        let selection = Selection {
+            profile: Some("production".into()),
+            ..Selection::default()
+        };
+        let keys = SessionKeys::none();
+        let mut cache = TokenCache::in_memory();
+        let doc = new(
+            &inputs,
+            &selection,
+            &NewSession::default(),
+            &keys,
+            &mut cache,
+        )
+        .unwrap();
+        let file = Path::new("s.json");
+        let asked = tokenizer_asked();
+        let Opened::Live(live) = open(&inputs, doc.clone(), &keys, file, &mut cache).unwrap()
+        else {
+            panic!("the pin holds");
+        };
+        let roster = live.roster_json();
+        assert!(live.plan().control.is_some(), "deferral is on");
+        assert_eq!(
+            tokenizer_asked(),
+            asked,
+            "a warm open asked for the tokenizer"
+        );
+        // The same roster as a session opened with nothing cached.
+        let Opened::Live(fresh) =
+            open(&inputs, doc, &keys, file, &mut TokenCache::in_memory()).unwrap()
+        else {
+            panic!("the pin holds");
+        };
+        assert_eq!(fresh.roster_json(), roster);
+    }
+}

@@ -561,5 +561,12 @@ impl Renderer {
     }
 }
 
+/// How often this thread has asked for a tokenizer (tests only): a run
+/// whose counts are all cached must not.
+#[cfg(test)]
+pub(crate) fn tokenizer_asked() -> usize {
+    tests::TOKENIZER_ASKED.with(std::cell::Cell::get)
+}
+
 #[cfg(test)]
 mod tests;

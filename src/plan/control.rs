@@ -10,6 +10,7 @@
 //! tool; those past the budget are counted in a closing line instead.
 
 use crate::catalog::{Catalog, Kind};
+use crate::tokens::{Definition, Provider, TokenCache};
 
 /// The control tool as this plan offers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,14 +31,35 @@ pub struct ControlOffer {
     pub kinds_left_out: u32,
 }
 
+/// An offer kept with the deferred tools it was written for, so a caller
+/// that plans the same catalog again reuses it instead of counting again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Offered {
+    /// Candidate indices deferred, in rank order.
+    pub deferred: Vec<usize>,
+    /// The offer written for them.
+    pub offer: ControlOffer,
+}
+
+impl Offered {
+    /// Whether [`offer`] would write this offer for these arguments.
+    pub fn fits(&self, index: usize, deferred: &[usize], reserved: u32) -> bool {
+        self.offer.index == index && self.offer.reserved == reserved && self.deferred == deferred
+    }
+}
+
 /// Writes the control tool's description for `deferred` (candidate
 /// indices in rank order) within `reserved` tokens for the whole
-/// definition.
+/// definition. Each description tried is counted through `cache`
+/// ([`crate::tokens::Encoding::count_definitions`], the rendering
+/// [`crate::tokens::Encoding::count_definition`] counts), so a run whose
+/// counts are all cached builds no tokenizer.
 pub(crate) fn offer(
     catalog: &Catalog,
     index: usize,
     deferred: &[usize],
     reserved: u32,
+    cache: &mut TokenCache,
 ) -> ControlOffer {
     let control = &catalog.candidates[index];
     let mut kinds: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -55,12 +77,19 @@ pub(crate) fn offer(
         .map(|(kind, members)| line(catalog, &catalog.kinds[*kind], members))
         .collect();
     let encoding = catalog.encoding;
-    let schema = control.input_schema.value();
-    let count =
-        |description: &str| encoding.count_definition(&control.provider_name, description, &schema);
+    let mut count = |description: &str| {
+        let definition = Definition {
+            name: &control.provider_name,
+            description,
+            input_schema: &control.input_schema,
+        };
+        // OpenAI's rendering, as `count_definition` counted it before the
+        // counts were cached: the plan is the same with or without a cache.
+        encoding.count_definitions_for(Provider::Openai, &[definition], cache)[0]
+    };
     // Lines are added while the whole definition stays within the
     // reservation; the reservation bounds how many can be tried.
-    let try_lines = |n: usize| {
+    let mut try_lines = |n: usize| {
         let description = compose(&control.description, &lines[..n], kinds.len() - n);
         let tokens = count(&description);
         (tokens <= reserved).then_some((description, tokens))
@@ -160,4 +189,48 @@ fn line(catalog: &Catalog, kind: &Kind, members: &[usize]) -> String {
         }
     };
     format!("{} ({count}): {what}", kind.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::{Catalog, Selection};
+    use crate::plan::{plan, plan_counted};
+    use crate::policy::Inputs;
+    use crate::tokens::{TokenCache, tokenizer_asked};
+
+    /// The bundled policies with deferral on, `production` flags.
+    fn deferred() -> (Inputs, Selection) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+        let mut inputs = Inputs::load(&root).expect("bundled policies load");
+        inputs.policy.deferral.enabled = true;
+        let selection = Selection {
+            profile: Some("production".into()),
+            ..Selection::default()
+        };
+        (inputs, selection)
+    }
+
+    /// Issue 19 item 7: with deferral on, the control tool's summary was
+    /// counted afresh on every plan, so a run whose counts were all cached
+    /// still built the tokenizer.
+    #[test]
+    fn a_warm_plan_counts_the_control_tool_from_the_cache() {
+        let (inputs, selection) = deferred();
+        let mut cache = TokenCache::in_memory();
+        let catalog = Catalog::build_cached(&inputs, &selection, &mut cache).unwrap();
+        let cold = plan_counted(&catalog, catalog.caps, &mut cache);
+        assert!(cold.control.is_some(), "deferral is on");
+        let asked = tokenizer_asked();
+        let catalog = Catalog::build_cached(&inputs, &selection, &mut cache).unwrap();
+        let warm = plan_counted(&catalog, catalog.caps, &mut cache);
+        assert_eq!(
+            tokenizer_asked(),
+            asked,
+            "a warm plan asked for the tokenizer"
+        );
+        assert_eq!(warm.control, cold.control);
+        // The cache changes nothing: the same plan as counted afresh.
+        let fresh = plan(&catalog, catalog.caps);
+        assert_eq!(warm.to_json_string(), fresh.to_json_string());
+    }
 }

@@ -241,7 +241,7 @@ fn run(command: Command) -> Result<u8, Error> {
                     let caps = catalog
                         .caps
                         .with_overrides(select.item_cap, select.token_cap);
-                    let table = render::plan_table(&plan::plan(&catalog, caps));
+                    let table = render::plan_table(&plan::plan_counted(&catalog, caps, &mut cache));
                     exiting(catalog);
                     table
                 }
