@@ -79,7 +79,8 @@ fn service() -> &'static Service {
         let doc = muster::session::new(
             &inputs,
             &Selection::default(),
-            (None, None),
+            &Default::default(),
+            &muster::session::SessionKeys::none(),
             &mut TokenCache::in_memory(),
         )
         .expect("a session");
