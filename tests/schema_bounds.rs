@@ -10,28 +10,13 @@ use std::path::Path;
 
 use common::{Fixture, check_value, stdout};
 use muster::check::{CheckOptions, OfferedPlan, Status, Turn, check_turn};
-use serde_json::{Map, Value, json};
-
-/// The schema of the issue at `depth`: `l{i} = {"allOf": [{"$ref": l{i-1}}, {"$ref": l{i-1}}]}`.
-fn laughs(depth: usize) -> Value {
-    let mut defs = Map::new();
-    defs.insert("l0".into(), json!({"type": "string"}));
-    for i in 1..=depth {
-        let below = format!("#/$defs/l{}", i - 1);
-        defs.insert(
-            format!("l{i}"),
-            json!({"allOf": [{"$ref": below}, {"$ref": below}]}),
-        );
-    }
-    json!({"type": "object", "$defs": defs,
-        "properties": {"x": {"$ref": format!("#/$defs/l{depth}")}}})
-}
+use serde_json::{Value, json};
 
 const TURN: &str = r#"{"calls": [{"id": "1", "name": "kb.search", "arguments": {"x": "a"}}]}"#;
 
 #[test]
 fn the_library_refuses_a_call_to_a_billion_laughs_schema_as_uncheckable() {
-    let schema = laughs(40);
+    let schema = common::laughs(40);
     assert!(
         schema.to_string().len() < 4096,
         "the issue's schema is small"
@@ -49,7 +34,7 @@ fn the_library_refuses_a_call_to_a_billion_laughs_schema_as_uncheckable() {
 
     // The same tool checked leniently runs: lenient checking does not follow references.
     let lenient = json!({"format_version": 3, "roster": [{"name": "kb.search", "source": "mcp",
-        "check": "lenient", "input_schema": laughs(40)}], "deferred": [], "findings": []});
+        "check": "lenient", "input_schema": common::laughs(40)}], "deferred": [], "findings": []});
     let lenient = OfferedPlan::from_json(&lenient.to_string(), Path::new("plan.json")).unwrap();
     let report = check_turn(&lenient, &turn, &CheckOptions::default());
     assert_eq!(report.calls[0].status, Status::Ok);
@@ -58,7 +43,7 @@ fn the_library_refuses_a_call_to_a_billion_laughs_schema_as_uncheckable() {
 #[test]
 fn muster_check_refuses_a_call_to_a_billion_laughs_schema_from_a_server() {
     let snapshot = json!({"tools": [{"name": "search", "description": "Search.",
-        "inputSchema": laughs(40)}]});
+        "inputSchema": common::laughs(40)}]});
     let fx = Fixture::new(&[
         (
             "policies/mcp/kb.toml",

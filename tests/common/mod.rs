@@ -175,3 +175,21 @@ pub fn check_value(dir: &Path, code: i32) -> serde_json::Value {
     let out = stdout(dir, &CHECK_JSON, code);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("check JSON: {e}\n{out}"))
 }
+
+/// The `$ref` "billion laughs" schema of issue 24 at `depth`:
+/// `l{i} = {"allOf": [{"$ref": l{i-1}}, {"$ref": l{i-1}}]}`, the property
+/// `x` pointing at the deepest.
+pub fn laughs(depth: usize) -> serde_json::Value {
+    use serde_json::json;
+    let mut defs = serde_json::Map::new();
+    defs.insert("l0".into(), json!({"type": "string"}));
+    for i in 1..=depth {
+        let below = format!("#/$defs/l{}", i - 1);
+        defs.insert(
+            format!("l{i}"),
+            json!({"allOf": [{"$ref": below}, {"$ref": below}]}),
+        );
+    }
+    json!({"type": "object", "$defs": defs,
+        "properties": {"x": {"$ref": format!("#/$defs/l{depth}")}}})
+}

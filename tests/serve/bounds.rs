@@ -9,24 +9,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Server, fixture};
-
-/// The schema of the issue at `depth`: `l{i} = {"allOf": [{"$ref": l{i-1}}, {"$ref": l{i-1}}]}`.
-fn laughs(depth: usize) -> Value {
-    let mut defs = Map::new();
-    defs.insert("l0".into(), json!({"type": "string"}));
-    for i in 1..=depth {
-        let below = format!("#/$defs/l{}", i - 1);
-        defs.insert(
-            format!("l{i}"),
-            json!({"allOf": [{"$ref": below}, {"$ref": below}]}),
-        );
-    }
-    json!({"type": "object", "$defs": defs,
-        "properties": {"x": {"$ref": format!("#/$defs/l{depth}")}}})
-}
 
 #[test]
 fn healthz_answers_after_checks_against_a_billion_laughs_schema() {
@@ -38,7 +23,7 @@ fn healthz_answers_after_checks_against_a_billion_laughs_schema() {
         .expect("client");
     let body = json!({
         "plan": {"format_version": 3, "roster": [{"name": "kb.search", "source": "mcp",
-            "check": "strict", "input_schema": laughs(40)}], "deferred": [], "findings": []},
+            "check": "strict", "input_schema": crate::common::laughs(40)}], "deferred": [], "findings": []},
         "turn": {"calls": [{"id": "1", "name": "kb.search", "arguments": {"x": "a"}}]}
     })
     .to_string();
