@@ -268,25 +268,22 @@ impl Live {
             .map(|i| self.catalog.candidates[i].tokens)
             .sum();
         let revision = self.doc.revision + 1;
-        // What the chat is offered before this call, pinned and loaded,
-        // and how far loads may take it (`deferral.loads`).
-        let (limits, mut offered) = {
+        // How far loads may take the offer (`deferral.loads`); one plan
+        // gives the offer before this call (pinned and loaded) and each
+        // asked-for tool's digests.
+        let limits = policy.loads.limits(self.caps);
+        let (mut offered, plan_hashes) = {
             let plan = self.plan();
-            (
-                policy.loads.limits(self.caps),
-                (
-                    plan.totals.items.saturating_add(count),
-                    plan.totals.tokens.saturating_add(used),
-                ),
-            )
-        };
-        let plan_hashes: Vec<(usize, String, String)> = {
-            let plan = self.plan();
-            units
+            let offered = (
+                plan.totals.items.saturating_add(count),
+                plan.totals.tokens.saturating_add(used),
+            );
+            let hashes: Vec<(usize, String, String)> = units
                 .iter()
                 .flatten()
                 .map(|&i| (i, short(&plan.definition_hash(i)), parts(&plan, i)))
-                .collect()
+                .collect();
+            (offered, hashes)
         };
         let mut loaded = Vec::new();
         for (n, unit) in units.iter().enumerate() {
