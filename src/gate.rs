@@ -216,6 +216,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             flags: raw.extra_flags,
             version: raw.agent_version,
             provider: None,
+            mcp_only: false,
         },
         require: raw
             .require
