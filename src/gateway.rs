@@ -216,12 +216,14 @@ impl Gateway {
             .collect())
     }
 
-    /// Starts a chat: plans and pins the roster and keeps it under `id`
-    /// (a new random id when `None`). Returns the id.
+    /// Starts a chat: plans and pins the roster of `agent` (the gateway's
+    /// own when `None`) and keeps it under `id` (a new random id when
+    /// `None`). Returns the id.
     ///
     /// # Errors
-    /// The store's errors (an id taken included); the plan's usage errors.
-    pub fn open_chat(&self, id: Option<String>) -> Result<String, Error> {
+    /// The store's errors (an id taken included); the plan's usage errors
+    /// (an agent the policy does not have included).
+    pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
         let id = match id {
             Some(id) => id,
             None => crate::store::new_id()?,
@@ -240,11 +242,16 @@ impl Gateway {
             names: NameSpelling::Provider,
             id: Some(id.clone()),
         };
+        let mut selection = self.options.selection.clone();
+        if let Some(agent) = agent {
+            selection.agent = Some(agent.to_string());
+            selection.version = None;
+        }
         let doc = {
             let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
             session::new(
                 &g.inputs,
-                &self.options.selection,
+                &selection,
                 &options,
                 &self.options.keys,
                 &mut cache,

@@ -335,3 +335,180 @@ fn a_hung_or_dead_server_fails_only_its_own_calls() {
         "The sum of 20 and 22 is 42."
     );
 }
+
+/// A running `muster serve` on a free loopback port, stopped on drop.
+struct Serve {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(fx: &Fixture) -> Self {
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("muster serve ended before it started")
+                .unwrap();
+            let Ok(log) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if log["event"] == "start" {
+                break log["addr"]
+                    .as_str()
+                    .expect("the start names its address")
+                    .to_string();
+            }
+        };
+        // Keep draining stderr so the service never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_python_sdk_runs_the_whole_flow_over_streamable_http() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let seen = run_python(&["http", &serve.url("/mcp")], fx.path());
+    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_flow(&seen);
+}
+
+#[test]
+fn the_inspector_cli_keeps_a_chat_addressed_by_path_over_http() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let chat = serve.url("/mcp/chats/inspector-chat");
+    let cli = |args: &[&str]| -> Value {
+        let out = Command::new(inspector())
+            .args(["--cli", &chat, "--transport", "http"])
+            .args(args)
+            .current_dir(fx.path())
+            .output()
+            .expect("run the MCP Inspector CLI");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "inspector: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let names = |listed: &Value| -> Vec<String> {
+        listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = names(&cli(&["--method", "tools/list"]));
+    assert_eq!(before.len(), 8, "{before:?}");
+    let loaded = cli(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "tools__load",
+        "--tool-arg",
+        "query=mcp__memory__read_graph",
+    ]);
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    // A new connection to the same path sees the load.
+    let after = names(&cli(&["--method", "tools/list"]));
+    assert_eq!(after.len(), 9, "{after:?}");
+    assert_eq!(after[8], "mcp__memory__read_graph");
+    let graph = cli(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "mcp__memory__read_graph",
+    ]);
+    assert!(
+        graph["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("entities"),
+        "{graph}"
+    );
+}
+
+#[test]
+fn the_http_transport_refuses_what_it_cannot_serve() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let client = reqwest::blocking::Client::new();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |path: &str, body: &str, headers: &[(&str, &str)]| {
+        let mut request = client
+            .post(serve.url(path))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let response = request.send().expect("POST");
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, session, response.text().unwrap())
+    };
+    let get = client.get(serve.url("/mcp")).send().unwrap();
+    assert_eq!(get.status().as_u16(), 405);
+    // No session and not initialize.
+    let (status, _, body) = post("/mcp", ping, &[]);
+    assert_eq!(status, 400, "{body}");
+    let (status, _, body) = post("/mcp", ping, &[("mcp-session-id", "gone")]);
+    assert_eq!(status, 404, "{body}");
+    let (status, _, body) = post("/mcp/chats/a", ping, &[("origin", "https://evil.example")]);
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = post("/mcp/chats/bad%20id", ping, &[]);
+    assert_eq!(status, 400, "{body}");
+    // Initialize starts a chat; its id is the session; DELETE ends it.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, session, body) = post("/mcp", init, &[]);
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("initialize answers Mcp-Session-Id");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+    let (status, _, _) = post(
+        "/mcp",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &[("mcp-session-id", &session)],
+    );
+    assert_eq!(status, 202);
+    let (status, _, body) = post("/mcp", "{oops", &[("mcp-session-id", &session)]);
+    assert_eq!(status, 200, "a JSON-RPC error rides a 200: {body}");
+    let parse: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(parse["error"]["code"], -32700);
+    let deleted = client
+        .delete(serve.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 204);
+    let (status, _, _) = post("/mcp", ping, &[("mcp-session-id", &session)]);
+    assert_eq!(status, 404);
+}

@@ -35,6 +35,17 @@ struct MemoLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    server: String,
+    verdict: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabels {
+    server: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     result: &'static str,
 }
@@ -58,6 +69,8 @@ pub struct Metrics {
     memo_entries: Family<MemoLabels, Gauge>,
     memo_bytes: Family<MemoLabels, Gauge>,
     memo_evicted: Family<MemoLabels, Gauge>,
+    gateway_calls: Family<CallLabels, Counter>,
+    gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
 }
 
 impl Default for Metrics {
@@ -75,6 +88,21 @@ impl Default for Metrics {
         let memo_entries = Family::<MemoLabels, Gauge>::default();
         let memo_bytes = Family::<MemoLabels, Gauge>::default();
         let memo_evicted = Family::<MemoLabels, Gauge>::default();
+        let gateway_calls = Family::<CallLabels, Counter>::default();
+        let gateway_upstream =
+            Family::<ServerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
+        registry.register(
+            "muster_gateway_calls",
+            "/mcp tools/call by server (none: not forwarded) and verdict (forwarded, refused, loaded, load-refused, upstream-failed, invalid)",
+            gateway_calls.clone(),
+        );
+        registry.register(
+            "muster_gateway_upstream_duration_seconds",
+            "Time a server took to answer a forwarded call, by server",
+            gateway_upstream.clone(),
+        );
         registry.register(
             "muster_http_requests",
             "HTTP requests by endpoint (route) and status",
@@ -137,11 +165,34 @@ impl Default for Metrics {
             memo_entries,
             memo_bytes,
             memo_evicted,
+            gateway_calls,
+            gateway_upstream,
         }
     }
 }
 
 impl Metrics {
+    /// What counts each gateway call: by server and verdict, and the
+    /// server's time for a forwarded one.
+    pub fn gateway_observer(&self) -> impl Fn(&crate::gateway::CallRecord) + Send + Sync + 'static {
+        let calls = self.gateway_calls.clone();
+        let upstream = self.gateway_upstream.clone();
+        move |record| {
+            let server = record.server.clone().unwrap_or_else(|| "none".into());
+            calls
+                .get_or_create(&CallLabels {
+                    server: server.clone(),
+                    verdict: record.verdict,
+                })
+                .inc();
+            if let Some(ms) = record.upstream_ms {
+                upstream
+                    .get_or_create(&ServerLabels { server })
+                    .observe(ms / 1000.0);
+            }
+        }
+    }
+
     /// Counts one request.
     pub fn request(&self, endpoint: &str, status: u16, seconds: f64) {
         self.requests

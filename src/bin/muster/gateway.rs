@@ -44,7 +44,7 @@ pub(crate) fn run(args: McpGateway) -> Result<u8, Error> {
     let gateway = Gateway::new(inputs, options, store, observer)?;
     let chat = match args.chat {
         Some(id) if gateway.has_chat(&id)? => id,
-        id => gateway.open_chat(id)?,
+        id => gateway.open_chat(id, None)?,
     };
     let left = gateway.left_to_host()?;
     let notice = serde_json::json!({
