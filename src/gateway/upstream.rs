@@ -594,10 +594,8 @@ fn route(conn: &Conn, line: &[u8]) {
         return;
     };
     match (&msg.method, &msg.id) {
-        (Some(method), None) => {
-            if method == "notifications/tools/list_changed" {
-                conn.tools_changed.store(true, Ordering::Release);
-            }
+        (Some(method), None) if method == "notifications/tools/list_changed" => {
+            conn.tools_changed.store(true, Ordering::Release);
         }
         (None, Some(Value::Number(id))) => {
             let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {

@@ -70,7 +70,7 @@ fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
 
 /// Refuses a browser page on another site (DNS rebinding): a request that
 /// carries an `Origin` must come from a loopback origin.
-fn origin_ok(headers: &HeaderMap) -> Result<(), Response> {
+fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
@@ -88,14 +88,14 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Response> {
     if matches!(host, "localhost" | "127.0.0.1" | "::1") {
         return Ok(());
     }
-    Err(rpc_error(
+    Err(Box::new(rpc_error(
         StatusCode::FORBIDDEN,
         rpc::INVALID_REQUEST,
         format!(
             "requests from origin {:?} are refused: only loopback origins may call /mcp from a browser",
             crate::names::escape(text)
         ),
-    ))
+    )))
 }
 
 fn store_failed(e: &crate::Error) -> Response {
@@ -113,7 +113,7 @@ async fn post_root(
     body: Bytes,
 ) -> Response {
     if let Err(refused) = origin_ok(&headers) {
-        return refused;
+        return *refused;
     }
     let given = headers
         .get(SESSION_HEADER)
@@ -167,7 +167,7 @@ async fn post_chat(
     body: Bytes,
 ) -> Response {
     if let Err(refused) = origin_ok(&headers) {
-        return refused;
+        return *refused;
     }
     match gateway.has_chat(&chat) {
         Ok(true) => {}
