@@ -9,7 +9,9 @@
 //! `docs/`. It decides nothing.
 
 mod check;
+mod context;
 mod count;
+mod diff;
 mod discover;
 mod finding;
 mod gate;
@@ -20,8 +22,13 @@ mod validate;
 mod why;
 
 pub use check::*;
+pub use context::ContextShare;
 pub use count::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
+};
+pub use diff::{
+    ChangeKind, DIFF_FORMAT_VERSION, DiffSide, Placement, PlanDiff, RosterChange, SideTotals,
+    TotalsDelta,
 };
 pub use discover::{
     DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason, LockUpdate,

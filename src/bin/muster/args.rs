@@ -135,6 +135,27 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Compare two plans: the tools that entered, were cut or deferred,
+    /// left or moved, and the token deltas against the caps (docs/diff.md).
+    Diff {
+        /// The base: a plan JSON file or a policy directory.
+        #[arg(required_unless_present = "base_rev")]
+        base: Option<PathBuf>,
+        /// The head: a plan JSON file or a policy directory (with
+        /// --base-rev: default --policies).
+        #[arg(required_unless_present = "base_rev")]
+        head: Option<PathBuf>,
+        /// The base is the --policies directory as committed at this git
+        /// revision.
+        #[arg(long, value_name = "REV", conflicts_with = "base")]
+        base_rev: Option<String>,
+        /// The selection policy directories are planned with.
+        #[command(flatten)]
+        select: Select,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: DiffFormat,
+    },
     /// Accept the current snapshots' tool definitions into the lock, after
     /// review, printing what it accepts.
     Lock {
@@ -379,6 +400,15 @@ impl From<ProviderArg> for muster::contract::Provider {
             ProviderArg::Anthropic => Self::Anthropic,
         }
     }
+}
+
+/// `diff`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    /// A markdown table, for a pull request or `$GITHUB_STEP_SUMMARY`.
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

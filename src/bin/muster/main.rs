@@ -3,6 +3,7 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+mod diff;
 mod mcp;
 mod render;
 mod session;
@@ -303,6 +304,13 @@ fn run(command: Command) -> Result<u8, Error> {
             servers,
             format,
         } => mcp::lock(&policies, &servers, format),
+        Command::Diff {
+            base,
+            head,
+            base_rev,
+            select,
+            format,
+        } => diff::run(base, head, base_rev, &select, format),
         Command::Check {
             plan,
             session,
