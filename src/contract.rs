@@ -39,7 +39,10 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
-pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockFinding, LockStatus};
+pub use lock::{
+    DriftEntry, LOCK_CHECK_FORMAT_VERSION, LOCK_FORMAT_VERSION, LockAnswer, LockCheck, LockFinding,
+    LockStatus,
+};
 pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
 pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};

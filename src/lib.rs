@@ -153,6 +153,7 @@ pub mod tokens;
 pub mod validate;
 
 // The CI gate people look at (issue 23).
+pub mod ci;
 pub mod context;
 pub mod diff;
 

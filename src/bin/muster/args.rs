@@ -49,9 +49,9 @@ pub enum Command {
         /// Count every definition afresh, without the token-count cache.
         #[arg(long)]
         no_cache: bool,
-        /// Output format.
+        /// Output format (github, sarif, junit, markdown: docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
     /// Repair, narrow and check a turn's tool calls against the plan they
     /// were offered with; exit 1 if the turn is refused.
@@ -115,9 +115,9 @@ pub enum Command {
         /// Policy directory.
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
-        /// Output format.
+        /// Output format (github, sarif, junit, markdown: docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
     /// Start each MCP server that has a command, list its tools and record
     /// the snapshot; report what changed. Exit 2 if any server failed.
@@ -165,9 +165,14 @@ pub enum Command {
         /// Only these servers (repeatable; default: every server).
         #[arg(long = "server", value_name = "NAME")]
         servers: Vec<String>,
-        /// Output format.
+        /// Write nothing: report the drift `muster lock` would accept and
+        /// exit 1 if there is any (docs/ci.md).
+        #[arg(long)]
+        check: bool,
+        /// Output format (github, sarif, junit, markdown with --check:
+        /// docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
 }
 
@@ -409,6 +414,33 @@ pub enum DiffFormat {
     Json,
     /// A markdown table, for a pull request or `$GITHUB_STEP_SUMMARY`.
     Markdown,
+}
+
+/// `gate`'s, `validate`'s and `lock`'s formats: for people, for machines,
+/// and for CI systems (docs/ci.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CiFormat {
+    Text,
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::`).
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, for test dashboards.
+    Junit,
+    /// A markdown summary, for `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+}
+
+impl CiFormat {
+    /// The plain format, or `None` for a CI one.
+    pub fn plain(self) -> Option<TextOrJson> {
+        match self {
+            CiFormat::Text => Some(TextOrJson::Text),
+            CiFormat::Json => Some(TextOrJson::Json),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

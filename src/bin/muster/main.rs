@@ -3,12 +3,13 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+mod ci;
 mod diff;
 mod mcp;
 mod render;
 mod session;
 
-use args::{Cli, Command, RosterFormat, Select, TextOrJson};
+use args::{CiFormat, Cli, Command, RosterFormat, Select, TextOrJson};
 use clap::Parser;
 use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
@@ -275,7 +276,7 @@ fn run(command: Command) -> Result<u8, Error> {
             token_cap,
             no_cache,
             format,
-        } => {
+        } => ci_or_error(format, "gate", || {
             let paths = if paths.is_empty() {
                 vec!["gates".into()]
             } else {
@@ -288,11 +289,12 @@ fn run(command: Command) -> Result<u8, Error> {
             save(&mut cache);
             let answer = Answer::of_gates(&results);
             emit(&match format {
-                TextOrJson::Text => render::gate_text(&results),
-                TextOrJson::Json => answer.json,
+                CiFormat::Text => render::gate_text(&results),
+                CiFormat::Json => answer.json,
+                other => ci::render(other, &muster::ci::of_gates(&gates, &results)),
             })?;
             Ok(exit_code(answer.outcome))
-        }
+        }),
         Command::Discover {
             policies,
             servers,
@@ -302,8 +304,31 @@ fn run(command: Command) -> Result<u8, Error> {
         Command::Lock {
             policies,
             servers,
+            check,
             format,
-        } => mcp::lock(&policies, &servers, format),
+        } => match (check, format.plain()) {
+            (false, Some(plain)) => mcp::lock(&policies, &servers, plain),
+            (false, None) => Err(Error::new(
+                ErrorKind::Usage,
+                Problem::new("the CI formats report lock drift: they need --check").help(
+                    "run `muster lock --check --format …` in CI; `muster lock` writes the lock",
+                ),
+            )),
+            (true, _) => ci_or_error(format, "lock", || {
+                let inputs = Inputs::load(&policies)?;
+                let drift = muster::lock::drift(&inputs, &servers)?;
+                emit(&match format {
+                    CiFormat::Text => render::drift_text(&drift),
+                    CiFormat::Json => answer::json_text(&drift),
+                    other => ci::render(other, &muster::ci::of_lock(&drift)),
+                })?;
+                Ok(if drift.drift.is_empty() {
+                    0
+                } else {
+                    EXIT_FAILED
+                })
+            }),
+        },
         Command::Diff {
             base,
             head,
@@ -431,14 +456,32 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies, format } => {
+        Command::Validate { policies, format } => ci_or_error(format, "validate", || {
             let inputs = Inputs::load(&policies)?;
             let validation = muster::validate::validate(&inputs)?;
             emit(&match format {
-                TextOrJson::Text => render::validate_text(&validation),
-                TextOrJson::Json => answer::json_text(&validation),
+                CiFormat::Text => render::validate_text(&validation),
+                CiFormat::Json => answer::json_text(&validation),
+                other => ci::render(other, &muster::ci::of_validation(&validation)),
             })?;
             Ok(0)
+        }),
+    }
+}
+
+/// Runs `body`; in a CI format an error that stops it is rendered on
+/// stdout in that format too (annotations on the files and lines it
+/// names), still exiting 2 with the problems on stderr.
+fn ci_or_error(
+    format: CiFormat,
+    command: &'static str,
+    body: impl FnOnce() -> Result<u8, Error>,
+) -> Result<u8, Error> {
+    match body() {
+        Err(err) if format.plain().is_none() => {
+            emit(&ci::render(format, &muster::ci::of_error(command, &err)))?;
+            Err(err)
         }
+        other => other,
     }
 }

@@ -1,6 +1,6 @@
 //! Human-readable output: tables and reports for a terminal.
 
-use muster::contract::Validation;
+use muster::contract::{LockCheck, LockStatus, Validation};
 use muster::gate::GateResult;
 use muster::plan::Plan;
 use std::fmt::Write as _;
@@ -172,6 +172,39 @@ pub fn validate_text(v: &Validation) -> String {
     );
     for w in &v.warnings {
         let _ = writeln!(out, "warning: {} [{}]", w.warning, w.context());
+    }
+    out
+}
+
+/// `muster lock --check`: each tool that differs from the lock, at its line.
+pub fn drift_text(check: &LockCheck) -> String {
+    let mut out = String::new();
+    if check.drift.is_empty() {
+        let _ = writeln!(out, "lock {}: up to date", check.lock_file);
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "lock {}: {} tool(s) differ; review them, then run `muster lock`",
+        check.lock_file,
+        check.drift.len()
+    );
+    for d in &check.drift {
+        let what = match d.finding.status {
+            LockStatus::Unlocked => "new    ",
+            LockStatus::Changed => "changed",
+            LockStatus::Gone => "gone   ",
+        };
+        let place = match d.line {
+            Some(line) => format!("{}:{line}", d.file),
+            None => d.file.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "  {what} mcp.{}.{}  ({place})",
+            d.finding.server,
+            muster::names::escape(&d.finding.tool)
+        );
     }
     out
 }
