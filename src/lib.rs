@@ -156,5 +156,6 @@ pub mod validate;
 pub mod ci;
 pub mod context;
 pub mod diff;
+pub mod report;
 
 pub use error::{Error, ErrorKind, Problem};

@@ -156,6 +156,32 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: DiffFormat,
     },
+    /// Write the roster as one self-contained HTML page: the token budget,
+    /// item slots, cut and deferred tools, totals, context shares and,
+    /// with a base, the diff (docs/report.md).
+    Report {
+        /// The plan: a plan JSON file or a policy directory (default:
+        /// --policies).
+        plan: Option<PathBuf>,
+        /// Highlight the changes against this base: a plan JSON file or a
+        /// policy directory.
+        #[arg(long, value_name = "PLAN|DIR", conflicts_with = "base_rev")]
+        base: Option<PathBuf>,
+        /// Highlight the changes against the --policies directory as
+        /// committed at this git revision.
+        #[arg(long, value_name = "REV")]
+        base_rev: Option<String>,
+        /// The selection policy directories are planned with.
+        #[command(flatten)]
+        select: Select,
+        /// The model whose context the roster's share is stated against
+        /// (default: the plan's provider's default, docs/report.md).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Write the page here (default: standard output).
+        #[arg(long, value_name = "FILE.html")]
+        out: Option<PathBuf>,
+    },
     /// Accept the current snapshots' tool definitions into the lock, after
     /// review, printing what it accepts.
     Lock {

@@ -7,6 +7,7 @@ mod ci;
 mod diff;
 mod mcp;
 mod render;
+mod report;
 mod session;
 
 use args::{CiFormat, Cli, Command, RosterFormat, Select, TextOrJson};
@@ -336,6 +337,14 @@ fn run(command: Command) -> Result<u8, Error> {
             select,
             format,
         } => diff::run(base, head, base_rev, &select, format),
+        Command::Report {
+            plan,
+            base,
+            base_rev,
+            select,
+            model,
+            out,
+        } => report::run(plan, base, base_rev, &select, model, out),
         Command::Check {
             plan,
             session,
