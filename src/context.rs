@@ -169,6 +169,41 @@ pub fn share(tokens: u32, provider: Provider, model: Option<&str>) -> Result<Con
     })
 }
 
+/// The share of the provider's default model's window that `tokens` take.
+pub fn default_share(tokens: u32, provider: Provider) -> ContextShare {
+    let known = default_for(provider);
+    ContextShare {
+        model: known.model.to_string(),
+        context_tokens: known.context_tokens,
+        tokens,
+        percent: percent(tokens, known.context_tokens),
+        source: known.source.to_string(),
+    }
+}
+
+/// The start-up line: `N tools ≈ X tokens ≈ Y % of MODEL's C-token context`.
+pub fn startup_line(tools: u32, share: &ContextShare) -> String {
+    format!(
+        "{tools} tools ≈ {} tokens ≈ {:.2} % of {}'s {}-token context",
+        thousands(share.tokens),
+        share.percent,
+        share.model,
+        thousands(share.context_tokens)
+    )
+}
+
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 /// `part` of `whole` in percent, rounded half up to two decimals (exact
 /// integer arithmetic, so the same counts always print the same digits).
 pub fn percent(part: u32, whole: u32) -> f64 {
@@ -219,6 +254,16 @@ mod tests {
         assert_eq!(percent(1, 20_000), 0.01);
         assert_eq!(percent(128_000, 128_000), 100.0);
         assert_eq!(percent(5, 0), 0.0);
+    }
+
+    #[test]
+    fn the_startup_line_states_tools_tokens_and_share() {
+        let share = default_share(6_940, Provider::Openai);
+        assert_eq!(
+            startup_line(30, &share),
+            "30 tools ≈ 6,940 tokens ≈ 5.42 % of gpt-4o's 128,000-token context"
+        );
+        assert_eq!(share, super::share(6_940, Provider::Openai, None).unwrap());
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub enum Command {
     Plan {
         #[command(flatten)]
         select: Select,
+        /// The model whose context window the roster's share is stated
+        /// against (default: the provider's default; docs/report.md).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
         /// Output format: a table, the plan JSON, or the `tools` value of
         /// a provider's request (docs/providers.md).
         #[arg(long, value_enum, default_value = "table")]

@@ -230,11 +230,18 @@ pub(crate) fn exit_code(outcome: Outcome) -> u8 {
 
 fn run(command: Command) -> Result<u8, Error> {
     match command {
-        Command::Plan { select, format } => {
+        Command::Plan {
+            select,
+            model,
+            format,
+        } => {
             let inputs = Inputs::load(&select.policies)?;
             let mut cache = token_cache(select.no_cache);
             let text = match format {
-                RosterFormat::Json => answer::plan(&inputs, &ask(&select), &mut cache)?.json,
+                RosterFormat::Json => {
+                    answer::plan_for_model(&inputs, &ask(&select), model.as_deref(), &mut cache)?
+                        .json
+                }
                 RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
                     let provider = format.provider().expect("a provider format");
                     answer::plan_tools(&inputs, &ask(&select), provider, &mut cache)?.json
@@ -244,7 +251,13 @@ fn run(command: Command) -> Result<u8, Error> {
                     let caps = catalog
                         .caps
                         .with_overrides(select.item_cap, select.token_cap);
-                    let table = render::plan_table(&plan::plan_counted(&catalog, caps, &mut cache));
+                    let planned = plan::plan_counted(&catalog, caps, &mut cache);
+                    let share = muster::context::share(
+                        planned.totals.tokens,
+                        catalog.provider,
+                        model.as_deref(),
+                    )?;
+                    let table = render::plan_table(&planned, &share);
                     exiting(catalog);
                     table
                 }

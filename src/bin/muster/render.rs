@@ -20,7 +20,7 @@ fn thousands(n: u32) -> String {
 /// The widest the tool column of a table is padded to, in bytes.
 const MAX_NAME_COLUMN: usize = 60;
 
-pub fn plan_table(plan: &Plan<'_>) -> String {
+pub fn plan_table(plan: &Plan<'_>, share: &muster::contract::ContextShare) -> String {
     let cat = plan.catalog;
     let mut out = String::new();
     let profile = match &cat.profile {
@@ -57,6 +57,11 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
         },
         plan.deferred.len(),
         plan.cut.len()
+    );
+    let _ = writeln!(
+        out,
+        "start-up: {}",
+        muster::context::startup_line(plan.roster.len() as u32, share)
     );
     let _ = writeln!(out, "fingerprint: {}", plan.fingerprint());
     // A longer name overflows its column rather than widening every row

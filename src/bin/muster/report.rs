@@ -139,12 +139,8 @@ pub fn html(report: &Report, source: &str) -> String {
     let c = &report.context;
     let _ = writeln!(
         o,
-        "<p class=\"startup\" id=\"startup\">{} tools ≈ {} tokens ≈ {:.2} % of {}'s {}-token context</p>",
-        t.offered,
-        n(t.tokens),
-        c.percent,
-        esc(&c.model),
-        n(c.context_tokens)
+        "<p class=\"startup\" id=\"startup\">{}</p>",
+        esc(&muster::context::startup_line(t.offered, &report.context))
     );
 
     // Totals.
