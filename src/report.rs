@@ -246,3 +246,44 @@ pub fn let_in(reason: &Reason) -> String {
         | Reason::Loaded => "nothing: it is offered".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_would_let_a_tool_in_is_read_from_its_facts() {
+        let item = |displace: &[&str]| Reason::ItemCap {
+            offered_ahead: 30,
+            item_cap_needed: 33,
+            displace: displace.iter().map(|s| s.to_string()).collect(),
+            reserved_for_loads: 0,
+        };
+        assert_eq!(let_in(&item(&[])), "an item cap of 33");
+        assert_eq!(
+            let_in(&item(&["a"])),
+            "an item cap of 33, or a giving up its slot"
+        );
+        assert_eq!(
+            let_in(&item(&["a", "b", "c"])),
+            "an item cap of 33, or 3 lower-ranked tools (a … c) giving up their slots"
+        );
+        assert_eq!(
+            let_in(&Reason::TokenCap {
+                tokens: 300,
+                room: 100,
+                short: 200,
+                token_cap_needed: 9_200,
+                reserved_for_loads: 0,
+            }),
+            "a token cap of 9200, or a definition 200 tokens smaller"
+        );
+        assert_eq!(
+            let_in(&Reason::FlagOff {
+                flag: "SKILLS".into(),
+                server: None
+            }),
+            "turning on flag SKILLS"
+        );
+    }
+}
