@@ -160,20 +160,37 @@ fn failure_line(g: &Gate, f: &GateFailure) -> Option<usize> {
     }
 }
 
-/// A validation: one check that passes, with each warning at its place.
+/// A validation: one check that passes, with each warning at its place,
+/// once for every plan that raised it (the plans named in the message).
 pub fn of_validation(v: &Validation) -> CiReport {
-    let findings = v
-        .warnings
-        .iter()
-        .map(|w| Finding {
-            rule: w.warning.code().as_str().to_string(),
-            level: Level::Warning,
-            message: format!("{} ({})", w.warning.message, w.context()),
-            help: None,
-            file: w.warning.file.clone(),
-            line: w.warning.line,
-        })
-        .collect();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut plans: Vec<Vec<String>> = Vec::new();
+    for w in &v.warnings {
+        let rule = w.warning.code().as_str().to_string();
+        let same = findings.iter().position(|f| {
+            f.rule == rule
+                && f.message == w.warning.message
+                && f.file == w.warning.file
+                && f.line == w.warning.line
+        });
+        match same {
+            Some(i) => plans[i].push(w.context()),
+            None => {
+                findings.push(Finding {
+                    rule,
+                    level: Level::Warning,
+                    message: w.warning.message.clone(),
+                    help: None,
+                    file: w.warning.file.clone(),
+                    line: w.warning.line,
+                });
+                plans.push(vec![w.context()]);
+            }
+        }
+    }
+    for (f, p) in findings.iter_mut().zip(plans) {
+        f.message = format!("{} ({})", f.message, p.join("; "));
+    }
     CiReport {
         command: "validate",
         cases: vec![Case {

@@ -442,3 +442,23 @@ fn every_ci_format_gives_the_same_bytes_twice() {
         }
     }
 }
+
+#[test]
+fn a_policy_warning_is_one_annotation_on_its_line_naming_every_plan_that_raised_it() {
+    let fx = Fixture::bundled();
+    fx.edit(
+        "policies/muster.toml",
+        "  \"mcp.bland_read.list_calls\",\n]",
+        "  \"mcp.bland_read.list_calls\",\n  \"nope.tool\",\n]",
+    );
+    let line = line_of(&fx, "policies/muster.toml", "\"nope.tool\",");
+    let out = run(&fx, &["validate", "--format", "github"], 0);
+    let warnings: Vec<&str> = out.lines().filter(|l| l.starts_with("::warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "::warning file=policies/muster.toml,line={line},title=muster unmatched-group-member::group calling names \"nope.tool\", which no policy registers (agent chat, no profile; agent chat, profile production; agent chat, profile staging)"
+        )],
+        "{out}"
+    );
+}

@@ -146,7 +146,7 @@ pub enum Command {
         #[arg(required_unless_present = "base_rev")]
         base: Option<PathBuf>,
         /// The head: a plan JSON file or a policy directory (with
-        /// --base-rev: default --policies).
+        /// --base-rev the head is the --policies directory).
         #[arg(required_unless_present = "base_rev")]
         head: Option<PathBuf>,
         /// The base is the --policies directory as committed at this git
