@@ -88,7 +88,7 @@ fn the_page_states_the_share_of_the_chosen_models_context() {
     let percent = (tokens * 10_000 * 2 + 200_000) / (2 * 200_000);
     assert!(
         page.contains(&format!(
-            "<p class=\"startup\" id=\"startup\">30 tools ≈ {} tokens ≈ {}.{:02} % of claude-sonnet-4-5-20250929's 200,000-token context</p>",
+            "<p class=\"startup\" id=\"startup\">30 tools ≈ {} tokens ≈ {}.{:02} % of claude-sonnet-4-5-20250929&#39;s 200,000-token context</p>",
             thousands(tokens),
             percent / 100,
             percent % 100
