@@ -227,6 +227,21 @@ fn headless_chromium_renders_the_cut_tools_the_cap_line_and_the_totals() {
             &page,
         );
         assert_eq!(png_size(&std::fs::read(&shot).unwrap()), (390, 2400));
+        // And it prints: the print style sheet renders to a PDF.
+        let pdf = fx.path().join(format!("{name}.pdf"));
+        headless(
+            &browser,
+            &[
+                &format!("--print-to-pdf={}", pdf.display()),
+                "--no-pdf-header-footer",
+            ],
+            &page,
+        );
+        let bytes = std::fs::read(&pdf).unwrap();
+        assert!(
+            bytes.starts_with(b"%PDF-") && bytes.len() > 10_000,
+            "{name}: no PDF"
+        );
     }
     // The change: the tool that entered and the tool it pushed out are marked.
     let dom = String::from_utf8(
