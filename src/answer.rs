@@ -136,12 +136,26 @@ pub struct Select {
 /// [`ErrorKind::Usage`] when the selection names an agent, version or flag
 /// profile the policy does not have.
 pub fn plan(inputs: &Inputs, select: &Select, cache: &mut TokenCache) -> Result<Answer, Error> {
+    plan_for_model(inputs, select, None, cache)
+}
+
+/// `plan --format json --model NAME`: the plan with its `context` share
+/// stated against `model` (`None`: the provider's default).
+///
+/// # Errors
+/// As [`plan`]; [`ErrorKind::Usage`] for a model muster does not know.
+pub fn plan_for_model(
+    inputs: &Inputs,
+    select: &Select,
+    model: Option<&str>,
+    cache: &mut TokenCache,
+) -> Result<Answer, Error> {
     let catalog = Catalog::build_cached(inputs, &select.selection, cache)?;
     let caps = catalog
         .caps
         .with_overrides(select.item_cap, select.token_cap);
     Ok(Answer::new(
-        plan::plan_counted(&catalog, caps, cache).to_json_string(),
+        plan::plan_counted(&catalog, caps, cache).to_json_string_for(model)?,
         Outcome::Done,
     ))
 }

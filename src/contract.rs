@@ -9,7 +9,9 @@
 //! `docs/`. It decides nothing.
 
 mod check;
+mod context;
 mod count;
+mod diff;
 mod discover;
 mod finding;
 mod gate;
@@ -20,8 +22,13 @@ mod validate;
 mod why;
 
 pub use check::*;
+pub use context::ContextShare;
 pub use count::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
+};
+pub use diff::{
+    ChangeKind, DIFF_FORMAT_VERSION, DiffSide, Placement, PlanDiff, RosterChange, SideTotals,
+    TotalsDelta,
 };
 pub use discover::{
     DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason, LockUpdate,
@@ -32,7 +39,10 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
-pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockFinding, LockStatus};
+pub use lock::{
+    DriftEntry, LOCK_CHECK_FORMAT_VERSION, LOCK_FORMAT_VERSION, LockAnswer, LockCheck, LockFinding,
+    LockStatus,
+};
 pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
 pub use session::*;
 pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};

@@ -156,4 +156,10 @@ pub mod store;
 pub mod tokens;
 pub mod validate;
 
+// The CI gate people look at (issue 23).
+pub mod ci;
+pub mod context;
+pub mod diff;
+pub mod report;
+
 pub use error::{Error, ErrorKind, Problem};

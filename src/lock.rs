@@ -26,10 +26,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+mod drift;
+
 pub use crate::contract::{LockFinding, LockStatus};
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::input::{ReadError, read_text};
 use crate::snapshot::ListedTool;
+pub use drift::drift;
 
 const HEADER: &str =
     "# muster lock of MCP tool definitions. Review changes, then run `muster lock`.\n";

@@ -26,8 +26,20 @@ struct PlanDoc {
     cut: Vec<MissDoc>,
     totals: TotalsDoc,
     headroom: HeadroomDoc,
+    context: ContextDoc,
     fingerprint: String,
     warnings: Vec<WarningDoc>,
+}
+
+/// The tool section's share of a model's context (docs/plan-json.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextDoc {
+    model: String,
+    context_tokens: u32,
+    tokens: u32,
+    percent: f64,
+    source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -375,6 +387,19 @@ fn production_roster_offers_the_calling_tools_within_both_caps() {
     );
     assert_eq!(doc.headroom.slots, 0);
     assert_eq!(doc.headroom.tokens, 9000 - doc.totals.tokens);
+    // The start-up share: the provider's default model, half-up to 2 decimals.
+    assert_eq!(
+        (doc.context.model.as_str(), doc.context.context_tokens),
+        ("gpt-4o", 128_000)
+    );
+    assert_eq!(doc.context.tokens, doc.totals.tokens);
+    let hundredths = (u64::from(doc.totals.tokens) * 20_000 + 128_000) / 256_000;
+    assert_eq!(doc.context.percent, hundredths as f64 / 100.0);
+    assert!(
+        doc.context
+            .source
+            .starts_with("https://platform.openai.com/")
+    );
     assert!(doc.fingerprint.starts_with("sha256:") && doc.fingerprint.len() == 71);
     // Every candidate appears exactly once.
     assert_eq!(
@@ -824,4 +849,41 @@ fn a_separator_providers_refuse_is_a_policy_problem_with_file_and_line() {
     let (_, doc) = plan_json(fx.path(), &[]);
     assert!(doc.roster.iter().all(|e| !e.provider_name.contains('.')));
     assert!(doc.roster.iter().any(|e| e.provider_name.contains('-')));
+}
+
+#[test]
+fn plan_states_the_rosters_share_of_the_chosen_models_context() {
+    let fx = Fixture::bundled();
+    let (_, doc) = plan_json(
+        fx.path(),
+        &["--flags", "production", "--model", "gpt-4.1-2025-04-14"],
+    );
+    assert_eq!(doc.context.model, "gpt-4.1-2025-04-14");
+    assert_eq!(doc.context.context_tokens, 1_047_576);
+    let table = muster(fx.path())
+        .args(["plan", "--flags", "production"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8(table).unwrap();
+    let line = table.lines().nth(2).unwrap();
+    assert!(
+        line.starts_with(&format!("start-up: {} tools ≈ ", doc.roster.len()))
+            && line.ends_with(" % of gpt-4o's 128,000-token context"),
+        "{table}"
+    );
+    let err = muster(fx.path())
+        .args(["plan", "--model", "no-such-model"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains("does not know the context window of model \"no-such-model\""),
+        "{err}"
+    );
 }

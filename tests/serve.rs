@@ -274,6 +274,30 @@ fn every_verb_answers_the_bytes_the_cli_prints() {
     assert_eq!(plan.status, 200);
     assert_eq!(plan.content_type, "application/json");
     assert_eq!(plan.body, cli_plan);
+    // The start-up share (docs/plan-json.md): the provider's default model.
+    let share: Value = serde_json::from_str(&plan.body).expect("json");
+    assert_eq!(share["context"]["model"], "gpt-4o");
+    assert_eq!(share["context"]["tokens"], share["totals"]["tokens"]);
+    let chosen = server.post(
+        "/v1/plan",
+        r#"{"flags": "production", "model": "claude-opus-4-1"}"#,
+    );
+    assert_eq!(
+        chosen.body,
+        stdout(
+            dir,
+            &[
+                "plan",
+                "--flags",
+                "production",
+                "--model",
+                "claude-opus-4-1",
+                "--format",
+                "json"
+            ],
+            0
+        )
+    );
 
     let capped = server.post("/v1/plan", r#"{"item_cap": 5, "token_cap": 3000}"#);
     assert_eq!(

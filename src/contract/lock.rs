@@ -65,3 +65,33 @@ impl LockFinding {
         format!("mcp.{}.{}", self.server, self.tool)
     }
 }
+
+/// The `format_version` of `muster lock --check --format json`.
+pub const LOCK_CHECK_FORMAT_VERSION: u32 = 1;
+
+/// What `muster lock --check` found: the definitions `muster lock` would
+/// accept, written nowhere. JSON: see `docs/ci.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockCheck {
+    /// [`LOCK_CHECK_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// The lock file compared with.
+    pub lock_file: String,
+    /// Each tool that does not match the lock, by server then status then
+    /// tool; empty when the lock is up to date.
+    pub drift: Vec<DriftEntry>,
+}
+
+/// One tool that does not match the lock, and the line to review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriftEntry {
+    /// The tool and how it differs.
+    #[serde(flatten)]
+    pub finding: LockFinding,
+    /// The lock file for `changed` and `gone`; the server block's policy
+    /// file for `unlocked`.
+    pub file: String,
+    /// Its 1-based line: the lock entry, or the server block.
+    pub line: Option<usize>,
+}

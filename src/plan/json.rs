@@ -4,7 +4,7 @@
 
 use super::Plan;
 use crate::catalog::{Candidate, Parameter, Source};
-use crate::contract::{CheckMode, Provider, Reason};
+use crate::contract::{CheckMode, ContextShare, Provider, Reason};
 use crate::contract::{Code, Status, Warning};
 use crate::policy::UnknownArguments;
 use crate::schema::Schema;
@@ -30,6 +30,8 @@ pub struct PlanJson<'a> {
     pub cut: Vec<MissEntry<'a>>,
     pub totals: TotalsJson,
     pub headroom: HeadroomJson<'a>,
+    /// The tool section's share of a model's context window.
+    pub context: ContextShare,
     pub fingerprint: String,
     pub warnings: &'a [Warning],
 }
@@ -252,6 +254,7 @@ impl<'c> Plan<'c> {
                     })
                     .collect(),
             },
+            context: crate::context::default_share(self.totals.tokens, cat.provider),
             fingerprint: self.fingerprint(),
             warnings: &self.warnings,
         }
@@ -259,8 +262,23 @@ impl<'c> Plan<'c> {
 
     /// The plan JSON as pretty text with a trailing newline.
     pub fn to_json_string(&self) -> String {
-        let mut text =
-            serde_json::to_string_pretty(&self.to_json()).expect("plan JSON has string keys only");
+        Self::text(&self.to_json())
+    }
+
+    /// The plan JSON with its `context` stated against `model` (`None`:
+    /// the provider's default).
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::Usage`] for a model muster does not know the
+    /// window of.
+    pub fn to_json_string_for(&self, model: Option<&str>) -> Result<String, crate::Error> {
+        let mut json = self.to_json();
+        json.context = crate::context::share(self.totals.tokens, json.provider, model)?;
+        Ok(Self::text(&json))
+    }
+
+    fn text(json: &PlanJson<'_>) -> String {
+        let mut text = serde_json::to_string_pretty(json).expect("plan JSON has string keys only");
         text.push('\n');
         text
     }

@@ -180,9 +180,10 @@ pub async fn plan(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> 
     with(shared, generation, move |shared, g| {
         let req: PlanRequest = parse(&body)?;
         let format = tools_format(req.format.as_deref())?;
+        let model = req.model.clone();
         let select = req.select()?;
         let answer = match format {
-            None => answer::plan(&g.inputs, &select, &mut g.cache())?,
+            None => answer::plan_for_model(&g.inputs, &select, model.as_deref(), &mut g.cache())?,
             Some(format) => answer::plan_tools(&g.inputs, &select, format, &mut g.cache())?,
         };
         let kept = Answered {
@@ -214,6 +215,7 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
             token_cap: req.token_cap,
             provider: None,
             format: None,
+            model: None,
         }
         .select()?;
         let answer = answer::why(&g.inputs, &select, &tool, &mut g.cache())?;

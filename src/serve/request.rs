@@ -135,6 +135,9 @@ pub struct PlanRequest {
     /// provider's request: `openai`, `openai-responses`, `anthropic`
     /// (docs/providers.md).
     pub format: Option<String>,
+    /// The model whose context window the plan's `context` share is
+    /// stated against (default: the provider's default; docs/plan-json.md).
+    pub model: Option<String>,
 }
 
 /// The provider shape `format` names; `None` for the plan JSON.
@@ -261,6 +264,7 @@ impl CheckRequest<'_> {
             token_cap: self.token_cap,
             provider: None,
             format: None,
+            model: None,
         }
         .select()
     }
@@ -380,6 +384,7 @@ impl NewSessionRequest {
             token_cap: self.token_cap,
             provider: None,
             format: None,
+            model: None,
         }
         .select()?;
         select.selection.provider = provider;

@@ -62,7 +62,7 @@ fn write(root: &Path, path: &str, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read_dir") {
         let entry = entry.expect("entry");

@@ -18,6 +18,10 @@ pub enum Command {
     Plan {
         #[command(flatten)]
         select: Select,
+        /// The model whose context window the roster's share is stated
+        /// against (default: the provider's default; docs/report.md).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
         /// Output format: a table, the plan JSON, or the `tools` value of
         /// a provider's request (docs/providers.md).
         #[arg(long, value_enum, default_value = "table")]
@@ -49,9 +53,9 @@ pub enum Command {
         /// Count every definition afresh, without the token-count cache.
         #[arg(long)]
         no_cache: bool,
-        /// Output format.
+        /// Output format (github, sarif, junit, markdown: docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
     /// Repair, narrow and check a turn's tool calls against the plan they
     /// were offered with; exit 1 if the turn is refused.
@@ -119,9 +123,9 @@ pub enum Command {
         /// Policy directory.
         #[arg(long, default_value = "policies")]
         policies: PathBuf,
-        /// Output format.
+        /// Output format (github, sarif, junit, markdown: docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
     /// Start each MCP server that has a command, list its tools and record
     /// the snapshot; report what changed. Exit 2 if any server failed.
@@ -139,6 +143,53 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Compare two plans: the tools that entered, were cut or deferred,
+    /// left or moved, and the token deltas against the caps (docs/diff.md).
+    Diff {
+        /// The base: a plan JSON file or a policy directory.
+        #[arg(required_unless_present = "base_rev")]
+        base: Option<PathBuf>,
+        /// The head: a plan JSON file or a policy directory (with
+        /// --base-rev the head is the --policies directory).
+        #[arg(required_unless_present = "base_rev")]
+        head: Option<PathBuf>,
+        /// The base is the --policies directory as committed at this git
+        /// revision.
+        #[arg(long, value_name = "REV", conflicts_with = "base")]
+        base_rev: Option<String>,
+        /// The selection policy directories are planned with.
+        #[command(flatten)]
+        select: Select,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: DiffFormat,
+    },
+    /// Write the roster as one self-contained HTML page: the token budget,
+    /// item slots, cut and deferred tools, totals, context shares and,
+    /// with a base, the diff (docs/report.md).
+    Report {
+        /// The plan: a plan JSON file or a policy directory (default:
+        /// --policies).
+        plan: Option<PathBuf>,
+        /// Highlight the changes against this base: a plan JSON file or a
+        /// policy directory.
+        #[arg(long, value_name = "PLAN|DIR", conflicts_with = "base_rev")]
+        base: Option<PathBuf>,
+        /// Highlight the changes against the --policies directory as
+        /// committed at this git revision.
+        #[arg(long, value_name = "REV")]
+        base_rev: Option<String>,
+        /// The selection policy directories are planned with.
+        #[command(flatten)]
+        select: Select,
+        /// The model whose context the roster's share is stated against
+        /// (default: the plan's provider's default, docs/report.md).
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Write the page here (default: standard output).
+        #[arg(long, value_name = "FILE.html")]
+        out: Option<PathBuf>,
+    },
     /// Accept the current snapshots' tool definitions into the lock, after
     /// review, printing what it accepts.
     Lock {
@@ -148,9 +199,14 @@ pub enum Command {
         /// Only these servers (repeatable; default: every server).
         #[arg(long = "server", value_name = "NAME")]
         servers: Vec<String>,
-        /// Output format.
+        /// Write nothing: report the drift `muster lock` would accept and
+        /// exit 1 if there is any (docs/ci.md).
+        #[arg(long)]
+        check: bool,
+        /// Output format (github, sarif, junit, markdown with --check:
+        /// docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
-        format: TextOrJson,
+        format: CiFormat,
     },
 }
 
@@ -416,6 +472,42 @@ impl From<ProviderArg> for muster::contract::Provider {
         match p {
             ProviderArg::Openai => Self::Openai,
             ProviderArg::Anthropic => Self::Anthropic,
+        }
+    }
+}
+
+/// `diff`'s formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    /// A markdown table, for a pull request or `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+}
+
+/// `gate`'s, `validate`'s and `lock`'s formats: for people, for machines,
+/// and for CI systems (docs/ci.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CiFormat {
+    Text,
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::`).
+    Github,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, for test dashboards.
+    Junit,
+    /// A markdown summary, for `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+}
+
+impl CiFormat {
+    /// The plain format, or `None` for a CI one.
+    pub fn plain(self) -> Option<TextOrJson> {
+        match self {
+            CiFormat::Text => Some(TextOrJson::Text),
+            CiFormat::Json => Some(TextOrJson::Json),
+            _ => None,
         }
     }
 }

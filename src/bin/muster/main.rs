@@ -5,11 +5,14 @@
 mod args;
 #[cfg(feature = "serve")]
 mod gateway;
+mod ci;
+mod diff;
 mod mcp;
 mod render;
+mod report;
 mod session;
 
-use args::{Cli, Command, RosterFormat, Select, TextOrJson};
+use args::{CiFormat, Cli, Command, RosterFormat, Select, TextOrJson};
 use clap::Parser;
 use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
@@ -232,11 +235,18 @@ pub(crate) fn exit_code(outcome: Outcome) -> u8 {
 
 fn run(command: Command) -> Result<u8, Error> {
     match command {
-        Command::Plan { select, format } => {
+        Command::Plan {
+            select,
+            model,
+            format,
+        } => {
             let inputs = Inputs::load(&select.policies)?;
             let mut cache = token_cache(select.no_cache);
             let text = match format {
-                RosterFormat::Json => answer::plan(&inputs, &ask(&select), &mut cache)?.json,
+                RosterFormat::Json => {
+                    answer::plan_for_model(&inputs, &ask(&select), model.as_deref(), &mut cache)?
+                        .json
+                }
                 RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
                     let provider = format.provider().expect("a provider format");
                     answer::plan_tools(&inputs, &ask(&select), provider, &mut cache)?.json
@@ -246,7 +256,13 @@ fn run(command: Command) -> Result<u8, Error> {
                     let caps = catalog
                         .caps
                         .with_overrides(select.item_cap, select.token_cap);
-                    let table = render::plan_table(&plan::plan_counted(&catalog, caps, &mut cache));
+                    let planned = plan::plan_counted(&catalog, caps, &mut cache);
+                    let share = muster::context::share(
+                        planned.totals.tokens,
+                        catalog.provider,
+                        model.as_deref(),
+                    )?;
+                    let table = render::plan_table(&planned, &share);
                     exiting(catalog);
                     table
                 }
@@ -279,7 +295,7 @@ fn run(command: Command) -> Result<u8, Error> {
             token_cap,
             no_cache,
             format,
-        } => {
+        } => ci_or_error(format, "gate", || {
             let paths = if paths.is_empty() {
                 vec!["gates".into()]
             } else {
@@ -292,11 +308,12 @@ fn run(command: Command) -> Result<u8, Error> {
             save(&mut cache);
             let answer = Answer::of_gates(&results);
             emit(&match format {
-                TextOrJson::Text => render::gate_text(&results),
-                TextOrJson::Json => answer.json,
+                CiFormat::Text => render::gate_text(&results),
+                CiFormat::Json => answer.json,
+                other => ci::render(other, &muster::ci::of_gates(&gates, &results)),
             })?;
             Ok(exit_code(answer.outcome))
-        }
+        }),
         Command::Discover {
             policies,
             servers,
@@ -306,8 +323,46 @@ fn run(command: Command) -> Result<u8, Error> {
         Command::Lock {
             policies,
             servers,
+            check,
             format,
-        } => mcp::lock(&policies, &servers, format),
+        } => match (check, format.plain()) {
+            (false, Some(plain)) => mcp::lock(&policies, &servers, plain),
+            (false, None) => Err(Error::new(
+                ErrorKind::Usage,
+                Problem::new("the CI formats report lock drift: they need --check").help(
+                    "run `muster lock --check --format …` in CI; `muster lock` writes the lock",
+                ),
+            )),
+            (true, _) => ci_or_error(format, "lock", || {
+                let inputs = Inputs::load(&policies)?;
+                let drift = muster::lock::drift(&inputs, &servers)?;
+                emit(&match format {
+                    CiFormat::Text => render::drift_text(&drift),
+                    CiFormat::Json => answer::json_text(&drift),
+                    other => ci::render(other, &muster::ci::of_lock(&drift)),
+                })?;
+                Ok(if drift.drift.is_empty() {
+                    0
+                } else {
+                    EXIT_FAILED
+                })
+            }),
+        },
+        Command::Diff {
+            base,
+            head,
+            base_rev,
+            select,
+            format,
+        } => diff::run(base, head, base_rev, &select, format),
+        Command::Report {
+            plan,
+            base,
+            base_rev,
+            select,
+            model,
+            out,
+        } => report::run(plan, base, base_rev, &select, model, out),
         Command::Check {
             plan,
             session,
@@ -430,14 +485,32 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies, format } => {
+        Command::Validate { policies, format } => ci_or_error(format, "validate", || {
             let inputs = Inputs::load(&policies)?;
             let validation = muster::validate::validate(&inputs)?;
             emit(&match format {
-                TextOrJson::Text => render::validate_text(&validation),
-                TextOrJson::Json => answer::json_text(&validation),
+                CiFormat::Text => render::validate_text(&validation),
+                CiFormat::Json => answer::json_text(&validation),
+                other => ci::render(other, &muster::ci::of_validation(&validation)),
             })?;
             Ok(0)
+        }),
+    }
+}
+
+/// Runs `body`; in a CI format an error that stops it is rendered on
+/// stdout in that format too (annotations on the files and lines it
+/// names), still exiting 2 with the problems on stderr.
+fn ci_or_error(
+    format: CiFormat,
+    command: &'static str,
+    body: impl FnOnce() -> Result<u8, Error>,
+) -> Result<u8, Error> {
+    match body() {
+        Err(err) if format.plain().is_none() => {
+            emit(&ci::render(format, &muster::ci::of_error(command, &err)))?;
+            Err(err)
         }
+        other => other,
     }
 }

@@ -1,6 +1,6 @@
 //! Human-readable output: tables and reports for a terminal.
 
-use muster::contract::Validation;
+use muster::contract::{LockCheck, LockStatus, Validation};
 use muster::gate::GateResult;
 use muster::plan::Plan;
 use std::fmt::Write as _;
@@ -20,7 +20,7 @@ fn thousands(n: u32) -> String {
 /// The widest the tool column of a table is padded to, in bytes.
 const MAX_NAME_COLUMN: usize = 60;
 
-pub fn plan_table(plan: &Plan<'_>) -> String {
+pub fn plan_table(plan: &Plan<'_>, share: &muster::contract::ContextShare) -> String {
     let cat = plan.catalog;
     let mut out = String::new();
     let profile = match &cat.profile {
@@ -57,6 +57,11 @@ pub fn plan_table(plan: &Plan<'_>) -> String {
         },
         plan.deferred.len(),
         plan.cut.len()
+    );
+    let _ = writeln!(
+        out,
+        "start-up: {}",
+        muster::context::startup_line(plan.roster.len() as u32, share)
     );
     let _ = writeln!(out, "fingerprint: {}", plan.fingerprint());
     // A longer name overflows its column rather than widening every row
@@ -172,6 +177,39 @@ pub fn validate_text(v: &Validation) -> String {
     );
     for w in &v.warnings {
         let _ = writeln!(out, "warning: {} [{}]", w.warning, w.context());
+    }
+    out
+}
+
+/// `muster lock --check`: each tool that differs from the lock, at its line.
+pub fn drift_text(check: &LockCheck) -> String {
+    let mut out = String::new();
+    if check.drift.is_empty() {
+        let _ = writeln!(out, "lock {}: up to date", check.lock_file);
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "lock {}: {} tool(s) differ; review them, then run `muster lock`",
+        check.lock_file,
+        check.drift.len()
+    );
+    for d in &check.drift {
+        let what = match d.finding.status {
+            LockStatus::Unlocked => "new    ",
+            LockStatus::Changed => "changed",
+            LockStatus::Gone => "gone   ",
+        };
+        let place = match d.line {
+            Some(line) => format!("{}:{line}", d.file),
+            None => d.file.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "  {what} mcp.{}.{}  ({place})",
+            d.finding.server,
+            muster::names::escape(&d.finding.tool)
+        );
     }
     out
 }
