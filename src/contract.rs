@@ -32,8 +32,8 @@ pub use gate::{
     AddedTool, FindabilityResult, GateFailure, GateResult, MissedQuery, RemovedTool, Reorder,
     RosterSize,
 };
-pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockFinding, LockStatus};
-pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
+pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockChange, LockFinding, LockStatus};
+pub use reason::{Enabling, Hidden, Hint, HintRule, Reason, SchemaProblem};
 pub use session::*;
 pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};
