@@ -8,6 +8,7 @@
 //! fields refused where muster reads the shape back), documented in
 //! `docs/`. It decides nothing.
 
+mod accept;
 mod check;
 mod count;
 mod discover;
@@ -19,6 +20,7 @@ mod session;
 mod validate;
 mod why;
 
+pub use accept::{AcceptCode, Fix, Violation};
 pub use check::*;
 pub use count::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
@@ -35,5 +37,5 @@ pub use gate::{
 pub use lock::{LOCK_FORMAT_VERSION, LockAnswer, LockChange, LockFinding, LockStatus};
 pub use reason::{Enabling, Hidden, Hint, HintRule, Reason, SchemaProblem};
 pub use session::*;
-pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
+pub use validate::{SweptViolation, SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};

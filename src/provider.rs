@@ -26,6 +26,7 @@
 //! names exactly one tool. This module decides spellings and collisions; it
 //! never decides what is offered.
 
+pub mod accept;
 pub mod shape;
 
 use sha2::{Digest, Sha256};
@@ -296,7 +297,11 @@ mod tests {
             separator: "-".into(),
         };
         let s = spell(&format!("mcp.{server}.browser_click"), &dash);
-        assert!(s.name.ends_with("-browser_click") && is_valid(&s.name), "{}", s.name);
+        assert!(
+            s.name.ends_with("-browser_click") && is_valid(&s.name),
+            "{}",
+            s.name
+        );
     }
 
     #[test]

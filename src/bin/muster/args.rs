@@ -118,6 +118,13 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
+        /// Also judge each plan's request as this provider format would
+        /// (repeatable); exit 1 if it would refuse anything.
+        #[arg(long, value_enum)]
+        accept: Vec<AcceptFormat>,
+        /// With --accept: judge the request as sent in strict mode.
+        #[arg(long)]
+        strict: bool,
     },
     /// Start each MCP server that has a command, list its tools and record
     /// the snapshot; report what changed. Exit 2 if any server failed.
@@ -351,6 +358,8 @@ pub enum RosterFormat {
     OpenaiResponses,
     /// Anthropic Messages `tools`.
     Anthropic,
+    /// Gemini `generateContent` `tools` (`functionDeclarations`).
+    Gemini,
 }
 
 impl RosterFormat {
@@ -362,6 +371,28 @@ impl RosterFormat {
             RosterFormat::Openai => Some(Format::Openai),
             RosterFormat::OpenaiResponses => Some(Format::OpenaiResponses),
             RosterFormat::Anthropic => Some(Format::Anthropic),
+            RosterFormat::Gemini => Some(Format::Gemini),
+        }
+    }
+}
+
+/// `validate --accept`'s provider formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AcceptFormat {
+    Openai,
+    OpenaiResponses,
+    Anthropic,
+    Gemini,
+}
+
+impl From<AcceptFormat> for muster::provider::shape::Format {
+    fn from(f: AcceptFormat) -> Self {
+        use muster::provider::shape::Format;
+        match f {
+            AcceptFormat::Openai => Format::Openai,
+            AcceptFormat::OpenaiResponses => Format::OpenaiResponses,
+            AcceptFormat::Anthropic => Format::Anthropic,
+            AcceptFormat::Gemini => Format::Gemini,
         }
     }
 }

@@ -232,7 +232,10 @@ fn run(command: Command) -> Result<u8, Error> {
             let mut cache = token_cache(select.no_cache);
             let text = match format {
                 RosterFormat::Json => answer::plan(&inputs, &ask(&select), &mut cache)?.json,
-                RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
+                RosterFormat::Openai
+                | RosterFormat::OpenaiResponses
+                | RosterFormat::Anthropic
+                | RosterFormat::Gemini => {
                     let provider = format.provider().expect("a provider format");
                     answer::plan_tools(&inputs, &ask(&select), provider, &mut cache)?.json
                 }
@@ -423,14 +426,20 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies, format } => {
+        Command::Validate {
+            policies,
+            format,
+            accept,
+            strict,
+        } => {
             let inputs = Inputs::load(&policies)?;
-            let validation = muster::validate::validate(&inputs)?;
+            let formats: Vec<_> = accept.into_iter().map(Into::into).collect();
+            let validation = muster::validate::validate_accepted(&inputs, &formats, strict)?;
             emit(&match format {
                 TextOrJson::Text => render::validate_text(&validation),
                 TextOrJson::Json => answer::json_text(&validation),
             })?;
-            Ok(0)
+            Ok(u8::from(!validation.acceptance.is_empty()))
         }
     }
 }
