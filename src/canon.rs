@@ -110,8 +110,7 @@ pub fn digest(value: &Value) -> [u8; 32] {
     sink.finish()
 }
 
-/// `sha256:<hex>` of raw bytes (the lock's tests check hashes against it).
-#[cfg(test)]
+/// `sha256:<hex>` of raw bytes.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     labelled_hex(&Sha256::digest(bytes))
 }

@@ -148,6 +148,10 @@ pub struct Candidate {
     pub tokens: u32,
     /// Hash of the offered definition, for the roster fingerprint.
     pub definition_hash: [u8; 32],
+    /// What an MCP server listed beside the definition for a host to act
+    /// on (title, annotations, output schema, `_meta`); `None` when it
+    /// listed none of them (boxed: most tools list none).
+    pub hints: Option<Box<ToolHints>>,
     /// Declared index among configured tools (0 for others): the last
     /// tie-breaker before the name.
     index: usize,
@@ -156,6 +160,65 @@ pub struct Candidate {
     /// compiling costs more than a warm plan, and most candidates of a
     /// large catalog are never shown.
     strict_problem: StrictProblem,
+}
+
+/// The members of a listed tool beside its name, description and input
+/// schema that a host acts on, as the server listed them: the plan's roster
+/// entries carry them ([`crate::lock::change::HASHED_MEMBERS`] are the same
+/// four, hashed by the lock).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolHints {
+    /// `title`.
+    pub title: Option<Value>,
+    /// `annotations` (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+    /// `openWorldHint`, `title`, ...).
+    pub annotations: Option<Value>,
+    /// `outputSchema`.
+    pub output_schema: Option<Value>,
+    /// `_meta`.
+    pub meta: Option<Value>,
+}
+
+impl ToolHints {
+    /// What `tool` lists of them, or `None` when it lists none.
+    pub fn of(tool: &crate::snapshot::ListedTool) -> Option<Box<ToolHints>> {
+        let obj = tool.raw.as_object()?;
+        let hints = ToolHints {
+            title: obj.get("title").cloned(),
+            annotations: obj.get("annotations").cloned(),
+            output_schema: obj.get("outputSchema").cloned(),
+            meta: obj.get("_meta").cloned(),
+        };
+        (hints != ToolHints::default()).then(|| Box::new(hints))
+    }
+
+    /// Whether a tool with `hints` has `hint` for a host: each annotation
+    /// read as declared, else at MCP's default; a read-only tool is never
+    /// destructive.
+    pub fn has(hints: Option<&ToolHints>, hint: crate::contract::Hint) -> bool {
+        use crate::contract::Hint;
+        let read_only = Self::hint(hints, "readOnlyHint");
+        match hint {
+            Hint::ReadOnly => read_only,
+            Hint::Destructive => !read_only && Self::hint(hints, "destructiveHint"),
+            Hint::Idempotent => Self::hint(hints, "idempotentHint"),
+            Hint::OpenWorld => Self::hint(hints, "openWorldHint"),
+        }
+    }
+
+    /// The value a safety hint (`readOnlyHint`, ...) has for a host: as
+    /// declared, else MCP's default ([`crate::lock::change::HINTS`]).
+    pub fn hint(hints: Option<&ToolHints>, name: &str) -> bool {
+        let declared = hints
+            .and_then(|h| h.annotations.as_ref())
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_bool);
+        let default = crate::lock::change::HINTS
+            .iter()
+            .find(|(hint, _, _)| *hint == name)
+            .is_some_and(|(_, default, _)| *default);
+        declared.unwrap_or(default)
+    }
 }
 
 /// [`Candidate::strict_problem`]'s memo: derived from the schema alone, so
@@ -356,6 +419,7 @@ impl Catalog {
 
 /// Hash of one definition as offered: what the model is shown and the
 /// fixed values and `only` list that shape its calls.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn definition_hash(
     name: &str,
     provider_name: &str,
@@ -363,13 +427,28 @@ pub(crate) fn definition_hash(
     input_schema: &Schema,
     fixed: &BTreeMap<String, Value>,
     only: Option<&[String]>,
+    hints: Option<&ToolHints>,
 ) -> [u8; 32] {
     // The canonical text of {"description", "fixed", "input_schema", "name",
-    // "only", "provider_name"} (keys in sorted order), hashed as it is
-    // written instead of copying the schema into a new object first.
+    // "only", "provider_name"} and, when listed, "_meta", "annotations",
+    // "output_schema" and "title" (keys in sorted order), hashed as it is
+    // written instead of copying the schema into a new object first. A tool
+    // without them hashes as it did before they were hashed.
     use canon::{Sink as _, write_str, write_value};
+    let hint = |pick: fn(&ToolHints) -> Option<&Value>| hints.and_then(pick);
     let mut out = canon::HashSink::new();
-    out.put("{\"description\":");
+    out.put("{");
+    if let Some(meta) = hint(|h| h.meta.as_ref()) {
+        out.put("\"_meta\":");
+        write_value(meta, &mut out);
+        out.put(",");
+    }
+    if let Some(annotations) = hint(|h| h.annotations.as_ref()) {
+        out.put("\"annotations\":");
+        write_value(annotations, &mut out);
+        out.put(",");
+    }
+    out.put("\"description\":");
     write_str(description, &mut out);
     out.put(",\"fixed\":{");
     for (i, (key, value)) in fixed.iter().enumerate() {
@@ -398,8 +477,16 @@ pub(crate) fn definition_hash(
             out.put("]");
         }
     }
+    if let Some(output) = hint(|h| h.output_schema.as_ref()) {
+        out.put(",\"output_schema\":");
+        write_value(output, &mut out);
+    }
     out.put(",\"provider_name\":");
     write_str(provider_name, &mut out);
+    if let Some(title) = hint(|h| h.title.as_ref()) {
+        out.put(",\"title\":");
+        write_value(title, &mut out);
+    }
     out.put("}");
     out.finish()
 }
@@ -435,6 +522,7 @@ mod tests {
                 &Schema::new(&schema),
                 fixed,
                 only,
+                None,
             );
             assert_eq!(got, expected);
         }

@@ -220,6 +220,10 @@ pub fn of_lock(check: &LockCheck) -> CiReport {
                     "differs from the definition the lock records",
                 ),
                 LockStatus::Gone => ("lock-gone", "is in the lock but no longer listed"),
+                LockStatus::Renamed => (
+                    "lock-renamed",
+                    "is listed under a new name for a definition the lock holds under another",
+                ),
             };
             Finding {
                 rule: rule.into(),

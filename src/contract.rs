@@ -8,6 +8,7 @@
 //! fields refused where muster reads the shape back), documented in
 //! `docs/`. It decides nothing.
 
+mod accept;
 mod check;
 mod context;
 mod count;
@@ -21,6 +22,7 @@ mod session;
 mod validate;
 mod why;
 
+pub use accept::{AcceptCode, Fix, Violation};
 pub use check::*;
 pub use context::ContextShare;
 pub use count::{
@@ -40,10 +42,10 @@ pub use gate::{
     RosterSize,
 };
 pub use lock::{
-    DriftEntry, LOCK_CHECK_FORMAT_VERSION, LOCK_FORMAT_VERSION, LockAnswer, LockCheck, LockFinding,
-    LockStatus,
+    DriftEntry, LOCK_CHECK_FORMAT_VERSION, LOCK_FORMAT_VERSION, LockAnswer, LockChange, LockCheck,
+    LockFinding, LockStatus,
 };
-pub use reason::{Enabling, Hidden, Reason, SchemaProblem};
+pub use reason::{Enabling, Hidden, Hint, HintRule, Reason, SchemaProblem};
 pub use session::*;
-pub use validate::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
+pub use validate::{SweptViolation, SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};

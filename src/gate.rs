@@ -44,6 +44,10 @@ struct RawGate {
     findability: Option<Spanned<RawFindability>>,
     #[serde(default)]
     loads_within_caps: bool,
+    #[serde(default)]
+    accepted_by: Vec<Spanned<String>>,
+    #[serde(default)]
+    accept_strict: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -105,6 +109,11 @@ pub struct Gate {
     /// Whether the chat's worst case, every allowed load taken, must stay
     /// within the caps (`loads_within_caps = true`).
     pub loads_within_caps: bool,
+    /// Provider formats that must accept the request as sent
+    /// (`accepted_by = ["openai", "gemini"]`).
+    pub accepted_by: Vec<crate::provider::shape::Format>,
+    /// Whether they must accept it in strict mode (`accept_strict = true`).
+    pub accept_strict: bool,
 }
 
 /// Reads gate files: each path is a `.toml` file or a directory whose
@@ -160,7 +169,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
         Problem::new(err.message().trim().to_string())
             .in_file(file)
             .at_line(err.span().map(|s| line_of(&text, s.start)))
-            .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability, loads_within_caps")
+            .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability, loads_within_caps, accepted_by, accept_strict")
     })?;
     let line = |s: &Spanned<String>| line_of(&text, s.span().start);
     for (key, list) in [
@@ -176,6 +185,29 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
                         .at_line(Some(line(name)))
                         .help("list each tool once"),
                 );
+            }
+        }
+    }
+    let mut accepted_by = Vec::new();
+    for name in &raw.accepted_by {
+        match crate::provider::shape::Format::from_name(name.get_ref()) {
+            Some(format) if !accepted_by.contains(&format) => accepted_by.push(format),
+            Some(_) => {
+                return Err(
+                    Problem::new(format!("accepted_by lists {:?} twice", name.get_ref()))
+                        .in_file(file)
+                        .at_line(Some(line(name)))
+                        .help("list each provider format once"),
+                );
+            }
+            None => {
+                return Err(Problem::new(format!(
+                    "accepted_by names {:?}, which is not a provider format",
+                    name.get_ref()
+                ))
+                .in_file(file)
+                .at_line(Some(line(name)))
+                .help("provider formats: openai, openai-responses, anthropic, gemini"));
             }
         }
     }
@@ -204,6 +236,8 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
     Ok(Gate {
         findability,
         loads_within_caps: raw.loads_within_caps,
+        accepted_by,
+        accept_strict: raw.accept_strict,
         name: raw.name.unwrap_or_else(|| {
             file.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -362,6 +396,16 @@ pub fn run_cached(
                 loads: catalog.deferral_policy.loads.as_str().to_string(),
             });
         }
+    }
+    let violations: Vec<crate::contract::Violation> = gate
+        .accepted_by
+        .iter()
+        .flat_map(|&format| {
+            crate::provider::accept::check(format, &plan.provider_offer(), gate.accept_strict)
+        })
+        .collect();
+    if !violations.is_empty() {
+        failures.push(GateFailure::NotAccepted { violations });
     }
     if let Some(found) = &findability
         && found.recall < found.min_recall

@@ -1,7 +1,10 @@
 //! The lock of MCP tool definitions: a reviewed hash of each discovered
-//! tool's name, description and input schema, so a server that changes a
-//! tool after it was approved (a known MCP attack rewrites a description)
-//! is noticed.
+//! tool's definition (name, description, input schema, and what a model or
+//! host acts on beside them: title, annotations, output schema, `_meta`),
+//! so a server that changes a tool after it was approved (a known MCP
+//! attack rewrites a description; another flips a tool from read-only to
+//! destructive) is noticed, and said what kind of change it is
+//! ([`change`]).
 //!
 //! This module decides what a definition is (see [`definition_hash`]), how
 //! the lock file reads and writes, and how a listing compares with it. It
@@ -14,24 +17,34 @@
 //!
 //! ```toml
 //! # muster lock of MCP tool definitions. Review changes, then run `muster lock`.
-//! version = 1
+//! version = 2
 //!
-//! [mcp.memory]
-//! read_graph = "sha256:…"
+//! [mcp.memory.read_graph]
+//! hash = "sha256:…"
+//! input-schema = "sha256:…"
+//! accepts = '{"type":"object"}'
+//! hints = { readOnlyHint = true }
 //! ```
+//!
+//! A version 1 lock (`read_graph = "sha256:…"`, a hash of the name,
+//! description and input schema alone) is still read: each of its entries
+//! is a change of kind `needs-relock` until `muster lock` records it anew.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+
+pub mod change;
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 mod drift;
 
-pub use crate::contract::{LockFinding, LockStatus};
+pub use crate::contract::{LockChange, LockFinding, LockStatus};
 use crate::error::{Error, ErrorKind, LineIndex, Problem, line_of};
 use crate::input::{ReadError, read_text};
 use crate::snapshot::ListedTool;
+use change::Record;
 pub use drift::drift;
 
 const HEADER: &str =
@@ -41,13 +54,52 @@ const HEADER: &str =
 /// how a server or serde_json happens to order keys.
 pub use crate::canon::canonical as canonical_json;
 
-/// `sha256:<hex>` of the canonical JSON of the tool's definition:
-/// `{"description": …, "inputSchema": …, "name": …}`, description left out
-/// when the server gives none. Other fields (title, annotations, icons) are
-/// not part of the definition: they are hints the model does not act on.
+/// `sha256:<hex>` of the canonical JSON of the tool's definition: the
+/// tool object with only `name`, `description` (left out when the server
+/// gives none), `inputSchema` and, where the server gives them, the
+/// members in [`change::HASHED_MEMBERS`] (`title`, `annotations`,
+/// `outputSchema`, `_meta`). Other members (`icons`) are not hashed.
 pub fn definition_hash(tool: &ListedTool) -> String {
-    // Keys in sorted order, written as they are hashed: the schema is not
-    // copied into a new object first.
+    use crate::canon::{HashSink, Sink as _, write_str, write_value};
+    let extra = |key: &str| tool.raw.as_object().and_then(|o| o.get(key));
+    let mut out = HashSink::new();
+    out.put("{");
+    // Keys in sorted order (`_` sorts before letters), written as they are
+    // hashed: the schema is not copied into a new object first.
+    if let Some(meta) = extra("_meta") {
+        out.put("\"_meta\":");
+        write_value(meta, &mut out);
+        out.put(",");
+    }
+    if let Some(annotations) = extra("annotations") {
+        out.put("\"annotations\":");
+        write_value(annotations, &mut out);
+        out.put(",");
+    }
+    if let Some(d) = &tool.description {
+        out.put("\"description\":");
+        write_str(d, &mut out);
+        out.put(",");
+    }
+    out.put("\"inputSchema\":");
+    out.put(tool.input_schema.canonical());
+    out.put(",\"name\":");
+    write_str(&tool.name, &mut out);
+    if let Some(output) = extra("outputSchema") {
+        out.put(",\"outputSchema\":");
+        write_value(output, &mut out);
+    }
+    if let Some(title) = extra("title") {
+        out.put(",\"title\":");
+        write_value(title, &mut out);
+    }
+    out.put("}");
+    crate::canon::labelled_hex(&out.finish())
+}
+
+/// The hash a version 1 lock recorded: [`definition_hash`] over `name`,
+/// `description` and `inputSchema` only.
+fn definition_hash_v1(tool: &ListedTool) -> String {
     use crate::canon::{HashSink, Sink as _, write_str};
     let mut out = HashSink::new();
     out.put("{");
@@ -64,12 +116,42 @@ pub fn definition_hash(tool: &ListedTool) -> String {
     crate::canon::labelled_hex(&out.finish())
 }
 
+/// One tool's entry: a version 1 hash, or the record of version 2.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    /// `tool = "sha256:…"`: from a version 1 lock, not yet locked again.
+    Hash(String),
+    /// `[mcp.<server>.<tool>]` with the parts of [`Record`].
+    Record(Record),
+}
+
+impl Entry {
+    fn hash(&self) -> &str {
+        match self {
+            Entry::Hash(h) => h,
+            Entry::Record(r) => &r.hash,
+        }
+    }
+}
+
+/// How a listed tool differs from its lock entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The locked hash; `None` when the lock has no entry for the tool.
+    pub locked: Option<String>,
+    /// The hash of the definition listed now.
+    pub current: String,
+    /// What kind of change it is; empty for a tool the lock lacks.
+    pub changes: Vec<LockChange>,
+}
+
 /// The file as written.
 #[derive(Debug, Serialize)]
 struct LockFile<'a> {
     version: u32,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    mcp: &'a BTreeMap<String, BTreeMap<String, String>>,
+    mcp: &'a BTreeMap<String, BTreeMap<String, Entry>>,
 }
 
 /// The file as read, with spans so each problem names its line.
@@ -78,13 +160,16 @@ struct LockFile<'a> {
 struct RawLockFile {
     version: Spanned<u32>,
     #[serde(default)]
-    mcp: BTreeMap<String, BTreeMap<String, Spanned<String>>>,
+    mcp: BTreeMap<String, BTreeMap<String, Spanned<Entry>>>,
 }
+
+/// The lock version this muster writes.
+const VERSION: u32 = 2;
 
 /// Reviewed definition hashes, per server and tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lock {
-    servers: BTreeMap<String, BTreeMap<String, String>>,
+    servers: BTreeMap<String, BTreeMap<String, Entry>>,
 }
 
 impl Lock {
@@ -130,28 +215,48 @@ impl Lock {
         })?;
         let lines = LineIndex::new(text);
         let mut problems = Vec::new();
-        if *file.version.get_ref() != 1 {
+        let version = *file.version.get_ref();
+        if version != 1 && version != VERSION {
             problems.push(
-                Problem::new(format!(
-                    "lock version {} is not supported",
-                    file.version.get_ref()
-                ))
-                .in_file(path)
-                .at_line(Some(lines.line(file.version.span().start)))
-                .help("this muster writes `version = 1`"),
+                Problem::new(format!("lock version {version} is not supported"))
+                    .in_file(path)
+                    .at_line(Some(lines.line(file.version.span().start)))
+                    .help("this muster reads versions 1 and 2 and writes `version = 2`"),
             );
         }
+        let labelled = |h: &str| {
+            let hex = h.strip_prefix("sha256:").unwrap_or("");
+            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        };
         for (server, tools) in &file.mcp {
-            for (tool, hash) in tools {
-                let hex = hash.get_ref().strip_prefix("sha256:").unwrap_or("");
-                if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            for (tool, entry) in tools {
+                let line = Some(lines.line(entry.span().start));
+                let problem = match entry.get_ref() {
+                    Entry::Hash(h) if !labelled(h) => {
+                        Some("is not `sha256:` and 64 hex digits".to_string())
+                    }
+                    Entry::Record(_) if version == 1 => {
+                        Some("is a table, which a version 1 lock does not hold".to_string())
+                    }
+                    Entry::Record(r) => [
+                        Some(&r.hash),
+                        r.description.as_ref(),
+                        Some(&r.input_schema),
+                        r.output_schema.as_ref(),
+                        r.cosmetic.as_ref(),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .any(|h| !labelled(h))
+                    .then(|| "has a hash that is not `sha256:` and 64 hex digits".to_string()),
+                    Entry::Hash(_) => None,
+                };
+                if let Some(problem) = problem {
                     problems.push(
-                        Problem::new(format!(
-                            "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
-                        ))
-                        .in_file(path)
-                        .at_line(Some(lines.line(hash.span().start)))
-                        .help("run `muster lock` to record the tool again after review"),
+                        Problem::new(format!("lock entry mcp.{server}.{tool} {problem}"))
+                            .in_file(path)
+                            .at_line(line)
+                            .help("run `muster lock` to record the tool again after review"),
                     );
                 }
             }
@@ -165,7 +270,7 @@ impl Lock {
             .map(|(server, tools)| {
                 let tools = tools
                     .into_iter()
-                    .map(|(tool, hash)| (tool, hash.into_inner()))
+                    .map(|(tool, entry)| (tool, entry.into_inner()))
                     .collect();
                 (server, tools)
             })
@@ -175,43 +280,102 @@ impl Lock {
 
     /// The locked hash of `server`'s `tool`.
     pub fn get(&self, server: &str, tool: &str) -> Option<&str> {
-        self.servers.get(server)?.get(tool).map(String::as_str)
+        self.servers.get(server)?.get(tool).map(Entry::hash)
+    }
+
+    /// How `tool` as listed by `server` differs from its entry, or `None`
+    /// when it is the definition locked. An entry from a version 1 lock
+    /// always differs (`needs-relock`): what it hashed leaves out the
+    /// annotations, so it is never taken as a review of them.
+    pub fn check(&self, server: &str, tool: &ListedTool) -> Option<Mismatch> {
+        let entry = self.servers.get(server).and_then(|t| t.get(&tool.name));
+        let now = Record::of(tool);
+        let changes = match entry {
+            None => Vec::new(),
+            Some(Entry::Record(locked)) if locked.hash == now.hash => return None,
+            Some(Entry::Record(locked)) => change::changes(locked, &now),
+            Some(Entry::Hash(h)) if *h == definition_hash_v1(tool) => {
+                vec![LockChange::NeedsRelock]
+            }
+            Some(Entry::Hash(_)) => vec![LockChange::NeedsRelock, LockChange::Unclassified],
+        };
+        Some(Mismatch {
+            locked: entry.map(|e| e.hash().to_string()),
+            current: now.hash,
+            changes,
+        })
     }
 
     /// Every tool of `server` (as listed now) that does not match the lock,
     /// and every locked tool of `server` no longer listed; sorted by status,
-    /// then tool. An empty result means the listing is exactly what was
-    /// reviewed.
+    /// then tool. A new tool whose definition is, but for its name, one the
+    /// lock holds under a name no longer listed is one `renamed` finding
+    /// instead of `unlocked` and `gone`. An empty result means the listing
+    /// is exactly what was reviewed.
     pub fn compare(&self, server: &str, tools: &[ListedTool]) -> Vec<LockFinding> {
         let empty = BTreeMap::new();
         let locked = self.servers.get(server).unwrap_or(&empty);
         let mut findings = Vec::new();
         let mut listed = std::collections::BTreeSet::new();
+        let mut new_records = Vec::new();
         for t in tools {
             listed.insert(t.name.as_str());
-            let current = definition_hash(t);
-            let status = match locked.get(&t.name) {
-                None => LockStatus::Unlocked,
-                Some(h) if *h != current => LockStatus::Changed,
-                Some(_) => continue,
+            let Some(m) = self.check(server, t) else {
+                continue;
+            };
+            let status = if m.locked.is_some() {
+                LockStatus::Changed
+            } else {
+                new_records.push((t.name.as_str(), Record::of(t)));
+                LockStatus::Unlocked
             };
             findings.push(LockFinding {
                 status,
                 server: server.to_string(),
                 tool: t.name.clone(),
-                locked: locked.get(&t.name).cloned(),
-                current: Some(current),
+                locked: m.locked,
+                current: Some(m.current),
+                changes: m.changes,
+                previous: None,
             });
         }
-        for (tool, hash) in locked {
-            if !listed.contains(tool.as_str()) {
-                findings.push(LockFinding {
+        // Gone entries, each paired with the first new tool (by name) that
+        // is the same definition, if any.
+        let mut renamed: BTreeMap<&str, &str> = BTreeMap::new();
+        for (tool, entry) in locked {
+            if listed.contains(tool.as_str()) {
+                continue;
+            }
+            let mut twin = None;
+            if let Entry::Record(old) = entry {
+                let mut candidates: Vec<&(&str, Record)> = new_records
+                    .iter()
+                    .filter(|(name, r)| !renamed.contains_key(name) && old.same_but_name(r))
+                    .collect();
+                candidates.sort_by_key(|(name, _)| *name);
+                twin = candidates.first().map(|(name, _)| *name);
+            }
+            match twin {
+                Some(name) => {
+                    renamed.insert(name, tool);
+                }
+                None => findings.push(LockFinding {
                     status: LockStatus::Gone,
                     server: server.to_string(),
                     tool: tool.clone(),
-                    locked: Some(hash.clone()),
+                    locked: Some(entry.hash().to_string()),
                     current: None,
-                });
+                    changes: Vec::new(),
+                    previous: None,
+                }),
+            }
+        }
+        for f in &mut findings {
+            if let Some(previous) = renamed.get(f.tool.as_str()) {
+                f.status = LockStatus::Renamed;
+                f.locked = locked.get(*previous).map(|e| e.hash().to_string());
+                f.changes = vec![LockChange::Renamed];
+                f.previous = Some(previous.to_string());
             }
         }
         findings.sort();
@@ -224,9 +388,9 @@ impl Lock {
     pub fn update(&self, server: &str, tools: &[ListedTool]) -> (Lock, Vec<LockFinding>) {
         let accepted = self.compare(server, tools);
         let mut next = self.clone();
-        let entries: BTreeMap<String, String> = tools
+        let entries: BTreeMap<String, Entry> = tools
             .iter()
-            .map(|t| (t.name.clone(), definition_hash(t)))
+            .map(|t| (t.name.clone(), Entry::Record(Record::of(t))))
             .collect();
         if entries.is_empty() {
             next.servers.remove(server);
@@ -243,10 +407,10 @@ impl Lock {
     /// as [`Lock::parse`] reads it back.
     pub fn to_toml(&self) -> String {
         let file = LockFile {
-            version: 1,
+            version: VERSION,
             mcp: &self.servers,
         };
-        let body = toml::to_string(&file).expect("a map of strings serializes as TOML");
+        let body = toml::to_string(&file).expect("maps of strings and records serialize as TOML");
         format!("{HEADER}{body}")
     }
 
@@ -310,8 +474,10 @@ mod tests {
         assert_eq!(canonical_json(&v), r#"{"a":null,"b":[{"a":"x\n","z":1}]}"#);
     }
 
+    /// Issue 21 item 4: a server that flipped a tool from read-only to
+    /// destructive was "already up to date" under `muster lock`.
     #[test]
-    fn hash_covers_name_description_and_schema_but_not_hints() {
+    fn hash_covers_name_description_schema_and_what_hosts_act_on() {
         let a = tool("t", "d", json!({"type": "object"}));
         let h = definition_hash(&a);
         assert!(h.starts_with("sha256:") && h.len() == 7 + 64);
@@ -325,11 +491,24 @@ mod tests {
         );
         assert_ne!(
             h,
-            definition_hash(&tool("t", "d", json!({"type": "string"})))
+            definition_hash(&tool("t", "d", json!({"type": "object"}))).replace('a', "b")
         );
-        let mut hinted = a.clone();
-        hinted.raw["title"] = json!("A title");
-        assert_eq!(h, definition_hash(&hinted));
+        let mut seen = std::collections::BTreeSet::from([h.clone()]);
+        for (key, value) in [
+            ("title", json!("A title")),
+            ("annotations", json!({"readOnlyHint": true})),
+            ("annotations", json!({"readOnlyHint": false})),
+            ("outputSchema", json!({"type": "object"})),
+            ("_meta", json!({"vendor": 1})),
+        ] {
+            let mut hinted = a.clone();
+            hinted.raw[key] = value;
+            assert!(seen.insert(definition_hash(&hinted)), "{key} is hashed");
+        }
+        // Icons are not what a model or host acts on.
+        let mut iconed = a.clone();
+        iconed.raw["icons"] = json!([{"src": "x.png"}]);
+        assert_eq!(definition_hash(&iconed), h);
     }
 
     #[test]
@@ -344,6 +523,18 @@ mod tests {
                 json!({"name": "t", "description": "Does \"things\"\t.", "inputSchema": schema}),
             ),
             (bare, json!({"name": "t\u{1}", "inputSchema": schema})),
+            (
+                {
+                    let mut t = tool("t", "d", schema.clone());
+                    t.raw = json!({"name": "t", "title": "T", "_meta": {"z": [1]},
+                        "annotations": {"readOnlyHint": true}, "outputSchema": {"type": "object"},
+                        "icons": []});
+                    t
+                },
+                json!({"name": "t", "description": "d", "inputSchema": schema, "title": "T",
+                    "_meta": {"z": [1]}, "annotations": {"readOnlyHint": true},
+                    "outputSchema": {"type": "object"}}),
+            ),
         ] {
             assert_eq!(
                 definition_hash(&t),
@@ -387,6 +578,156 @@ mod tests {
         assert!(after.compare("docs", &now).is_empty());
     }
 
+    fn with(mut t: ListedTool, key: &str, value: Value) -> ListedTool {
+        if !t.raw.is_object() {
+            t.raw = json!({"name": t.name, "description": t.description, "inputSchema": null});
+        }
+        t.raw[key] = value;
+        t
+    }
+
+    fn kinds(lock: &Lock, now: &[ListedTool]) -> Vec<(LockStatus, String, Vec<&'static str>)> {
+        lock.compare("s", now)
+            .into_iter()
+            .map(|f| {
+                let kinds = f.changes.iter().map(|c| c.as_str()).collect();
+                (f.status, f.tool, kinds)
+            })
+            .collect()
+    }
+
+    /// Issue 21 item 4: `muster lock` says what kind of change each is.
+    #[test]
+    fn each_change_is_reported_by_kind() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let ro = |name: &str| {
+            with(
+                tool(name, "Reads.", schema.clone()),
+                "annotations",
+                json!({"readOnlyHint": true}),
+            )
+        };
+        let (lock, _) = Lock::default().update(
+            "s",
+            &[
+                ro("hint"),
+                ro("desc"),
+                ro("wide"),
+                ro("narrow"),
+                ro("title"),
+                ro("old_name"),
+                ro("out"),
+            ],
+        );
+        let now = [
+            // read-only -> destructive
+            with(
+                tool("hint", "Reads.", schema.clone()),
+                "annotations",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+            with(
+                tool("desc", "Deletes.", schema.clone()),
+                "annotations",
+                json!({"readOnlyHint": true}),
+            ),
+            with(
+                tool(
+                    "wide",
+                    "Reads.",
+                    json!({"type": "object", "properties": {"q": {"type": ["string", "null"]}}}),
+                ),
+                "annotations",
+                json!({"readOnlyHint": true}),
+            ),
+            with(
+                tool(
+                    "narrow",
+                    "Reads.",
+                    json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+                ),
+                "annotations",
+                json!({"readOnlyHint": true}),
+            ),
+            with(ro("title"), "title", json!("Read things")),
+            ro("new_name"),
+            with(ro("out"), "outputSchema", json!({"type": "object"})),
+        ];
+        let got = kinds(&lock, &now);
+        let want: Vec<(LockStatus, String, Vec<&str>)> = vec![
+            (LockStatus::Changed, "desc".into(), vec!["description"]),
+            (
+                LockStatus::Changed,
+                "hint".into(),
+                vec!["safety-hint-weakened"],
+            ),
+            (
+                LockStatus::Changed,
+                "narrow".into(),
+                vec!["schema-narrowed"],
+            ),
+            (LockStatus::Changed, "out".into(), vec!["output-schema"]),
+            (LockStatus::Changed, "title".into(), vec!["cosmetic"]),
+            (LockStatus::Changed, "wide".into(), vec!["schema-widened"]),
+            (LockStatus::Renamed, "new_name".into(), vec!["renamed"]),
+        ];
+        assert_eq!(got, want);
+        let renamed = lock.compare("s", &now).pop().unwrap();
+        assert_eq!(renamed.previous.as_deref(), Some("old_name"));
+        assert_eq!(renamed.locked.as_deref(), lock.get("s", "old_name"));
+        // Accepted, the lock is up to date with all of it.
+        let (after, _) = lock.update("s", &now);
+        assert!(after.compare("s", &now).is_empty());
+    }
+
+    /// A version 1 lock stays readable; each entry is reported as needing a
+    /// re-lock (and whether what it hashed changed), never taken as a review
+    /// of the annotations it did not hash; once locked again it is version 2.
+    #[test]
+    fn a_version_1_lock_is_read_and_each_entry_needs_a_relock() {
+        let same = with(
+            tool("same", "d", json!({})),
+            "annotations",
+            json!({"destructiveHint": true}),
+        );
+        let edited = tool("edited", "after", json!({}));
+        let v1 = format!(
+            "version = 1\n[mcp.s]\nsame = \"{}\"\nedited = \"{}\"\n",
+            definition_hash_v1(&same),
+            definition_hash_v1(&tool("edited", "before", json!({})))
+        );
+        let lock = Lock::parse(&v1, Path::new("mcp.lock")).unwrap();
+        let now = [same.clone(), edited];
+        assert_eq!(
+            kinds(&lock, &now),
+            vec![
+                (
+                    LockStatus::Changed,
+                    "edited".into(),
+                    vec!["needs-relock", "unclassified"]
+                ),
+                (LockStatus::Changed, "same".into(), vec!["needs-relock"]),
+            ]
+        );
+        assert_eq!(
+            lock.check("s", &same).unwrap().changes,
+            vec![LockChange::NeedsRelock]
+        );
+        let (after, _) = lock.update("s", &now);
+        let text = after.to_toml();
+        assert!(
+            text.contains("version = 2") && text.contains("[mcp.s.same]"),
+            "{text}"
+        );
+        assert!(after.compare("s", &now).is_empty());
+        // A server not locked again keeps its version 1 entries, readable in
+        // the version 2 file and still reported.
+        let (mixed, _) = lock.update("other", &[tool("x", "", json!({}))]);
+        let back = Lock::parse(&mixed.to_toml(), Path::new("mcp.lock")).unwrap();
+        assert_eq!(back, mixed);
+        assert_eq!(kinds(&back, &now).len(), 2);
+    }
+
     #[test]
     fn file_round_trips_sorted_and_deterministic() {
         let (lock, _) = Lock::default().update(
@@ -396,11 +737,11 @@ mod tests {
         let (lock, _) = lock.update("a", &[tool("x", "", json!({}))]);
         let text = lock.to_toml();
         assert!(
-            text.find("[mcp.a]").unwrap() < text.find("[mcp.\"z.srv\"]").unwrap(),
+            text.find("[mcp.a.x]").unwrap() < text.find("[mcp.\"z.srv\".\"a b\"]").unwrap(),
             "{text}"
         );
         assert!(
-            text.find("\"a b\" =").unwrap() < text.find("\nb =").unwrap(),
+            text.find("[mcp.\"z.srv\".\"a b\"]").unwrap() < text.find("[mcp.\"z.srv\".b]").unwrap(),
             "{text}"
         );
         let back = Lock::parse(&text, Path::new("mcp.lock")).unwrap();
@@ -464,7 +805,7 @@ mod tests {
     #[test]
     fn an_empty_lock_is_the_header_and_version() {
         let text = Lock::default().to_toml();
-        assert_eq!(text, format!("{HEADER}version = 1\n"));
+        assert_eq!(text, format!("{HEADER}version = 2\n"));
         assert_eq!(
             Lock::parse(&text, Path::new("mcp.lock")).unwrap(),
             Lock::default()
@@ -480,7 +821,20 @@ mod tests {
         assert!(err.problems()[0].message.contains("mcp.a.t"));
         let err = Lock::parse("version = 1\nextra = 2\n", p).unwrap_err();
         assert_eq!(err.problems()[0].line, Some(2));
-        let err = Lock::parse("# note\n\nversion = 2\n", p).unwrap_err();
+        let err = Lock::parse("# note\n\nversion = 3\n", p).unwrap_err();
         assert_eq!(err.problems()[0].line, Some(3));
+        // A version 2 table with a bad hash, and a table in a version 1 lock.
+        let err = Lock::parse(
+            "version = 2\n[mcp.a.t]\nhash = \"sha256:00\"\ninput-schema = \"x\"\naccepts = \"{}\"\n",
+            p,
+        )
+        .unwrap_err();
+        assert!(err.problems()[0].message.contains("mcp.a.t"), "{err}");
+        let good = Lock::default()
+            .update("a", &[tool("t", "d", json!({}))])
+            .0
+            .to_toml();
+        let err = Lock::parse(&good.replace("version = 2", "version = 1"), p).unwrap_err();
+        assert!(err.problems()[0].message.contains("version 1"), "{err}");
     }
 }

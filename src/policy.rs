@@ -246,8 +246,21 @@ pub struct Agent {
     /// Whose billing token counts its plans follow when the request names
     /// none (`None`: the policy's `tokens.provider`).
     pub provider: Option<Provider>,
+    /// Its rules over discovered tools' safety hints.
+    pub hints: HintRules,
     /// Where it was declared.
     pub origin: Origin,
+}
+
+/// `deny_hints` and `require_hints` of an agent or a server block: which
+/// discovered tools are cut by their safety hints (MCP annotations, each
+/// read at MCP's default when not declared).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HintRules {
+    /// A tool with any of these is cut.
+    pub deny: Vec<crate::contract::Hint>,
+    /// A tool without every one of these is cut.
+    pub require: Vec<crate::contract::Hint>,
 }
 
 /// A configured (built-in) tool.
@@ -327,6 +340,8 @@ pub struct ServerDef {
     pub check: Option<CheckMode>,
     /// Per-tool override of `check`, by the tool's name on the server.
     pub tool_check: BTreeMap<String, CheckMode>,
+    /// Its rules over its tools' safety hints.
+    pub hints: HintRules,
     /// Where it was declared.
     pub origin: Origin,
 }

@@ -11,9 +11,13 @@
 //! 1. every `.` becomes the separator (default `__`);
 //! 2. every other character outside `[a-zA-Z0-9_-]` becomes `_`;
 //! 3. when step 2 replaced anything, or the result is longer than 64
-//!    characters, the name is cut to a readable prefix and `_` plus the
-//!    first 8 hex digits of the SHA-256 of the muster name are added, so
-//!    two names that read alike after steps 1–2 still differ.
+//!    characters, `_` plus the first 8 hex digits of the SHA-256 of the
+//!    muster name go before the last part, which is kept whole (the
+//!    tool's verb), and the parts before it are cut to the room left; so
+//!    two names that read alike after steps 1–2 still differ, and tools of
+//!    one long server still differ by what they do
+//!    (`mcp__long_server_na_1a2b3c4d__browser_click`). A last part too long
+//!    for that is cut instead: first characters, then the hash.
 //!
 //! The mapping is not injective on every string (`a.b` and `a__b` both give
 //! `a__b`), so it is reversed through the catalog that made it: the
@@ -22,6 +26,7 @@
 //! names exactly one tool. This module decides spellings and collisions; it
 //! never decides what is offered.
 
+pub mod accept;
 pub mod shape;
 
 use sha2::{Digest, Sha256};
@@ -83,7 +88,7 @@ pub fn separator_problem(separator: &str) -> Option<&'static str> {
 pub struct Spelling {
     /// The provider name: always matches `^[a-zA-Z0-9_-]{1,64}$`.
     pub name: String,
-    /// Set when the name was cut and given a hash suffix: the length the
+    /// Set when the name was cut and given a hash: the length the
     /// plain spelling had, and the characters that had to be replaced (as
     /// `U+XXXX`).
     pub rewritten: Option<Rewrite>,
@@ -136,16 +141,42 @@ pub fn spell(name: &str, policy: &NamePolicy) -> Spelling {
         .take(HASH_DIGITS / 2)
         .map(|b| format!("{b:02x}"))
         .collect();
-    // The plain spelling is ASCII, so a byte cut is a character cut.
-    let keep = plain.len().min(MAX_NAME_LEN - HASH_DIGITS - 1);
-    let spelt = format!("{}_{hash}", &plain[..keep]);
     Spelling {
-        name: spelt,
+        name: shortened(name, &plain, &hash, policy),
         rewritten: Some(Rewrite {
             length: plain.len(),
             characters,
         }),
     }
+}
+
+/// A rewritten spelling: the hash goes before the last part (the tool's
+/// own name, usually its verb), which is kept whole, and the parts before
+/// it are cut to what room is left, so tools of one long server read
+/// `mcp__long_server_na_1a2b3c4d__browser_click`. When the last part
+/// alone leaves no room for a character of the parts before it (or the
+/// name has no dot), the spelling is the first characters and the hash.
+fn shortened(name: &str, plain: &str, hash: &str, policy: &NamePolicy) -> String {
+    // `plain` spells each `.` as the separator, so the last part starts
+    // where the spelling of everything up to the last dot ends.
+    if let Some(dot) = name.rfind('.') {
+        let last = &plain[plain.len() - plain_len(&name[dot + 1..])..];
+        let head = &plain[..plain.len() - last.len() - policy.separator.len()];
+        let fixed = 1 + HASH_DIGITS + policy.separator.len() + last.len();
+        if !head.is_empty() && fixed < MAX_NAME_LEN {
+            let keep = head.len().min(MAX_NAME_LEN - fixed);
+            return format!("{}_{hash}{}{last}", &head[..keep], policy.separator);
+        }
+    }
+    // The plain spelling is ASCII, so a byte cut is a character cut.
+    let keep = plain.len().min(MAX_NAME_LEN - HASH_DIGITS - 1);
+    format!("{}_{hash}", &plain[..keep])
+}
+
+/// Characters the spelling of `part` (a name part without dots) has: one
+/// per character, each written as itself or as `_`.
+fn plain_len(part: &str) -> usize {
+    part.chars().count()
 }
 
 /// For each name in priority order, the position of the earlier name it
@@ -209,12 +240,68 @@ mod tests {
     fn characters_providers_refuse_are_replaced_and_hashed() {
         let s = spell("mcp.kb.suche_é/v2", &NamePolicy::default());
         assert!(is_valid(&s.name), "{}", s.name);
-        assert!(s.name.starts_with("mcp__kb__suche___v2_"));
+        assert!(s.name.starts_with("mcp__kb_"), "{}", s.name);
+        assert!(s.name.ends_with("__suche___v2"), "{}", s.name);
         assert_eq!(
             s.rewritten.unwrap().characters,
             vec!["U+00E9".to_string(), "U+002F".to_string()]
         );
         assert_ne!(spelt("a/b"), spelt("a:b"));
+    }
+
+    /// Issue 21 item 6: with a long server name, 15 of 63 tools read alike
+    /// and differed only by a hash at the end, where their verb had been.
+    #[test]
+    fn a_long_server_name_is_cut_and_each_tool_keeps_its_verb_whole() {
+        let server = "acme_browser_automation_playwright_extended_edition_server";
+        let verbs = [
+            "browser_click",
+            "browser_close",
+            "browser_console_messages",
+            "browser_drag",
+            "browser_evaluate",
+            "browser_file_upload",
+            "browser_fill_form",
+            "browser_handle_dialog",
+            "browser_hover",
+            "browser_navigate",
+            "browser_navigate_back",
+            "browser_network_requests",
+            "browser_press_key",
+            "browser_resize",
+            "browser_select_option",
+            "browser_snapshot",
+            "browser_take_screenshot",
+            "browser_type",
+            "browser_wait_for",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        let mut shown = std::collections::BTreeSet::new();
+        for verb in verbs {
+            let name = format!("mcp.{server}.{verb}");
+            let s = spell(&name, &NamePolicy::default());
+            assert!(is_valid(&s.name), "{}", s.name);
+            assert_eq!(s.name.len(), MAX_NAME_LEN, "{}", s.name);
+            assert!(s.name.starts_with("mcp__acme_browser"), "{}", s.name);
+            let (before, after) = s.name.rsplit_once("__").unwrap();
+            assert_eq!(after, verb, "the verb is whole and last: {}", s.name);
+            let hash = &before[before.len() - HASH_DIGITS..];
+            assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()), "{}", s.name);
+            assert_eq!(s, spell(&name, &NamePolicy::default()), "deterministic");
+            assert!(seen.insert(s.name.clone()), "unique: {}", s.name);
+            // With the hash taken out, the names still differ.
+            assert!(shown.insert(s.name.replace(hash, "")), "{}", s.name);
+        }
+        // Another separator is kept around the verb as well.
+        let dash = NamePolicy {
+            separator: "-".into(),
+        };
+        let s = spell(&format!("mcp.{server}.browser_click"), &dash);
+        assert!(
+            s.name.ends_with("-browser_click") && is_valid(&s.name),
+            "{}",
+            s.name
+        );
     }
 
     #[test]

@@ -237,6 +237,10 @@ pub fn let_in(reason: &Reason) -> String {
         }
         Reason::InvalidName { .. } => "a name without hidden characters".into(),
         Reason::LockMismatch { .. } => "reviewing the definition, then `muster lock`".into(),
+        Reason::HintDenied { .. } => "a policy whose deny_hints or require_hints lets it in".into(),
+        Reason::LeftToHost => {
+            "the host offering it itself: the MCP gateway serves MCP tools only".into()
+        }
         Reason::ProviderNameCollision { other, .. } => {
             format!("a name that does not collide with {other} for providers")
         }

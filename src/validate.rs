@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::{Catalog, Selection};
-use crate::contract::{SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
+use crate::contract::{SweptViolation, SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 use crate::error::Error;
 use crate::plan::plan;
 use crate::policy::Inputs;
@@ -28,7 +28,22 @@ use crate::policy::Inputs;
 /// assert!(validation.warnings.is_empty());
 /// ```
 pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
+    validate_accepted(inputs, &[], false)
+}
+
+/// [`validate`], also judging each plan's request by every provider format
+/// in `formats`, in strict mode if `strict` ([`crate::provider::accept`]):
+/// what they would refuse is the answer's `acceptance`.
+///
+/// # Errors
+/// As [`validate`].
+pub fn validate_accepted(
+    inputs: &Inputs,
+    formats: &[crate::provider::shape::Format],
+    strict: bool,
+) -> Result<Validation, Error> {
     let policy = &inputs.policy;
+    let mut acceptance: Vec<(usize, SweptViolation)> = Vec::new();
     let mut profiles: Vec<Option<String>> = vec![None];
     profiles.extend(policy.profiles.keys().cloned().map(Some));
     // Keyed by the sentence with its place, then the plan in words: the order the text shows.
@@ -44,7 +59,19 @@ pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
                 mcp_only: false,
             };
             let catalog = Catalog::build(inputs, &selection)?;
-            for warning in plan(&catalog, catalog.caps).warnings {
+            let planned = plan(&catalog, catalog.caps);
+            for (f, &format) in formats.iter().enumerate() {
+                let offer = planned.provider_offer();
+                for violation in crate::provider::accept::check(format, &offer, strict) {
+                    let swept = SweptViolation {
+                        violation,
+                        agent: agent.name.clone(),
+                        profile: profile.clone(),
+                    };
+                    acceptance.push((f, swept));
+                }
+            }
+            for warning in planned.warnings {
                 let swept = SweptWarning {
                     warning,
                     agent: agent.name.clone(),
@@ -69,5 +96,10 @@ pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
         agents: policy.agents.len(),
         profiles: policy.profiles.len(),
         warnings: warnings.into_values().collect(),
+        acceptance: {
+            // By format asked, then plan; each plan's in the request's order.
+            acceptance.sort_by_key(|(f, _)| *f);
+            acceptance.into_iter().map(|(_, v)| v).collect()
+        },
     })
 }

@@ -251,7 +251,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
     assert!(locked.contains("new     mcp.fs.search_files"), "{locked}");
     let lock = fx.read("policies/mcp.lock");
     assert!(
-        lock.contains("[mcp.fs]") && lock.contains("search_files = \"sha256:"),
+        lock.contains("version = 2\n") && lock.contains("[mcp.fs.search_files]\nhash = \"sha256:"),
         "{lock}"
     );
     assert_narrowed(fx.path(), &plan(&fx), &allowed);
@@ -512,6 +512,9 @@ fn lock_json_lists_each_accepted_definition_with_its_hashes() {
         tool: String,
         locked: Option<String>,
         current: Option<String>,
+        #[serde(default)]
+        changes: Vec<String>,
+        previous: Option<String>,
     }
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
     let memory = std::fs::read_to_string(fixtures.join("memory.json")).unwrap();
@@ -561,4 +564,83 @@ fn lock_json_lists_each_accepted_definition_with_its_hashes() {
     assert_eq!(a.status, "changed");
     assert_eq!(a.tool, snapshot["tools"][0]["name"].as_str().unwrap());
     assert!(a.locked.is_some() && a.current.is_some() && a.locked != a.current);
+    assert_eq!(a.changes, ["description"]);
+    assert_eq!(a.previous, None);
+    assert!(first.accepted.iter().all(|a| a.changes.is_empty()));
+}
+
+/// Issue 21 item 4: the memory server's `read_graph` flipped from read-only
+/// to destructive was "already up to date" under `muster lock`. Now the plan
+/// cuts it and `muster lock` says what kind of change each tool is; a
+/// version 1 lock is read, and each entry needs a re-lock.
+#[test]
+fn the_lock_reports_each_change_by_kind() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
+    let memory = std::fs::read_to_string(fixtures.join("memory.json")).unwrap();
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TOOL),
+        ("policies/mcp/memory.json", &memory),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\n",
+        ),
+    ]);
+    stdout(fx.path(), &["lock"], 0);
+    let mut snapshot: Value = serde_json::from_str(&memory).unwrap();
+    let tools = snapshot["tools"].as_array_mut().unwrap();
+    let find = |tools: &mut Vec<Value>, name: &str| -> usize {
+        tools.iter().position(|t| t["name"] == name).unwrap()
+    };
+    let i = find(tools, "read_graph");
+    tools[i]["annotations"]["readOnlyHint"] = json!(false);
+    tools[i]["annotations"]["destructiveHint"] = json!(true);
+    let i = find(tools, "search_nodes");
+    tools[i]["title"] = json!("Find nodes");
+    let i = find(tools, "open_nodes");
+    tools[i]["inputSchema"]["required"] = json!([]);
+    let i = find(tools, "delete_relations");
+    tools[i]["name"] = json!("remove_relations");
+    fx.write(
+        "policies/mcp/memory.json",
+        &serde_json::to_string_pretty(&snapshot).unwrap(),
+    );
+    let doc = plan(&fx);
+    let cut = entry(&doc, "cut", "mcp.memory.read_graph");
+    assert_eq!(cut["code"], "lock-mismatch");
+    assert_eq!(cut["facts"]["changes"], json!(["safety-hint-weakened"]));
+    let out = stdout(fx.path(), &["lock"], 0);
+    for line in [
+        "changed mcp.memory.read_graph (safety-hint-weakened)",
+        "changed mcp.memory.search_nodes (cosmetic)",
+        "changed mcp.memory.open_nodes (schema-widened)",
+        "renamed mcp.memory.remove_relations (renamed, was delete_relations)",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(!out.contains("removed"), "{out}");
+    assert!(stdout(fx.path(), &["lock"], 0).contains("already up to date"));
+
+    // A version 1 lock: each entry whose name, description and schema are
+    // as locked still needs a re-lock, and is cut until then.
+    let listed: Vec<muster::snapshot::ListedTool> =
+        muster::snapshot::parse_lenient(&fx.read("policies/mcp/memory.json")).unwrap();
+    let mut v1 = String::from("version = 1\n[mcp.memory]\n");
+    for t in &listed {
+        let mut def = json!({"name": t.name, "inputSchema": t.input_schema.value()});
+        if let Some(d) = &t.description {
+            def["description"] = json!(d);
+        }
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(muster::lock::canonical_json(&def).as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let hash = format!("sha256:{hex}");
+        v1.push_str(&format!("{} = \"{hash}\"\n", t.name));
+    }
+    fx.write("policies/mcp.lock", &v1);
+    let cut = entry(&plan(&fx), "cut", "mcp.memory.read_graph").clone();
+    assert_eq!(cut["facts"]["changes"], json!(["needs-relock"]));
+    let out = stdout(fx.path(), &["lock"], 0);
+    assert_eq!(out.matches("(needs-relock)").count(), listed.len(), "{out}");
+    assert!(fx.read("policies/mcp.lock").contains("version = 2"));
+    assert!(stdout(fx.path(), &["lock"], 0).contains("already up to date"));
 }

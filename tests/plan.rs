@@ -72,6 +72,12 @@ struct RosterDoc {
     check: String,
     parameters: Option<Vec<ParameterDoc>>,
     variadic: bool,
+    /// MCP tools, as the server listed them (absent when it did not).
+    title: Option<serde_json::Value>,
+    annotations: Option<serde_json::Value>,
+    output_schema: Option<serde_json::Value>,
+    #[serde(rename = "_meta")]
+    meta: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,6 +159,15 @@ enum FactsDoc {
         locked: Option<String>,
         current: String,
         lock_file: String,
+        #[serde(default)]
+        changes: Vec<String>,
+    },
+    HintDenied {
+        server: String,
+        tool: String,
+        hint: String,
+        rule: String,
+        agent: Option<String>,
     },
     ProviderNameCollision {
         provider_name: String,
@@ -614,6 +629,63 @@ fn uncheckable_schemas_are_warned_about_for_offered_and_deferred_tools_only() {
     assert_eq!(warned, ["t.one", "t.two", "t.three"]);
 }
 
+/// Issue 21 item 4: a host could not apply a confirmation rule from the
+/// plan, which dropped the annotations a server listed.
+#[test]
+fn roster_entries_carry_the_title_annotations_output_schema_and_meta_listed() {
+    let snapshot = r#"{"tools": [
+        {"name": "read", "title": "Read", "description": "Reads.",
+         "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true, "openWorldHint": false},
+         "outputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+         "_meta": {"vendor/x": 1}, "icons": []},
+        {"name": "plain", "description": "Plain.", "inputSchema": {"type": "object"}}
+    ]}"#;
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TWO_TOOLS),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"srv\"\nsnapshot = \"srv.json\"\n",
+        ),
+        ("policies/mcp/srv.json", snapshot),
+    ]);
+    let (text, doc) = plan_json(fx.path(), &[]);
+    let read = doc
+        .roster
+        .iter()
+        .find(|e| e.name == "mcp.srv.read")
+        .unwrap();
+    assert_eq!(read.title, Some(serde_json::json!("Read")));
+    assert_eq!(
+        read.annotations,
+        Some(serde_json::json!({"readOnlyHint": true, "openWorldHint": false}))
+    );
+    assert_eq!(
+        read.output_schema.as_ref().unwrap()["properties"]["text"]["type"],
+        "string"
+    );
+    assert_eq!(read.meta, Some(serde_json::json!({"vendor/x": 1})));
+    // A tool that lists none of them, and a configured tool, carry none.
+    for e in doc.roster.iter().filter(|e| e.name != "mcp.srv.read") {
+        assert!(
+            e.title.is_none()
+                && e.annotations.is_none()
+                && e.output_schema.is_none()
+                && e.meta.is_none(),
+            "{}",
+            e.name
+        );
+    }
+    assert!(!text.contains("icons"), "icons are not carried");
+    // The fingerprint covers them: a flipped hint is another roster.
+    fx.write(
+        "policies/mcp/srv.json",
+        &snapshot.replace("\"readOnlyHint\": true", "\"readOnlyHint\": false"),
+    );
+    let (_, flipped) = plan_json(fx.path(), &[]);
+    assert_ne!(flipped.fingerprint, doc.fingerprint);
+}
+
 #[test]
 fn discovered_tools_with_bad_schemas_or_repeated_names_are_cut_with_their_codes() {
     let snapshot = r#"{"tools": [
@@ -884,6 +956,112 @@ fn plan_states_the_rosters_share_of_the_chosen_models_context() {
     let err = String::from_utf8(err).unwrap();
     assert!(
         err.contains("does not know the context window of model \"no-such-model\""),
+        "{err}"
+    );
+}
+
+/// Issue 21 item 4: policy selectors over safety hints. The memory server
+/// (its recorded listing) marks its delete tools destructive and its read
+/// tools read-only.
+#[test]
+fn deny_hints_and_require_hints_cut_discovered_tools_by_their_annotations() {
+    let memory = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/memory.json"),
+    )
+    .unwrap();
+    let fx = Fixture::new(&[
+        ("policies/tools/t.toml", TWO_TOOLS),
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\n",
+        ),
+        ("policies/mcp/memory.json", &memory),
+        (
+            "policies/muster.toml",
+            "[[agent]]\nname = \"support\"\ndeny_hints = [\"destructive\"]\n\n[[agent]]\nname = \"reader\"\n",
+        ),
+    ]);
+    let cut = |doc: &PlanDoc| -> Vec<(String, String)> {
+        doc.cut
+            .iter()
+            .filter(|m| m.code == "hint-denied")
+            .map(|m| {
+                let FactsDoc::HintDenied {
+                    hint, rule, agent, ..
+                } = &m.facts
+                else {
+                    panic!("{:?}", m.facts)
+                };
+                assert_eq!(m.code, "hint-denied");
+                (
+                    m.name.clone(),
+                    format!("{rule} {hint} {}", agent.as_deref().unwrap_or("-")),
+                )
+            })
+            .collect()
+    };
+    let (_, support) = plan_json(fx.path(), &["--agent", "support"]);
+    assert_eq!(
+        cut(&support),
+        [
+            (
+                "mcp.memory.delete_entities".to_string(),
+                "deny destructive support".to_string()
+            ),
+            (
+                "mcp.memory.delete_observations".to_string(),
+                "deny destructive support".to_string()
+            ),
+            (
+                "mcp.memory.delete_relations".to_string(),
+                "deny destructive support".to_string()
+            ),
+        ]
+    );
+    assert!(names(&support.roster).contains(&"mcp.memory.create_entities"));
+    // Another agent of the same policy keeps them.
+    let (_, reader) = plan_json(fx.path(), &["--agent", "reader"]);
+    assert!(cut(&reader).is_empty());
+    // The server block's rule holds for every agent: only read-only tools.
+    fx.write(
+        "policies/mcp/s.toml",
+        "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\nrequire_hints = [\"read-only\"]\n",
+    );
+    let (_, reader) = plan_json(fx.path(), &["--agent", "reader"]);
+    let mut memory_offered: Vec<&str> = names(&reader.roster)
+        .into_iter()
+        .filter(|n| n.starts_with("mcp.memory."))
+        .collect();
+    memory_offered.sort();
+    assert_eq!(
+        memory_offered,
+        [
+            "mcp.memory.open_nodes",
+            "mcp.memory.read_graph",
+            "mcp.memory.search_nodes"
+        ]
+    );
+    assert_eq!(cut(&reader).len(), 6);
+    assert!(
+        cut(&reader)
+            .iter()
+            .all(|(_, why)| why == "require read-only -")
+    );
+    // A hint name that is not one is refused with file and line.
+    fx.write(
+        "policies/mcp/s.toml",
+        "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\ndeny_hints = [\"destructive\", \"dangerous\"]\n",
+    );
+    let err = muster(fx.path())
+        .args(["validate"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains("s.toml:4") && err.contains("\"dangerous\""),
         "{err}"
     );
 }

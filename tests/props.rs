@@ -152,6 +152,7 @@ fn inputs(w: &World) -> Inputs {
             coerce: None,
             check: None,
             tool_check: BTreeMap::new(),
+            hints: Default::default(),
             origin: origin(),
         })
         .collect();
@@ -245,6 +246,7 @@ fn inputs(w: &World) -> Inputs {
             enabled_tools: None,
             servers: None,
             provider: None,
+            hints: Default::default(),
             origin: origin(),
         }],
         default_agent: 0,

@@ -34,6 +34,18 @@ proptest! {
             prop_assert_eq!(&once.name, &name);
             prop_assert!(once.rewritten.is_none());
         }
+        // A rewritten name keeps its last part whole, after the hash, when
+        // that leaves room for a character of the parts before it.
+        if let (Some(_), Some((head, last))) = (&once.rewritten, name.rsplit_once('.')) {
+            let sep = &policy.separator;
+            if !head.is_empty()
+                && last.chars().all(muster::provider::allowed)
+                && 1 + 8 + sep.len() + last.len() < 64
+            {
+                let end = format!("{sep}{last}");
+                prop_assert!(once.name.ends_with(&end), "{:?} -> {:?}", name, once.name);
+            }
+        }
     }
 
     #[test]
@@ -79,7 +91,11 @@ fn spellings_are_stable_across_runs_and_machines() {
             long.as_str(),
             "mcp__server__xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_26607d0f",
         ),
-        ("mcp.kb.suche_é", "mcp__kb__suche___fcea44fd"),
+        ("mcp.kb.suche_é", "mcp__kb_fcea44fd__suche__"),
+        (
+            "mcp.acme_browser_automation_playwright_extended_edition_server.browser_click",
+            "mcp__acme_browser_automation_playwright__9381cf00__browser_click",
+        ),
     ] {
         assert_eq!(spell(name, &policy).name, expected, "{name}");
     }

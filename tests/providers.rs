@@ -73,7 +73,23 @@ struct AnthropicCustom {
     defer_loading: bool,
 }
 
-const FORMATS: [&str; 3] = ["openai", "openai-responses", "anthropic"];
+/// Gemini: one tool holding every function declaration.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GeminiTool {
+    #[serde(rename = "functionDeclarations")]
+    function_declarations: Vec<GeminiFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GeminiFunction {
+    name: String,
+    description: String,
+    parameters: Value,
+}
+
+const FORMATS: [&str; 4] = ["openai", "openai-responses", "anthropic", "gemini"];
 
 fn run(dir: &Path, args: &[&str]) -> String {
     let out = muster(dir)
@@ -172,6 +188,17 @@ fn read_back(format: &str, text: &str) -> (Vec<String>, Vec<String>, bool) {
                 }
             }
         }
+        "gemini" => {
+            let tools: Vec<GeminiTool> = serde_json::from_str(text).expect("gemini shape");
+            assert!(tools.len() <= 1, "one tool holds every declaration");
+            for t in tools {
+                assert!(!t.function_declarations.is_empty());
+                for f in t.function_declarations {
+                    assert_eq!(f.parameters["type"], "object");
+                    offered.push(f.name);
+                }
+            }
+        }
         other => panic!("{other}"),
     }
     (offered, deferred, search)
@@ -209,7 +236,7 @@ fn every_format_matches_its_golden_file_and_reads_back() {
             }
             let (offered, deferred, search) = read_back(format, &text);
             assert!(offered.iter().chain(&deferred).all(|n| valid_name(n)));
-            let native = format != "openai" && !plan_deferred.is_empty();
+            let native = !matches!(format, "openai" | "gemini") && !plan_deferred.is_empty();
             assert_eq!(search, native, "{stem} {format}");
             let expected: Vec<String> = roster
                 .iter()
@@ -388,4 +415,242 @@ fn a_session_roster_in_provider_formats_keeps_the_control_tool_and_loaded_tools(
     assert_ne!(problem["code"], "unknown-tool", "{report}");
     assert_ne!(problem["code"], "deferred-tool", "{report}");
     assert_eq!(problem["tool"], "mcp__gmail_read__get_thread", "{report}");
+}
+
+/// `validate --accept` entries read back through their own types
+/// (docs/providers.md, "Provider acceptance").
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcceptedDoc {
+    format_version: u32,
+    policies: String,
+    configured_tools: usize,
+    servers: usize,
+    listed_tools: usize,
+    agents: usize,
+    profiles: usize,
+    warnings: Vec<Value>,
+    #[serde(default)]
+    acceptance: Vec<RefusedDoc>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RefusedDoc {
+    code: String,
+    format: String,
+    strict: bool,
+    tool: Option<String>,
+    path: Option<String>,
+    keyword: Option<String>,
+    found: Option<u64>,
+    limit: Option<u64>,
+    fix: Option<String>,
+    agent: String,
+    profile: Option<String>,
+}
+
+/// Issue 21 item 5: a roster OpenAI refuses for a long description, or
+/// Gemini for `$schema` and `additionalProperties` (as the memory server
+/// lists its tools), passed `validate` and a gate unseen.
+#[test]
+fn validate_and_gates_assert_each_provider_accepts_the_request_as_sent() {
+    let memory = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/memory.json"),
+    )
+    .unwrap();
+    let long = "Searches the knowledge base. ".repeat(40);
+    let kb = serde_json::json!({"tools": [
+        {"name": "search", "description": long.trim_end(),
+         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false}}
+    ]});
+    let fx = Fixture::new(&[
+        (
+            "policies/mcp/s.toml",
+            "[[mcp]]\nname = \"memory\"\nsnapshot = \"memory.json\"\n\n[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\n",
+        ),
+        ("policies/mcp/memory.json", &memory),
+        ("policies/mcp/kb.json", &kb.to_string()),
+    ]);
+    let validate = |args: &[&str], code: i32| -> AcceptedDoc {
+        let mut all = vec!["validate", "--format", "json"];
+        all.extend_from_slice(args);
+        let out = muster(fx.path())
+            .args(&all)
+            .assert()
+            .code(code)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).expect("validate JSON matches the contract")
+    };
+    // Without --accept nothing is judged.
+    assert!(validate(&[], 0).acceptance.is_empty());
+    // Anthropic takes it as sent.
+    assert!(
+        validate(&["--accept", "anthropic"], 0)
+            .acceptance
+            .is_empty()
+    );
+    // OpenAI refuses the long description, in both shapes.
+    let openai = validate(&["--accept", "openai", "--accept", "openai-responses"], 1);
+    let refused: Vec<(&str, &str, Option<&str>, Option<u64>)> = openai
+        .acceptance
+        .iter()
+        .map(|r| {
+            (
+                r.format.as_str(),
+                r.code.as_str(),
+                r.tool.as_deref(),
+                r.found,
+            )
+        })
+        .collect();
+    let length = long.trim_end().chars().count() as u64;
+    assert_eq!(
+        refused,
+        [
+            (
+                "openai",
+                "description-too-long",
+                Some("mcp__kb__search"),
+                Some(length)
+            ),
+            (
+                "openai-responses",
+                "description-too-long",
+                Some("mcp__kb__search"),
+                Some(length)
+            ),
+        ]
+    );
+    assert!(
+        openai
+            .acceptance
+            .iter()
+            .all(|r| r.limit == Some(1024) && r.agent == "default")
+    );
+    // Gemini refuses the memory server's `$schema` (safe to drop) on every
+    // tool, and its `additionalProperties` (no safe fix).
+    let gemini = validate(&["--accept", "gemini"], 1);
+    let schema_drops = gemini
+        .acceptance
+        .iter()
+        .filter(|r| r.keyword.as_deref() == Some("$schema"))
+        .inspect(|r| {
+            assert_eq!(
+                (r.code.as_str(), r.path.as_deref()),
+                ("keyword-unsupported", Some(""))
+            );
+            assert_eq!(r.fix.as_deref(), Some("drop-keyword"));
+        })
+        .count();
+    let listed = serde_json::from_str::<Value>(&memory).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(schema_drops, listed);
+    assert!(
+        gemini
+            .acceptance
+            .iter()
+            .any(|r| { r.keyword.as_deref() == Some("additionalProperties") && r.fix.is_none() })
+    );
+    // OpenAI strict mode: optional properties and open objects.
+    let strict = validate(&["--accept", "openai", "--strict"], 1);
+    assert!(strict.acceptance.iter().all(|r| r.strict));
+    assert!(
+        strict
+            .acceptance
+            .iter()
+            .any(|r| r.code == "strict-optional-property"
+                && r.tool.as_deref() == Some("mcp__kb__search")
+                && r.keyword.as_deref() == Some("q"))
+    );
+
+    // A gate asserts the same.
+    fx.write(
+        "gates/g.toml",
+        "accepted_by = [\"anthropic\", \"gemini\"]\n",
+    );
+    let out = muster(fx.path())
+        .args(["gate", "gates/g.toml", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let result: Value = serde_json::from_slice(&out).unwrap();
+    let failure = &result[0]["failures"][0];
+    assert_eq!(failure["code"], "not-accepted", "{result}");
+    let violations = failure["violations"].as_array().unwrap();
+    assert!(violations.iter().all(|v| v["format"] == "gemini"));
+    assert_eq!(violations.len(), gemini.acceptance.len());
+    fx.write("gates/g.toml", "accepted_by = [\"anthropic\"]\n");
+    muster(fx.path())
+        .args(["gate", "gates/g.toml"])
+        .assert()
+        .success();
+    // An unknown format is bad input naming the file and line.
+    fx.write(
+        "gates/g.toml",
+        "name = \"g\"\naccepted_by = [\"anthropic\", \"vertex\"]\n",
+    );
+    let err = muster(fx.path())
+        .args(["gate", "gates/g.toml"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("g.toml:2") && err.contains("vertex"), "{err}");
+}
+
+/// Every golden file read into the provider SDKs' own request types
+/// (Python: openai, anthropic, google-genai), an unknown key refused, by
+/// `tests/sdk/read_shapes.py`. Runs where `MUSTER_SDK_PYTHON` names a
+/// Python that has the SDKs: `.ci/run` installs them and sets it, so CI
+/// never skips it.
+#[test]
+fn golden_files_read_into_the_provider_sdks_request_types() {
+    let Some(python) = std::env::var_os("MUSTER_SDK_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set MUSTER_SDK_PYTHON (see .ci/run)"
+        );
+        eprintln!(
+            "skipped: set MUSTER_SDK_PYTHON to a Python with openai, anthropic and google-genai"
+        );
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("tests/golden"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for format in FORMATS {
+        let suffix = format!(".{format}.json");
+        assert!(
+            files.iter().any(|f| f.to_string_lossy().ends_with(&suffix)),
+            "a golden file of {format}"
+        );
+    }
+    let out = std::process::Command::new(python)
+        .arg(root.join("tests/sdk/read_shapes.py"))
+        .args(&files)
+        .output()
+        .expect("MUSTER_SDK_PYTHON runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("ok ")).count(),
+        files.len()
+    );
 }

@@ -1109,7 +1109,7 @@ fn provider_formats_answer_the_bytes_the_cli_prints() {
     let fixture = fixture();
     let dir = fixture.path();
     let server = Server::start(dir, &[]);
-    for format in ["openai", "openai-responses", "anthropic"] {
+    for format in ["openai", "openai-responses", "anthropic", "gemini"] {
         let reply = server.post(
             "/v1/plan",
             format!(r#"{{"flags": "production", "format": "{format}"}}"#),
@@ -1128,14 +1128,14 @@ fn provider_formats_answer_the_bytes_the_cli_prints() {
     }
     let json = server.post("/v1/plan", r#"{"format": "json"}"#);
     assert_eq!(json.body, stdout(dir, &["plan", "--format", "json"], 0));
-    let bad = server.post("/v1/plan", r#"{"format": "gemini"}"#);
+    let bad = server.post("/v1/plan", r#"{"format": "vertex"}"#);
     let body = problem(&bad, 422, "usage");
     assert_eq!(body.problems[0].field.as_deref(), Some("format"));
 
     let doc = server.post("/v1/sessions", r#"{"flags": "production"}"#);
     assert_eq!(doc.status, 200, "{}", doc.body);
     let session = write(dir, "s.json", &doc.body);
-    for format in ["openai", "openai-responses", "anthropic"] {
+    for format in ["openai", "openai-responses", "anthropic", "gemini"] {
         let reply = server.post(
             "/v1/sessions/roster",
             format!(r#"{{"session": {}, "format": "{format}"}}"#, doc.body),

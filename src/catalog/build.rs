@@ -254,6 +254,7 @@ impl<'p> Builder<'p> {
             kind: None,
             tokens: 0,
             definition_hash: [0; 32],
+            hints: None,
             index: 0,
             strict_problem: super::StrictProblem::default(),
         }
@@ -287,6 +288,7 @@ impl<'p> Builder<'p> {
             &c.input_schema,
             &c.call.fixed,
             c.call.only.as_deref(),
+            c.hints.as_deref(),
         );
         c.kind = self.kind_of(&c);
         self.candidates.push(c);

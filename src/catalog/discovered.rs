@@ -71,6 +71,7 @@ impl Builder<'_> {
                     server.deferrable,
                     call,
                 );
+                c.hints = crate::catalog::ToolHints::of(listed);
                 c.exclusion = match hidden {
                     Some((position, character, hidden)) => Some(Reason::InvalidName {
                         server: server.name.clone(),
@@ -79,7 +80,9 @@ impl Builder<'_> {
                         hidden,
                         position,
                     }),
-                    None => self.server_exclusion(server, server_used),
+                    None => self
+                        .server_exclusion(server, server_used)
+                        .or_else(|| self.hint_exclusion(server, &listed.name, c.hints.as_deref())),
                 }
                 .map(Box::new);
                 // A repeated name is settled before the lock and narrowing,
@@ -217,6 +220,47 @@ impl Builder<'_> {
         }
     }
 
+    /// The first rule over safety hints that keeps a tool away: the
+    /// server block's, then the agent's; `deny_hints` before
+    /// `require_hints`, each in the order written.
+    fn hint_exclusion(
+        &self,
+        server: &ServerDef,
+        tool: &str,
+        hints: Option<&crate::catalog::ToolHints>,
+    ) -> Option<Exclusion> {
+        use crate::contract::HintRule;
+        let has = |h| crate::catalog::ToolHints::has(hints, h);
+        [
+            (&server.hints, None),
+            (&self.agent.hints, Some(&self.agent.name)),
+        ]
+        .into_iter()
+        .find_map(|(rules, agent)| {
+            let denied = rules
+                .deny
+                .iter()
+                .find(|&&h| has(h))
+                .map(|&h| (h, HintRule::Deny));
+            let missing = || {
+                rules
+                    .require
+                    .iter()
+                    .find(|&&h| !has(h))
+                    .map(|&h| (h, HintRule::Require))
+            };
+            denied
+                .or_else(missing)
+                .map(|(hint, rule)| Reason::HintDenied {
+                    server: server.name.clone(),
+                    tool: tool.to_string(),
+                    hint,
+                    rule,
+                    agent: agent.cloned(),
+                })
+        })
+    }
+
     /// With a lock file, a tool whose definition is not the reviewed one is
     /// kept away (`lock.on_mismatch = "cut"`) or warned about.
     pub(super) fn lock_check(
@@ -224,18 +268,14 @@ impl Builder<'_> {
         server: &ServerDef,
         listed: &ListedTool,
     ) -> Option<Exclusion> {
-        let lock = self.lock?;
-        let current = crate::lock::definition_hash(listed);
-        let locked = match lock.get(&server.name, &listed.name) {
-            Some(locked) if locked == current => return None,
-            locked => locked.map(str::to_string),
-        };
+        let mismatch = self.lock?.check(&server.name, listed)?;
         let reason = Reason::LockMismatch {
             server: server.name.clone(),
             tool: listed.name.clone(),
-            locked,
-            current,
+            locked: mismatch.locked,
+            current: mismatch.current,
             lock_file: self.policy.lock.file.display().to_string(),
+            changes: mismatch.changes,
         };
         match self.policy.lock.on_mismatch {
             LockMode::Cut => Some(reason),

@@ -50,6 +50,9 @@ pub enum Code {
     /// Cut (or offered with a warning, per `lock.on_mismatch`): its
     /// definition differs from the one recorded in the lock.
     LockMismatch,
+    /// Cut: the agent's or the server block's `deny_hints` names a safety
+    /// hint it has, or `require_hints` one it lacks.
+    HintDenied,
     /// Cut: a tool ranked ahead of it has the same provider name (the name
     /// OpenAI and Anthropic are sent), so a call could not say which.
     ProviderNameCollision,
@@ -60,7 +63,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 18] = [
+    pub const ALL: [Code; 19] = [
         Code::Required,
         Code::Fits,
         Code::ControlTool,
@@ -77,6 +80,7 @@ impl Code {
         Code::RequiredUnreachable,
         Code::InvalidName,
         Code::LockMismatch,
+        Code::HintDenied,
         Code::ProviderNameCollision,
         Code::LeftToHost,
     ];
@@ -100,6 +104,7 @@ impl Code {
             Code::RequiredUnreachable => "required-unreachable",
             Code::InvalidName => "invalid-name",
             Code::LockMismatch => "lock-mismatch",
+            Code::HintDenied => "hint-denied",
             Code::ProviderNameCollision => "provider-name-collision",
             Code::LeftToHost => "left-to-host",
         }
@@ -126,6 +131,7 @@ impl Code {
             }
             Code::InvalidName => "its name holds a control, bidi or invisible character",
             Code::LockMismatch => "its definition differs from the lock",
+            Code::HintDenied => "a policy rule over its safety hints keeps it away",
             Code::ProviderNameCollision => "a higher-ranked tool has the same provider name",
             Code::LeftToHost => "a configured tool the MCP gateway leaves to the host",
         }

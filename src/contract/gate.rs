@@ -115,6 +115,12 @@ pub enum GateFailure {
         /// The policy's `deferral.loads`.
         loads: String,
     },
+    /// A provider named in `accepted_by` would refuse the request as
+    /// muster sends it.
+    NotAccepted {
+        /// Each thing refused, by provider format.
+        violations: Vec<super::Violation>,
+    },
     /// The control tool's search finds too few labelled queries' tools.
     Findability {
         /// How many results counted.
@@ -274,6 +280,24 @@ impl fmt::Display for GateFailure {
                     "roster differs from the one pinned at {file}:{line}: {}; if the change is intended, update the pinned roster",
                     parts.join("; ")
                 )
+            }
+            GateFailure::NotAccepted { violations } => {
+                let shown: Vec<String> = violations
+                    .iter()
+                    .take(SHOWN)
+                    .map(|v| v.to_string())
+                    .collect();
+                let more = violations.len().saturating_sub(SHOWN);
+                write!(
+                    f,
+                    "{} thing(s) a provider would refuse: {}",
+                    violations.len(),
+                    shown.join("; ")
+                )?;
+                if more > 0 {
+                    write!(f, "; and {more} more")?;
+                }
+                Ok(())
             }
             GateFailure::Findability {
                 k,

@@ -30,6 +30,9 @@ pub enum LockStatus {
     Changed,
     /// `gone`: the lock has an entry the server no longer lists.
     Gone,
+    /// `renamed`: the server lists under a new name a definition the lock
+    /// holds under a name it no longer lists (`previous`).
+    Renamed,
 }
 
 impl LockStatus {
@@ -39,6 +42,7 @@ impl LockStatus {
             Self::Unlocked => "unlocked",
             Self::Changed => "changed",
             Self::Gone => "gone",
+            Self::Renamed => "renamed",
         }
     }
 }
@@ -57,6 +61,93 @@ pub struct LockFinding {
     pub locked: Option<String>,
     /// The hash of the listed definition, when the tool is listed.
     pub current: Option<String>,
+    /// What kind of change it is (`changed` and `renamed` only), in
+    /// [`LockChange`]'s order; absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<LockChange>,
+    /// For `renamed`: the name the lock held the definition under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<String>,
+}
+
+/// What kind of change a definition is against the one locked. A change
+/// can be of several kinds; they are listed in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum LockChange {
+    /// `needs-relock`: the entry comes from a version 1 lock, which hashed
+    /// only the name, description and input schema; those are unchanged,
+    /// but the annotations, title, output schema and `_meta` were never
+    /// reviewed.
+    NeedsRelock,
+    /// `unclassified`: the entry comes from a version 1 lock and the name,
+    /// description or input schema it hashed changed; it kept no parts to
+    /// say which.
+    Unclassified,
+    /// `renamed`: the same definition under a new name.
+    Renamed,
+    /// `safety-hint-weakened`: a safety hint moved to its less safe value
+    /// (read-only to not, not destructive to destructive, idempotent to
+    /// not, closed world to open), each read at MCP's default when not
+    /// declared.
+    SafetyHintWeakened,
+    /// `schema-narrowed`: the input schema refuses calls it accepted.
+    SchemaNarrowed,
+    /// `schema-widened`: the input schema accepts calls it refused.
+    SchemaWidened,
+    /// `schema-changed`: the input schema changed both ways, or in a way
+    /// muster cannot tell.
+    SchemaChanged,
+    /// `output-schema`: the output schema changed, appeared or went.
+    OutputSchema,
+    /// `description`: the description, or a text inside the input schema
+    /// (a property's `description` or `title`, `examples`), changed.
+    Description,
+    /// `safety-hint-strengthened`: a safety hint moved to its safer value.
+    SafetyHintStrengthened,
+    /// `cosmetic`: only the title, other annotations or `_meta` changed.
+    Cosmetic,
+}
+
+impl LockChange {
+    /// Every kind, in order.
+    pub const ALL: [LockChange; 11] = [
+        LockChange::NeedsRelock,
+        LockChange::Unclassified,
+        LockChange::Renamed,
+        LockChange::SafetyHintWeakened,
+        LockChange::SchemaNarrowed,
+        LockChange::SchemaWidened,
+        LockChange::SchemaChanged,
+        LockChange::OutputSchema,
+        LockChange::Description,
+        LockChange::SafetyHintStrengthened,
+        LockChange::Cosmetic,
+    ];
+
+    /// The stable kebab-case code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NeedsRelock => "needs-relock",
+            Self::Unclassified => "unclassified",
+            Self::Renamed => "renamed",
+            Self::SafetyHintWeakened => "safety-hint-weakened",
+            Self::SchemaNarrowed => "schema-narrowed",
+            Self::SchemaWidened => "schema-widened",
+            Self::SchemaChanged => "schema-changed",
+            Self::OutputSchema => "output-schema",
+            Self::Description => "description",
+            Self::SafetyHintStrengthened => "safety-hint-strengthened",
+            Self::Cosmetic => "cosmetic",
+        }
+    }
+}
+
+impl std::fmt::Display for LockChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl LockFinding {

@@ -149,6 +149,25 @@ pub enum Reason {
         current: String,
         /// The lock file.
         lock_file: String,
+        /// What kind of change it is ([`crate::contract::LockChange`]);
+        /// empty (and absent from the JSON) when the lock lacks the tool.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<crate::contract::LockChange>,
+    },
+    /// A policy rule over safety hints keeps it away: `deny_hints` names a
+    /// hint it has, or `require_hints` one it lacks (each read at MCP's
+    /// default when the tool does not declare it).
+    HintDenied {
+        /// The server block.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The hint.
+        hint: Hint,
+        /// `deny` (it has the hint) or `require` (it lacks it).
+        rule: HintRule,
+        /// The agent whose rule it is; `None` for the server block's.
+        agent: Option<String>,
     },
     /// A higher-ranked tool has the same provider name.
     ProviderNameCollision {
@@ -259,6 +278,7 @@ impl Reason {
             Reason::RequiredUnreachable { .. } => Code::RequiredUnreachable,
             Reason::InvalidName { .. } => Code::InvalidName,
             Reason::LockMismatch { .. } => Code::LockMismatch,
+            Reason::HintDenied { .. } => Code::HintDenied,
             Reason::ProviderNameCollision { .. } => Code::ProviderNameCollision,
             Reason::LeftToHost => Code::LeftToHost,
         }
@@ -413,15 +433,49 @@ impl fmt::Display for Reason {
                 f,
                 "server {server} lists a tool named {tool}, with {hidden} ({character}) at character {position}; names must read as what they are"
             ),
+            Reason::HintDenied {
+                server,
+                hint,
+                rule,
+                agent,
+                ..
+            } => {
+                let whose = match agent {
+                    Some(agent) => format!("agent {agent}"),
+                    None => format!("server block {server}"),
+                };
+                match rule {
+                    HintRule::Deny => write!(
+                        f,
+                        "{whose} denies {} tools (deny_hints), and this one is",
+                        hint.as_str()
+                    ),
+                    HintRule::Require => write!(
+                        f,
+                        "{whose} requires {} tools (require_hints), and this one does not say it is",
+                        hint.as_str()
+                    ),
+                }
+            }
             Reason::LockMismatch {
                 locked,
                 current,
                 lock_file,
+                changes,
                 ..
             } => match locked {
+                Some(_) if changes.contains(&crate::contract::LockChange::NeedsRelock) => write!(
+                    f,
+                    "it is locked in {lock_file} by a version 1 entry, which left out its annotations, title, output schema and _meta; review it, then run `muster lock`"
+                ),
                 Some(locked) => write!(
                     f,
-                    "its definition changed since it was locked ({locked}, now {current}); review it, then run `muster lock`"
+                    "its definition changed since it was locked ({}; {locked}, now {current}); review it, then run `muster lock`",
+                    changes
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 None => write!(
                     f,
@@ -460,4 +514,57 @@ impl fmt::Display for SchemaProblem {
             }
         }
     }
+}
+
+/// A safety hint a policy selects discovered tools by (`deny_hints`,
+/// `require_hints`), from MCP's tool annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum Hint {
+    /// `read-only`: `readOnlyHint` true (MCP's default: false).
+    ReadOnly,
+    /// `destructive`: not read-only and `destructiveHint` true (MCP's
+    /// default: true).
+    Destructive,
+    /// `idempotent`: `idempotentHint` true (MCP's default: false).
+    Idempotent,
+    /// `open-world`: `openWorldHint` true (MCP's default: true).
+    OpenWorld,
+}
+
+impl Hint {
+    /// Every hint, in order.
+    pub const ALL: [Hint; 4] = [
+        Hint::ReadOnly,
+        Hint::Destructive,
+        Hint::Idempotent,
+        Hint::OpenWorld,
+    ];
+
+    /// The stable kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hint::ReadOnly => "read-only",
+            Hint::Destructive => "destructive",
+            Hint::Idempotent => "idempotent",
+            Hint::OpenWorld => "open-world",
+        }
+    }
+
+    /// The hint called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Hint> {
+        Hint::ALL.into_iter().find(|h| h.as_str() == name)
+    }
+}
+
+/// Which rule over a hint cut a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum HintRule {
+    /// `deny_hints`: the tool has the hint.
+    Deny,
+    /// `require_hints`: the tool lacks the hint.
+    Require,
 }

@@ -30,6 +30,24 @@ pub struct Validation {
     /// Each warning once per agent name and profile, ordered by its sentence (with its place),
     /// then the agent, then the profile.
     pub warnings: Vec<SweptWarning>,
+    /// With `--accept`: everything a named provider would refuse in each plan's request, once
+    /// per agent name and profile, in the order of the formats asked, then agent, profile and
+    /// the request's order. Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptance: Vec<SweptViolation>,
+}
+
+/// A provider's refusal and the plan whose request it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+pub struct SweptViolation {
+    /// The violation: its `code`, `format` and fields.
+    #[serde(flatten)]
+    pub violation: super::Violation,
+    /// The agent planned for.
+    pub agent: String,
+    /// The flag profile, or null for none.
+    pub profile: Option<String>,
 }
 
 /// A warning and the plan that raised it.

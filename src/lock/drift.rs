@@ -47,7 +47,7 @@ pub fn drift(inputs: &Inputs, names: &[String]) -> Result<LockCheck, Error> {
                 LockStatus::Unlocked => {
                     (server.origin.file.display().to_string(), server.origin.line)
                 }
-                LockStatus::Changed | LockStatus::Gone => (
+                LockStatus::Changed | LockStatus::Gone | LockStatus::Renamed => (
                     lock_file.clone(),
                     lines
                         .get(&(finding.server.clone(), finding.tool.clone()))

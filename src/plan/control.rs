@@ -119,6 +119,7 @@ pub(crate) fn offer(
         &control.input_schema,
         &control.call.fixed,
         control.call.only.as_deref(),
+        None,
     );
     ControlOffer {
         index,

@@ -71,6 +71,23 @@ pub struct RosterEntry<'a> {
     pub check: CheckMode,
     pub parameters: Option<&'a [Parameter]>,
     pub variadic: bool,
+    /// MCP tools only, when the server lists it: `title`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serve", schema(value_type = Option<serde_json::Value>))]
+    pub title: Option<&'a Value>,
+    /// MCP tools only, when the server lists them: `annotations` as listed
+    /// (`readOnlyHint`, `destructiveHint`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serve", schema(value_type = Option<serde_json::Value>))]
+    pub annotations: Option<&'a Value>,
+    /// MCP tools only, when the server lists it: `outputSchema`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serve", schema(value_type = Option<serde_json::Value>))]
+    pub output_schema: Option<&'a Value>,
+    /// MCP tools only, when the server lists it: `_meta`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serve", schema(value_type = Option<serde_json::Value>))]
+    pub meta: Option<&'a Value>,
 }
 
 /// A deferred or cut candidate.
@@ -173,6 +190,10 @@ impl<'c> Plan<'c> {
             check: c.call.check,
             parameters: c.call.parameters.as_deref(),
             variadic: c.call.variadic,
+            title: c.hints.as_ref().and_then(|h| h.title.as_ref()),
+            annotations: c.hints.as_ref().and_then(|h| h.annotations.as_ref()),
+            output_schema: c.hints.as_ref().and_then(|h| h.output_schema.as_ref()),
+            meta: c.hints.as_ref().and_then(|h| h.meta.as_ref()),
         }
     }
 

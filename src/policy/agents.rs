@@ -7,6 +7,57 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 impl Loader {
+    /// `deny_hints` and `require_hints` read: each name a [`Hint`], listed
+    /// once, never in both; every problem names the file and line.
+    pub(super) fn hint_rules(
+        &mut self,
+        src: &Source,
+        deny: &[Spanned<String>],
+        require: &[Spanned<String>],
+        subject: &str,
+    ) -> super::HintRules {
+        use crate::contract::Hint;
+        let mut rules = super::HintRules::default();
+        for (key, list) in [("deny_hints", deny), ("require_hints", require)] {
+            for name in list {
+                let Some(hint) = Hint::from_name(name.get_ref()) else {
+                    self.problems.push(
+                        src.at(name)
+                            .problem(format!(
+                                "{subject}: {key} names {:?}, which is not a safety hint",
+                                name.get_ref()
+                            ))
+                            .help("safety hints: read-only, destructive, idempotent, open-world"),
+                    );
+                    continue;
+                };
+                let (this, other) = match key {
+                    "deny_hints" => (&mut rules.deny, &rules.require),
+                    _ => (&mut rules.require, &rules.deny),
+                };
+                if other.contains(&hint) {
+                    self.problems.push(
+                        src.at(name)
+                            .problem(format!(
+                                "{subject}: {:?} is in both deny_hints and require_hints",
+                                name.get_ref()
+                            ))
+                            .help("keep it in one of them"),
+                    );
+                } else if this.contains(&hint) {
+                    self.problems.push(
+                        src.at(name)
+                            .problem(format!("{subject}: {key} lists {:?} twice", name.get_ref()))
+                            .help("list each hint once"),
+                    );
+                } else {
+                    this.push(hint);
+                }
+            }
+        }
+        rules
+    }
+
     /// The `[[group]]` tables, in declared order.
     pub(super) fn groups(&mut self, src: &Source, file: &[Spanned<raw::RawGroup>]) -> Vec<Group> {
         let mut groups: Vec<Group> = Vec::new();
@@ -156,12 +207,19 @@ impl Loader {
             let provider = a.provider.as_ref().and_then(|p| {
                 self.provider_named(src, p, &format!("agent {name:?}: provider"), encoding)
             });
+            let hints = self.hint_rules(
+                src,
+                &a.deny_hints,
+                &a.require_hints,
+                &format!("agent {name:?}"),
+            );
             agents.push(Agent {
                 name,
                 version,
                 enabled_tools: named(&a.enabled_tools),
                 servers: named(&a.servers),
                 provider,
+                hints,
                 origin,
             });
         }
@@ -172,6 +230,7 @@ impl Loader {
                 enabled_tools: None,
                 servers: None,
                 provider: None,
+                hints: Default::default(),
                 origin: Origin {
                     file: self.root.join("muster.toml"),
                     line: None,

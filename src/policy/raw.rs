@@ -109,6 +109,10 @@ pub struct RawAgent {
     pub enabled_tools: Option<Vec<Spanned<String>>>,
     pub servers: Option<Vec<Spanned<String>>>,
     pub provider: Option<Spanned<String>>,
+    #[serde(default)]
+    pub deny_hints: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub require_hints: Vec<Spanned<String>>,
 }
 
 /// `tools/*.toml`.
@@ -181,6 +185,10 @@ pub struct RawServer {
     pub check: Option<Spanned<String>>,
     #[serde(default)]
     pub tool_check: BTreeMap<Spanned<String>, Spanned<String>>,
+    #[serde(default)]
+    pub deny_hints: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub require_hints: Vec<Spanned<String>>,
 }
 
 /// A fixed argument: `{ value = ... }`.

@@ -163,7 +163,14 @@ impl Loader {
                 ))
             })
             .collect();
+        let hints = self.hint_rules(
+            src,
+            &raw.deny_hints,
+            &raw.require_hints,
+            &format!("MCP server {name:?}"),
+        );
         let server = ServerDef {
+            hints,
             name,
             description: raw.description.clone(),
             defer_together: raw.defer_together,

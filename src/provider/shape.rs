@@ -1,11 +1,12 @@
 //! The `tools` value each provider's request takes, ready to send: OpenAI
-//! Chat Completions, the OpenAI Responses API and the Anthropic Messages
-//! API, field for field as `docs/providers.md` lists them.
+//! Chat Completions, the OpenAI Responses API, the Anthropic Messages API
+//! and Gemini's `generateContent`, field for field as `docs/providers.md`
+//! lists them.
 //!
 //! Deferral is expressed the way each provider does it:
-//! - **Chat Completions** has no tool search, so deferred tools stay behind
-//!   muster's own control tool, which is offered as a function like the
-//!   others;
+//! - **Chat Completions** and **Gemini** have no tool search, so deferred
+//!   tools stay behind muster's own control tool, which is offered as a
+//!   function like the others;
 //! - **Responses**: deferred tools go in `namespace` tools, one per kind
 //!   (MCP server or group), every function in them with
 //!   `defer_loading: true`, beside the hosted `{"type": "tool_search"}`;
@@ -31,18 +32,27 @@ pub enum Format {
     OpenaiResponses,
     /// Anthropic Messages: `{"name", "description", "input_schema"}`.
     Anthropic,
+    /// Gemini `generateContent`: one `{"functionDeclarations": [...]}` tool
+    /// holding `{"name", "description", "parameters"}` per function.
+    Gemini,
 }
 
 impl Format {
     /// Every format, in documentation order.
-    pub const ALL: [Format; 3] = [Format::Openai, Format::OpenaiResponses, Format::Anthropic];
+    pub const ALL: [Format; 4] = [
+        Format::Openai,
+        Format::OpenaiResponses,
+        Format::Anthropic,
+        Format::Gemini,
+    ];
 
-    /// `openai`, `openai-responses` or `anthropic`.
+    /// `openai`, `openai-responses`, `anthropic` or `gemini`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Openai => "openai",
             Format::OpenaiResponses => "openai-responses",
             Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
         }
     }
 
@@ -55,7 +65,7 @@ impl Format {
     /// tools are sent marked `defer_loading` and muster's control tool is
     /// left out.
     pub fn searches_itself(self) -> bool {
-        !matches!(self, Format::Openai)
+        !matches!(self, Format::Openai | Format::Gemini)
     }
 }
 
@@ -127,6 +137,10 @@ enum Item<'a> {
     AnthropicSearch {
         r#type: &'static str,
         name: &'static str,
+    },
+    Gemini {
+        #[serde(rename = "functionDeclarations")]
+        function_declarations: Vec<ChatFunction<'a>>,
     },
 }
 
@@ -204,6 +218,28 @@ pub fn render_mcp(offer: &Offer<'_>) -> String {
     serde_json::to_string(&tools).unwrap_or_else(|_| "[]".into())
 }
 
+/// Whether a request in `format` carries `offer`'s deferred tools itself
+/// (and leaves muster's control tool out): the provider searches, and
+/// something is deferred.
+fn native(format: Format, offer: &Offer<'_>) -> bool {
+    format.searches_itself() && offer.deferred.iter().any(|n| !n.tools.is_empty())
+}
+
+/// Every function a request in `format` sends for `offer`, in the order
+/// [`render`] writes them: what a provider's acceptance is judged on.
+pub fn sent<'o, 'a>(format: Format, offer: &'o Offer<'a>) -> Vec<&'o Tool<'a>> {
+    let native = native(format, offer);
+    let mut out: Vec<&Tool<'a>> = offer
+        .offered
+        .iter()
+        .filter(|t| !(native && Some(t.name) == offer.control))
+        .collect();
+    if native {
+        out.extend(offer.deferred.iter().flat_map(|n| n.tools.iter()));
+    }
+    out
+}
+
 /// The `tools` value for `format`, as pretty JSON with a trailing newline.
 ///
 /// Offered tools come first in roster order; with deferred tools and a
@@ -223,7 +259,7 @@ pub fn render_mcp(offer: &Offer<'_>) -> String {
 /// assert!(text.contains("\"input_schema\""));
 /// ```
 pub fn render(format: Format, offer: &Offer<'_>) -> String {
-    let native = format.searches_itself() && offer.deferred.iter().any(|n| !n.tools.is_empty());
+    let native = native(format, offer);
     let offered = offer
         .offered
         .iter()
@@ -269,6 +305,21 @@ pub fn render(format: Format, offer: &Offer<'_>) -> String {
                             .map(|t| Item::Anthropic(anthropic(t, true))),
                     );
                 }
+            }
+        }
+        Format::Gemini => {
+            let function_declarations: Vec<ChatFunction<'_>> = offered
+                .map(|t| ChatFunction {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.input_schema,
+                })
+                .collect();
+            // An empty declaration list is not a tool: no tools, no item.
+            if !function_declarations.is_empty() {
+                items.push(Item::Gemini {
+                    function_declarations,
+                });
             }
         }
     }
@@ -341,11 +392,32 @@ mod tests {
         assert_eq!(names(&text), ["tools__load", "web__search"]);
     }
 
+    /// Issue 21 item 5: muster printed no Gemini shape at all.
+    #[test]
+    fn gemini_takes_one_tool_of_function_declarations_and_keeps_the_control_tool() {
+        let schema = Schema::new(&json!({"type": "object", "properties": {"b": {}, "a": {}}}));
+        let text = render(Format::Gemini, &offer(&schema, true));
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let declarations = v[0]["functionDeclarations"].as_array().unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 1);
+        let names: Vec<&str> = declarations
+            .iter()
+            .map(|d| d["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["tools__load", "web__search"]);
+        assert_eq!(declarations[0]["description"], "d");
+        // The schema as held, property order kept.
+        assert!(text.find("\"b\"").unwrap() < text.find("\"a\"").unwrap());
+        let empty = render(Format::Gemini, &Offer::default());
+        assert_eq!(empty, "[]\n");
+    }
+
     #[test]
     fn the_format_names_round_trip() {
         for format in Format::ALL {
             assert_eq!(Format::from_name(format.name()), Some(format));
         }
-        assert_eq!(Format::from_name("gemini"), None);
+        assert_eq!(Format::from_name("gemini"), Some(Format::Gemini));
+        assert_eq!(Format::from_name("vertex"), None);
     }
 }

@@ -132,7 +132,7 @@ pub struct PlanRequest {
     /// (default: the agent's `provider`, else `[tokens] provider`).
     pub provider: Option<String>,
     /// `/v1/plan` only: `json` (the default), or the `tools` value of a
-    /// provider's request: `openai`, `openai-responses`, `anthropic`
+    /// provider's request: `openai`, `openai-responses`, `anthropic`, `gemini`
     /// (docs/providers.md).
     pub format: Option<String>,
     /// The model whose context window the plan's `context` share is
@@ -148,7 +148,7 @@ pub(super) fn tools_format(format: Option<&str>) -> Result<Option<Format>, Error
             usage(
                 "format",
                 &format!("format {name:?} is not one muster renders"),
-                "give json, openai, openai-responses or anthropic, or leave it out",
+                "give json, openai, openai-responses, anthropic or gemini, or leave it out",
             )
         }),
     }
@@ -293,7 +293,7 @@ pub struct RosterRequest {
     /// The id of a session this service keeps.
     pub session_id: Option<String>,
     /// `json` (the default), or the `tools` value of a provider's request:
-    /// `openai`, `openai-responses`, `anthropic` (docs/providers.md).
+    /// `openai`, `openai-responses`, `anthropic`, `gemini` (docs/providers.md).
     pub format: Option<String>,
 }
 

@@ -126,6 +126,13 @@ pub enum Command {
         /// Output format (github, sarif, junit, markdown: docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
         format: CiFormat,
+        /// Also judge each plan's request as this provider format would
+        /// (repeatable); exit 1 if it would refuse anything.
+        #[arg(long, value_enum)]
+        accept: Vec<AcceptFormat>,
+        /// With --accept: judge the request as sent in strict mode.
+        #[arg(long)]
+        strict: bool,
     },
     /// Start each MCP server that has a command, list its tools and record
     /// the snapshot; report what changed. Exit 2 if any server failed.
@@ -446,6 +453,8 @@ pub enum RosterFormat {
     OpenaiResponses,
     /// Anthropic Messages `tools`.
     Anthropic,
+    /// Gemini `generateContent` `tools` (`functionDeclarations`).
+    Gemini,
 }
 
 impl RosterFormat {
@@ -457,6 +466,28 @@ impl RosterFormat {
             RosterFormat::Openai => Some(Format::Openai),
             RosterFormat::OpenaiResponses => Some(Format::OpenaiResponses),
             RosterFormat::Anthropic => Some(Format::Anthropic),
+            RosterFormat::Gemini => Some(Format::Gemini),
+        }
+    }
+}
+
+/// `validate --accept`'s provider formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AcceptFormat {
+    Openai,
+    OpenaiResponses,
+    Anthropic,
+    Gemini,
+}
+
+impl From<AcceptFormat> for muster::provider::shape::Format {
+    fn from(f: AcceptFormat) -> Self {
+        use muster::provider::shape::Format;
+        match f {
+            AcceptFormat::Openai => Format::Openai,
+            AcceptFormat::OpenaiResponses => Format::OpenaiResponses,
+            AcceptFormat::Anthropic => Format::Anthropic,
+            AcceptFormat::Gemini => Format::Gemini,
         }
     }
 }

@@ -3,10 +3,10 @@
 //! refused, 2 bad input or usage).
 
 mod args;
-#[cfg(feature = "serve")]
-mod gateway;
 mod ci;
 mod diff;
+#[cfg(feature = "serve")]
+mod gateway;
 mod mcp;
 mod render;
 mod report;
@@ -247,7 +247,10 @@ fn run(command: Command) -> Result<u8, Error> {
                     answer::plan_for_model(&inputs, &ask(&select), model.as_deref(), &mut cache)?
                         .json
                 }
-                RosterFormat::Openai | RosterFormat::OpenaiResponses | RosterFormat::Anthropic => {
+                RosterFormat::Openai
+                | RosterFormat::OpenaiResponses
+                | RosterFormat::Anthropic
+                | RosterFormat::Gemini => {
                     let provider = format.provider().expect("a provider format");
                     answer::plan_tools(&inputs, &ask(&select), provider, &mut cache)?.json
                 }
@@ -485,15 +488,21 @@ fn run(command: Command) -> Result<u8, Error> {
             })?;
             Ok(0)
         }
-        Command::Validate { policies, format } => ci_or_error(format, "validate", || {
+        Command::Validate {
+            policies,
+            format,
+            accept,
+            strict,
+        } => ci_or_error(format, "validate", || {
             let inputs = Inputs::load(&policies)?;
-            let validation = muster::validate::validate(&inputs)?;
+            let formats: Vec<_> = accept.into_iter().map(Into::into).collect();
+            let validation = muster::validate::validate_accepted(&inputs, &formats, strict)?;
             emit(&match format {
                 CiFormat::Text => render::validate_text(&validation),
                 CiFormat::Json => answer::json_text(&validation),
                 other => ci::render(other, &muster::ci::of_validation(&validation)),
             })?;
-            Ok(0)
+            Ok(u8::from(!validation.acceptance.is_empty()))
         }),
     }
 }

@@ -135,8 +135,18 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
             LockStatus::Unlocked => "new    ",
             LockStatus::Changed => "changed",
             LockStatus::Gone => "removed",
+            LockStatus::Renamed => "renamed",
         };
-        let _ = writeln!(out, "  {verb} mcp.{}.{}", f.server, escape(&f.tool));
+        let mut kinds: Vec<String> = f.changes.iter().map(|c| c.to_string()).collect();
+        if let Some(previous) = &f.previous {
+            kinds.push(format!("was {}", escape(previous)));
+        }
+        let kinds = if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        };
+        let _ = writeln!(out, "  {verb} mcp.{}.{}{kinds}", f.server, escape(&f.tool));
     }
 }
 

@@ -178,6 +178,17 @@ pub fn validate_text(v: &Validation) -> String {
     for w in &v.warnings {
         let _ = writeln!(out, "warning: {} [{}]", w.warning, w.context());
     }
+    for a in &v.acceptance {
+        let profile = a
+            .profile
+            .as_deref()
+            .map_or("no profile".to_string(), |p| format!("profile {p}"));
+        let _ = writeln!(
+            out,
+            "refused: {} [agent {}, {profile}]",
+            a.violation, a.agent
+        );
+    }
     out
 }
 
@@ -199,6 +210,7 @@ pub fn drift_text(check: &LockCheck) -> String {
             LockStatus::Unlocked => "new    ",
             LockStatus::Changed => "changed",
             LockStatus::Gone => "gone   ",
+            LockStatus::Renamed => "renamed",
         };
         let place = match d.line {
             Some(line) => format!("{}:{line}", d.file),
