@@ -110,8 +110,11 @@ fn lock_check_reports_drift_on_the_lock_line_and_writes_nothing() {
         "lock policies/mcp.lock: up to date\n"
     );
     let lock = fx.read("policies/mcp.lock");
-    let line = line_of(&fx, "policies/mcp.lock", "start_call = ");
-    let old = lock.lines().nth(line - 1).unwrap().to_string();
+    // The tool's table in the lock (format 2): its header is the line named,
+    // its `hash` the next line.
+    let line = line_of(&fx, "policies/mcp.lock", "[mcp.bland_call.start_call]");
+    let old = lock.lines().nth(line).unwrap().to_string();
+    assert!(old.starts_with("hash = "), "{old}");
     let hash_at = old.find("sha256:").unwrap() + "sha256:".len();
     let changed = format!("{}{}{}", &old[..hash_at], "0".repeat(64), "\"");
     fx.write("policies/mcp.lock", &lock.replace(&old, &changed));
@@ -145,6 +148,9 @@ fn lock_check_reports_drift_on_the_lock_line_and_writes_nothing() {
         tool: String,
         locked: Option<String>,
         current: Option<String>,
+        /// What kind of change, when the lock can tell (docs/policy.md).
+        #[serde(default)]
+        changes: Vec<String>,
         file: String,
         line: Option<usize>,
     }
@@ -163,6 +169,8 @@ fn lock_check_reports_drift_on_the_lock_line_and_writes_nothing() {
         Some(&*format!("sha256:{}", "0".repeat(64)))
     );
     assert!(d.current.as_ref().unwrap().starts_with("sha256:"));
+    // Only the hash was edited: the parts still match, so no kind is named.
+    assert!(d.changes.iter().all(|c| !c.is_empty()), "{:?}", d.changes);
     assert_eq!((d.file.as_str(), d.line), ("policies/mcp.lock", Some(line)));
 
     // A CI format without --check is a usage error: `lock` writes.
