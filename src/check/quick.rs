@@ -37,6 +37,9 @@ impl Compiled {
     #[inline]
     fn quick(&self, at: usize, value: &Value, coerce: bool, depth: usize) -> bool {
         let node = &self.nodes[at];
+        if node.never {
+            return false;
+        }
         if !node.judged || value.is_null() {
             return true;
         }

@@ -74,10 +74,66 @@ impl Strict {
 pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
     super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
         .map_err(|why| why.to_string())?;
-    jsonschema::options()
+    let prepared = defaults_not_required(schema);
+    let built = jsonschema::options()
         .should_validate_formats(false)
-        .build(schema)
-        .map_err(|err| err.to_string())
+        .build(&prepared)
+        .map_err(|err| err.to_string());
+    super::deep::drop_value(prepared);
+    built
+}
+
+/// `schema` with every `required` name whose member declares a `default` taken out of its
+/// `required` ([`crate::schema::filled_by_default`]), at every place of the schema: the server
+/// fills such a member, so the validator must not require it of the call. Values that are data
+/// (`enum`, `const`, `default`, `examples`) are left as they are. It keeps its own stack.
+fn defaults_not_required(schema: &Value) -> Value {
+    let mut out = super::deep::clone_value(schema);
+    let mut todo: Vec<&mut Value> = vec![&mut out];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Array(items) => todo.extend(items.iter_mut()),
+            Value::Object(map) => {
+                let keep: Option<Vec<Value>> = match map.get("required") {
+                    Some(Value::Array(names))
+                        if names.iter().any(|n| {
+                            n.as_str()
+                                .is_some_and(|n| crate::schema::filled_by_default(map, n))
+                        }) =>
+                    {
+                        Some(
+                            names
+                                .iter()
+                                .filter(|n| {
+                                    !n.as_str()
+                                        .is_some_and(|n| crate::schema::filled_by_default(map, n))
+                                })
+                                .cloned()
+                                .collect(),
+                        )
+                    }
+                    _ => None,
+                };
+                if let Some(keep) = keep {
+                    map.insert("required".into(), Value::Array(keep));
+                }
+                for (key, child) in map.iter_mut() {
+                    match key.as_str() {
+                        "enum" | "const" | "default" | "examples" => {}
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas" => {
+                            if let Value::Object(members) = child {
+                                todo.extend(members.values_mut());
+                            }
+                        }
+                        _ => todo.push(child),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Validates `arguments` (what the call would forward, before fixed values are added) with
@@ -168,12 +224,12 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
             Some(Value::from(unexpected.clone())),
             None,
         ),
-        ValidationErrorKind::AnyOf { .. } => ("anyOf", None, None),
-        ValidationErrorKind::OneOfNotValid { .. } => ("oneOf", None, None),
+        ValidationErrorKind::AnyOf { context } => ("anyOf", None, cause(&tool, context)),
+        ValidationErrorKind::OneOfNotValid { context } => ("oneOf", None, cause(&tool, context)),
         ValidationErrorKind::OneOfMultipleValid { .. } => (
             "oneOf",
             None,
-            Some("more than one shape matches".to_string()),
+            Some(crate::contract::ONE_OF_MORE_THAN_ONE.to_string()),
         ),
         ValidationErrorKind::Not { .. } => ("not", None, None),
         ValidationErrorKind::FalseSchema => ("false", None, None),
@@ -202,6 +258,60 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
         got: Got::of(value),
         detail,
     }
+}
+
+/// Why no shape under `anyOf` / `oneOf` took the value, from the validator's findings per
+/// shape (`context`): when every shape refused only the value's type, the types they take
+/// together (`must be an integer or a boolean`); else the first finding of the shape that came
+/// closest (its type fits: it found something other than the type, and the fewest things),
+/// as its sentence without the tool's name.
+fn cause(tool: &str, context: &[Vec<ValidationError<'_>>]) -> Option<String> {
+    let type_only = |errors: &Vec<ValidationError<'_>>| {
+        errors.len() == 1 && matches!(errors[0].kind(), ValidationErrorKind::Type { .. })
+    };
+    let strip = |problem: CallProblem| {
+        let text = problem.to_string();
+        let prefix = format!("tool \"{tool}\": ");
+        text.strip_prefix(&prefix)
+            .map_or(text.clone(), String::from)
+    };
+    if !context.is_empty() && context.iter().all(type_only) {
+        let mut expected: Vec<String> = Vec::new();
+        for errors in context {
+            if let ValidationErrorKind::Type { kind } = errors[0].kind() {
+                let names: Vec<String> = match kind {
+                    TypeKind::Single(t) => vec![t.to_string()],
+                    TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+                };
+                for name in names {
+                    if !expected.contains(&name) {
+                        expected.push(name);
+                    }
+                }
+            }
+        }
+        let first = problem(tool, &context[0][0]);
+        return Some(strip(match first {
+            CallProblem::WrongType {
+                tool,
+                argument,
+                got,
+                ..
+            } => CallProblem::WrongType {
+                tool,
+                argument,
+                expected,
+                got,
+            },
+            other => other,
+        }));
+    }
+    let closest = context
+        .iter()
+        .filter(|errors| !errors.is_empty() && !type_only(errors))
+        .min_by_key(|errors| errors.len())
+        .or_else(|| context.iter().find(|errors| !errors.is_empty()))?;
+    Some(strip(problem(tool, &closest[0])))
 }
 
 /// A schema keyword as a problem names it; keywords muster does not phrase are named `schema`
@@ -256,12 +366,33 @@ mod tests {
             "tool \"t\": argument \"tags\" must have at most 2 items; got 3 items",
             "tool \"t\": argument \"tags\" must not list an item twice; got a list with a repeated item",
             "tool \"t\": argument \"mode\" must be \"fast\"; got \"slow\"",
-            "tool \"t\": argument \"pick\" must match at least one of the shapes its schema lists under anyOf; got the text \"x\"",
+            "tool \"t\": argument \"pick\" must match at least one of the shapes its schema lists under anyOf; got the text \"x\"; the closest shape says: argument \"pick\" must be an integer or a boolean; got the text \"x\"",
             "tool \"t\": the arguments must not have the members \"extra\"; the schema does not accept them",
         ] {
             assert!(p.iter().any(|s| s == expected), "{expected}\nnot in {p:#?}");
         }
         assert_eq!(p.len(), 8, "{p:#?}");
+    }
+
+    /// Issue 21 item 8: a refusal under `anyOf` / `oneOf` names its cause: the finding of the
+    /// shape whose type fits.
+    #[test]
+    fn a_refusal_under_any_of_names_the_closest_shapes_finding() {
+        let schema = json!({"type": "object", "properties": {"when": {"anyOf": [
+            {"type": "string", "maxLength": 5},
+            {"type": "integer", "minimum": 0}
+        ]}, "to": {"oneOf": [
+            {"type": "object", "required": ["page_id"], "properties": {"page_id": {"type": "string"}}},
+            {"type": "null"}
+        ]}}});
+        let p = problems(schema, json!({"when": -3, "to": {}}));
+        assert_eq!(
+            p,
+            [
+                "tool \"t\": argument \"when\" must match at least one of the shapes its schema lists under anyOf; got the number -3; the closest shape says: argument \"when\" must be at least 0; got the number -3",
+                "tool \"t\": argument \"to\" must match one of the shapes its schema lists under oneOf; got an object; the closest shape says: argument \"to.page_id\" is required; got nothing",
+            ]
+        );
     }
 
     #[test]

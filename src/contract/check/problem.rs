@@ -251,6 +251,14 @@ impl fmt::Display for CallProblem {
                 got,
             } => {
                 let mut members: Vec<String> = allowed.iter().map(|m| Got::of(m).shown()).collect();
+                if members.len() == 1 && *more == 0 {
+                    return write!(
+                        f,
+                        "tool \"{tool}\": argument \"{argument}\" must be {}; got {}",
+                        members[0],
+                        got.shown()
+                    );
+                }
                 if *more > 0 {
                     members.push(format!("(and {more} more)"));
                 }
@@ -266,10 +274,28 @@ impl fmt::Display for CallProblem {
                 argument,
                 accepted,
                 more,
+            } if accepted.is_empty() => write!(
+                f,
+                "tool \"{tool}\": argument \"{argument}\" is not accepted; the schema accepts no members there"
+            ),
+            Self::NotAccepted {
+                tool,
+                argument,
+                accepted,
+                more,
             } => write!(
                 f,
                 "tool \"{tool}\": argument \"{argument}\" is not accepted; expected only {}",
                 names_listed(accepted, *more)
+            ),
+            Self::UndeclaredArgument {
+                tool,
+                argument,
+                declared,
+                more,
+            } if declared.is_empty() => write!(
+                f,
+                "tool \"{tool}\": argument \"{argument}\" is not declared; the tool takes no arguments"
             ),
             Self::UndeclaredArgument {
                 tool,
@@ -362,18 +388,24 @@ impl fmt::Display for CallProblem {
                             names.join(", ")
                         )
                     }
-                    "anyOf" => write!(
-                        f,
-                        "must match at least one of the shapes its schema lists under anyOf; got {came}"
-                    ),
-                    "oneOf" if detail.is_some() => write!(
+                    "anyOf" => {
+                        write!(
+                            f,
+                            "must match at least one of the shapes its schema lists under anyOf; got {came}"
+                        )?;
+                        closest(f, detail.as_deref())
+                    }
+                    "oneOf" if detail.as_deref() == Some(ONE_OF_MORE_THAN_ONE) => write!(
                         f,
                         "must match exactly one of the shapes its schema lists under oneOf; got {came}, which matches more than one"
                     ),
-                    "oneOf" => write!(
-                        f,
-                        "must match one of the shapes its schema lists under oneOf; got {came}"
-                    ),
+                    "oneOf" => {
+                        write!(
+                            f,
+                            "must match one of the shapes its schema lists under oneOf; got {came}"
+                        )?;
+                        closest(f, detail.as_deref())
+                    }
                     "not" => write!(
                         f,
                         "must not match the shape its schema gives under not; got {came}"
@@ -439,6 +471,17 @@ impl CallProblem {
             Self::MoreProblems { .. } => "more-problems",
             Self::NotRun { .. } => "not-run",
         }
+    }
+}
+
+/// The `detail` of a `oneOf` mismatch whose value matches more than one shape.
+pub const ONE_OF_MORE_THAN_ONE: &str = "more than one shape matches";
+
+/// The cause of an `anyOf` / `oneOf` mismatch, when the validator named one.
+fn closest(f: &mut fmt::Formatter<'_>, cause: Option<&str>) -> fmt::Result {
+    match cause {
+        Some(cause) => write!(f, "; the closest shape says: {cause}"),
+        None => Ok(()),
     }
 }
 
