@@ -274,3 +274,60 @@ fn a_tool_without_arguments_says_it_takes_none() {
         assert!(!problems[0].1.contains("only no arguments"));
     }
 }
+
+/// Item 2: Firecrawl and Resend enforce `format` (zod's `z.url()`, `z.email()`): text that is
+/// not a URL or an email address is refused in every mode with `wrong-format`, and a
+/// conforming one passes.
+#[test]
+fn formats_servers_enforce_are_checked() {
+    for (file, name, member, bad, good, extra) in [
+        (
+            "firecrawl-mcp.json",
+            "firecrawl_map",
+            "url",
+            "example.com",
+            "https://example.com",
+            json!({}),
+        ),
+        (
+            "resend-mcp.json",
+            "create-webhook",
+            "endpoint",
+            "hooks.example.com/resend",
+            "https://hooks.example.com/resend",
+            json!({"events": ["email.sent"]}),
+        ),
+        (
+            "resend-mcp.json",
+            "add-suppression",
+            "email",
+            "someone at example.com",
+            "someone@example.com",
+            json!({}),
+        ),
+    ] {
+        let t = tool(file, name);
+        let with = |value: &str| {
+            let mut arguments = extra.clone();
+            arguments[member] = json!(value);
+            arguments
+        };
+        for (check, coerce) in MODES {
+            let problems = verdict(&t.input_schema, check, coerce, &with(bad)).unwrap_err();
+            assert_eq!(
+                problems[0].0, "wrong-format",
+                "{name} {check} {coerce}: {problems:?}"
+            );
+            assert!(
+                problems[0]
+                    .1
+                    .contains(&format!("argument \"{member}\" must be"))
+            );
+            assert_eq!(
+                verdict(&t.input_schema, check, coerce, &with(good)),
+                Ok(with(good)),
+                "{name} {check} {coerce}"
+            );
+        }
+    }
+}

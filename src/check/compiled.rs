@@ -27,6 +27,10 @@ pub(super) struct CNode {
     /// The declared types in the order written; casts try them in this order.
     pub(super) order: Vec<Ty>,
     pub(super) enumeration: Option<Vec<Value>>,
+    /// The `format` asserted on text here, when it is one muster asserts.
+    pub(super) format: Option<super::format::Format>,
+    /// The `format` as the schema writes it, for the problem.
+    pub(super) format_name: String,
     /// Declared members, sorted by name: (name, node, required).
     pub(super) properties: Vec<(String, usize, bool)>,
     pub(super) has_properties: bool,
@@ -132,6 +136,13 @@ fn compile_one<'s>(
             .collect(),
         _ => Vec::new(),
     };
+    node.format = map
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(super::format::Format::parse);
+    if node.format.is_some() {
+        node.format_name = map["format"].as_str().unwrap_or_default().to_string();
+    }
     // `const` is an enum of one member.
     node.enumeration = match (map.get("enum"), map.get("const")) {
         (Some(Value::Array(members)), _) => {

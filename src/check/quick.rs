@@ -55,6 +55,11 @@ impl Compiled {
                 _ => return false,
             }
         }
+        if let (Some(format), Value::String(text)) = (node.format, value)
+            && !format.conforms(text)
+        {
+            return false;
+        }
         !matches!(value, Value::Array(_) | Value::Object(_))
             || self.quick_inside(node, value, coerce, depth)
     }

@@ -203,6 +203,18 @@ impl<'a> Walk<'_, 'a> {
                 }
             }
         }
+        if let (Some(format), Value::String(text)) =
+            (node.format, cast_value.as_ref().unwrap_or(value))
+            && !format.conforms(text)
+        {
+            self.problem(path, last, |tool, argument| CallProblem::WrongFormat {
+                tool,
+                argument,
+                format: node.format_name.clone(),
+                got: Got::of(value),
+            });
+            return false;
+        }
         if let Some(cast) = cast_value {
             let steps = self.paths.steps(path, last);
             self.edits.push(Edit::Set(steps, cast));

@@ -1,8 +1,8 @@
 //! Strict checking: after repair, narrowing and the lenient rules, the arguments a call would
 //! forward are validated against the tool's whole input schema with the `jsonschema` crate, as
 //! an MCP server validates them (`$ref`, `anyOf`, `minimum`, `pattern`, … included; the draft
-//! named by `$schema`, 2020-12 when none is; format assertions off, since servers rarely enforce
-//! them). Each finding is rewritten as a problem the model can act on: the argument path, what
+//! named by `$schema`, 2020-12 when none is; the formats servers enforce asserted with the tests
+//! of `format`, the others not; required names with a `default` not required). Each finding is rewritten as a problem the model can act on: the argument path, what
 //! was expected, what came.
 //!
 //! A schema is compiled once, when the plan is read. A schema the validator cannot compile
@@ -66,8 +66,9 @@ impl Strict {
 }
 
 /// `schema` compiled as strict checking validates with it, or why it cannot be: the draft
-/// named by `$schema` (2020-12 when none is), format assertions off, no remote references
-/// fetched. A schema whose references make one call's work unbounded
+/// named by `$schema` (2020-12 when none is), the formats of [`super::format::ASSERTED`]
+/// asserted with muster's own tests and no other, required names with a `default` not
+/// required, no remote references fetched. A schema whose references make one call's work unbounded
 /// ([`super::expansion::measure`]) is refused here, the one place every strict check, the
 /// planner's `uncheckable-schema` warning and the service take a schema's validator from: no
 /// validator of an unbounded schema is ever built, so no call is ever validated unboundedly.
@@ -75,10 +76,15 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
     super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
         .map_err(|why| why.to_string())?;
     let prepared = defaults_not_required(schema);
-    let built = jsonschema::options()
-        .should_validate_formats(false)
-        .build(&prepared)
-        .map_err(|err| err.to_string());
+    let mut options = jsonschema::options().should_validate_formats(true);
+    for name in super::format::ASSERTED {
+        let format = super::format::Format::parse(name).expect("every asserted format parses");
+        options = options.with_format(name, move |text: &str| format.conforms(text));
+    }
+    for name in super::format::NOT_ASSERTED {
+        options = options.with_format(name, |_: &str| true);
+    }
+    let built = options.build(&prepared).map_err(|err| err.to_string());
     super::deep::drop_value(prepared);
     built
 }
@@ -185,6 +191,14 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
         ValidationErrorKind::Enum { options } => {
             let members = options.as_array().map(Vec::as_slice).unwrap_or_default();
             return not_in_enum(tool, path(&steps).unwrap_or_default(), members, value);
+        }
+        ValidationErrorKind::Format { format } => {
+            return CallProblem::WrongFormat {
+                tool,
+                argument: path(&steps).unwrap_or_default(),
+                format: format.clone(),
+                got: Got::of(value),
+            };
         }
         ValidationErrorKind::Constant { expected_value } => {
             ("const", Some(Value::clone(expected_value)), None)
@@ -416,13 +430,33 @@ mod tests {
     }
 
     #[test]
-    fn the_draft_comes_from_dollar_schema_and_formats_are_not_asserted() {
+    fn the_draft_comes_from_dollar_schema_and_only_the_formats_servers_enforce_are_asserted() {
         // Draft 4 reads exclusiveMaximum as a boolean beside maximum; 2020-12 as a number.
         let draft4 = json!({"$schema": "http://json-schema.org/draft-04/schema#",
             "properties": {"n": {"maximum": 5, "exclusiveMaximum": true}}});
         assert_eq!(problems(draft4, json!({"n": 5})).len(), 1);
-        let formats = json!({"properties": {"at": {"type": "string", "format": "date-time"}}});
-        assert!(problems(formats, json!({"at": "not a date"})).is_empty());
+        // Issue 21 item 2: date-time, uri, email, … are asserted; hostname is not.
+        let formats = json!({"properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "host": {"type": "string", "format": "hostname"},
+            "site": {"type": "string", "format": "url"}}});
+        assert_eq!(
+            problems(
+                formats.clone(),
+                json!({"at": "not a date", "host": "-bad-", "site": "example.com"})
+            ),
+            [
+                "tool \"t\": argument \"at\" must be a date and time (RFC 3339, such as 2026-01-31T09:30:00Z) (format \"date-time\"); got the text \"not a date\"",
+                "tool \"t\": argument \"site\" must be an absolute URL (format \"url\"); got the text \"example.com\"",
+            ]
+        );
+        assert!(
+            problems(
+                formats,
+                json!({"at": "2026-12-02T01:30:00Z", "site": "https://example.com"})
+            )
+            .is_empty()
+        );
     }
 
     #[test]

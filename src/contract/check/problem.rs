@@ -81,6 +81,18 @@ pub enum CallProblem {
         /// What came.
         got: Got,
     },
+    /// Text that is not of the `format` its schema declares, for a format servers enforce
+    /// (`uri`, `url`, `email`, `date-time`, `date`, `uuid`, `ipv4`, `ipv6`).
+    WrongFormat {
+        /// The tool called.
+        tool: String,
+        /// The argument path.
+        argument: String,
+        /// The format, as the schema writes it.
+        format: String,
+        /// What came.
+        got: Got,
+    },
     /// A value matching no member of its `enum` (after the casts a tool makes).
     NotInEnum {
         /// The tool called.
@@ -243,6 +255,28 @@ impl fmt::Display for CallProblem {
                 u64::MAX,
                 got.shown()
             ),
+            Self::WrongFormat {
+                tool,
+                argument,
+                format,
+                got,
+            } => {
+                let what = match format.as_str() {
+                    "uri" | "url" => "an absolute URL",
+                    "email" => "an email address",
+                    "date-time" => "a date and time (RFC 3339, such as 2026-01-31T09:30:00Z)",
+                    "date" => "a date (YYYY-MM-DD)",
+                    "uuid" => "a UUID",
+                    "ipv4" => "an IPv4 address",
+                    "ipv6" => "an IPv6 address",
+                    _ => "text",
+                };
+                write!(
+                    f,
+                    "tool \"{tool}\": argument \"{argument}\" must be {what} (format \"{format}\"); got {}",
+                    got.phrase()
+                )
+            }
             Self::NotInEnum {
                 tool,
                 argument,
@@ -463,6 +497,7 @@ impl CallProblem {
             Self::MissingArgument { .. } => "missing-argument",
             Self::WrongType { .. } => "wrong-type",
             Self::IntegerOutOfRange { .. } => "integer-out-of-range",
+            Self::WrongFormat { .. } => "wrong-format",
             Self::NotInEnum { .. } => "not-in-enum",
             Self::NotAccepted { .. } => "not-accepted",
             Self::UndeclaredArgument { .. } => "undeclared-argument",
