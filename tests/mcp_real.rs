@@ -331,3 +331,51 @@ fn formats_servers_enforce_are_checked() {
         }
     }
 }
+
+/// Item 3: Notion's tools each carry about 2.5 KB of `$defs`. The OpenAI count renders them
+/// (once each, as named types) and notes `references`; it was about a seventh of the
+/// definitions' own JSON tokens, with no note. The figures are printed
+/// (`cargo test --test mcp_real definitions -- --nocapture`).
+#[test]
+fn definitions_are_counted_and_noted() {
+    use muster::count::{CountOptions, count};
+    use muster::tokens::{Encoding, render_anthropic_tool, render_function};
+    let t = tool("notion-mcp-server.json", "API-get-user");
+    let defs = &t.input_schema["$defs"];
+    assert!(defs.as_object().is_some_and(|d| d.len() > 5));
+    let o200k = Encoding::O200kBase;
+    let schema_json = t.input_schema.to_string();
+    let defs_tokens = o200k.count_text(&defs.to_string());
+    let openai = o200k.count_text(&render_function(&t.name, &t.description, &t.input_schema));
+    let anthropic = o200k.count_text(&render_anthropic_tool(
+        &t.name,
+        &t.description,
+        &t.input_schema,
+    ));
+    eprintln!(
+        "{}: schema JSON {} bytes, {} tokens; $defs JSON {} tokens; OpenAI count {openai}; Anthropic count {anthropic}",
+        t.name,
+        schema_json.len(),
+        o200k.count_text(&schema_json),
+        defs_tokens,
+    );
+    // The rendering is terser than JSON (no quotes, braces or keyword names), as for any
+    // schema, but bills every definition: at least 40 % of the definitions' JSON tokens (it
+    // was 35 tokens, 7 %).
+    assert!(openai * 5 >= defs_tokens * 2, "{openai} vs {defs_tokens}");
+    assert!(anthropic >= defs_tokens);
+
+    let request = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "Who am I?"}],
+        "tools": [{"type": "function", "function": {"name": t.name, "description": t.description,
+        "parameters": t.input_schema}}]});
+    let report = serde_json::to_value(count(&request, &CountOptions::default()).unwrap()).unwrap();
+    assert_eq!(report["accuracy"], json!("estimate"));
+    assert!(
+        report["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "references"),
+        "{report}"
+    );
+}
