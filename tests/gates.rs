@@ -83,7 +83,7 @@ fn a_gate_wanting_more_headroom_than_the_roster_leaves_fails_with_the_figures() 
     );
     // The nearest passing gate: what the roster leaves.
     let result =
-        run_gate_text("flags = \"production\"\nmin_headroom = { slots = 0, tokens = 2060 }\n");
+        run_gate_text("flags = \"production\"\nmin_headroom = { slots = 0, tokens = 1929 }\n");
     assert!(result.passed, "{:?}", result.failures);
 }
 
