@@ -14,6 +14,7 @@ mod deep;
 mod digits;
 mod edit;
 mod expansion;
+mod format;
 mod narrow;
 mod numbers;
 mod offered;

@@ -270,12 +270,17 @@ pub fn narrow_tool(tool_name: &str, input_schema: &Schema, n: &Narrowing) -> Nar
     }
 
     // Without `only` the model may write every declared argument, so a
-    // required one is always reachable.
+    // required one is always reachable; one with a `default` the server
+    // fills when the call leaves it out.
     let unreachable: Vec<&str> = match only {
         Some(only) => required
             .iter()
             .copied()
-            .filter(|r| !only.iter().any(|o| o == r) && !fixed.contains_key(*r))
+            .filter(|r| {
+                !only.iter().any(|o| o == r)
+                    && !fixed.contains_key(*r)
+                    && !crate::schema::filled_by_default(schema, r)
+            })
             .collect(),
         None => Vec::new(),
     };

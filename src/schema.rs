@@ -130,6 +130,21 @@ impl Schema {
     }
 }
 
+/// Whether the caller may leave out the member `name` of the object schema `object` although
+/// its `required` lists it: the member's `properties` entry declares a `default`. zod 4's JSON
+/// Schema output lists a member with `.default()` as required (it describes the parsed value,
+/// which always has it), and the server fills the default when the call leaves it out
+/// (issue 21: 17 tools on four servers, Playwright's `browser_console_messages` among them).
+/// The check does not refuse such a call, and narrowing does not keep such a tool away when
+/// `only` leaves the member out.
+pub fn filled_by_default(object: &serde_json::Map<String, Value>, name: &str) -> bool {
+    object
+        .get("properties")
+        .and_then(|p| p.get(name))
+        .and_then(Value::as_object)
+        .is_some_and(|member| member.contains_key("default"))
+}
+
 /// Two schemas are equal when their trees are: the same members, in any
 /// order (as `Value`s compare).
 impl PartialEq for Schema {

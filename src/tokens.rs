@@ -62,7 +62,7 @@ use std::fmt::Write as _;
 /// Names the rendering counts are taken of; part of every cache key. Change
 /// it whenever [`render_function`] or the counting changes what a
 /// definition costs, so counts of the old rendering are not reused.
-pub const RENDERING: &str = "openai-functions-v3";
+pub const RENDERING: &str = "openai-tools-v4";
 
 /// [`RENDERING`] for Anthropic's billing: the tool as the JSON object the
 /// request sends ([`render_anthropic_tool`]), counted with a proxy
@@ -380,14 +380,53 @@ fn anthropic_tool_text(name: &str, description: &str, input_schema: &str) -> Str
     out
 }
 
-/// Renders one tool the way OpenAI chat models are shown it.
+/// The request shape a definition is rendered for: the public measurements of the two bill
+/// nested objects differently (docs/count.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `tools` (every current client): nested properties flat, each with its description, as
+    /// the 2024 `tools` measurements bill them.
+    Tools,
+    /// The legacy `functions`: nested properties indented two spaces per level without their
+    /// descriptions, as the 2023 `functions` measurements bill them.
+    Functions,
+}
+
+/// Renders one tool the way OpenAI chat models are shown it when the request sends `tools`
+/// (what the planner counts: every current client sends `tools`).
 pub fn render_function(name: &str, description: &str, input_schema: &Value) -> String {
+    render_function_as(Shape::Tools, name, description, input_schema)
+}
+
+/// [`render_function`] for the request shape `shape`.
+///
+/// Definitions under `$defs` (or `definitions`) are rendered once each, before the function,
+/// as named types (`type richTextRequest = {…};`), and a reference `#/$defs/NAME` as `NAME`. No
+/// public measurement shows how OpenAI renders them, so a count of such a schema is an
+/// estimate (`count` notes it `references`); before, the definitions were left out and a
+/// reference rendered as `any`, which billed a `$defs` schema at a fraction of what it sends.
+pub fn render_function_as(
+    shape: Shape,
+    name: &str,
+    description: &str,
+    input_schema: &Value,
+) -> String {
     let mut r = Renderer {
         out: String::with_capacity(256 + description.len()),
         budget: MAX_RENDER_NODES,
+        shape,
     };
     if !description.is_empty() {
         r.comment(description);
+    }
+    for key in ["$defs", "definitions"] {
+        if let Some(defs) = input_schema.get(key).and_then(Value::as_object) {
+            for (def, schema) in defs {
+                let _ = write!(r.out, "type {def} = ");
+                r.ty(schema, 1, 0);
+                r.out.push_str(";\n");
+            }
+        }
     }
     let has_properties = input_schema
         .get("properties")
@@ -411,6 +450,7 @@ const MAX_RENDER_NODES: usize = 20_000;
 struct Renderer {
     out: String,
     budget: usize,
+    shape: Shape,
 }
 
 impl Renderer {
@@ -434,8 +474,11 @@ impl Renderer {
     /// The properties of an object schema, one entry per property, each
     /// entry's first line indented by `indent` spaces (a nested object's own
     /// lines carry their deeper indent; its closing brace none).
-    /// Descriptions are shown for the top level's properties only: the
-    /// API-measured cases (docs/count.md) bill nested ones as absent.
+    /// For `functions`, descriptions are shown for the top level's
+    /// properties only and nested properties are indented, as the 2023
+    /// measurements bill them; for `tools`, every property's description is
+    /// shown and nothing is indented, as the 2024 measurements bill them
+    /// (docs/count.md).
     fn properties(&mut self, schema: &Value, depth: usize, indent: usize) {
         let required: Vec<&str> = schema
             .get("required")
@@ -449,7 +492,7 @@ impl Renderer {
             if i > 0 {
                 self.out.push('\n');
             }
-            if indent == 0
+            if (indent == 0 || self.shape == Shape::Tools)
                 && let Some(desc) = prop.get("description").and_then(Value::as_str)
             {
                 self.comment(desc);
@@ -472,7 +515,11 @@ impl Renderer {
     /// property that holds it.
     fn object(&mut self, schema: &Value, depth: usize, indent: usize) {
         self.out.push_str("{\n");
-        self.properties(schema, depth, indent + 2);
+        let deeper = match self.shape {
+            Shape::Functions => indent + 2,
+            Shape::Tools => indent,
+        };
+        self.properties(schema, depth, deeper);
         self.out.push_str("\n}");
     }
 
@@ -489,6 +536,14 @@ impl Renderer {
     fn ty(&mut self, schema: &Value, depth: usize, indent: usize) {
         if depth > MAX_RENDER_DEPTH || !self.spend() {
             self.out.push_str("any");
+            return;
+        }
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            let named = ["#/$defs/", "#/definitions/"]
+                .iter()
+                .find_map(|prefix| reference.strip_prefix(prefix))
+                .filter(|name| !name.contains('/'));
+            self.out.push_str(named.unwrap_or("any"));
             return;
         }
         for key in ["anyOf", "oneOf"] {

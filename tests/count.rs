@@ -411,8 +411,8 @@ fn renderings_are_pinned_to_their_tags() {
     assert_eq!(
         (RENDERING, openai.as_str()),
         (
-            "openai-functions-v3",
-            "3bc4a4f51c9670b130b8ae082a2a7b191fc0b005c67ee46d247e6254d8ef73c9"
+            "openai-tools-v4",
+            "4c38ebf9177c51acd83f2f9031ad93d611d906475f131fe9d7c0fdc9edcc7247"
         ),
         "the OpenAI rendering changed: bump RENDERING, then this digest"
     );

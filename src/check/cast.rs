@@ -9,7 +9,6 @@ use super::ty::Ty;
 pub(super) fn cast_to(value: &Value, ty: Ty) -> Option<Value> {
     match (ty, value) {
         (Ty::String, Value::Number(n)) => Some(Value::String(n.to_string())),
-        (Ty::String, Value::Bool(b)) => Some(Value::String(b.to_string())),
         (Ty::Integer, Value::Number(n)) => integral(n.as_f64()?),
         (Ty::Integer, Value::String(s)) => {
             let s = s.trim();

@@ -21,10 +21,16 @@ pub(super) struct CNode {
     /// False for a node the check does not judge (`$ref`, `oneOf`, …, an unreadable type, or a
     /// node that is not an object): it and everything under it pass.
     pub(super) judged: bool,
+    /// The schema `false`: no value is accepted here.
+    pub(super) never: bool,
     pub(super) declared: Declared,
     /// The declared types in the order written; casts try them in this order.
     pub(super) order: Vec<Ty>,
     pub(super) enumeration: Option<Vec<Value>>,
+    /// The `format` asserted on text here, when it is one muster asserts.
+    pub(super) format: Option<super::format::Format>,
+    /// The `format` as the schema writes it, for the problem.
+    pub(super) format_name: String,
     /// Declared members, sorted by name: (name, node, required).
     pub(super) properties: Vec<(String, usize, bool)>,
     pub(super) has_properties: bool,
@@ -95,6 +101,10 @@ fn compile_one<'s>(
 ) -> CNode {
     let mut node = CNode::default();
     let Some(map) = schema.as_object() else {
+        if schema == &Value::Bool(false) {
+            node.judged = true;
+            node.never = true;
+        }
         return node;
     };
     let mut child = |schema: &'s Value| {
@@ -102,9 +112,14 @@ fn compile_one<'s>(
         todo.push((schema, nodes.len() - 1));
         nodes.len() - 1
     };
-    if ["$ref", "oneOf", "anyOf", "allOf", "not", "if"]
-        .iter()
-        .any(|k| map.contains_key(*k))
+    // A union of literals (zod's `z.union([z.literal("a"), …])`, an optional enum written
+    // `anyOf: [{enum}, {type: "null"}]`) is judged as the enum it is, so its members get the
+    // same casts and letter-case repair as a plain `enum`.
+    let literals = literal_union(map);
+    if literals.is_none()
+        && ["$ref", "oneOf", "anyOf", "allOf", "not", "if"]
+            .iter()
+            .any(|k| map.contains_key(*k))
     {
         return node;
     }
@@ -121,14 +136,31 @@ fn compile_one<'s>(
             .collect(),
         _ => Vec::new(),
     };
-    node.enumeration = map
-        .get("enum")
-        .and_then(Value::as_array)
-        .map(|members| members.iter().map(super::deep::clone_value).collect());
+    node.format = map
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(super::format::Format::parse);
+    if node.format.is_some() {
+        node.format_name = map["format"].as_str().unwrap_or_default().to_string();
+    }
+    // `const` is an enum of one member.
+    node.enumeration = match (map.get("enum"), map.get("const")) {
+        (Some(Value::Array(members)), _) => {
+            Some(members.iter().map(super::deep::clone_value).collect())
+        }
+        (None, Some(member)) => Some(vec![super::deep::clone_value(member)]),
+        _ => literals,
+    };
+    // A required member with a `default` is the server's to fill: not required of the call.
     let required: Vec<&str> = map
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .filter(|name| !crate::schema::filled_by_default(map, name))
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(properties) = map.get("properties").and_then(Value::as_object) {
         node.has_properties = true;
@@ -162,12 +194,66 @@ fn compile_one<'s>(
         Some(schema @ Value::Object(_)) => Additional::Schema(child(schema)),
         _ => Additional::Open,
     };
-    node.items = match map.get("items") {
-        Some(Value::Array(tuple)) => Items::Tuple(tuple.iter().map(&mut child).collect()),
-        Some(schema) => Items::Each(child(schema)),
-        None => Items::None,
+    // With `prefixItems` (2020-12), `items` judges only the items past the prefix; those are
+    // left to strict checking.
+    node.items = match (map.get("prefixItems"), map.get("items")) {
+        (Some(Value::Array(tuple)), _) | (None, Some(Value::Array(tuple))) => {
+            Items::Tuple(tuple.iter().map(&mut child).collect())
+        }
+        (Some(_), _) => Items::None,
+        (None, Some(schema)) => Items::Each(child(schema)),
+        (None, None) => Items::None,
     };
     node
+}
+
+/// The members of a node whose `anyOf` or `oneOf` lists only literals: every branch an
+/// object holding `const` or `enum` beside nothing but annotations and a `type`, or
+/// `{"type": "null"}` (the member null). `None` for any other node, which stays unjudged.
+fn literal_union(map: &serde_json::Map<String, Value>) -> Option<Vec<Value>> {
+    const BESIDE: [&str; 7] = [
+        "type",
+        "description",
+        "title",
+        "$comment",
+        "default",
+        "examples",
+        "deprecated",
+    ];
+    if ["$ref", "allOf", "not", "if"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return None;
+    }
+    let branches = match (map.get("anyOf"), map.get("oneOf")) {
+        (Some(Value::Array(branches)), None) | (None, Some(Value::Array(branches))) => branches,
+        _ => return None,
+    };
+    if branches.is_empty() {
+        return None;
+    }
+    let mut members = Vec::new();
+    for branch in branches {
+        let branch = branch.as_object()?;
+        if !branch
+            .keys()
+            .all(|k| k == "const" || k == "enum" || BESIDE.contains(&k.as_str()))
+        {
+            return None;
+        }
+        match (branch.get("const"), branch.get("enum")) {
+            (Some(member), None) => members.push(super::deep::clone_value(member)),
+            (None, Some(Value::Array(list))) => {
+                members.extend(list.iter().map(super::deep::clone_value));
+            }
+            (None, None) if branch.get("type") == Some(&Value::from("null")) => {
+                members.push(Value::Null);
+            }
+            _ => return None,
+        }
+    }
+    Some(members)
 }
 
 impl CNode {
@@ -214,7 +300,8 @@ impl CNode {
     /// Whether null is excluded: by the declared types, or by an `enum` without null.
     pub(super) fn excludes_null(&self) -> bool {
         self.judged
-            && (self.declared.excludes_null()
+            && (self.never
+                || self.declared.excludes_null()
                 || self
                     .enumeration
                     .as_ref()

@@ -37,6 +37,9 @@ impl Compiled {
     #[inline]
     fn quick(&self, at: usize, value: &Value, coerce: bool, depth: usize) -> bool {
         let node = &self.nodes[at];
+        if node.never {
+            return false;
+        }
         if !node.judged || value.is_null() {
             return true;
         }
@@ -51,6 +54,11 @@ impl Compiled {
                 Some(member) if !coerce || member == value => {}
                 _ => return false,
             }
+        }
+        if let (Some(format), Value::String(text)) = (node.format, value)
+            && !format.conforms(text)
+        {
+            return false;
         }
         !matches!(value, Value::Array(_) | Value::Object(_))
             || self.quick_inside(node, value, coerce, depth)

@@ -148,6 +148,10 @@ impl<'a> Walk<'_, 'a> {
             last,
         } = task;
         let node = &self.schema.nodes[node];
+        if node.never {
+            self.problem(path, last, |tool, argument| never(tool, argument, value));
+            return false;
+        }
         // Null is judged by the parent (required or not); here it is nothing to look into.
         if !node.judged || value.is_null() {
             return false;
@@ -198,6 +202,18 @@ impl<'a> Walk<'_, 'a> {
                     return false;
                 }
             }
+        }
+        if let (Some(format), Value::String(text)) =
+            (node.format, cast_value.as_ref().unwrap_or(value))
+            && !format.conforms(text)
+        {
+            self.problem(path, last, |tool, argument| CallProblem::WrongFormat {
+                tool,
+                argument,
+                format: node.format_name.clone(),
+                got: Got::of(value),
+            });
+            return false;
         }
         if let Some(cast) = cast_value {
             let steps = self.paths.steps(path, last);
@@ -266,6 +282,7 @@ impl<'a> Walk<'_, 'a> {
                                 path,
                                 Some(Seg::Key(name)),
                                 |tool, argument| match &schema.enumeration {
+                                    _ if schema.never => never(tool, argument, value),
                                     Some(members) if schema.order.is_empty() => {
                                         not_in_enum(tool, argument, members, &Value::Null)
                                     }
@@ -379,6 +396,19 @@ impl<'a> Walk<'_, 'a> {
             .into(),
         );
         self.edits.push(Edit::Remove(steps));
+    }
+}
+
+/// The problem for a value where the schema `false` accepts none, worded as strict checking
+/// words the validator's finding.
+fn never(tool: String, argument: String, value: &Value) -> CallProblem {
+    CallProblem::SchemaMismatch {
+        tool,
+        argument: Some(argument),
+        keyword: "false".to_string(),
+        limit: None,
+        got: Got::of(value),
+        detail: None,
     }
 }
 

@@ -1,8 +1,8 @@
 //! Strict checking: after repair, narrowing and the lenient rules, the arguments a call would
 //! forward are validated against the tool's whole input schema with the `jsonschema` crate, as
 //! an MCP server validates them (`$ref`, `anyOf`, `minimum`, `pattern`, … included; the draft
-//! named by `$schema`, 2020-12 when none is; format assertions off, since servers rarely enforce
-//! them). Each finding is rewritten as a problem the model can act on: the argument path, what
+//! named by `$schema`, 2020-12 when none is; the formats servers enforce asserted with the tests
+//! of `format`, the others not; required names with a `default` not required). Each finding is rewritten as a problem the model can act on: the argument path, what
 //! was expected, what came.
 //!
 //! A schema is compiled once, when the plan is read. A schema the validator cannot compile
@@ -66,18 +66,80 @@ impl Strict {
 }
 
 /// `schema` compiled as strict checking validates with it, or why it cannot be: the draft
-/// named by `$schema` (2020-12 when none is), format assertions off, no remote references
-/// fetched. A schema whose references make one call's work unbounded
+/// named by `$schema` (2020-12 when none is), the formats of [`super::format::ASSERTED`]
+/// asserted with muster's own tests and no other, required names with a `default` not
+/// required, no remote references fetched. A schema whose references make one call's work unbounded
 /// ([`super::expansion::measure`]) is refused here, the one place every strict check, the
 /// planner's `uncheckable-schema` warning and the service take a schema's validator from: no
 /// validator of an unbounded schema is ever built, so no call is ever validated unboundedly.
 pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
     super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
         .map_err(|why| why.to_string())?;
-    jsonschema::options()
-        .should_validate_formats(false)
-        .build(schema)
-        .map_err(|err| err.to_string())
+    let prepared = defaults_not_required(schema);
+    let mut options = jsonschema::options().should_validate_formats(true);
+    for name in super::format::ASSERTED {
+        let format = super::format::Format::parse(name).expect("every asserted format parses");
+        options = options.with_format(name, move |text: &str| format.conforms(text));
+    }
+    for name in super::format::NOT_ASSERTED {
+        options = options.with_format(name, |_: &str| true);
+    }
+    let built = options.build(&prepared).map_err(|err| err.to_string());
+    super::deep::drop_value(prepared);
+    built
+}
+
+/// `schema` with every `required` name whose member declares a `default` taken out of its
+/// `required` ([`crate::schema::filled_by_default`]), at every place of the schema: the server
+/// fills such a member, so the validator must not require it of the call. Values that are data
+/// (`enum`, `const`, `default`, `examples`) are left as they are. It keeps its own stack.
+fn defaults_not_required(schema: &Value) -> Value {
+    let mut out = super::deep::clone_value(schema);
+    let mut todo: Vec<&mut Value> = vec![&mut out];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Array(items) => todo.extend(items.iter_mut()),
+            Value::Object(map) => {
+                let keep: Option<Vec<Value>> = match map.get("required") {
+                    Some(Value::Array(names))
+                        if names.iter().any(|n| {
+                            n.as_str()
+                                .is_some_and(|n| crate::schema::filled_by_default(map, n))
+                        }) =>
+                    {
+                        Some(
+                            names
+                                .iter()
+                                .filter(|n| {
+                                    !n.as_str()
+                                        .is_some_and(|n| crate::schema::filled_by_default(map, n))
+                                })
+                                .cloned()
+                                .collect(),
+                        )
+                    }
+                    _ => None,
+                };
+                if let Some(keep) = keep {
+                    map.insert("required".into(), Value::Array(keep));
+                }
+                for (key, child) in map.iter_mut() {
+                    match key.as_str() {
+                        "enum" | "const" | "default" | "examples" => {}
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas" => {
+                            if let Value::Object(members) = child {
+                                todo.extend(members.values_mut());
+                            }
+                        }
+                        _ => todo.push(child),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Validates `arguments` (what the call would forward, before fixed values are added) with
@@ -130,6 +192,14 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
             let members = options.as_array().map(Vec::as_slice).unwrap_or_default();
             return not_in_enum(tool, path(&steps).unwrap_or_default(), members, value);
         }
+        ValidationErrorKind::Format { format } => {
+            return CallProblem::WrongFormat {
+                tool,
+                argument: path(&steps).unwrap_or_default(),
+                format: format.clone(),
+                got: Got::of(value),
+            };
+        }
         ValidationErrorKind::Constant { expected_value } => {
             ("const", Some(Value::clone(expected_value)), None)
         }
@@ -168,12 +238,12 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
             Some(Value::from(unexpected.clone())),
             None,
         ),
-        ValidationErrorKind::AnyOf { .. } => ("anyOf", None, None),
-        ValidationErrorKind::OneOfNotValid { .. } => ("oneOf", None, None),
+        ValidationErrorKind::AnyOf { context } => ("anyOf", None, cause(&tool, context)),
+        ValidationErrorKind::OneOfNotValid { context } => ("oneOf", None, cause(&tool, context)),
         ValidationErrorKind::OneOfMultipleValid { .. } => (
             "oneOf",
             None,
-            Some("more than one shape matches".to_string()),
+            Some(crate::contract::ONE_OF_MORE_THAN_ONE.to_string()),
         ),
         ValidationErrorKind::Not { .. } => ("not", None, None),
         ValidationErrorKind::FalseSchema => ("false", None, None),
@@ -202,6 +272,60 @@ fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
         got: Got::of(value),
         detail,
     }
+}
+
+/// Why no shape under `anyOf` / `oneOf` took the value, from the validator's findings per
+/// shape (`context`): when every shape refused only the value's type, the types they take
+/// together (`must be an integer or a boolean`); else the first finding of the shape that came
+/// closest (its type fits: it found something other than the type, and the fewest things),
+/// as its sentence without the tool's name.
+fn cause(tool: &str, context: &[Vec<ValidationError<'_>>]) -> Option<String> {
+    let type_only = |errors: &Vec<ValidationError<'_>>| {
+        errors.len() == 1 && matches!(errors[0].kind(), ValidationErrorKind::Type { .. })
+    };
+    let strip = |problem: CallProblem| {
+        let text = problem.to_string();
+        let prefix = format!("tool \"{tool}\": ");
+        text.strip_prefix(&prefix)
+            .map_or(text.clone(), String::from)
+    };
+    if !context.is_empty() && context.iter().all(type_only) {
+        let mut expected: Vec<String> = Vec::new();
+        for errors in context {
+            if let ValidationErrorKind::Type { kind } = errors[0].kind() {
+                let names: Vec<String> = match kind {
+                    TypeKind::Single(t) => vec![t.to_string()],
+                    TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+                };
+                for name in names {
+                    if !expected.contains(&name) {
+                        expected.push(name);
+                    }
+                }
+            }
+        }
+        let first = problem(tool, &context[0][0]);
+        return Some(strip(match first {
+            CallProblem::WrongType {
+                tool,
+                argument,
+                got,
+                ..
+            } => CallProblem::WrongType {
+                tool,
+                argument,
+                expected,
+                got,
+            },
+            other => other,
+        }));
+    }
+    let closest = context
+        .iter()
+        .filter(|errors| !errors.is_empty() && !type_only(errors))
+        .min_by_key(|errors| errors.len())
+        .or_else(|| context.iter().find(|errors| !errors.is_empty()))?;
+    Some(strip(problem(tool, &closest[0])))
 }
 
 /// A schema keyword as a problem names it; keywords muster does not phrase are named `schema`
@@ -256,12 +380,33 @@ mod tests {
             "tool \"t\": argument \"tags\" must have at most 2 items; got 3 items",
             "tool \"t\": argument \"tags\" must not list an item twice; got a list with a repeated item",
             "tool \"t\": argument \"mode\" must be \"fast\"; got \"slow\"",
-            "tool \"t\": argument \"pick\" must match at least one of the shapes its schema lists under anyOf; got the text \"x\"",
+            "tool \"t\": argument \"pick\" must match at least one of the shapes its schema lists under anyOf; got the text \"x\"; the closest shape says: argument \"pick\" must be an integer or a boolean; got the text \"x\"",
             "tool \"t\": the arguments must not have the members \"extra\"; the schema does not accept them",
         ] {
             assert!(p.iter().any(|s| s == expected), "{expected}\nnot in {p:#?}");
         }
         assert_eq!(p.len(), 8, "{p:#?}");
+    }
+
+    /// Issue 21 item 8: a refusal under `anyOf` / `oneOf` names its cause: the finding of the
+    /// shape whose type fits.
+    #[test]
+    fn a_refusal_under_any_of_names_the_closest_shapes_finding() {
+        let schema = json!({"type": "object", "properties": {"when": {"anyOf": [
+            {"type": "string", "maxLength": 5},
+            {"type": "integer", "minimum": 0}
+        ]}, "to": {"oneOf": [
+            {"type": "object", "required": ["page_id"], "properties": {"page_id": {"type": "string"}}},
+            {"type": "null"}
+        ]}}});
+        let p = problems(schema, json!({"when": -3, "to": {}}));
+        assert_eq!(
+            p,
+            [
+                "tool \"t\": argument \"when\" must match at least one of the shapes its schema lists under anyOf; got the number -3; the closest shape says: argument \"when\" must be at least 0; got the number -3",
+                "tool \"t\": argument \"to\" must match one of the shapes its schema lists under oneOf; got an object; the closest shape says: argument \"to.page_id\" is required; got nothing",
+            ]
+        );
     }
 
     #[test]
@@ -285,13 +430,33 @@ mod tests {
     }
 
     #[test]
-    fn the_draft_comes_from_dollar_schema_and_formats_are_not_asserted() {
+    fn the_draft_comes_from_dollar_schema_and_only_the_formats_servers_enforce_are_asserted() {
         // Draft 4 reads exclusiveMaximum as a boolean beside maximum; 2020-12 as a number.
         let draft4 = json!({"$schema": "http://json-schema.org/draft-04/schema#",
             "properties": {"n": {"maximum": 5, "exclusiveMaximum": true}}});
         assert_eq!(problems(draft4, json!({"n": 5})).len(), 1);
-        let formats = json!({"properties": {"at": {"type": "string", "format": "date-time"}}});
-        assert!(problems(formats, json!({"at": "not a date"})).is_empty());
+        // Issue 21 item 2: date-time, uri, email, … are asserted; hostname is not.
+        let formats = json!({"properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "host": {"type": "string", "format": "hostname"},
+            "site": {"type": "string", "format": "url"}}});
+        assert_eq!(
+            problems(
+                formats.clone(),
+                json!({"at": "not a date", "host": "-bad-", "site": "example.com"})
+            ),
+            [
+                "tool \"t\": argument \"at\" must be a date and time (RFC 3339, such as 2026-01-31T09:30:00Z) (format \"date-time\"); got the text \"not a date\"",
+                "tool \"t\": argument \"site\" must be an absolute URL (format \"url\"); got the text \"example.com\"",
+            ]
+        );
+        assert!(
+            problems(
+                formats,
+                json!({"at": "2026-12-02T01:30:00Z", "site": "https://example.com"})
+            )
+            .is_empty()
+        );
     }
 
     #[test]

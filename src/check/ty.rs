@@ -50,14 +50,14 @@ impl Ty {
 
     /// Whether a tool can read `value` as this type, possibly after a cast: the value already
     /// is this type, or a cast a tool commonly makes reads it as one ("5" and 5.0 for an
-    /// integer, a number or boolean for text, "true", 1 and 0 for a boolean). A scalar no such
-    /// cast reads ("soon" or 5.5 for an integer, "maybe" for a boolean, anything but null for
-    /// null) is not admitted, nor is a container where a scalar is declared or an object where a
-    /// list is declared. A lone scalar where a list is declared is admitted: a tool may read it
-    /// as one item.
+    /// integer, a number for text, "true", 1 and 0 for a boolean). A scalar no such cast reads
+    /// ("soon" or 5.5 for an integer, "maybe" for a boolean, a boolean for text, anything but
+    /// null for null) is not admitted, nor is a container where a scalar is declared, nor
+    /// anything but a list where a list is declared: Pydantic's lax mode, zod and JSON Schema
+    /// all refuse a lone scalar for a list and a boolean for text (issue 21).
     pub(crate) fn admits(self, value: &Value) -> bool {
         match (self, value) {
-            (Self::String, Value::String(_) | Value::Number(_) | Value::Bool(_)) => true,
+            (Self::String, Value::String(_) | Value::Number(_)) => true,
             (Self::Integer, Value::Number(n)) => {
                 n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|x| x.fract() == 0.0)
             }
@@ -81,7 +81,7 @@ impl Ty {
                 matches!(n.as_f64(), Some(x) if x == 1.0 || x == 0.0)
             }
             (Self::Null, Value::Null) => true,
-            (Self::Array, value) => !value.is_object(),
+            (Self::Array, Value::Array(_)) => true,
             (Self::Object, Value::Object(_)) => true,
             _ => false,
         }

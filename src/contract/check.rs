@@ -5,7 +5,7 @@ mod note;
 mod problem;
 
 pub use note::{CallNote, CheckNote, Held};
-pub use problem::{CallProblem, CheckProblem};
+pub use problem::{CallProblem, CheckProblem, ONE_OF_MORE_THAN_ONE};
 
 use serde::{Deserialize, Serialize};
 
@@ -186,9 +186,6 @@ fn quoted(names: &[String]) -> String {
 
 /// Names listed as in "expected only …", with the count of those left out.
 fn names_listed(names: &[String], more: usize) -> String {
-    if names.is_empty() {
-        return "no arguments".to_string();
-    }
     let mut out: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
     if more > 0 {
         out.push(format!("(and {more} more)"));

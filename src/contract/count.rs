@@ -133,24 +133,30 @@ pub enum CountNote {
     /// answers one: counted as the legacy `function_call` / `function`
     /// messages are, which no public measurement confirms for tools.
     ToolCallsUnmeasured,
-    /// A schema nests objects: the public measurements disagree on how the
-    /// provider renders them (indented with nested descriptions dropped in
-    /// one set, flat with them kept in a later one), so the count is the
-    /// first set's and within a few tokens of the second's.
+    /// A schema nests objects: the few public measurements of nested
+    /// objects bill them differently by request shape (flat with nested
+    /// descriptions for `tools` in 2024, indented without them for
+    /// `functions` in 2023); the count follows the set of the request's
+    /// shape, which covers only shallow nesting.
     NestedObjects,
     /// A schema has an `enum` of numbers, or a `const` with no `type`: the
     /// provider renders these literals a token or so shorter than muster.
     Literals,
+    /// A schema has `$defs` / `definitions` or a `$ref`: no public
+    /// measurement shows how the provider renders them; each definition is
+    /// counted once as a named type and a reference as its name.
+    References,
 }
 
 impl CountNote {
     /// Every note, in declaration order.
-    pub const ALL: [CountNote; 5] = [
+    pub const ALL: [CountNote; 6] = [
         CountNote::ProxyTokenizer,
         CountNote::ToolChoiceRequiredUnmeasured,
         CountNote::ToolCallsUnmeasured,
         CountNote::NestedObjects,
         CountNote::Literals,
+        CountNote::References,
     ];
 
     /// The stable kebab-case code.
@@ -161,6 +167,7 @@ impl CountNote {
             CountNote::ToolCallsUnmeasured => "tool-calls-unmeasured",
             CountNote::NestedObjects => "nested-objects",
             CountNote::Literals => "literals",
+            CountNote::References => "references",
         }
     }
 }
@@ -178,7 +185,10 @@ impl fmt::Display for CountNote {
                 "tool_calls and tool messages are counted as function_call and function messages are; no public measurement confirms it"
             }
             CountNote::NestedObjects => {
-                "a schema nests objects, whose rendering the public measurements disagree on (exact on one set, within 7 tokens of the other)"
+                "a schema nests objects, counted as the public measurements of the request's shape (tools or functions) bill them; deeper nesting is not measured"
+            }
+            CountNote::References => {
+                "a schema has $defs or $ref, whose rendering no public measurement shows; each definition is counted once as a named type"
             }
             CountNote::Literals => {
                 "a schema has a number enum or an untyped const, which the provider renders a token or so shorter"

@@ -72,6 +72,8 @@ pub fn encoding_of(model: &str) -> Option<Encoding> {
 
 /// One function definition from the request.
 struct Function<'a> {
+    /// `tools` or the legacy `functions`: the two are billed differently.
+    shape: tokens::Shape,
     name: &'a str,
     description: &'a str,
     parameters: &'a Value,
@@ -164,7 +166,7 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
                 f.parameters
             };
             schema_notes(parameters, &mut notes);
-            let block = tokens::render_function(f.name, f.description, parameters);
+            let block = tokens::render_function_as(f.shape, f.name, f.description, parameters);
             each.push(ToolTokens {
                 name: f.name.to_string(),
                 tokens: encoding.count_text(&block),
@@ -287,7 +289,11 @@ fn functions(body: &Map<String, Value>) -> Result<Vec<Function<'_>>, Problem> {
                 }
             }
             let function = t.get("function").unwrap_or(&Value::Null);
-            out.push(function_of(function, &format!("{path}.function"))?);
+            out.push(function_of(
+                function,
+                &format!("{path}.function"),
+                tokens::Shape::Tools,
+            )?);
         }
     }
     if let Some(functions) = body.get("functions").filter(|f| !f.is_null()) {
@@ -295,13 +301,21 @@ fn functions(body: &Map<String, Value>) -> Result<Vec<Function<'_>>, Problem> {
             return Err(field("functions", "an array of functions", functions));
         };
         for (i, f) in functions.iter().enumerate() {
-            out.push(function_of(f, &format!("functions[{i}]"))?);
+            out.push(function_of(
+                f,
+                &format!("functions[{i}]"),
+                tokens::Shape::Functions,
+            )?);
         }
     }
     Ok(out)
 }
 
-fn function_of<'a>(value: &'a Value, path: &str) -> Result<Function<'a>, Problem> {
+fn function_of<'a>(
+    value: &'a Value,
+    path: &str,
+    shape: tokens::Shape,
+) -> Result<Function<'a>, Problem> {
     let Some(f) = value.as_object() else {
         return Err(field(path, "an object with `name`", value));
     };
@@ -320,6 +334,7 @@ fn function_of<'a>(value: &'a Value, path: &str) -> Result<Function<'a>, Problem
         ));
     }
     Ok(Function {
+        shape,
         name,
         description,
         parameters,
@@ -393,6 +408,12 @@ fn tool_choice(
 /// is known to differ from the provider's. (A `const` beside a `type`
 /// renders as the type, as the measurements bill it.)
 fn schema_notes(parameters: &Value, notes: &mut Vec<CountNote>) {
+    if parameters.get("$defs").is_some()
+        || parameters.get("definitions").is_some()
+        || parameters.to_string().contains("\"$ref\"")
+    {
+        push_note(notes, CountNote::References);
+    }
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
         return;
     };

@@ -100,10 +100,15 @@ fn renders_optional_marks_enums_and_nesting() {
         },
         "required": ["filters"]
     });
-    let text = render_function("search", "Find things.", &schema);
+    let text = render_function_as(Shape::Functions, "search", "Find things.", &schema);
     assert_eq!(
         text,
         "// Find things.\ntype search = (_: {\nfilters: {\n  date: string,\n}[],\nlimit?: number, // default: 10\n}) => any;\n\n"
+    );
+    // `tools` (what the planner counts): nested properties flat.
+    assert_eq!(
+        render_function("search", "Find things.", &schema),
+        "// Find things.\ntype search = (_: {\nfilters: {\ndate: string,\n}[],\nlimit?: number, // default: 10\n}) => any;\n\n"
     );
 }
 
@@ -126,8 +131,32 @@ fn nested_objects_indent_and_drop_their_descriptions() {
         }
     });
     assert_eq!(
-        render_function("f", "", &schema),
+        render_function_as(Shape::Functions, "f", "", &schema),
         "type f = (_: {\n// Kept: a top-level property.\nouter?: {\n  inner?: {\n    x?: string,\n},\n  y: number,\n},\n}) => any;\n\n"
+    );
+    // Issue 21 item 9: pamelafox/openai-messages-token-helper's `tools` cases (2024) bill the
+    // same shape flat, with the nested descriptions.
+    assert_eq!(
+        render_function_as(Shape::Tools, "f", "", &schema),
+        "type f = (_: {\n// Kept: a top-level property.\nouter?: {\ninner?: {\n// dropped\nx?: string,\n},\n// dropped\ny: number,\n},\n}) => any;\n\n"
+    );
+}
+
+/// Issue 21 item 3: `$defs` are rendered once each as named types and a reference as the
+/// definition's name, so a schema's definitions are billed (they were left out, and a
+/// reference rendered as `any`).
+#[test]
+fn definitions_render_as_named_types_and_references_as_their_names() {
+    let schema = json!({
+        "$defs": {"range": {"type": "object", "properties": {"from": {"type": "integer"}}, "required": ["from"]},
+                  "unused": {"type": "string", "enum": ["a", "b"]}},
+        "type": "object",
+        "properties": {"r": {"$ref": "#/$defs/range"}, "rs": {"type": "array", "items": {"$ref": "#/$defs/range"}},
+                       "other": {"$ref": "https://example.com/s.json"}}
+    });
+    assert_eq!(
+        render_function("f", "", &schema),
+        "type range = {\nfrom: number,\n};\ntype unused = \"a\" | \"b\";\ntype f = (_: {\nr?: range,\nrs?: range[],\nother?: any,\n}) => any;\n\n"
     );
 }
 

@@ -63,8 +63,49 @@ fn a_list_or_object_where_text_is_declared_is_refused_and_a_number_passes() {
     assert_eq!(p.len(), 2);
     assert!(p[0].ends_with("argument \"phone_number\" must be a string; got a list"));
     assert!(p[1].ends_with("argument \"task\" must be a string; got an object"));
-    let args = ok(CALL, json!({"phone_number": 15550100, "task": true}));
-    assert_eq!(args, json!({"phone_number": "15550100", "task": "true"}));
+    let args = ok(CALL, json!({"phone_number": 15550100, "task": 2.5}));
+    assert_eq!(args, json!({"phone_number": "15550100", "task": "2.5"}));
+}
+
+/// Issue 21 item 8: a lone scalar where a list is declared and a boolean where text is declared
+/// are refused in both coercion modes: no tool reads them (Pydantic's lax mode, zod and JSON
+/// Schema all refuse them), so forwarding them would only earn the server's refusal.
+#[test]
+fn a_lone_scalar_for_a_list_and_a_boolean_for_text_are_refused() {
+    for (schema, value, message) in [
+        (
+            json!({"type": "array", "items": {"type": "string"}}),
+            json!("one"),
+            "argument \"arg\" must be a list; got the text \"one\"",
+        ),
+        (
+            json!({"type": "array"}),
+            json!(3),
+            "argument \"arg\" must be a list; got the number 3",
+        ),
+        (
+            json!({"type": "string"}),
+            json!(true),
+            "argument \"arg\" must be a string; got the boolean true",
+        ),
+        (
+            json!({"type": ["integer", "string"]}),
+            json!(false),
+            "argument \"arg\" must be an integer or a string; got the boolean false",
+        ),
+    ] {
+        for coerce in [false, true] {
+            let report = run(
+                root_object(schema.clone()),
+                json!({ "arg": value.clone() }),
+                coerce,
+                UnknownArguments::Refuse,
+            );
+            assert_eq!(report.verdict, Verdict::Refused, "{schema} {value}");
+            let got = &report.calls[0].problems[0].message;
+            assert!(got.ends_with(message), "{got}");
+        }
+    }
 }
 
 #[test]
@@ -107,7 +148,6 @@ fn the_record_pass_list_passes_in_both_modes() {
         (json!({"type": "number"}), json!(7)),
         (json!({"type": "string"}), json!(5)),
         (json!({"type": "string"}), json!(2.5)),
-        (json!({"type": "string"}), json!(true)),
         (json!({"type": "boolean"}), json!("true")),
         (json!({"type": "boolean"}), json!("FALSE")),
         (json!({"type": "boolean"}), json!(1)),
@@ -121,7 +161,6 @@ fn the_record_pass_list_passes_in_both_modes() {
         (json!({"enum": [[0], "x"]}), json!([0.0])),
         (json!({"enum": [{"a": 1}]}), json!({"a": 1.0})),
         (json!({"enum": ["a", null]}), Value::Null),
-        (json!({"type": "array"}), json!("one")),
         (json!({"type": "integer", "minimum": 10}), json!(1)),
     ];
     for (schema, value) in table {

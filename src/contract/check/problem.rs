@@ -81,6 +81,18 @@ pub enum CallProblem {
         /// What came.
         got: Got,
     },
+    /// Text that is not of the `format` its schema declares, for a format servers enforce
+    /// (`uri`, `url`, `email`, `date-time`, `date`, `uuid`, `ipv4`, `ipv6`).
+    WrongFormat {
+        /// The tool called.
+        tool: String,
+        /// The argument path.
+        argument: String,
+        /// The format, as the schema writes it.
+        format: String,
+        /// What came.
+        got: Got,
+    },
     /// A value matching no member of its `enum` (after the casts a tool makes).
     NotInEnum {
         /// The tool called.
@@ -243,6 +255,28 @@ impl fmt::Display for CallProblem {
                 u64::MAX,
                 got.shown()
             ),
+            Self::WrongFormat {
+                tool,
+                argument,
+                format,
+                got,
+            } => {
+                let what = match format.as_str() {
+                    "uri" | "url" => "an absolute URL",
+                    "email" => "an email address",
+                    "date-time" => "a date and time (RFC 3339, such as 2026-01-31T09:30:00Z)",
+                    "date" => "a date (YYYY-MM-DD)",
+                    "uuid" => "a UUID",
+                    "ipv4" => "an IPv4 address",
+                    "ipv6" => "an IPv6 address",
+                    _ => "text",
+                };
+                write!(
+                    f,
+                    "tool \"{tool}\": argument \"{argument}\" must be {what} (format \"{format}\"); got {}",
+                    got.phrase()
+                )
+            }
             Self::NotInEnum {
                 tool,
                 argument,
@@ -251,6 +285,14 @@ impl fmt::Display for CallProblem {
                 got,
             } => {
                 let mut members: Vec<String> = allowed.iter().map(|m| Got::of(m).shown()).collect();
+                if members.len() == 1 && *more == 0 {
+                    return write!(
+                        f,
+                        "tool \"{tool}\": argument \"{argument}\" must be {}; got {}",
+                        members[0],
+                        got.shown()
+                    );
+                }
                 if *more > 0 {
                     members.push(format!("(and {more} more)"));
                 }
@@ -266,10 +308,28 @@ impl fmt::Display for CallProblem {
                 argument,
                 accepted,
                 more,
+            } if accepted.is_empty() => write!(
+                f,
+                "tool \"{tool}\": argument \"{argument}\" is not accepted; the schema accepts no members there"
+            ),
+            Self::NotAccepted {
+                tool,
+                argument,
+                accepted,
+                more,
             } => write!(
                 f,
                 "tool \"{tool}\": argument \"{argument}\" is not accepted; expected only {}",
                 names_listed(accepted, *more)
+            ),
+            Self::UndeclaredArgument {
+                tool,
+                argument,
+                declared,
+                more,
+            } if declared.is_empty() => write!(
+                f,
+                "tool \"{tool}\": argument \"{argument}\" is not declared; the tool takes no arguments"
             ),
             Self::UndeclaredArgument {
                 tool,
@@ -362,18 +422,24 @@ impl fmt::Display for CallProblem {
                             names.join(", ")
                         )
                     }
-                    "anyOf" => write!(
-                        f,
-                        "must match at least one of the shapes its schema lists under anyOf; got {came}"
-                    ),
-                    "oneOf" if detail.is_some() => write!(
+                    "anyOf" => {
+                        write!(
+                            f,
+                            "must match at least one of the shapes its schema lists under anyOf; got {came}"
+                        )?;
+                        closest(f, detail.as_deref())
+                    }
+                    "oneOf" if detail.as_deref() == Some(ONE_OF_MORE_THAN_ONE) => write!(
                         f,
                         "must match exactly one of the shapes its schema lists under oneOf; got {came}, which matches more than one"
                     ),
-                    "oneOf" => write!(
-                        f,
-                        "must match one of the shapes its schema lists under oneOf; got {came}"
-                    ),
+                    "oneOf" => {
+                        write!(
+                            f,
+                            "must match one of the shapes its schema lists under oneOf; got {came}"
+                        )?;
+                        closest(f, detail.as_deref())
+                    }
                     "not" => write!(
                         f,
                         "must not match the shape its schema gives under not; got {came}"
@@ -431,6 +497,7 @@ impl CallProblem {
             Self::MissingArgument { .. } => "missing-argument",
             Self::WrongType { .. } => "wrong-type",
             Self::IntegerOutOfRange { .. } => "integer-out-of-range",
+            Self::WrongFormat { .. } => "wrong-format",
             Self::NotInEnum { .. } => "not-in-enum",
             Self::NotAccepted { .. } => "not-accepted",
             Self::UndeclaredArgument { .. } => "undeclared-argument",
@@ -439,6 +506,17 @@ impl CallProblem {
             Self::MoreProblems { .. } => "more-problems",
             Self::NotRun { .. } => "not-run",
         }
+    }
+}
+
+/// The `detail` of a `oneOf` mismatch whose value matches more than one shape.
+pub const ONE_OF_MORE_THAN_ONE: &str = "more than one shape matches";
+
+/// The cause of an `anyOf` / `oneOf` mismatch, when the validator named one.
+fn closest(f: &mut fmt::Formatter<'_>, cause: Option<&str>) -> fmt::Result {
+    match cause {
+        Some(cause) => write!(f, "; the closest shape says: {cause}"),
+        None => Ok(()),
     }
 }
 
