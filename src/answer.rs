@@ -12,6 +12,7 @@ use crate::catalog::{Catalog, Selection};
 use crate::check::{self, CheckOptions, OfferedPlan, Report, Turn, Verdict};
 use crate::contract::{Explanation, PLAN_CHANGED_FORMAT_VERSION, PlanChanged, PlanChangedCode};
 use crate::contract::{LoadAnswer, LoadStatus, ResumeReport, ResumeStatus, SessionDocument};
+use crate::error::code;
 use crate::error::{Error, ErrorKind};
 use crate::explain;
 use crate::gate::{self, Gate, GateResult};
@@ -300,7 +301,7 @@ pub fn offered_now(
     if crate::canon::parse_labelled_hex(fingerprint).is_none() {
         return Err(Error::new(
             ErrorKind::Usage,
-            crate::error::Problem::new(format!(
+            crate::error::Problem::coded(code::INVALID_FINGERPRINT, format!(
                 "fingerprint {fingerprint:?} is not `sha256:` and 64 lowercase hex digits"
             ))
             .in_file("fingerprint")

@@ -20,6 +20,7 @@
 //! read_graph = "sha256:…"
 //! ```
 
+use crate::error::code;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -119,20 +120,23 @@ impl Lock {
             let line = e.span().map(|s| line_of(text, s.start));
             Error::new(
                 ErrorKind::Policy,
-                Problem::new(format!("lock file is malformed: {}", e.message()))
-                    .in_file(path)
-                    .at_line(line)
-                    .help("restore it from version control, or delete it and run `muster lock`"),
+                Problem::coded(
+                    code::INVALID_TOML,
+                    format!("lock file is malformed: {}", e.message()),
+                )
+                .in_file(path)
+                .at_line(line)
+                .help("restore it from version control, or delete it and run `muster lock`"),
             )
         })?;
         let lines = LineIndex::new(text);
         let mut problems = Vec::new();
         if *file.version.get_ref() != 1 {
             problems.push(
-                Problem::new(format!(
-                    "lock version {} is not supported",
-                    file.version.get_ref()
-                ))
+                Problem::coded(
+                    code::UNSUPPORTED_VERSION,
+                    format!("lock version {} is not supported", file.version.get_ref()),
+                )
                 .in_file(path)
                 .at_line(Some(lines.line(file.version.span().start)))
                 .help("this muster writes `version = 1`"),
@@ -143,9 +147,12 @@ impl Lock {
                 let hex = hash.get_ref().strip_prefix("sha256:").unwrap_or("");
                 if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                     problems.push(
-                        Problem::new(format!(
-                            "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
-                        ))
+                        Problem::coded(
+                            code::INVALID_LOCK,
+                            format!(
+                                "lock entry mcp.{server}.{tool} is not `sha256:` and 64 hex digits"
+                            ),
+                        )
                         .in_file(path)
                         .at_line(Some(lines.line(hash.span().start)))
                         .help("run `muster lock` to record the tool again after review"),

@@ -12,6 +12,7 @@ use super::{Answered, Generation, Shared, sessions};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::check::{CheckOptions, OfferedPlan};
 use crate::contract::{PlanChanged, ResumeReport};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
 use axum::body::Bytes;
@@ -123,7 +124,10 @@ pub(super) fn stopped() -> ApiError {
         StatusCode::SERVICE_UNAVAILABLE,
         "timeout",
         "the request took longer than the service allows",
-        Problem::new("the work stopped: its request was answered or dropped"),
+        Problem::coded(
+            code::STOPPED,
+            "the work stopped: its request was answered or dropped",
+        ),
     )
 }
 
@@ -143,6 +147,7 @@ pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountReque
             None => None,
             Some(name) => Some(crate::contract::Provider::from_name(name).ok_or_else(|| {
                 usage(
+                    code::NOT_A_CHOICE,
                     "provider",
                     &format!("provider {name:?} is not supported"),
                     "use \"openai\" or \"anthropic\", or leave it out",
@@ -263,9 +268,10 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
         if !known.contains(name) {
             let near = crate::names::closest(name, known.iter().map(String::as_str), 1);
             problems.push(
-                Problem::new(format!(
-                    "gates names {name:?}, which is not a gate of this service"
-                ))
+                Problem::coded(
+                    code::UNKNOWN_NAME,
+                    format!("gates names {name:?}, which is not a gate of this service"),
+                )
                 .in_file("gates")
                 .help(match near.first() {
                     Some(best) => format!("did you mean {best:?}?"),
@@ -309,7 +315,10 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
         check_body(shared, g, &body, true)?.ok_or_else(|| {
             ApiError::new(Error::new(
                 ErrorKind::Io,
-                Problem::new("the check was not answered on the blocking pool"),
+                Problem::coded(
+                    code::INTERNAL,
+                    "the check was not answered on the blocking pool",
+                ),
             ))
         })
     })
@@ -338,6 +347,7 @@ fn check_body(
     let select = req.select()?;
     if select != answer::Select::default() && req.fingerprint.is_none() {
         return Err(usage(
+            code::CONFLICT,
             "fingerprint",
             "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
             "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
@@ -378,6 +388,7 @@ fn check_body(
         }
         _ => {
             return Err(usage(
+                code::CONFLICT,
                 "plan",
                 "give exactly one of plan, session (or session_id) and fingerprint",
                 "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
@@ -499,7 +510,12 @@ fn offered_now(
             fingerprint,
         ),
     )
-    .map_err(|err| Error::new(ErrorKind::Input, Problem::new(err.to_string())))?;
+    .map_err(|err| {
+        Error::new(
+            ErrorKind::Input,
+            Problem::coded(code::INTERNAL, err.to_string()),
+        )
+    })?;
     if let Some(kept) = g.offered.get(&key) {
         return Ok(Some(Ok(kept)));
     }
@@ -536,6 +552,7 @@ pub async fn reload(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Ok(body) if body.is_empty() => {}
         Ok(body) => {
             return ApiError::from(usage(
+                code::INVALID_BODY,
                 "body",
                 &format!("the reload request has a body of {} bytes", body.len()),
                 "send POST /v1/admin/reload with an empty body",

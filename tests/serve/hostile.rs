@@ -68,6 +68,7 @@ fn post_head(addr: &str, path: &str, length: usize) -> String {
 fn problem_of(status: u16, body: &str) -> super::ProblemBody {
     let body: super::ProblemBody = serde_json::from_str(body).expect("problem+json");
     assert_eq!(body.status, status);
+    super::coded(&body);
     body
 }
 
