@@ -117,6 +117,26 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// The question per-item work asks before each item (a call, a query, a
+/// gate): whether `stop` is set; when not, the item is counted in
+/// `muster_work_items`, and when it is, the request in
+/// `muster_work_stopped`.
+pub(super) fn until<'a>(
+    shared: &'a Shared,
+    endpoint: &'static str,
+    stop: &'a AtomicBool,
+) -> impl FnMut() -> bool + 'a {
+    move || {
+        if stop.load(Ordering::Relaxed) {
+            shared.metrics.work_stopped(endpoint);
+            true
+        } else {
+            shared.metrics.work_item(endpoint);
+            false
+        }
+    }
+}
+
 /// What work that saw its stop flag returns: nobody reads it, as the
 /// request was already answered or dropped.
 pub(super) fn stopped() -> ApiError {
@@ -233,14 +253,21 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
     responses((status = 200, description = "The gate results", body = Vec<crate::contract::GateResult>),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn gate(State(shared): State<Arc<Shared>>, Body(req): Body<GateRequest>) -> Response {
-    with_generation(shared, move |shared, g| {
+    with_generation_stop(shared, move |shared, g, stop| {
         let caps = (
             cap(req.item_cap, "item_cap")?,
             cap(req.token_cap, "token_cap")?,
         );
         let paths = gate_paths(&shared.gates, &req.gates)?;
         let gates = gate::load(&paths)?;
-        let results = answer::gates(&g.inputs, &gates, caps, &mut g.cache())?;
+        let results = answer::gates_until(
+            &g.inputs,
+            &gates,
+            caps,
+            &mut g.cache(),
+            &mut until(shared, "/v1/gate", stop),
+        )?
+        .ok_or_else(stopped)?;
         Ok(answered(
             shared,
             "/v1/gate",
@@ -305,14 +332,14 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
     // every handler.
     let generation = shared.current.load_full();
     if body.len() <= INLINE_CHECK_BYTES {
-        match check_body(&shared, &generation, &body, false) {
+        match check_body(&shared, &generation, &body, None) {
             Ok(Some(response)) => return response,
             Ok(None) => {}
             Err(err) => return err.generation(generation.number).into_response(),
         }
     }
-    with(shared, generation, move |shared, g| {
-        check_body(shared, g, &body, true)?.ok_or_else(|| {
+    with_stop(shared, generation, move |shared, g, stop| {
+        check_body(shared, g, &body, Some(stop))?.ok_or_else(|| {
             ApiError::new(Error::new(
                 ErrorKind::Io,
                 Problem::coded(
@@ -336,13 +363,16 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
 const INLINE_CHECK_BYTES: usize = 16 * 1024;
 
 /// `/v1/check`'s answer; `None` when it would have to plan, compile a plan
-/// or open a session and `may_block` is false.
+/// or open a session and there is no `stop` flag, the sign of work on an
+/// async worker that must not block. With one (on the blocking pool), the
+/// flag is looked at before each call of the turn.
 fn check_body(
     shared: &Shared,
     g: &Generation,
     body: &[u8],
-    may_block: bool,
+    stop: Option<&AtomicBool>,
 ) -> Result<Option<Response>, ApiError> {
+    let may_block = stop.is_some();
     let req: CheckRequest<'_> = parse(body)?;
     let select = req.select()?;
     if select != answer::Select::default() && req.fingerprint.is_none() {
@@ -399,7 +429,15 @@ fn check_body(
     let options = CheckOptions {
         positional: req.positional,
     };
-    let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
+    let never = AtomicBool::new(false);
+    let report = answer::check_until(
+        &offered,
+        req.turn.get(),
+        Path::new("turn"),
+        &options,
+        &mut until(shared, "/v1/check", stop.unwrap_or(&never)),
+    )?
+    .ok_or_else(stopped)?;
     let answer = Answer::of_check(&report);
     if answer.outcome == Outcome::Failed {
         shared.metrics.turn_refused();

@@ -5,7 +5,7 @@
 //! A load through a kept session is a compare-and-swap on its revision: it
 //! lands, or it is answered 409 `stale-revision` and changes nothing.
 
-use super::api::{JSON, answered, respond, stopped, with_generation, with_generation_stop};
+use super::api::{JSON, answered, respond, stopped, until, with_generation, with_generation_stop};
 use super::problem::{ApiError, Conflict};
 use super::request::{
     LoadRequestBody, NewSessionRequest, RosterRequest, SearchRequest, SessionRequest, tools_format,
@@ -292,7 +292,7 @@ pub async fn session_search(
                     &live,
                     queries.iter().flatten().map(String::as_str),
                     limit,
-                    stop,
+                    &mut until(shared, ENDPOINT, stop),
                 )
                 .ok_or_else(stopped)?,
                 g.number,
