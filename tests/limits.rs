@@ -4,13 +4,13 @@
 /// `n` as the docs write it: bytes in MiB when a whole number of MiB,
 /// else with thousands separators.
 fn written(n: u64, bytes: bool) -> String {
-    if bytes && n >= 1 << 20 && n % (1 << 20) == 0 {
+    if bytes && n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         return format!("{} MiB", n >> 20);
     }
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
