@@ -48,6 +48,10 @@ pub struct Selection {
     /// Whose billing the token counts follow; `None` is the policy's
     /// `[tokens] provider`.
     pub provider: Option<Provider>,
+    /// Plan MCP tools only (the gateway's plan): every configured tool is
+    /// cut as `left-to-host`, so the caps are spent on what the gateway
+    /// offers.
+    pub mcp_only: bool,
 }
 
 /// Where a candidate comes from.

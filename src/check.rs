@@ -178,6 +178,17 @@ impl Drop for CallReport<'_> {
 }
 
 impl CallReport<'_> {
+    /// What the tool receives as compact JSON text, every integer as the model wrote it (the
+    /// bytes to forward); `None` unless the call is ok.
+    pub fn arguments_text(&self) -> Option<String> {
+        let value = self.arguments.as_deref()?;
+        serde_json::to_string(&numbers::AsWritten {
+            value,
+            written: &self.written,
+        })
+        .ok()
+    }
+
     /// This answer with its arguments copied out of the turn, so it outlives the turn.
     pub fn into_owned(mut self) -> CallReport<'static> {
         CallReport {

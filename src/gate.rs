@@ -231,6 +231,7 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             flags: raw.extra_flags,
             version: raw.agent_version,
             provider: None,
+            mcp_only: false,
         },
         require: raw
             .require

@@ -116,6 +116,10 @@ pub mod discover;
 mod error;
 mod explain;
 pub mod gate;
+/// muster as an MCP server in front of the policy's MCP servers: calls checked,
+/// then forwarded.
+#[cfg(feature = "serve")]
+pub mod gateway;
 /// Bounded UTF-8 reading of files and standard input. Public only for the
 /// binary (which reads plans, turns and requests with it) and the
 /// reliability tests of its size cap; not part of the host API.

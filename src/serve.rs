@@ -14,6 +14,7 @@
 
 mod admin;
 mod api;
+mod mcp;
 mod memo;
 mod metrics;
 mod openapi;
@@ -249,6 +250,8 @@ pub struct Shared {
     store: Option<Box<dyn crate::store::SessionStore>>,
     /// How long a kept session lives after its last change.
     session_ttl: Duration,
+    /// The MCP gateway at `/mcp`.
+    gateway: Arc<crate::gateway::Gateway>,
 }
 
 impl Shared {
@@ -268,6 +271,7 @@ impl Shared {
             entries: config.memo_entries,
             bytes: config.memo_bytes,
         };
+        let gateway = gateway(config, inputs.clone(), &metrics)?;
         Ok(Arc::new(Self {
             policies: config.policies.clone(),
             gates: config.gates.clone(),
@@ -279,6 +283,7 @@ impl Shared {
             keys: config.session_keys.clone(),
             store,
             session_ttl: config.session_ttl,
+            gateway: Arc::new(gateway),
         }))
     }
 
@@ -344,6 +349,7 @@ async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Err
     match loaded {
         Ok(inputs) => {
             let number = serving + 1;
+            shared.gateway.reload(inputs.clone());
             shared
                 .current
                 .store(Arc::new(Generation::new(number, inputs, shared.memo)));
@@ -380,6 +386,16 @@ async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Err
 
 /// The routes with every layer: the service, ready to serve.
 pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
+    let gateway = mcp::routes(shared.gateway.clone(), config.body_limit)
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            config.concurrency,
+        ))
+        .layer(middleware::from_fn_with_state(
+            config.body_limit,
+            declared_too_large,
+        ))
+        .layer(middleware::from_fn_with_state(shared.clone(), count))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
     Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
@@ -418,6 +434,45 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .with_state(shared)
+        .merge(gateway)
+}
+
+/// The gateway `/mcp` serves: the policy's default agent, chats kept in
+/// the `--sessions` store when there is one (so replicas share them), in
+/// memory otherwise; each call logged and counted.
+fn gateway(
+    config: &Config,
+    inputs: Inputs,
+    metrics: &Metrics,
+) -> Result<crate::gateway::Gateway, Error> {
+    let store: Box<dyn crate::store::SessionStore> = match &config.sessions {
+        Some(url) => url.open()?,
+        None => Box::new(crate::store::MemoryStore::default()),
+    };
+    let options = crate::gateway::Options {
+        selection: crate::catalog::Selection::default(),
+        keys: config.session_keys.clone(),
+        ttl: config.session_ttl,
+        check: crate::check::CheckOptions::default(),
+        log_arguments: false,
+    };
+    let count = metrics.gateway_observer();
+    let observer = Box::new(move |record: &crate::gateway::CallRecord| {
+        count(record);
+        tracing::info!(
+            target: "muster::gateway",
+            chat = record.chat.as_str(),
+            id = record.id.as_str(),
+            tool = record.tool.as_str(),
+            server = record.server.as_deref().unwrap_or(""),
+            verdict = record.verdict,
+            codes = record.codes.join(",").as_str(),
+            upstream_ms = record.upstream_ms.unwrap_or(0.0),
+            total_ms = record.total_ms,
+            "tools/call"
+        );
+    });
+    crate::gateway::Gateway::new(inputs, options, store, observer)
 }
 
 async fn not_found(request: Request) -> ApiError {

@@ -84,6 +84,7 @@ pub fn new(
         selection: PinnedSelection {
             profile: selection.profile.clone(),
             flags: catalog.flags.clone(),
+            mcp_only: selection.mcp_only,
         },
         provider: catalog.provider,
         names: options.names,
@@ -212,6 +213,7 @@ pub fn open(
         profile: None,
         flags: doc.selection.flags.clone(),
         provider: Some(doc.provider),
+        mcp_only: doc.selection.mcp_only,
     };
     if inputs
         .policy

@@ -196,3 +196,85 @@ mod tests {
         assert!(StoreUrl::parse("sqlite:").is_err());
     }
 }
+
+/// Sessions kept in this process's memory only: what `muster mcp` keeps
+/// its chats in unless it is given `--sessions`. Same rules as the others
+/// (compare-and-swap on the revision, expiry), gone when the process ends.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    sessions: std::sync::Mutex<std::collections::HashMap<String, (Stored, u64)>>,
+}
+
+impl MemoryStore {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, (Stored, u64)>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SessionStore for MemoryStore {
+    fn insert(&self, id: &str, stored: &Stored, expires_at: u64) -> Result<(), Error> {
+        let mut sessions = self.lock();
+        if sessions.contains_key(id) {
+            return Err(failed("memory", "insert", &format!("id {id:?} is taken")));
+        }
+        sessions.insert(id.to_string(), (stored.clone(), expires_at));
+        Ok(())
+    }
+
+    fn get(&self, id: &str, now: u64) -> Result<Option<Stored>, Error> {
+        Ok(self
+            .lock()
+            .get(id)
+            .filter(|(_, expires)| *expires > now)
+            .map(|(stored, _)| stored.clone()))
+    }
+
+    fn swap(
+        &self,
+        id: &str,
+        expected: u64,
+        stored: &Stored,
+        now: u64,
+        expires_at: u64,
+    ) -> Result<Swapped, Error> {
+        let mut sessions = self.lock();
+        let Some((current, expires)) = sessions.get_mut(id).filter(|(_, e)| *e > now) else {
+            return Ok(Swapped::Missing);
+        };
+        if current.revision != expected {
+            return Ok(Swapped::Stale {
+                current: current.revision,
+            });
+        }
+        *current = stored.clone();
+        *expires = expires_at;
+        Ok(Swapped::Done)
+    }
+
+    fn delete(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.lock().remove(id).is_some())
+    }
+
+    fn purge(&self, now: u64) -> Result<u64, Error> {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, (_, expires)| *expires > now);
+        Ok((before - sessions.len()) as u64)
+    }
+}
+
+/// A new session id: 32 random hex digits.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when the system has no randomness to give.
+#[cfg(feature = "serve")]
+pub fn new_id() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|err| {
+        Error::new(
+            ErrorKind::Io,
+            Problem::new(format!("no randomness for a session id: {err}")),
+        )
+    })?;
+    Ok(crate::canon::hex(&bytes))
+}

@@ -41,6 +41,7 @@ pub fn validate(inputs: &Inputs) -> Result<Validation, Error> {
                 flags: Vec::new(),
                 version: Some(agent.version),
                 provider: None,
+                mcp_only: false,
             };
             let catalog = Catalog::build(inputs, &selection)?;
             for warning in plan(&catalog, catalog.caps).warnings {

@@ -266,7 +266,7 @@ proptest! {
     #[test]
     fn plans_respect_caps_and_place_every_candidate_once(w in world()) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None, mcp_only: false };
         let catalog = Catalog::build(&inputs, &selection).unwrap();
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let p = plan(&catalog, caps);
@@ -309,7 +309,7 @@ proptest! {
     #[test]
     fn the_same_input_gives_byte_identical_json(w in world()) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None, mcp_only: false };
         let caps = Caps { items: w.caps.0, tokens: w.caps.1 };
         let a = Catalog::build(&inputs, &selection).unwrap();
         let b = Catalog::build(&inputs.clone(), &selection).unwrap();
@@ -326,7 +326,7 @@ proptest! {
     #[test]
     fn session_loads_append_within_bounds_and_resume(w in world(), picks in prop::collection::vec((0usize..64, 1usize..3), 0..8)) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None, mcp_only: false };
         let mut cache = muster::tokens::TokenCache::in_memory();
         let keys = session::SessionKeys::parse("k1:0123456789abcdef0123456789abcdef", "keys".as_ref()).unwrap();
         let options = session::NewSession { caps: (Some(w.caps.0.max(1)), Some(w.caps.1.max(1))), ..Default::default() };
@@ -369,7 +369,7 @@ proptest! {
     #[test]
     fn an_edited_signed_document_is_never_served(w in world(), at in any::<prop::sample::Index>(), with in 0u8..10) {
         let inputs = inputs(&w);
-        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None };
+        let selection = Selection { agent: None, profile: Some("gen".into()), flags: Vec::new(), version: None, provider: None, mcp_only: false };
         let mut cache = muster::tokens::TokenCache::in_memory();
         let keys = session::SessionKeys::parse("k1:0123456789abcdef0123456789abcdef", "keys".as_ref()).unwrap();
         let doc = session::new(&inputs, &selection, &Default::default(), &keys, &mut cache).unwrap();

@@ -78,6 +78,8 @@ pub(super) struct Builder<'p> {
     pub(super) groups: BTreeMap<&'p str, &'p str>,
     pub(super) kinds: Vec<Kind>,
     pub(super) kind_index: BTreeMap<String, usize>,
+    /// Cut every configured tool as `left-to-host` ([`Selection::mcp_only`]).
+    pub(super) mcp_only: bool,
 }
 
 impl<'p> Builder<'p> {
@@ -140,6 +142,7 @@ impl<'p> Builder<'p> {
             groups,
             kinds: Vec::new(),
             kind_index: BTreeMap::new(),
+            mcp_only: selection.mcp_only,
         })
     }
 
@@ -389,7 +392,9 @@ impl<'p> Builder<'p> {
                 call,
             );
             c.index = index;
-            if !self.flag_on(&tool.when) {
+            if self.mcp_only {
+                c.exclusion = Some(Box::new(Reason::LeftToHost));
+            } else if !self.flag_on(&tool.when) {
                 c.exclusion = Some(Box::new(Reason::FlagOff {
                     flag: tool.when.clone().unwrap_or_default(),
                     server: None,

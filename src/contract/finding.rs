@@ -53,11 +53,14 @@ pub enum Code {
     /// Cut: a tool ranked ahead of it has the same provider name (the name
     /// OpenAI and Anthropic are sent), so a call could not say which.
     ProviderNameCollision,
+    /// Cut: a configured tool, in a plan for the MCP gateway. The gateway
+    /// offers MCP tools only; the host runs its own tools itself.
+    LeftToHost,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 18] = [
         Code::Required,
         Code::Fits,
         Code::ControlTool,
@@ -75,6 +78,7 @@ impl Code {
         Code::InvalidName,
         Code::LockMismatch,
         Code::ProviderNameCollision,
+        Code::LeftToHost,
     ];
 
     /// The stable kebab-case string.
@@ -97,6 +101,7 @@ impl Code {
             Code::InvalidName => "invalid-name",
             Code::LockMismatch => "lock-mismatch",
             Code::ProviderNameCollision => "provider-name-collision",
+            Code::LeftToHost => "left-to-host",
         }
     }
 
@@ -122,6 +127,7 @@ impl Code {
             Code::InvalidName => "its name holds a control, bidi or invisible character",
             Code::LockMismatch => "its definition differs from the lock",
             Code::ProviderNameCollision => "a higher-ranked tool has the same provider name",
+            Code::LeftToHost => "a configured tool the MCP gateway leaves to the host",
         }
     }
 }

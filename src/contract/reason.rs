@@ -157,6 +157,9 @@ pub enum Reason {
         /// The muster name of the higher-ranked tool that keeps it.
         other: String,
     },
+    /// A configured tool in a plan for the MCP gateway, which offers MCP
+    /// tools only: the host offers and runs it itself.
+    LeftToHost,
 }
 
 /// Which rule leaves a tool out of an agent.
@@ -257,6 +260,7 @@ impl Reason {
             Reason::InvalidName { .. } => Code::InvalidName,
             Reason::LockMismatch { .. } => Code::LockMismatch,
             Reason::ProviderNameCollision { .. } => Code::ProviderNameCollision,
+            Reason::LeftToHost => Code::LeftToHost,
         }
     }
 }
@@ -430,6 +434,10 @@ impl fmt::Display for Reason {
             } => write!(
                 f,
                 "providers would be sent it as {provider_name}, the name {other} (ranked ahead of it) already has; rename one of them, or set a different [names] separator"
+            ),
+            Reason::LeftToHost => write!(
+                f,
+                "a configured tool: the MCP gateway offers MCP tools only, so the host offers and runs it itself"
             ),
         }
     }

@@ -75,6 +75,10 @@ pub struct PinnedSelection {
     pub profile: Option<String>,
     /// Every flag on, sorted.
     pub flags: Vec<String>,
+    /// Planned for the MCP gateway: MCP tools only, configured tools left
+    /// to the host. Absent (false) in every other session.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mcp_only: bool,
 }
 
 /// The pinned caps.

@@ -205,7 +205,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
 }
 
 /// Why a session failed, in words that name what the server did.
-pub(super) struct Failure {
+pub(crate) struct Failure {
     /// What kind of failure, for discovery's answer.
     pub reason: FailureReason,
     pub message: String,
@@ -480,9 +480,37 @@ async fn exit_status(
     status
 }
 
-/// Starts the server in `spec` and completes the MCP handshake.
-pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
-    watch.set_phase("starting");
+/// A started server: its process, its piped stdio and its process group.
+pub(crate) struct Spawned {
+    pub child: tokio::process::Child,
+    pub stdin: tokio::process::ChildStdin,
+    pub stdout: tokio::process::ChildStdout,
+    pub stderr: tokio::process::ChildStderr,
+    /// Kills the server's whole process group when dropped.
+    pub group: ProcessGroup,
+}
+
+/// A started server kept for as long as it is used: dropping it kills the
+/// process and its group.
+pub(crate) struct ProcessGroupHandle {
+    _child: tokio::process::Child,
+    _group: ProcessGroup,
+}
+
+impl ProcessGroupHandle {
+    /// Keeps `child` and its `group` together.
+    pub fn new(group: ProcessGroup, child: tokio::process::Child) -> Self {
+        Self {
+            _child: child,
+            _group: group,
+        }
+    }
+}
+
+/// Starts the server in `spec` with piped stdio, in a process group of its
+/// own tied to muster (see [`tie_to_muster`]): nothing it starts outlives
+/// the [`ProcessGroup`] or muster.
+pub(crate) fn spawn(spec: &ServerSpec) -> Result<Spawned, Failure> {
     let Some((program, args)) = spec.command.split_first() else {
         return Err(Failure {
             reason: FailureReason::CannotStart,
@@ -520,7 +548,7 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         // The read end now lives in the watchdog alone.
         _tie: tie.map(|(_read, write)| write),
     };
-    let (Some(stdin), Some(stdout), Some(mut stderr)) =
+    let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         return Err(Failure {
@@ -528,6 +556,25 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
             ..Failure::new("started without piped stdio")
         });
     };
+    Ok(Spawned {
+        child,
+        stdin,
+        stdout,
+        stderr,
+        group,
+    })
+}
+
+/// Starts the server in `spec` and completes the MCP handshake.
+pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
+    watch.set_phase("starting");
+    let Spawned {
+        mut child,
+        stdin,
+        stdout,
+        mut stderr,
+        group,
+    } = spawn(spec)?;
     let stderr_buf = watch.stderr.clone();
     let stderr_reader = tokio::spawn(async move {
         let mut chunk = [0u8; 1024];
@@ -857,7 +904,7 @@ pub(super) const MARK_VAR: &str = "MUSTER_DISCOVER_MARK";
 /// interrupted server leaves nothing running, grandchildren that called
 /// `setsid` included. Only a process that clears its own environment
 /// escapes.
-pub(super) struct ProcessGroup {
+pub(crate) struct ProcessGroup {
     leader: Option<u32>,
     mark: String,
     /// The write end of the pipe the group's watchdog waits on (see

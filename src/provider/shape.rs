@@ -179,6 +179,31 @@ fn anthropic<'a>(tool: &Tool<'a>, defer_loading: bool) -> AnthropicTool<'a> {
     }
 }
 
+/// One tool as an MCP `tools/list` result lists it.
+#[derive(Serialize)]
+struct McpTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    #[serde(rename = "inputSchema")]
+    input_schema: &'a Schema,
+}
+
+/// The offered tools as an MCP `tools/list` result's `tools` value, compact
+/// JSON, in roster order (deferred tools are never listed: the control tool
+/// loads them).
+pub fn render_mcp(offer: &Offer<'_>) -> String {
+    let tools: Vec<McpTool<'_>> = offer
+        .offered
+        .iter()
+        .map(|t| McpTool {
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema,
+        })
+        .collect();
+    serde_json::to_string(&tools).unwrap_or_else(|_| "[]".into())
+}
+
 /// The `tools` value for `format`, as pretty JSON with a trailing newline.
 ///
 /// Offered tools come first in roster order; with deferred tools and a

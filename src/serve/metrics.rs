@@ -35,6 +35,17 @@ struct MemoLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    server: String,
+    verdict: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabels {
+    server: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     result: &'static str,
 }
@@ -60,6 +71,8 @@ pub struct Metrics {
     memo_evicted: Family<MemoLabels, Gauge>,
     work_items: Family<EndpointLabels, Counter>,
     work_stopped: Family<EndpointLabels, Counter>,
+    gateway_calls: Family<CallLabels, Counter>,
+    gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
 }
 
 impl Default for Metrics {
@@ -79,6 +92,21 @@ impl Default for Metrics {
         let memo_evicted = Family::<MemoLabels, Gauge>::default();
         let work_items = Family::<EndpointLabels, Counter>::default();
         let work_stopped = Family::<EndpointLabels, Counter>::default();
+        let gateway_calls = Family::<CallLabels, Counter>::default();
+        let gateway_upstream =
+            Family::<ServerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                latency_histogram,
+            );
+        registry.register(
+            "muster_gateway_calls",
+            "/mcp tools/call by server (none: not forwarded) and verdict (forwarded, refused, loaded, load-refused, upstream-failed, invalid)",
+            gateway_calls.clone(),
+        );
+        registry.register(
+            "muster_gateway_upstream_duration_seconds",
+            "Time a server took to answer a forwarded call, by server",
+            gateway_upstream.clone(),
+        );
         registry.register(
             "muster_http_requests",
             "HTTP requests by endpoint (route) and status",
@@ -153,11 +181,34 @@ impl Default for Metrics {
             memo_evicted,
             work_items,
             work_stopped,
+            gateway_calls,
+            gateway_upstream,
         }
     }
 }
 
 impl Metrics {
+    /// What counts each gateway call: by server and verdict, and the
+    /// server's time for a forwarded one.
+    pub fn gateway_observer(&self) -> impl Fn(&crate::gateway::CallRecord) + Send + Sync + 'static {
+        let calls = self.gateway_calls.clone();
+        let upstream = self.gateway_upstream.clone();
+        move |record| {
+            let server = record.server.clone().unwrap_or_else(|| "none".into());
+            calls
+                .get_or_create(&CallLabels {
+                    server: server.clone(),
+                    verdict: record.verdict,
+                })
+                .inc();
+            if let Some(ms) = record.upstream_ms {
+                upstream
+                    .get_or_create(&ServerLabels { server })
+                    .observe(ms / 1000.0);
+            }
+        }
+    }
+
     /// Counts one request.
     pub fn request(&self, endpoint: &str, status: u16, seconds: f64) {
         self.requests

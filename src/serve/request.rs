@@ -164,6 +164,7 @@ impl PlanRequest {
                 provider: provider(self.provider.as_deref())?,
                 profile: self.flags,
                 flags: self.flag,
+                mcp_only: false,
             },
         })
     }

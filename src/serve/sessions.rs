@@ -14,8 +14,8 @@ use super::request::{
 use super::{Generation, Shared};
 use crate::answer::{self, Answer, Outcome};
 use crate::contract::SessionDocument;
+use crate::error::Problem;
 use crate::error::code;
-use crate::error::{Error, ErrorKind, Problem};
 use crate::session::{self, Live, LoadRequest};
 use crate::store::{Stored, Swapped};
 use axum::extract::{Path as UrlPath, State};
@@ -139,7 +139,7 @@ pub async fn session_new(
         let (select, options) = req.options()?;
         let mut options = options;
         options.id = match &shared.store {
-            Some(_) => Some(new_id()?),
+            Some(_) => Some(crate::store::new_id()?),
             None => None,
         };
         let doc = session::new(
@@ -167,20 +167,6 @@ pub async fn session_new(
 }
 
 /// 128 random bits as 32 hex digits.
-fn new_id() -> Result<String, Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|err| {
-        Error::new(
-            ErrorKind::Io,
-            Problem::coded(
-                code::INTERNAL,
-                format!("no randomness for a session id: {err}"),
-            ),
-        )
-    })?;
-    Ok(crate::canon::hex(&bytes))
-}
-
 /// A kept session's document: what `POST /v1/sessions` (or the last load)
 /// answered.
 #[utoipa::path(get, path = "/v1/sessions/{id}",

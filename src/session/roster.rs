@@ -34,6 +34,25 @@ impl Live {
     }
 }
 
+impl Live {
+    /// What an MCP client is offered now, as a `tools/list` result's
+    /// `tools` value (compact JSON): the pinned roster, the control tool
+    /// included, then the loaded tools in load order, each as `{"name",
+    /// "description", "inputSchema"}` with its provider name and its
+    /// definition as narrowed.
+    pub fn mcp_tools(&self) -> String {
+        let plan = self.plan();
+        let mut offer = plan.provider_offer();
+        offer.deferred.clear();
+        for tool in &self.doc.loaded {
+            if let Some(i) = self.catalog.find(&tool.name) {
+                offer.offered.push(plan.provider_tool(i));
+            }
+        }
+        shape::render_mcp(&offer)
+    }
+}
+
 /// What `session roster --format json` prints: the plan JSON's shape for
 /// the offered tools, so `check` reads it as it reads a plan.
 #[derive(Debug, Serialize)]

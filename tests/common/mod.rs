@@ -193,3 +193,56 @@ pub fn laughs(depth: usize) -> serde_json::Value {
     json!({"type": "object", "$defs": defs,
         "properties": {"x": {"$ref": format!("#/$defs/l{depth}")}}})
 }
+
+/// The Python interpreter of a virtual environment holding the official MCP
+/// Python SDK (`tests/mcp-clients/requirements.txt`), made on first use
+/// under the target directory, so `cargo test` needs no set-up of its own.
+pub fn python_sdk() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-py");
+    let python = venv.join("bin/python");
+    let ready = venv.join(".installed");
+    static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = venv.with_extension("lock");
+    for _ in 0..1200 {
+        if ready.is_file() {
+            return python;
+        }
+        if std::fs::create_dir(&lock).is_ok() {
+            let run = |cmd: &mut std::process::Command| {
+                let status = cmd.status();
+                assert!(
+                    matches!(status, Ok(s) if s.success()),
+                    "{cmd:?} failed ({status:?}): the MCP Python SDK tests need python3 with venv and pip, and PyPI"
+                );
+            };
+            run(std::process::Command::new("python3")
+                .arg("-m")
+                .arg("venv")
+                .arg(&venv));
+            run(std::process::Command::new(&python)
+                .args(["-m", "pip", "install", "-q", "-r"])
+                .arg(root.join("tests/mcp-clients/requirements.txt")));
+            std::fs::write(&ready, "").expect("mark the venv installed");
+            let _ = std::fs::remove_dir(&lock);
+            return python;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    panic!("timed out waiting for another test to install the MCP Python SDK");
+}
+
+/// The MCP Inspector's command (its CLI mode is `--cli`), from the pinned
+/// npm packages.
+pub fn inspector() -> PathBuf {
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
+    let bin = servers.join("node_modules/.bin/mcp-inspector");
+    if !bin.exists() {
+        // Installed before the inspector was pinned: install again.
+        let _ = std::fs::remove_file(servers.join("node_modules/.package-lock.json"));
+        install_servers(&servers);
+    }
+    assert!(bin.exists(), "{} is missing after npm ci", bin.display());
+    bin
+}

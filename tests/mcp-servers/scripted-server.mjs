@@ -4,7 +4,7 @@
 // processes behind). Usage:
 //   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang|
 //     huge-page|endless-bytes|endless-tools|endless-pages|deaf|exits-listing|
-//     wrong-id|hostile-text
+//     wrong-id|hostile-text|hang-calls|exits-calling
 // deep lists a tool whose schema nests 200 levels, past what muster reads;
 // long-name a tool whose name is 70,000 bytes, past what muster accepts.
 // huge-page answers tools/list with one 17 MiB line, past muster's 16 MiB.
@@ -15,6 +15,8 @@
 // its pid to $SCRIPTED_PID_DIR/pids).
 // exits-listing exits with status 3 when asked for tools/list.
 // wrong-id answers initialize under another id.
+// hang-calls lists one tool, `alpha`, and never answers tools/call;
+// exits-calling lists it and exits with status 5 when it is called.
 // hostile-text answers tools/list with an error, and writes to stderr, text
 // holding terminal escapes and bidi controls.
 // detached and hang start two idle children, one of them in a session of
@@ -44,6 +46,8 @@ const pages = {
   "long-name": [[tool("fine"), tool("n".repeat(70000))]],
   detached: [[tool("alpha")]],
   hang: [[tool("alpha")]],
+  "hang-calls": [[tool("alpha")]],
+  "exits-calling": [[tool("alpha")]],
   "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
 // A page of an endless listing; page numbers make every name new.
@@ -83,6 +87,10 @@ rl.on("line", (line) => {
     } });
   } else if (msg.method === "tools/list" && (mode === "hang" || mode === "deaf")) {
     // Never answers.
+  } else if (msg.method === "tools/call" && mode === "hang-calls") {
+    // Never answers.
+  } else if (msg.method === "tools/call" && mode === "exits-calling") {
+    process.exit(5);
   } else if (msg.method === "tools/list" && mode === "exits-listing") {
     process.exit(3);
   } else if (msg.method === "tools/list" && mode === "hostile-text") {

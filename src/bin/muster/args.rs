@@ -110,6 +110,10 @@ pub enum Command {
     /// SIGINT; SIGHUP reloads the policies.
     #[cfg(feature = "serve")]
     Serve(Serve),
+    /// Be an MCP server over stdio (docs/gateway.md): the agent's MCP tools
+    /// as planned, each call checked, then forwarded to its server.
+    #[cfg(feature = "serve")]
+    Mcp(McpGateway),
     /// Check the policies and print every problem at once.
     Validate {
         /// Policy directory.
@@ -301,6 +305,41 @@ pub struct Serve {
     /// admin route is open on a loopback --addr and off on any other.
     #[arg(long, value_name = "PATH")]
     pub admin_token_file: Option<PathBuf>,
+}
+
+/// `muster mcp`'s options.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct McpGateway {
+    /// Policy directory.
+    #[arg(long, default_value = "policies")]
+    pub policies: PathBuf,
+    /// Agent (default: the policy's default agent).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Agent version (default: the agent's current version).
+    #[arg(long, value_name = "N")]
+    pub agent_version: Option<u64>,
+    /// Flag profile: flags/<PROFILE>.toml.
+    #[arg(long = "flags", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Turn on one more flag (repeatable).
+    #[arg(long = "flag", value_name = "NAME")]
+    pub flag: Vec<String>,
+    /// Keep the chat in a session store (sqlite:PATH or postgres://…), so a
+    /// restarted process resumes it with --chat; in memory without it.
+    #[arg(long, value_name = "URL")]
+    pub sessions: Option<String>,
+    /// Resume (or start) the chat with this id.
+    #[arg(long, value_name = "ID")]
+    pub chat: Option<String>,
+    /// Session keys, one ID:SECRET a line, the signing key first (default:
+    /// $MUSTER_SESSION_KEY_FILE, else the one key in $MUSTER_SESSION_KEY).
+    #[arg(long, value_name = "FILE")]
+    pub session_key_file: Option<PathBuf>,
+    /// Write each call's log line with the arguments forwarded.
+    #[arg(long)]
+    pub log_arguments: bool,
 }
 
 /// Which roster to plan.

@@ -3,6 +3,8 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+#[cfg(feature = "serve")]
+mod gateway;
 mod mcp;
 mod render;
 mod session;
@@ -75,6 +77,8 @@ fn writes_stdout(command: &Command) -> bool {
     match command {
         #[cfg(feature = "serve")]
         Command::Serve(_) => false,
+        #[cfg(feature = "serve")]
+        Command::Mcp(_) => false,
         _ => true,
     }
 }
@@ -181,6 +185,7 @@ pub(crate) fn selection(select: &Select) -> Selection {
         flags: select.flag.clone(),
         version: select.agent_version,
         provider: None,
+        mcp_only: false,
     }
 }
 
@@ -404,6 +409,8 @@ fn run(command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Session(command) => session::run(command),
+        #[cfg(feature = "serve")]
+        Command::Mcp(args) => gateway::run(args),
         #[cfg(feature = "serve")]
         Command::Serve(serve) => {
             use std::time::Duration;

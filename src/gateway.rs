@@ -1,0 +1,742 @@
+//! muster as an MCP server: one gateway any MCP client connects to, in
+//! front of the policy's MCP servers.
+//!
+//! Each chat is an agent session (see [`crate::session`]) kept in a
+//! [`SessionStore`] under the chat's id. `tools/list` answers the chat's
+//! pinned roster in its pinned order, definitions as narrowed and names as
+//! providers accept them, then the tools loaded into it; the control tool
+//! loads deferred tools into that chat's list, and the client is told the
+//! list changed. `tools/call` checks the call with the same code as
+//! `muster check` against what that chat was offered and, when it fits,
+//! forwards the arguments the check forwards (fixed values in, unlisted
+//! arguments out) to the owning server, returning the server's result as
+//! it sent it. A refused call reaches no server: it is answered as a tool
+//! error naming each problem, with the typed problems in `_meta`.
+//!
+//! The gateway plans MCP tools only ([`Selection::mcp_only`]): configured
+//! tools have no server behind them, so they are cut as `left-to-host` and
+//! the caps are spent on what the gateway offers; [`Gateway::left_to_host`]
+//! names them for the start-up notice.
+//!
+//! The transports (stdio for `muster mcp`, Streamable HTTP for `muster
+//! serve`'s `/mcp`) only move messages: [`Gateway::handle`] takes one
+//! message and gives at most one answer, and says whether the chat's list
+//! changed.
+
+pub mod rpc;
+pub mod stdio;
+pub mod upstream;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::catalog::{Catalog, Selection, Source};
+use crate::check::{self, Call, CheckOptions, OfferedPlan, Turn};
+use crate::contract::{CallProblem, LoadStatus, NameSpelling};
+use crate::discover::ServerSpec;
+use crate::error::{Error, ErrorKind, Problem};
+use crate::policy::Inputs;
+use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
+use crate::store::{SessionStore, Stored, Swapped};
+use crate::tokens::TokenCache;
+use rpc::{Failure, Message};
+use upstream::{UpstreamError, Upstreams};
+
+/// The revisions muster answers `initialize` with, newest first; a client
+/// asking for another is answered with the newest.
+pub const DOWNSTREAM_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Most views (a chat's offer, ready to check against) kept per policy
+/// generation; chats with the same pins and loads share one.
+const MAX_VIEWS: usize = 4096;
+/// Where muster's own details ride in a result's `_meta`.
+pub const META_KEY: &str = "dev.muster/gateway";
+
+/// How the gateway plans, signs and checks.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Agent, version, flags; planned MCP tools only whatever is given.
+    pub selection: Selection,
+    /// Signs and verifies the chats' session documents.
+    pub keys: SessionKeys,
+    /// How long a chat is kept after its last change.
+    pub ttl: Duration,
+    /// How calls are checked.
+    pub check: CheckOptions,
+    /// Whether the call log holds the arguments forwarded (off: ids, tool,
+    /// verdict, codes and times only).
+    pub log_arguments: bool,
+}
+
+/// One policy generation and what is derived from it.
+struct Generation {
+    inputs: Inputs,
+    number: u64,
+    cache: Mutex<TokenCache>,
+    views: Mutex<HashMap<String, Arc<View>>>,
+}
+
+/// What one chat is offered, ready to list and check against.
+struct View {
+    offered: OfferedPlan,
+    /// The `tools/list` result's `tools` value.
+    tools: String,
+    /// The control tool's provider name, when the chat has one.
+    control: Option<String>,
+}
+
+/// What one `tools/call` came to, for the call log and metrics.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallRecord {
+    /// The chat.
+    pub chat: String,
+    /// The JSON-RPC id, as sent.
+    pub id: String,
+    /// The tool name the client called.
+    pub tool: String,
+    /// The server it was forwarded to, when it was.
+    pub server: Option<String>,
+    /// `forwarded`, `refused`, `loaded`, `load-refused`, `upstream-failed`
+    /// or `invalid`.
+    pub verdict: &'static str,
+    /// Problem, note or failure codes.
+    pub codes: Vec<String>,
+    /// Milliseconds the server took, for a forwarded call.
+    pub upstream_ms: Option<f64>,
+    /// Milliseconds from the message to the answer.
+    pub total_ms: f64,
+    /// The arguments forwarded, when `log_arguments` is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Box<RawValue>>,
+}
+
+/// The answer to one message.
+#[derive(Debug, Default)]
+pub struct Reply {
+    /// The response's JSON text; none for a notification.
+    pub response: Option<String>,
+    /// The chat's tool list changed: send `notifications/tools/list_changed`.
+    pub list_changed: bool,
+    /// The negotiated revision, when the message was `initialize`.
+    pub version: Option<&'static str>,
+}
+
+/// Receives each call's record.
+pub type Observer = Box<dyn Fn(&CallRecord) + Send + Sync>;
+
+/// The gateway.
+pub struct Gateway {
+    current: ArcSwap<Generation>,
+    options: Options,
+    store: Box<dyn SessionStore>,
+    upstreams: Upstreams,
+    observer: Observer,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstreams", &self.upstreams)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The servers a gateway forwards to: every `[[mcp]]` block with a command.
+fn specs(inputs: &Inputs) -> Vec<ServerSpec> {
+    inputs
+        .policy
+        .servers
+        .iter()
+        .filter_map(|s| {
+            let command = s.command.clone()?;
+            let mut spec = ServerSpec::new(s.name.clone(), command, Default::default());
+            spec.timeout = s.timeout;
+            spec.env = s.env.clone();
+            Some(spec)
+        })
+        .collect()
+}
+
+impl Gateway {
+    /// A gateway over `inputs`, keeping chats in `store`; `observer` gets
+    /// one record per `tools/call`.
+    ///
+    /// # Errors
+    /// A usage error when the selection names an agent, version or flag
+    /// profile the policy does not have.
+    pub fn new(
+        inputs: Inputs,
+        mut options: Options,
+        store: Box<dyn SessionStore>,
+        observer: Observer,
+    ) -> Result<Self, Error> {
+        options.selection.mcp_only = true;
+        Catalog::build(&inputs, &options.selection)?;
+        let upstreams = Upstreams::new(specs(&inputs));
+        Ok(Self {
+            current: ArcSwap::from_pointee(generation(inputs, 1)),
+            options,
+            store,
+            upstreams,
+            observer,
+        })
+    }
+
+    /// Serves `inputs` from now on. Chats keep their pins: the next request
+    /// of a chat whose pinned tools changed is answered
+    /// [`rpc::TOOL_PIN_MISMATCH`]. Servers already started are kept.
+    pub fn reload(&self, inputs: Inputs) {
+        let number = self.current.load().number + 1;
+        self.current.store(Arc::new(generation(inputs, number)));
+    }
+
+    /// The configured tools the agent would be offered outside the
+    /// gateway, which the gateway leaves to the host, in policy order.
+    ///
+    /// # Errors
+    /// As [`Gateway::new`].
+    pub fn left_to_host(&self) -> Result<Vec<String>, Error> {
+        let g = self.current.load();
+        let selection = Selection {
+            mcp_only: false,
+            ..self.options.selection.clone()
+        };
+        let catalog = Catalog::build(&g.inputs, &selection)?;
+        Ok(catalog
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.source, Source::Configured) && c.exclusion.is_none())
+            .map(|c| c.name.clone())
+            .collect())
+    }
+
+    /// Starts a chat: plans and pins the roster of `agent` (the gateway's
+    /// own when `None`) and keeps it under `id` (a new random id when
+    /// `None`). Returns the id.
+    ///
+    /// # Errors
+    /// The store's errors (an id taken included); the plan's usage errors
+    /// (an agent the policy does not have included).
+    pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
+        let id = match id {
+            Some(id) => id,
+            None => crate::store::new_id()?,
+        };
+        if !session::is_session_id(&id) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                Problem::new(format!("chat id {id:?} is not a session id")).help(
+                    "give 1 to 64 letters, digits, `-` or `_`, or leave it out for a new one",
+                ),
+            ));
+        }
+        let g = self.current.load();
+        let options = NewSession {
+            caps: (None, None),
+            names: NameSpelling::Provider,
+            id: Some(id.clone()),
+        };
+        let mut selection = self.options.selection.clone();
+        if let Some(agent) = agent {
+            selection.agent = Some(agent.to_string());
+            selection.version = None;
+        }
+        let doc = {
+            let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
+            session::new(
+                &g.inputs,
+                &selection,
+                &options,
+                &self.options.keys,
+                &mut cache,
+            )?
+        };
+        let stored = Stored {
+            document: session::to_json_string(&doc),
+            revision: doc.revision,
+        };
+        self.store.insert(&id, &stored, self.expiry())?;
+        Ok(id)
+    }
+
+    /// Whether a live chat has `id`.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn has_chat(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.store.get(id, now())?.is_some())
+    }
+
+    /// Ends the chat `id`; whether there was one.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn close_chat(&self, id: &str) -> Result<bool, Error> {
+        self.store.delete(id)
+    }
+
+    /// Stops every server the gateway started.
+    pub async fn shutdown(&self) {
+        self.upstreams.shutdown().await;
+    }
+
+    fn expiry(&self) -> u64 {
+        now().saturating_add(self.options.ttl.as_secs())
+    }
+
+    /// Answers one message of chat `chat`.
+    pub async fn handle(&self, chat: &str, bytes: &[u8]) -> Reply {
+        let started = Instant::now();
+        let (id, method, params) = match rpc::parse(bytes) {
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+            Ok(Message::Notification { .. } | Message::Response) => return Reply::default(),
+            Err(failure) => {
+                return Reply {
+                    response: Some(failure.to_json()),
+                    ..Reply::default()
+                };
+            }
+        };
+        let mut reply = Reply::default();
+        let answer = match method.as_str() {
+            "initialize" => self
+                .initialize(&id, params.as_ref())
+                .map(|(text, version)| {
+                    reply.version = Some(version);
+                    text
+                }),
+            "ping" => Ok("{}".to_string()),
+            "tools/list" => self.list(chat, &id, params.as_ref()),
+            "tools/call" => {
+                self.call(chat, &id, params, started, &mut reply.list_changed)
+                    .await
+            }
+            other => Err(Failure::new(
+                Some(id.clone()),
+                rpc::METHOD_NOT_FOUND,
+                format!(
+                    "muster's gateway does not serve {:?}: it serves initialize, ping, tools/list and tools/call",
+                    crate::names::escape(other)
+                ),
+            )),
+        };
+        reply.response = Some(match answer {
+            Ok(result) => rpc::result(&id, &result),
+            Err(failure) => failure.to_json(),
+        });
+        reply
+    }
+
+    fn initialize(
+        &self,
+        id: &RawValue,
+        params: Option<&Value>,
+    ) -> Result<(String, &'static str), Failure> {
+        let asked = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                Failure::new(
+                    Some(id.to_owned()),
+                    rpc::INVALID_PARAMS,
+                    "initialize needs params.protocolVersion (a string such as \"2025-11-25\")",
+                )
+            })?;
+        let version = DOWNSTREAM_VERSIONS
+            .iter()
+            .find(|v| **v == asked)
+            .copied()
+            .unwrap_or(DOWNSTREAM_VERSIONS[0]);
+        let result = serde_json::json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": self.instructions(),
+        });
+        Ok((result.to_string(), version))
+    }
+
+    /// What the client is told at start: what the gateway offers and what
+    /// it leaves to the host.
+    fn instructions(&self) -> String {
+        let left = self.left_to_host().unwrap_or_default();
+        let mut text = String::from(
+            "muster checks every tool call against what this chat was offered before it reaches a server.",
+        );
+        if !left.is_empty() {
+            text.push_str(&format!(
+                " Configured tools are not served here; the host runs them: {}.",
+                left.join(", ")
+            ));
+        }
+        text
+    }
+
+    fn list(&self, chat: &str, id: &RawValue, params: Option<&Value>) -> Result<String, Failure> {
+        if let Some(cursor) = params
+            .and_then(|p| p.get("cursor"))
+            .filter(|c| !c.is_null())
+        {
+            return Err(Failure::new(
+                Some(id.to_owned()),
+                rpc::INVALID_PARAMS,
+                format!(
+                    "cursor {} was never given out: muster lists a chat's tools in one page",
+                    crate::names::escape(&cursor.to_string())
+                ),
+            ));
+        }
+        let (view, _) = self.view(chat, id)?;
+        Ok(format!(r#"{{"tools":{}}}"#, view.tools))
+    }
+
+    /// The chat's stored document and its view under the current policies.
+    fn view(&self, chat: &str, id: &RawValue) -> Result<(Arc<View>, Stored), Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let stored = self
+            .store
+            .get(chat, now())
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
+            .ok_or_else(|| {
+                failed(
+                    rpc::CHAT_NOT_FOUND,
+                    format!("no chat {chat:?} is kept: never started, ended, or expired; start a new one"),
+                )
+            })?;
+        let doc = session::read(&stored.document, Path::new("chat"))
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+        let key = view_key(&doc);
+        let g = self.current.load();
+        if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok((view.clone(), stored));
+        }
+        let opened = {
+            let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
+            session::open(
+                &g.inputs,
+                doc,
+                &self.options.keys,
+                Path::new("chat"),
+                &mut cache,
+            )
+        };
+        let live = match opened {
+            Ok(Opened::Live(live)) => live,
+            Ok(Opened::Mismatch(report)) => {
+                let mut f = failed(
+                    rpc::TOOL_PIN_MISMATCH,
+                    "tool-pin-mismatch: the tools this chat was pinned to changed under the current policies; start a new chat".into(),
+                );
+                f.data = serde_json::to_value(&report).ok();
+                return Err(f);
+            }
+            Err(e) => return Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
+        };
+        let offered = OfferedPlan::from_json(&live.roster_json(), Path::new("chat"))
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+        let control = offered.control_tool_provider_name().map(str::to_string);
+        let view = Arc::new(View {
+            offered,
+            tools: live.mcp_tools(),
+            control,
+        });
+        let mut views = g.views.lock().unwrap_or_else(|e| e.into_inner());
+        if views.len() >= MAX_VIEWS {
+            views.clear();
+        }
+        views.insert(key, view.clone());
+        Ok((view, stored))
+    }
+
+    async fn call(
+        &self,
+        chat: &str,
+        id: &RawValue,
+        params: Option<Value>,
+        started: Instant,
+        list_changed: &mut bool,
+    ) -> Result<String, Failure> {
+        let invalid =
+            |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
+        let Some(Value::Object(mut params)) = params else {
+            return Err(invalid(
+                "tools/call needs params {\"name\": \"<tool>\", \"arguments\": {...}}".into(),
+            ));
+        };
+        let Some(Value::String(name)) = params.remove("name") else {
+            return Err(invalid(
+                "tools/call needs params.name, the tool's name as tools/list gave it".into(),
+            ));
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => Value::Object(Default::default()),
+            Some(v @ Value::Object(_)) => v,
+            Some(other) => {
+                return Err(invalid(format!(
+                    "params.arguments must be an object, not {}",
+                    json_kind(&other)
+                )));
+            }
+        };
+        let (view, _) = self.view(chat, id)?;
+        let mut record = CallRecord {
+            chat: chat.to_string(),
+            id: id.get().to_string(),
+            tool: name.clone(),
+            server: None,
+            verdict: "refused",
+            codes: Vec::new(),
+            upstream_ms: None,
+            total_ms: 0.0,
+            arguments: None,
+        };
+        let turn = Turn {
+            calls: vec![Call::new("call", name.clone(), arguments)],
+        };
+        let report = check::check_turn(&view.offered, &turn, &self.options.check);
+        let checked = &report.calls[0];
+        record.codes = checked
+            .problems
+            .iter()
+            .map(|p| p.problem.code().to_string())
+            .chain(checked.notes.iter().map(|n| n.note.code().to_string()))
+            .collect();
+        let answer = if checked.status != check::Status::Ok {
+            if let Some(CallProblem::UnknownTool { closest, .. }) =
+                checked.problems.first().map(|p| &p.problem)
+            {
+                record.verdict = "invalid";
+                self.observe(record, started);
+                let mut f = invalid(format!(
+                    "unknown tool {:?}: this chat offers no such tool",
+                    crate::names::escape(&name)
+                ));
+                f.data = Some(serde_json::json!({"code": "unknown-tool", "closest": closest}));
+                return Err(f);
+            }
+            let text: Vec<&str> = checked
+                .problems
+                .iter()
+                .map(|p| p.message.as_str())
+                .collect();
+            let meta = serde_json::json!({"check": checked});
+            Ok(tool_error(&text.join("\n"), &meta))
+        } else if view.control.as_deref() == Some(name.as_str()) {
+            let query = checked
+                .arguments
+                .as_deref()
+                .and_then(|a| a.get("query"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            self.load(chat, id, &query, &mut record, list_changed)
+        } else {
+            let arguments = checked.arguments_text().unwrap_or_else(|| "{}".into());
+            match checked.tool.as_ref().and_then(|t| t.mcp.as_ref()) {
+                Some(target) => {
+                    record.server = Some(target.server.clone());
+                    if self.options.log_arguments {
+                        record.arguments = RawValue::from_string(arguments.clone()).ok();
+                    }
+                    let sent = Instant::now();
+                    let result = self
+                        .upstreams
+                        .call(&target.server, &target.tool, &arguments)
+                        .await;
+                    record.upstream_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
+                    match result {
+                        Ok(raw) => {
+                            record.verdict = "forwarded";
+                            Ok(raw.get().to_string())
+                        }
+                        Err(UpstreamError::Rpc { code, message }) => {
+                            record.verdict = "upstream-failed";
+                            record.codes.push("upstream-error".into());
+                            Err(Failure::new(
+                                Some(id.to_owned()),
+                                code,
+                                UpstreamError::Rpc { code, message }.sentence(&target.server),
+                            ))
+                        }
+                        Err(e) => {
+                            record.verdict = "upstream-failed";
+                            record.codes.push(e.code().into());
+                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
+                            Ok(tool_error(&e.sentence(&target.server), &meta))
+                        }
+                    }
+                }
+                None => {
+                    // Only MCP tools and the control tool are offered; a
+                    // configured tool is cut as left-to-host.
+                    record.verdict = "invalid";
+                    Err(invalid(format!(
+                        "tool {:?} has no MCP server behind it: the host runs it",
+                        crate::names::escape(&name)
+                    )))
+                }
+            }
+        };
+        self.observe(record, started);
+        answer
+    }
+
+    /// Loads what the control tool's `query` asks for into the chat: a
+    /// compare-and-swap on the chat's revision, tried again when another
+    /// load landed first.
+    fn load(
+        &self,
+        chat: &str,
+        id: &RawValue,
+        query: &str,
+        record: &mut CallRecord,
+        list_changed: &mut bool,
+    ) -> Result<String, Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        for _ in 0..8 {
+            let stored = self
+                .store
+                .get(chat, now())
+                .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
+                .ok_or_else(|| failed(rpc::CHAT_NOT_FOUND, format!("no chat {chat:?} is kept")))?;
+            let doc = session::read(&stored.document, Path::new("chat"))
+                .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+            let g = self.current.load();
+            let opened = {
+                let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
+                session::open(
+                    &g.inputs,
+                    doc,
+                    &self.options.keys,
+                    Path::new("chat"),
+                    &mut cache,
+                )
+            };
+            let mut live = match opened {
+                Ok(Opened::Live(live)) => live,
+                Ok(Opened::Mismatch(report)) => {
+                    let mut f = failed(
+                        rpc::TOOL_PIN_MISMATCH,
+                        "tool-pin-mismatch: the tools this chat was pinned to changed; start a new chat".into(),
+                    );
+                    f.data = serde_json::to_value(&report).ok();
+                    return Err(f);
+                }
+                Err(e) => return Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
+            };
+            let answer = live.load(&LoadRequest::Query(query.to_string()));
+            record.codes.extend(answer.notes.iter().filter_map(|n| {
+                let note = serde_json::to_value(n).ok()?;
+                Some(note.get("code")?.as_str()?.to_string())
+            }));
+            let meta = serde_json::json!({"load": answer});
+            if answer.status != LoadStatus::Loaded {
+                record.verdict = "load-refused";
+                return Ok(match answer.status {
+                    LoadStatus::Refused => tool_error(&answer.answer, &meta),
+                    _ => tool_result(&answer.answer, &meta),
+                });
+            }
+            let doc = live.into_document();
+            let next = Stored {
+                document: session::to_json_string(&doc),
+                revision: doc.revision,
+            };
+            match self
+                .store
+                .swap(chat, stored.revision, &next, now(), self.expiry())
+                .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
+            {
+                Swapped::Done => {
+                    record.verdict = "loaded";
+                    *list_changed = true;
+                    return Ok(tool_result(&answer.answer, &meta));
+                }
+                Swapped::Stale { .. } => continue,
+                Swapped::Missing => {
+                    return Err(failed(
+                        rpc::CHAT_NOT_FOUND,
+                        format!("no chat {chat:?} is kept"),
+                    ));
+                }
+            }
+        }
+        Err(failed(
+            rpc::INTERNAL_ERROR,
+            "other loads into this chat kept landing first; call the control tool again".into(),
+        ))
+    }
+
+    fn observe(&self, mut record: CallRecord, started: Instant) {
+        record.total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        (self.observer)(&record);
+    }
+}
+
+fn generation(inputs: Inputs, number: u64) -> Generation {
+    Generation {
+        inputs,
+        number,
+        cache: Mutex::new(TokenCache::in_memory()),
+        views: Mutex::new(HashMap::new()),
+    }
+}
+
+/// What decides a chat's view: its document without the fields that differ
+/// between chats with the same pins and loads (id, revision, signature).
+fn view_key(doc: &crate::contract::SessionDocument) -> String {
+    let mut doc = doc.clone();
+    doc.id = None;
+    doc.revision = 0;
+    doc.signature = None;
+    for loaded in &mut doc.loaded {
+        loaded.revision = 0;
+    }
+    crate::canon::hex(&crate::canon::digest(
+        &serde_json::to_value(&doc).unwrap_or_default(),
+    ))
+}
+
+/// A tool result for the model: `text`, with muster's details in `_meta`.
+fn tool_result(text: &str, meta: &Value) -> String {
+    serde_json::json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": false,
+        "_meta": {META_KEY: meta},
+    })
+    .to_string()
+}
+
+/// A tool error for the model: `text`, with muster's details in `_meta`.
+fn tool_error(text: &str, meta: &Value) -> String {
+    serde_json::json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": true,
+        "_meta": {META_KEY: meta},
+    })
+    .to_string()
+}
+
+/// What kind of JSON value `v` is, for a message.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

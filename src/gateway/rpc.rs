@@ -1,0 +1,275 @@
+//! JSON-RPC 2.0 as MCP uses it: one message in, at most one answer out,
+//! with the standard error codes for what cannot be read or served.
+
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The message is not JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// The message is JSON but not a JSON-RPC request (or a batch, which MCP
+/// no longer allows).
+pub const INVALID_REQUEST: i64 = -32600;
+/// No such method, or one muster does not serve.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// The method's params are wrong: a missing or non-string tool name, an
+/// unknown tool, arguments that are not an object.
+pub const INVALID_PARAMS: i64 = -32602;
+/// muster failed to answer (its session store is unreachable).
+pub const INTERNAL_ERROR: i64 = -32603;
+/// The chat's pinned roster no longer holds under the current policies.
+pub const TOOL_PIN_MISMATCH: i64 = -32010;
+/// No chat has the id the request addresses.
+pub const CHAT_NOT_FOUND: i64 = -32011;
+
+/// The most bytes one message may hold: 4 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// One message read.
+#[derive(Debug)]
+pub enum Message {
+    /// A request: it gets an answer.
+    Request {
+        /// Its id, as sent.
+        id: Box<RawValue>,
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+    },
+    /// A notification: it gets none.
+    Notification {
+        /// Its method.
+        method: String,
+    },
+    /// A response to a request muster never makes downstream: ignored.
+    Response,
+}
+
+/// Why a message cannot be served, and the id to answer under (null when
+/// it could not be read).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The request's id, when it had a readable one.
+    pub id: Option<Box<RawValue>>,
+    /// The JSON-RPC code.
+    pub code: i64,
+    /// What is wrong and what to send instead.
+    pub message: String,
+    /// Typed details, when there are any.
+    pub data: Option<Value>,
+}
+
+impl Failure {
+    /// A failure with no data.
+    pub fn new(id: Option<Box<RawValue>>, code: i64, message: impl Into<String>) -> Self {
+        Self {
+            id,
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The error response's JSON text.
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            code: i64,
+            message: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            data: Option<&'a Value>,
+        }
+        let body = serde_json::to_string(&Body {
+            code: self.code,
+            message: &self.message,
+            data: self.data.as_ref(),
+        })
+        .unwrap_or_else(|_| format!(r#"{{"code":{},"message":"error"}}"#, self.code));
+        let id = self.id.as_deref().map_or("null", RawValue::get);
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{body}}}"#)
+    }
+}
+
+/// A result response's JSON text; `result` is JSON text.
+pub fn result(id: &RawValue, result: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, id.get())
+}
+
+/// A notification's JSON text.
+pub fn notification(method: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#)
+}
+
+/// Reads one message.
+///
+/// # Errors
+/// [`PARSE_ERROR`] for bytes that are not JSON (or over
+/// [`MAX_MESSAGE_BYTES`]); [`INVALID_REQUEST`] for JSON that is not one
+/// JSON-RPC 2.0 message (a batch, a missing or wrong `jsonrpc`, a method
+/// that is not a string, an id that is neither a string nor an integer).
+pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
+    #[derive(Deserialize)]
+    struct Raw {
+        jsonrpc: Option<Value>,
+        #[serde(default, deserialize_with = "present")]
+        id: Option<Box<RawValue>>,
+        method: Option<Value>,
+        params: Option<Value>,
+        result: Option<serde::de::IgnoredAny>,
+        error: Option<serde::de::IgnoredAny>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Some)
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.len() > MAX_MESSAGE_BYTES {
+        return Err(Failure::new(
+            None,
+            PARSE_ERROR,
+            format!("the message is over {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return Err(Failure::new(
+            None,
+            INVALID_REQUEST,
+            "batches are not part of MCP (since 2025-06-18): send one JSON-RPC message at a time",
+        ));
+    }
+    let raw: Raw = match serde_json::from_slice(bytes) {
+        Ok(raw) => raw,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return Err(Failure::new(
+                None,
+                PARSE_ERROR,
+                format!("the message is not JSON: {e}"),
+            ));
+        }
+        Err(e) => {
+            return Err(Failure::new(
+                None,
+                INVALID_REQUEST,
+                format!("the message is not a JSON-RPC 2.0 object: {e}"),
+            ));
+        }
+    };
+    let id = match raw.id {
+        Some(id) => {
+            let text = id.get();
+            let string = text.starts_with('"');
+            let integer = serde_json::from_str::<i64>(text).is_ok();
+            if !string && !integer {
+                return Err(Failure::new(
+                    None,
+                    INVALID_REQUEST,
+                    format!(
+                        "the id {} is neither a string nor an integer",
+                        shorten(text)
+                    ),
+                ));
+            }
+            Some(id)
+        }
+        None => None,
+    };
+    if raw.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return Err(Failure::new(
+            id,
+            INVALID_REQUEST,
+            "`jsonrpc` must be \"2.0\"",
+        ));
+    }
+    match (raw.method, id) {
+        (Some(Value::String(method)), Some(id)) => Ok(Message::Request {
+            id,
+            method,
+            params: raw.params,
+        }),
+        (Some(Value::String(method)), None) => Ok(Message::Notification { method }),
+        (Some(_), id) => Err(Failure::new(
+            id,
+            INVALID_REQUEST,
+            "`method` must be a string",
+        )),
+        (None, Some(_)) if raw.result.is_some() || raw.error.is_some() => Ok(Message::Response),
+        (None, id) => Err(Failure::new(
+            id,
+            INVALID_REQUEST,
+            "the message has no `method`: send a request or a notification",
+        )),
+    }
+}
+
+fn shorten(text: &str) -> String {
+    crate::names::escape(&text.chars().take(60).collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(bytes: &str) -> i64 {
+        parse(bytes.as_bytes()).unwrap_err().code
+    }
+
+    #[test]
+    fn each_bad_message_gets_its_code() {
+        assert_eq!(code("{"), PARSE_ERROR);
+        assert_eq!(code("not json"), PARSE_ERROR);
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(code(r#"{"id":1,"method":"ping"}"#), INVALID_REQUEST);
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":5}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            INVALID_REQUEST
+        );
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), INVALID_REQUEST);
+        assert_eq!(code("5"), INVALID_REQUEST);
+    }
+
+    #[test]
+    fn the_id_is_echoed_as_sent() {
+        let f = parse(br#"{"jsonrpc":"1","id":"a\u0062","method":"x"}"#).unwrap_err();
+        assert!(f.to_json().contains(r#""id":"a\u0062""#), "{}", f.to_json());
+        let Message::Request { id, method, .. } =
+            parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((id.get(), method.as_str()), ("7", "ping"));
+        assert_eq!(result(&id, "{}"), r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    }
+
+    #[test]
+    fn notifications_and_responses_are_told_apart() {
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Message::Notification { .. })
+        ));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Message::Response)
+        ));
+        assert!(matches!(
+            parse(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
+            Ok(Message::Request { .. })
+        ));
+    }
+}

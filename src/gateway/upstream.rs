@@ -1,0 +1,657 @@
+//! Live connections to the policy's MCP servers, shared by every chat the
+//! gateway serves.
+//!
+//! Each server is started once, on its first call, and kept: one process,
+//! one JSON-RPC connection, many calls in flight (at most
+//! [`MAX_IN_FLIGHT`] per server; more wait for a slot within the call's
+//! timeout). The client is muster's own rather than rmcp's so a call's
+//! arguments reach the server as the check wrote them (integers as the
+//! model wrote them, not as doubles) and its result comes back as the
+//! server sent it, fields muster does not model included.
+//!
+//! A server that exits, closes its stdout or answers what muster cannot
+//! read is marked down: its calls in flight fail at once, new calls fail
+//! fast naming it until a backoff has passed (1 s, doubling to 30 s), and
+//! the next call after that starts it again. A server that hangs fails
+//! only its own calls, each at its timeout. Other servers go on. Processes
+//! are started in their own process group, tied to muster, and killed with
+//! it (see `discover`'s spawn), so none is orphaned.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{Semaphore, oneshot};
+
+use crate::discover::{self, MAX_MESSAGE_BYTES, ServerSpec};
+use crate::names::escape;
+
+/// Most calls one server has in flight; more wait for a slot.
+pub const MAX_IN_FLIGHT: usize = 16;
+/// First wait before a down server is started again; it doubles per
+/// failure up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// Longest wait before a down server is started again.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How much of a server's stderr is kept to quote when it fails.
+const STDERR_KEEP: usize = 4096;
+
+/// The protocol revisions muster speaks to a server, newest first. The
+/// newest (2026-07-28) is asked for with `server/discover`; the others
+/// with the `initialize` handshake.
+pub const UPSTREAM_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-06-18"];
+
+/// Why a forwarded call got no result from its server. Each kind has a
+/// stable code ([`UpstreamError::code`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamError {
+    /// The server could not be started or initialized; it is marked down.
+    CannotStart {
+        /// What happened, with the server's own words where it gave any.
+        message: String,
+    },
+    /// The server is down after a failure, waiting out its backoff.
+    Down {
+        /// The failure that put it down.
+        message: String,
+        /// Seconds until it is started again.
+        retry_in_secs: u64,
+    },
+    /// The server exited or closed its stdout with the call in flight.
+    Exited {
+        /// How it ended.
+        message: String,
+    },
+    /// No answer within the server's timeout.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+    /// Every slot was busy for the whole timeout.
+    Busy {
+        /// The timeout.
+        after: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    Rpc {
+        /// The error's code.
+        code: i64,
+        /// The error's message, escaped.
+        message: String,
+    },
+    /// The server answered with something that is not a result object.
+    BadResponse {
+        /// What came.
+        message: String,
+    },
+}
+
+impl UpstreamError {
+    /// The stable kebab-case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            UpstreamError::CannotStart { .. } => "upstream-cannot-start",
+            UpstreamError::Down { .. } => "upstream-down",
+            UpstreamError::Exited { .. } => "upstream-exited",
+            UpstreamError::TimedOut { .. } => "upstream-timed-out",
+            UpstreamError::Busy { .. } => "upstream-busy",
+            UpstreamError::Rpc { .. } => "upstream-error",
+            UpstreamError::BadResponse { .. } => "upstream-bad-response",
+        }
+    }
+
+    /// One sentence naming `server`.
+    pub fn sentence(&self, server: &str) -> String {
+        match self {
+            UpstreamError::CannotStart { message } => {
+                format!("MCP server `{server}` could not be started: {message}")
+            }
+            UpstreamError::Down {
+                message,
+                retry_in_secs,
+            } => format!(
+                "MCP server `{server}` is down ({message}); muster starts it again in {retry_in_secs} s"
+            ),
+            UpstreamError::Exited { message } => {
+                format!("MCP server `{server}` {message} before answering")
+            }
+            UpstreamError::TimedOut { after } => {
+                format!("MCP server `{server}` did not answer within {after:?}")
+            }
+            UpstreamError::Busy { after } => format!(
+                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {after:?}; try again"
+            ),
+            UpstreamError::Rpc { code, message } => {
+                format!("MCP server `{server}` answered with error {code}: {message}")
+            }
+            UpstreamError::BadResponse { message } => {
+                format!("MCP server `{server}` answered what muster cannot read: {message}")
+            }
+        }
+    }
+}
+
+/// One message from a server, as much of it as muster routes by.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<RpcError>,
+}
+
+#[derive(Deserialize)]
+struct RpcError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+/// What a request got back.
+type Reply = Result<Box<RawValue>, UpstreamError>;
+
+/// A live connection to one started server.
+struct Conn {
+    stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    next_id: AtomicU64,
+    alive: AtomicBool,
+    /// Why it went down, once it has.
+    ended: Mutex<Option<String>>,
+    /// The negotiated revision.
+    version: Mutex<&'static str>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Set when the server said its tools changed.
+    tools_changed: Arc<AtomicBool>,
+    /// Kills the server's process group when the connection is dropped.
+    _group: discover::ProcessGroupHandle,
+}
+
+impl Conn {
+    /// Sends `method` with `params` (JSON text) and waits for the answer.
+    async fn request(&self, method: &str, params: &str, timeout: Duration) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.lock_pending().insert(id, tx);
+        let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
+        let params = with_meta(params, version);
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        if let Err(e) = self.send(&line).await {
+            self.lock_pending().remove(&id);
+            return Err(UpstreamError::Exited {
+                message: format!("closed its stdin ({e})"),
+            });
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(UpstreamError::Exited {
+                message: self.ended_text(),
+            }),
+            Err(_) => {
+                self.lock_pending().remove(&id);
+                let cancel = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
+                );
+                let _ = self.send(&cancel).await;
+                Err(UpstreamError::TimedOut { after: timeout })
+            }
+        }
+    }
+
+    async fn send(&self, line: &str) -> std::io::Result<()> {
+        let mut stdin = self.stdin.lock().await;
+        stdin.write_all(line.as_bytes()).await?;
+        stdin.write_all(b"\n").await?;
+        stdin.flush().await
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Reply>>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn ended_text(&self) -> String {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "stopped".into())
+    }
+
+    /// Marks the connection down with `why` and fails every call in flight.
+    fn end(&self, why: String) {
+        self.alive.store(false, Ordering::Release);
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if ended.is_none() {
+            *ended = Some(why.clone());
+        }
+        drop(ended);
+        for (_, tx) in self.lock_pending().drain() {
+            let _ = tx.send(Err(UpstreamError::Exited {
+                message: why.clone(),
+            }));
+        }
+    }
+}
+
+/// `params` with the 2026-07-28 request `_meta` added when that revision
+/// was negotiated (every request carries its version then).
+fn with_meta(params: &str, version: &str) -> String {
+    if version != UPSTREAM_VERSIONS[0] {
+        return params.to_string();
+    }
+    let meta = format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    );
+    match params.trim_start().strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => format!("{{{meta}}}"),
+        Some(rest) => format!("{{{meta},{rest}"),
+        None => params.to_string(),
+    }
+}
+
+/// The state of one server's connection.
+enum State {
+    /// Not started yet, or stopped cleanly.
+    Idle,
+    /// Started and answering.
+    Up(Arc<Conn>),
+    /// Failed; not started again before `until`.
+    Down {
+        until: Instant,
+        failures: u32,
+        message: String,
+    },
+}
+
+/// One server of the policy.
+struct Server {
+    spec: ServerSpec,
+    state: tokio::sync::Mutex<State>,
+    slots: Semaphore,
+    /// Calls forwarded, for the log and metrics.
+    calls: AtomicU64,
+}
+
+/// Every server a gateway forwards to, by the policy's server name.
+pub struct Upstreams {
+    servers: HashMap<String, Arc<Server>>,
+}
+
+impl std::fmt::Debug for Upstreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.servers.keys().collect();
+        names.sort();
+        f.debug_struct("Upstreams")
+            .field("servers", &names)
+            .finish()
+    }
+}
+
+impl Upstreams {
+    /// Connections (none started yet) to `specs`.
+    pub fn new(specs: Vec<ServerSpec>) -> Self {
+        let servers = specs
+            .into_iter()
+            .map(|spec| {
+                (
+                    spec.name.clone(),
+                    Arc::new(Server {
+                        spec,
+                        state: tokio::sync::Mutex::new(State::Idle),
+                        slots: Semaphore::new(MAX_IN_FLIGHT),
+                        calls: AtomicU64::new(0),
+                    }),
+                )
+            })
+            .collect();
+        Self { servers }
+    }
+
+    /// Whether `server` is one of them.
+    pub fn has(&self, server: &str) -> bool {
+        self.servers.contains_key(server)
+    }
+
+    /// Calls `tool` on `server` with `arguments` (a JSON object's text, sent
+    /// byte for byte) and returns the call's `result` as the server sent it.
+    ///
+    /// # Errors
+    /// An [`UpstreamError`]; a result with `isError` is not one (the model
+    /// reads it).
+    pub async fn call(&self, server: &str, tool: &str, arguments: &str) -> Reply {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        let timeout = server.spec.timeout;
+        let started = Instant::now();
+        let Ok(Ok(_slot)) = tokio::time::timeout(timeout, server.slots.acquire()).await else {
+            return Err(UpstreamError::Busy { after: timeout });
+        };
+        let conn = server.connect().await?;
+        server.calls.fetch_add(1, Ordering::Relaxed);
+        let name = serde_json::to_string(tool).unwrap_or_default();
+        let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
+        let left = timeout.saturating_sub(started.elapsed());
+        let reply = conn.request("tools/call", &params, left).await;
+        if !conn.alive.load(Ordering::Acquire) {
+            server.went_down(&conn).await;
+        }
+        match reply {
+            Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(raw),
+            Ok(raw) => Err(UpstreamError::BadResponse {
+                message: format!("a result that is not an object: {}", short(raw.get())),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stops every started server (closing stdin, then killing its group).
+    pub async fn shutdown(&self) {
+        for server in self.servers.values() {
+            let mut state = server.state.lock().await;
+            *state = State::Idle;
+        }
+    }
+}
+
+impl Server {
+    /// The live connection, starting the server when it is not up and its
+    /// backoff (if any) has passed.
+    async fn connect(&self) -> Result<Arc<Conn>, UpstreamError> {
+        let mut state = self.state.lock().await;
+        match &*state {
+            State::Up(conn) if conn.alive.load(Ordering::Acquire) => return Ok(conn.clone()),
+            State::Down { until, message, .. } if Instant::now() < *until => {
+                return Err(UpstreamError::Down {
+                    message: message.clone(),
+                    retry_in_secs: until.saturating_duration_since(Instant::now()).as_secs() + 1,
+                });
+            }
+            _ => {}
+        }
+        let failures = match &*state {
+            State::Down { failures, .. } => *failures,
+            State::Up(_) => 1,
+            State::Idle => 0,
+        };
+        match tokio::time::timeout(self.spec.timeout, start(&self.spec)).await {
+            Ok(Ok(conn)) => {
+                *state = State::Up(conn.clone());
+                Ok(conn)
+            }
+            Ok(Err(message)) => {
+                *state = down(failures, message.clone());
+                Err(UpstreamError::CannotStart { message })
+            }
+            Err(_) => {
+                let message = format!("did not initialize within {:?}", self.spec.timeout);
+                *state = down(failures, message.clone());
+                Err(UpstreamError::CannotStart { message })
+            }
+        }
+    }
+
+    /// Marks the server down after `conn` ended, unless a newer connection
+    /// replaced it already.
+    async fn went_down(&self, conn: &Arc<Conn>) {
+        let mut state = self.state.lock().await;
+        if let State::Up(current) = &*state
+            && Arc::ptr_eq(current, conn)
+        {
+            *state = down(0, conn.ended_text());
+        }
+    }
+}
+
+fn down(failures: u32, message: String) -> State {
+    let wait = FIRST_BACKOFF
+        .saturating_mul(1u32 << failures.min(5))
+        .min(MAX_BACKOFF);
+    State::Down {
+        until: Instant::now() + wait,
+        failures: failures.saturating_add(1),
+        message,
+    }
+}
+
+fn short(text: &str) -> String {
+    escape(&text.chars().take(200).collect::<String>())
+}
+
+/// Starts the server and negotiates a revision: `server/discover` for
+/// 2026-07-28, else the `initialize` handshake at the newest revision the
+/// server answers with.
+async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    let spawned = discover::spawn(spec).map_err(|f| f.message)?;
+    let discover::Spawned {
+        child,
+        stdin,
+        stdout,
+        mut stderr,
+        group,
+    } = spawned;
+    let stderr_buf = Arc::new(Mutex::new(Vec::new()));
+    let keep = stderr_buf.clone();
+    tokio::spawn(async move {
+        let mut chunk = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut chunk).await {
+            if n == 0 {
+                break;
+            }
+            let mut buf = keep.lock().unwrap_or_else(|e| e.into_inner());
+            buf.extend_from_slice(&chunk[..n]);
+            let excess = buf.len().saturating_sub(STDERR_KEEP);
+            buf.drain(..excess);
+        }
+    });
+    let conn = Arc::new(Conn {
+        stdin: tokio::sync::Mutex::new(stdin),
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicU64::new(1),
+        alive: AtomicBool::new(true),
+        ended: Mutex::new(None),
+        version: Mutex::new(UPSTREAM_VERSIONS[1]),
+        stderr: stderr_buf,
+        tools_changed: Arc::new(AtomicBool::new(false)),
+        _group: discover::ProcessGroupHandle::new(group, child),
+    });
+    tokio::spawn(read_replies(conn.clone(), stdout));
+    let timeout = spec.timeout;
+    let fail = |conn: &Conn, what: String| {
+        let tail = conn.stderr_tail();
+        conn.end(what.clone());
+        format!("{what}{tail}")
+    };
+    // 2026-07-28 first: a server that does not know server/discover
+    // answers with an error (or an empty result) and is asked to
+    // initialize instead.
+    let discover = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+    let modern = match conn.request("server/discover", discover, timeout).await {
+        Ok(raw) => supports_modern(raw.get()),
+        Err(UpstreamError::Rpc { .. }) => false,
+        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
+    };
+    if modern {
+        *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = UPSTREAM_VERSIONS[0];
+        return Ok(conn);
+    }
+    let init = format!(
+        r#"{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"muster","version":"{}"}}}}"#,
+        UPSTREAM_VERSIONS[1],
+        env!("CARGO_PKG_VERSION")
+    );
+    let answer = match conn.request("initialize", &init, timeout).await {
+        Ok(raw) => raw,
+        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
+    };
+    #[derive(Deserialize)]
+    struct Init {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let version = match serde_json::from_str::<Init>(answer.get()) {
+        Ok(init) => init.protocol_version,
+        Err(e) => {
+            return Err(fail(
+                &conn,
+                format!("answered initialize without a protocolVersion ({e})"),
+            ));
+        }
+    };
+    let Some(&known) = UPSTREAM_VERSIONS[1..].iter().find(|v| **v == version) else {
+        return Err(fail(
+            &conn,
+            format!(
+                "answered initialize with protocol revision {:?}; muster speaks {}",
+                short(&version),
+                UPSTREAM_VERSIONS.join(", ")
+            ),
+        ));
+    };
+    *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = known;
+    if conn
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await
+        .is_err()
+    {
+        return Err(fail(&conn, "closed its stdin after initialize".into()));
+    }
+    Ok(conn)
+}
+
+/// Whether a `server/discover` result lists 2026-07-28.
+fn supports_modern(result: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Discovered {
+        #[serde(rename = "supportedVersions", default)]
+        supported: Vec<String>,
+    }
+    serde_json::from_str::<Discovered>(result)
+        .is_ok_and(|d| d.supported.iter().any(|v| v == UPSTREAM_VERSIONS[0]))
+}
+
+impl Conn {
+    /// The last lines of the server's stderr, escaped, for a failure.
+    fn stderr_tail(&self) -> String {
+        let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let text = String::from_utf8_lossy(&err);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if lines.is_empty() {
+            return String::new();
+        }
+        let last = &lines[lines.len().saturating_sub(3)..];
+        format!("; its stderr ends with: {}", escape(&last.join(" | ")))
+    }
+}
+
+/// Reads the server's stdout line by line and routes each answer to the
+/// call waiting for it, until the server closes stdout.
+async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    let why = loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_MESSAGE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await;
+        match read {
+            Ok(0) => break "exited (closed its stdout)".to_string(),
+            Err(e) => break format!("could not be read ({e})"),
+            Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
+                break format!("sent a message over {MAX_MESSAGE_BYTES} bytes");
+            }
+            Ok(_) => route(&conn, &line),
+        }
+    };
+    let why = format!("{why}{}", conn.stderr_tail());
+    conn.end(why);
+}
+
+/// Routes one line: a response to its call, a tools change to the flag;
+/// anything else (logs, progress, requests muster does not serve) is
+/// dropped.
+fn route(conn: &Conn, line: &[u8]) {
+    let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
+        return;
+    };
+    match (&msg.method, &msg.id) {
+        (Some(method), None) if method == "notifications/tools/list_changed" => {
+            conn.tools_changed.store(true, Ordering::Release);
+        }
+        (None, Some(Value::Number(id))) => {
+            let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
+                return;
+            };
+            let reply = match (msg.result, msg.error) {
+                (Some(result), _) => Ok(result.to_owned()),
+                (None, Some(error)) => Err(UpstreamError::Rpc {
+                    code: error.code,
+                    message: escape(&error.message),
+                }),
+                (None, None) => Err(UpstreamError::BadResponse {
+                    message: "a response with neither result nor error".into(),
+                }),
+            };
+            let _ = tx.send(reply);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_added_only_for_the_newest_revision() {
+        assert_eq!(with_meta("{}", "2025-11-25"), "{}");
+        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28");
+        let v: Value = serde_json::from_str(&with).unwrap();
+        assert_eq!(v["name"], "t");
+        assert_eq!(
+            v["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let empty: Value = serde_json::from_str(&with_meta("{}", "2026-07-28")).unwrap();
+        assert!(empty["_meta"].is_object());
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap() {
+        let wait = |failures| match down(failures, String::new()) {
+            State::Down { until, .. } => until.saturating_duration_since(Instant::now()),
+            _ => unreachable!(),
+        };
+        assert!(wait(0) <= FIRST_BACKOFF);
+        assert!(wait(1) > FIRST_BACKOFF);
+        assert!(wait(10) <= MAX_BACKOFF);
+    }
+
+    #[test]
+    fn discover_results_are_read_for_the_newest_revision() {
+        assert!(supports_modern(
+            r#"{"supportedVersions":["2025-11-25","2026-07-28"]}"#
+        ));
+        assert!(!supports_modern(r#"{"supportedVersions":["2025-11-25"]}"#));
+        assert!(!supports_modern("{}"));
+    }
+}

@@ -1,0 +1,265 @@
+//! `/mcp`: the gateway over Streamable HTTP (docs/gateway.md).
+//!
+//! A chat is addressed two ways, and what a client addresses stays stable:
+//! - `/mcp/chats/{id}`: the chat is the path. The first message to a new id
+//!   starts it; every later one, from any connection or replica sharing
+//!   the session store, sees the same list.
+//! - `/mcp`: the chat is the `Mcp-Session-Id` header, as 2025 clients keep
+//!   it: `initialize` without one starts a chat and answers its id in the
+//!   header; a request without one is refused; DELETE ends the chat.
+//!
+//! Either way `?agent=NAME` picks the agent a new chat is planned for.
+//! Each POST carries one JSON-RPC message. A request is answered with
+//! `application/json`, or, when it changed the chat's tool list and the
+//! client accepts `text/event-stream`, with a stream holding
+//! `notifications/tools/list_changed` and then the answer. Notifications
+//! and responses get 202. There is no GET stream (405): the only
+//! notification the gateway sends rides on the POST that caused it.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::Uri;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+
+use crate::gateway::{Gateway, Reply, rpc};
+
+/// The header a 2025 client keeps its chat in.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The agent `?agent=NAME` picks for a new chat.
+fn agent(uri: &Uri) -> Option<String> {
+    uri.query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("agent="))
+        .map(str::to_string)
+}
+
+/// The `/mcp` routes, with their own body limit and no request timeout:
+/// a forwarded call takes as long as its server's `timeout_secs` allows.
+pub fn routes(gateway: Arc<Gateway>, body_limit: usize) -> Router {
+    Router::new()
+        .route("/mcp", post(post_root).delete(delete_root).get(no_stream))
+        .route(
+            "/mcp/chats/{chat}",
+            post(post_chat).delete(delete_chat).get(no_stream),
+        )
+        .layer(DefaultBodyLimit::max(
+            body_limit.min(rpc::MAX_MESSAGE_BYTES),
+        ))
+        .with_state(gateway)
+}
+
+/// A JSON-RPC error as an HTTP answer with `status`.
+fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = rpc::Failure::new(None, code, message).to_json();
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// Refuses a browser page on another site (DNS rebinding): a request that
+/// carries an `Origin` must come from a loopback origin.
+fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let text = origin.to_str().unwrap_or_default();
+    let host = text
+        .split_once("://")
+        .map_or(text, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.split_once(']'))
+        .map_or_else(|| host.split(':').next().unwrap_or_default(), |(h, _)| h);
+    if matches!(host, "localhost" | "127.0.0.1" | "::1") {
+        return Ok(());
+    }
+    Err(Box::new(rpc_error(
+        StatusCode::FORBIDDEN,
+        rpc::INVALID_REQUEST,
+        format!(
+            "requests from origin {:?} are refused: only loopback origins may call /mcp from a browser",
+            crate::names::escape(text)
+        ),
+    )))
+}
+
+fn store_failed(e: &crate::Error) -> Response {
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        rpc::INTERNAL_ERROR,
+        e.to_string(),
+    )
+}
+
+async fn post_root(
+    State(gateway): State<Arc<Gateway>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(refused) = origin_ok(&headers) {
+        return *refused;
+    }
+    let given = headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let chat = match given {
+        Some(chat) => match gateway.has_chat(&chat) {
+            Ok(true) => chat,
+            Ok(false) => {
+                return rpc_error(
+                    StatusCode::NOT_FOUND,
+                    rpc::CHAT_NOT_FOUND,
+                    format!(
+                        "no chat {:?} is kept (ended or expired): initialize again without Mcp-Session-Id",
+                        crate::names::escape(&chat)
+                    ),
+                );
+            }
+            Err(e) => return store_failed(&e),
+        },
+        None => {
+            let initialize = matches!(
+                rpc::parse(&body),
+                Ok(rpc::Message::Request { ref method, .. }) if method == "initialize"
+            );
+            if !initialize {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    rpc::INVALID_REQUEST,
+                    "no Mcp-Session-Id header: send initialize first and keep the id it answers, or address a chat by path at /mcp/chats/{id}".into(),
+                );
+            }
+            match gateway.open_chat(None, agent(&uri).as_deref()) {
+                Ok(chat) => chat,
+                Err(e) if e.kind() == crate::ErrorKind::Usage => {
+                    return rpc_error(StatusCode::BAD_REQUEST, rpc::INVALID_PARAMS, e.to_string());
+                }
+                Err(e) => return store_failed(&e),
+            }
+        }
+    };
+    let reply = gateway.handle(&chat, &body).await;
+    answer(reply, &headers, Some(&chat))
+}
+
+async fn post_chat(
+    State(gateway): State<Arc<Gateway>>,
+    Path(chat): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err(refused) = origin_ok(&headers) {
+        return *refused;
+    }
+    match gateway.has_chat(&chat) {
+        Ok(true) => {}
+        Ok(false) => match gateway.open_chat(Some(chat.clone()), agent(&uri).as_deref()) {
+            Ok(_) => {}
+            Err(e) if e.kind() == crate::ErrorKind::Usage => {
+                return rpc_error(StatusCode::BAD_REQUEST, rpc::INVALID_PARAMS, e.to_string());
+            }
+            // Another request started it first.
+            Err(_) if gateway.has_chat(&chat).unwrap_or(false) => {}
+            Err(e) => return store_failed(&e),
+        },
+        Err(e) => return store_failed(&e),
+    }
+    let reply = gateway.handle(&chat, &body).await;
+    answer(reply, &headers, None)
+}
+
+/// The HTTP answer for `reply`.
+fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response {
+    let Some(response) = reply.response else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let streams = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/event-stream"));
+    let mut out = if reply.list_changed && streams {
+        let notification = rpc::notification("notifications/tools/list_changed");
+        let body =
+            format!("event: message\ndata: {notification}\n\nevent: message\ndata: {response}\n\n");
+        (
+            [
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/event-stream"),
+                ),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            body,
+        )
+            .into_response()
+    } else {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            response,
+        )
+            .into_response()
+    };
+    if let Some(id) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        out.headers_mut().insert(SESSION_HEADER, id);
+    }
+    out
+}
+
+async fn delete_root(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+    let Some(chat) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            rpc::INVALID_REQUEST,
+            "DELETE /mcp ends the chat its Mcp-Session-Id header names; there is none".into(),
+        );
+    };
+    end(&gateway, chat)
+}
+
+async fn delete_chat(State(gateway): State<Arc<Gateway>>, Path(chat): Path<String>) -> Response {
+    end(&gateway, &chat)
+}
+
+fn end(gateway: &Gateway, chat: &str) -> Response {
+    match gateway.close_chat(chat) {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => rpc_error(
+            StatusCode::NOT_FOUND,
+            rpc::CHAT_NOT_FOUND,
+            format!("no chat {:?} is kept", crate::names::escape(chat)),
+        ),
+        Err(e) => store_failed(&e),
+    }
+}
+
+async fn no_stream() -> Response {
+    let mut out = rpc_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        rpc::INVALID_REQUEST,
+        "muster's gateway opens no GET stream: its one notification, tools/list_changed, rides on the POST of the load that caused it".into(),
+    );
+    out.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    out
+}

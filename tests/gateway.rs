@@ -1,0 +1,514 @@
+//! muster as an MCP gateway, driven by clients nobody here wrote: the
+//! official MCP Python SDK (pip `mcp`) and the MCP Inspector's CLI (npm
+//! `@modelcontextprotocol/inspector`), in front of the real reference
+//! servers from npm. The flow a host goes through: list, call the control
+//! tool, be told the list changed, call the loaded tool, read the real
+//! server's answer; a refused call provably never reaches its server; a
+//! fixed `params` value is what the server received.
+//!
+//! Needs node, npm and python3 with pip; the pinned packages are installed
+//! on first use.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{Fixture, inspector, python_sdk, reference_server, stdout};
+use serde_json::{Value, json};
+
+const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
+
+/// A policy over the memory and everything reference servers (and, with
+/// `extra`, more server blocks), eight items so the memory tools are
+/// mostly deferred, one configured tool the gateway leaves to the host,
+/// and a fixed `message` for `echo`; already discovered.
+fn setup(extra: &str) -> Fixture {
+    let memory = reference_server("server-memory");
+    let everything = reference_server("server-everything");
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[caps]\nitems = 8\ntokens = 9000\n[deferral]\nenabled = true\n\
+             [[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+        ),
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"math.calculate\"\ndescription = \"Evaluate.\"\n",
+        ),
+    ]);
+    let graph = fx.path().join("graph.jsonl");
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"memory\"\ncommand = [\"node\", {memory:?}]\nsnapshot = \"memory.json\"\n\
+             env = {{ MEMORY_FILE_PATH = {graph:?} }}\n\n\
+             [[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
+             allow = [\"echo\", \"get-sum\", \"get-env\", \"get-structured-content\", \"trigger-long-running-operation\"]\n\n\
+             [mcp.params.echo]\nmessage = {{ value = \"fixed by policy\" }}\n\n{extra}"
+        ),
+    );
+    stdout(fx.path(), &["discover"], 0);
+    fx
+}
+
+fn run_python(args: &[&str], dir: &Path) -> Value {
+    let python = python_sdk();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/flow.py");
+    let out = Command::new(python)
+        .arg(script)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run the MCP Python SDK client");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// What every transport must show for the flow `flow.py` drives.
+fn assert_flow(seen: &Value) {
+    let names = |key: &str| -> Vec<String> {
+        seen[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key}: {seen}"))
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = names("first_list");
+    assert_eq!(first[0], "tools__load", "the control tool leads: {first:?}");
+    assert_eq!(first.len(), 8, "the item cap holds: {first:?}");
+    assert!(
+        !first.iter().any(|n| n.contains("math")),
+        "configured tools are left to the host: {first:?}"
+    );
+    assert!(!first.contains(&"mcp__memory__read_graph".to_string()));
+    assert!(
+        seen["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("math.calculate"),
+        "the start says which tools the host keeps: {seen}"
+    );
+    assert_eq!(seen["early"]["is_error"], true, "{seen}");
+    assert!(
+        seen["early"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("call \"tools__load\""),
+        "{seen}"
+    );
+    assert_eq!(seen["load"]["is_error"], false, "{seen}");
+    assert_eq!(seen["notifications"], json!(["tools/list_changed"]));
+    let second = names("second_list");
+    assert_eq!(&second[..8], &first[..], "a load appends: {second:?}");
+    assert_eq!(second[8], "mcp__memory__read_graph");
+    // Refused before the server: nothing was created.
+    assert_eq!(seen["refused"]["is_error"], true, "{seen}");
+    assert_eq!(
+        seen["refused"]["meta"]["check"]["problems"][0]["code"],
+        "wrong-type"
+    );
+    let empty: Value = serde_json::from_str(seen["graph_after_refused"].as_str().unwrap()).unwrap();
+    assert_eq!(empty["entities"], json!([]), "{seen}");
+    assert_eq!(seen["created"]["is_error"], false, "{seen}");
+    let graph: Value = serde_json::from_str(seen["graph_after_created"].as_str().unwrap()).unwrap();
+    assert_eq!(graph["entities"][0]["name"], "Ada", "{seen}");
+    // The fixed value rode: the model sent nothing.
+    assert_eq!(seen["echo"]["text"], "Echo: fixed by policy", "{seen}");
+    assert_eq!(seen["sum"]["text"], "The sum of 2 and 3 is 5.", "{seen}");
+    assert_eq!(seen["unknown"]["code"], -32602, "{seen}");
+}
+
+#[test]
+fn the_python_sdk_runs_the_whole_flow_over_stdio() {
+    let fx = setup("");
+    let policies = fx.policies();
+    let seen = run_python(&["stdio", MUSTER, policies.to_str().unwrap()], fx.path());
+    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_flow(&seen);
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_over_stdio() {
+    let fx = setup("");
+    // The inspector prints the result, and exits 1 after a result with
+    // `isError` (printing its own error after the result).
+    let cli = |args: &[&str], ok: bool| -> Value {
+        let out = Command::new(inspector())
+            .arg("--cli")
+            .args([MUSTER, "mcp", "--policies"])
+            .arg(fx.policies())
+            .args(args)
+            .current_dir(fx.path())
+            .output()
+            .expect("run the MCP Inspector CLI");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.success(),
+            ok,
+            "inspector: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let first = serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .next();
+        first
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("no JSON result: {text}"))
+    };
+    let listed = cli(&["--method", "tools/list"], true);
+    let tools = listed["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 8, "{listed}");
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__everything__echo")
+        .expect("echo is offered");
+    assert_eq!(
+        echo["inputSchema"]["properties"],
+        json!({}),
+        "the fixed argument is hidden from the model: {echo}"
+    );
+    let sum = cli(
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "mcp__everything__get-sum",
+            "--tool-arg",
+            "a=2",
+            "--tool-arg",
+            "b=40",
+        ],
+        true,
+    );
+    assert_eq!(
+        sum["content"][0]["text"], "The sum of 2 and 40 is 42.",
+        "{sum}"
+    );
+    let refused = cli(
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "mcp__everything__get-sum",
+            "--tool-arg",
+            "a=2",
+        ],
+        false,
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["_meta"]["dev.muster/gateway"]["check"]["problems"][0]["code"],
+        "missing-argument"
+    );
+}
+
+/// A `muster mcp` process with piped stdio, stopped on drop.
+struct Piped {
+    child: std::process::Child,
+    lines: BufReader<std::process::ChildStdout>,
+}
+
+impl Piped {
+    fn start(policies: &Path) -> Self {
+        let mut child = Command::new(MUSTER)
+            .args(["mcp", "--policies"])
+            .arg(policies)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start muster mcp");
+        let lines = BufReader::new(child.stdout.take().unwrap());
+        Self { child, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.lines.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn ask(&mut self, line: &str) -> Value {
+        self.send(line);
+        self.read()
+    }
+}
+
+impl Drop for Piped {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn bad_json_rpc_gets_its_codes_and_the_gateway_keeps_serving() {
+    let fx = setup("");
+    let mut gw = Piped::start(&fx.policies());
+    let code = |v: &Value| v["error"]["code"].as_i64().unwrap_or_else(|| panic!("{v}"));
+    let parse = gw.ask("{not json");
+    assert_eq!((code(&parse), &parse["id"]), (-32700, &Value::Null));
+    let batch = gw.ask(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(code(&batch), -32600);
+    let version = gw.ask(r#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#);
+    assert_eq!((code(&version), &version["id"]), (-32600, &json!(2)));
+    let null_id = gw.ask(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#);
+    assert_eq!(code(&null_id), -32600);
+    let unknown = gw.ask(r#"{"jsonrpc":"2.0","id":"m","method":"resources/list"}"#);
+    assert_eq!((code(&unknown), &unknown["id"]), (-32601, &json!("m")));
+    let no_name = gw.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#);
+    assert_eq!(code(&no_name), -32602);
+    let args = gw.ask(
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcp__everything__echo","arguments":[1]}}"#,
+    );
+    assert_eq!(code(&args), -32602);
+    let init = gw.ask(r#"{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}"#);
+    assert_eq!(code(&init), -32602);
+    let cursor =
+        gw.ask(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"x"}}"#);
+    assert_eq!(code(&cursor), -32602);
+    // A notification gets no answer; the next request still does.
+    gw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let ping = gw.ask(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+    let sum = gw.ask(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"mcp__everything__get-sum","arguments":{"a":1,"b":2}}}"#,
+    );
+    assert_eq!(
+        sum["result"]["content"][0]["text"],
+        "The sum of 1 and 2 is 3."
+    );
+}
+
+#[test]
+fn a_hung_or_dead_server_fails_only_its_own_calls() {
+    let scripted =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let extra = format!(
+        "[[mcp]]\nname = \"slow\"\ncommand = [\"node\", {s:?}, \"hang-calls\"]\nsnapshot = \"slow.json\"\ntimeout_secs = 2\npriority = 10\n\n\
+         [[mcp]]\nname = \"dies\"\ncommand = [\"node\", {s:?}, \"exits-calling\"]\nsnapshot = \"dies.json\"\npriority = 10\n",
+        s = scripted.to_str().unwrap()
+    );
+    let fx = setup(&extra);
+    let mut gw = Piped::start(&fx.policies());
+    let call = |id: u32, name: &str, args: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+        )
+    };
+    let hung = gw.ask(&call(1, "mcp__slow__alpha", r#"{"q":"x"}"#));
+    assert_eq!(hung["result"]["isError"], true, "{hung}");
+    let meta = &hung["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(
+        (meta["code"].as_str(), meta["server"].as_str()),
+        (Some("upstream-timed-out"), Some("slow"))
+    );
+    let dead = gw.ask(&call(2, "mcp__dies__alpha", r#"{"q":"x"}"#));
+    let meta = &dead["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(meta["code"], "upstream-exited", "{dead}");
+    let text = dead["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("`dies`") && text.contains("exited"), "{text}");
+    // Within its backoff the dead server fails fast, by name.
+    let again = gw.ask(&call(3, "mcp__dies__alpha", r#"{"q":"x"}"#));
+    let meta = &again["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(meta["code"], "upstream-down", "{again}");
+    // The other servers go on.
+    let sum = gw.ask(&call(4, "mcp__everything__get-sum", r#"{"a":20,"b":22}"#));
+    assert_eq!(
+        sum["result"]["content"][0]["text"],
+        "The sum of 20 and 22 is 42."
+    );
+}
+
+/// A running `muster serve` on a free loopback port, stopped on drop.
+struct Serve {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(fx: &Fixture) -> Self {
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("muster serve ended before it started")
+                .unwrap();
+            let Ok(log) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if log["event"] == "start" {
+                break log["addr"]
+                    .as_str()
+                    .expect("the start names its address")
+                    .to_string();
+            }
+        };
+        // Keep draining stderr so the service never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_python_sdk_runs_the_whole_flow_over_streamable_http() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let seen = run_python(&["http", &serve.url("/mcp")], fx.path());
+    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_flow(&seen);
+}
+
+#[test]
+fn the_inspector_cli_keeps_a_chat_addressed_by_path_over_http() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let chat = serve.url("/mcp/chats/inspector-chat");
+    let cli = |args: &[&str]| -> Value {
+        let out = Command::new(inspector())
+            .args(["--cli", &chat, "--transport", "http"])
+            .args(args)
+            .current_dir(fx.path())
+            .output()
+            .expect("run the MCP Inspector CLI");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "inspector: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let names = |listed: &Value| -> Vec<String> {
+        listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let before = names(&cli(&["--method", "tools/list"]));
+    assert_eq!(before.len(), 8, "{before:?}");
+    let loaded = cli(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "tools__load",
+        "--tool-arg",
+        "query=mcp__memory__read_graph",
+    ]);
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    // A new connection to the same path sees the load.
+    let after = names(&cli(&["--method", "tools/list"]));
+    assert_eq!(after.len(), 9, "{after:?}");
+    assert_eq!(after[8], "mcp__memory__read_graph");
+    let graph = cli(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "mcp__memory__read_graph",
+    ]);
+    assert!(
+        graph["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("entities"),
+        "{graph}"
+    );
+}
+
+#[test]
+fn the_http_transport_refuses_what_it_cannot_serve() {
+    let fx = setup("");
+    let serve = Serve::start(&fx);
+    let client = reqwest::blocking::Client::new();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let post = |path: &str, body: &str, headers: &[(&str, &str)]| {
+        let mut request = client
+            .post(serve.url(path))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let response = request.send().expect("POST");
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, session, response.text().unwrap())
+    };
+    let get = client.get(serve.url("/mcp")).send().unwrap();
+    assert_eq!(get.status().as_u16(), 405);
+    // No session and not initialize.
+    let (status, _, body) = post("/mcp", ping, &[]);
+    assert_eq!(status, 400, "{body}");
+    let (status, _, body) = post("/mcp", ping, &[("mcp-session-id", "gone")]);
+    assert_eq!(status, 404, "{body}");
+    let (status, _, body) = post("/mcp/chats/a", ping, &[("origin", "https://evil.example")]);
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = post("/mcp/chats/bad%20id", ping, &[]);
+    assert_eq!(status, 400, "{body}");
+    // Initialize starts a chat; its id is the session; DELETE ends it.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, session, body) = post("/mcp", init, &[]);
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("initialize answers Mcp-Session-Id");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["result"]["protocolVersion"], "2025-06-18");
+    let (status, _, _) = post(
+        "/mcp",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &[("mcp-session-id", &session)],
+    );
+    assert_eq!(status, 202);
+    let (status, _, body) = post("/mcp", "{oops", &[("mcp-session-id", &session)]);
+    assert_eq!(status, 200, "a JSON-RPC error rides a 200: {body}");
+    let parse: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(parse["error"]["code"], -32700);
+    let deleted = client
+        .delete(serve.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 204);
+    let (status, _, _) = post("/mcp", ping, &[("mcp-session-id", &session)]);
+    assert_eq!(status, 404);
+}
