@@ -12,6 +12,7 @@ use crate::catalog::{Catalog, Selection};
 use crate::check::{self, CheckOptions, OfferedPlan, Report, Turn, Verdict};
 use crate::contract::{Explanation, PLAN_CHANGED_FORMAT_VERSION, PlanChanged, PlanChangedCode};
 use crate::contract::{LoadAnswer, LoadStatus, ResumeReport, ResumeStatus, SessionDocument};
+use crate::error::code;
 use crate::error::{Error, ErrorKind};
 use crate::explain;
 use crate::gate::{self, Gate, GateResult};
@@ -22,7 +23,6 @@ use crate::session::{self, Live, LoadRequest, Opened};
 use crate::tokens::TokenCache;
 use serde::Serialize;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Pretty JSON with a trailing newline: the one way muster renders a
 /// machine answer.
@@ -230,16 +230,34 @@ pub fn gates(
     caps: (Option<u32>, Option<u32>),
     cache: &mut TokenCache,
 ) -> Result<Vec<GateResult>, Error> {
+    Ok(gates_until(inputs, gates, caps, cache, &mut || false)?.unwrap_or_default())
+}
+
+/// [`gates`] that asks `stop` before each gate and gives up, `Ok(None)`,
+/// the first time it says yes.
+///
+/// # Errors
+/// As [`gates`].
+pub fn gates_until(
+    inputs: &Inputs,
+    gates: &[Gate],
+    caps: (Option<u32>, Option<u32>),
+    cache: &mut TokenCache,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Vec<GateResult>>, Error> {
     let mut results = Vec::new();
     let mut problems = Vec::new();
     for g in gates {
+        if stop() {
+            return Ok(None);
+        }
         match gate::run_cached(inputs, g, caps, cache) {
             Ok(result) => results.push(result),
             Err(err) => problems.extend(err.problems().iter().cloned()),
         }
     }
     if problems.is_empty() {
-        Ok(results)
+        Ok(Some(results))
     } else {
         Err(Error::many(ErrorKind::Input, problems))
     }
@@ -314,7 +332,7 @@ pub fn offered_now(
     if crate::canon::parse_labelled_hex(fingerprint).is_none() {
         return Err(Error::new(
             ErrorKind::Usage,
-            crate::error::Problem::new(format!(
+            crate::error::Problem::coded(code::INVALID_FINGERPRINT, format!(
                 "fingerprint {fingerprint:?} is not `sha256:` and 64 lowercase hex digits"
             ))
             .in_file("fingerprint")
@@ -352,6 +370,22 @@ pub fn check(
     Ok(check::check_turn(offered, &turn, options).into_owned())
 }
 
+/// [`check`] that asks `stop` before each call and gives up, `Ok(None)`,
+/// once it says yes (see [`check::check_turn_until`]).
+///
+/// # Errors
+/// As [`check`].
+pub fn check_until(
+    offered: &OfferedPlan,
+    turn: &str,
+    turn_file: &Path,
+    options: &CheckOptions,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Report<'static>>, Error> {
+    let turn = Turn::from_json(turn, turn_file)?;
+    Ok(check::check_turn_until(offered, &turn, options, stop).map(Report::into_owned))
+}
+
 /// `session search --queries`: one compact JSON line of results per query,
 /// in order.
 pub fn search_lines<'q>(
@@ -359,21 +393,22 @@ pub fn search_lines<'q>(
     queries: impl IntoIterator<Item = &'q str>,
     limit: usize,
 ) -> String {
-    search_lines_until(live, queries, limit, &AtomicBool::new(false)).unwrap_or_default()
+    search_lines_until(live, queries, limit, &mut || false).unwrap_or_default()
 }
 
-/// [`search_lines`] that checks `stop` before each query and gives up,
-/// `None`, once it is set: the service sets it when the request has been
-/// answered (the timeout's 503) or dropped, so the work stops with it.
+/// [`search_lines`] that asks `stop` before each query and gives up,
+/// `None`, the first time it says yes: the service's says yes once the
+/// request has been answered (the timeout's 503) or dropped, so the work
+/// stops with it.
 pub fn search_lines_until<'q>(
     live: &Live,
     queries: impl IntoIterator<Item = &'q str>,
     limit: usize,
-    stop: &AtomicBool,
+    stop: &mut dyn FnMut() -> bool,
 ) -> Option<String> {
     let mut out = String::new();
     for query in queries {
-        if stop.load(Ordering::Relaxed) {
+        if stop() {
             return None;
         }
         let results = live.search(query, limit);

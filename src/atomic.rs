@@ -19,6 +19,7 @@
 //!   permission bits (a `0600` document stays `0600`). A new file gets what
 //!   `File::create` would give: `0666` less the umask.
 
+use crate::error::code;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -119,7 +120,7 @@ impl Target {
         }
         Err(Error::new(
             ErrorKind::Io,
-            Problem::new(format!(
+            Problem::coded(code::WRITE_FAILED, format!(
                 "cannot write {}: more than {MAX_LINKS} symbolic links lead from it, or they loop",
                 path.display()
             ))
@@ -193,7 +194,7 @@ impl DirLock {
         let locked = |e: std::io::Error| {
             Error::new(
                 ErrorKind::Io,
-                Problem::new(format!(
+                Problem::coded(code::WRITE_FAILED, format!(
                     "cannot lock the directory {} for writing: {e}",
                     dir.display()
                 ))

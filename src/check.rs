@@ -252,6 +252,27 @@ pub fn check_turn<'t>(plan: &OfferedPlan, turn: &'t Turn, options: &CheckOptions
     check_turn_with(plan, turn, options, true)
 }
 
+/// [`check_turn`] that asks `stop` before each call and gives up, `None`,
+/// the first time it says yes: the service stops a turn's work once its
+/// request was answered (the timeout's 503) or dropped, so a turn of many
+/// calls keeps no thread busy for nobody. `stop` is asked once per call,
+/// before the call is checked.
+pub fn check_turn_until<'t>(
+    plan: &OfferedPlan,
+    turn: &'t Turn,
+    options: &CheckOptions,
+    stop: &mut dyn FnMut() -> bool,
+) -> Option<Report<'t>> {
+    let mut calls = Vec::with_capacity(turn.calls.len());
+    for call in &turn.calls {
+        if stop() {
+            return None;
+        }
+        calls.push(checked(plan, call, options, true));
+    }
+    Some(verdict(turn, calls))
+}
+
 /// [`check_turn`], with the quick pass for calls that go through as sent (`quick`) or without
 /// it, so tests can show both give the same report.
 fn check_turn_with<'t>(
@@ -260,19 +281,33 @@ fn check_turn_with<'t>(
     options: &CheckOptions,
     quick: bool,
 ) -> Report<'t> {
-    let mut calls: Vec<CallReport<'t>> = turn
+    let calls = turn
         .calls
         .iter()
-        .map(|call| {
-            let mut report = check_call(plan, call, options, quick);
-            report.tool = plan.tool(&call.name).map(|t| ResolvedTool {
-                name: t.name.clone(),
-                provider_name: t.provider_name.clone(),
-                mcp: t.mcp.clone(),
-            });
-            report
-        })
+        .map(|call| checked(plan, call, options, quick))
         .collect();
+    verdict(turn, calls)
+}
+
+/// One call's report, naming the offered tool it resolved to.
+fn checked<'t>(
+    plan: &OfferedPlan,
+    call: &'t Call,
+    options: &CheckOptions,
+    quick: bool,
+) -> CallReport<'t> {
+    let mut report = check_call(plan, call, options, quick);
+    report.tool = plan.tool(&call.name).map(|t| ResolvedTool {
+        name: t.name.clone(),
+        provider_name: t.provider_name.clone(),
+        mcp: t.mcp.clone(),
+    });
+    report
+}
+
+/// The turn's report from its calls' reports: when any call is refused,
+/// the calls that were ok are not run.
+fn verdict<'t>(turn: &'t Turn, mut calls: Vec<CallReport<'t>>) -> Report<'t> {
     let refused: Vec<&str> = calls
         .iter()
         .filter(|c| c.status == Status::Refused)

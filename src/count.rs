@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod openai;
 
 use crate::contract::{CountReport, Provider};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use serde_json::Value;
 use std::path::Path;
@@ -69,10 +70,10 @@ pub fn count_text(text: &str, file: &Path, options: &CountOptions) -> Result<Cou
 /// A [`Problem`] naming the field and what to change.
 pub fn count(request: &Value, options: &CountOptions) -> Result<CountReport, Problem> {
     let Some(body) = request.as_object() else {
-        return Err(Problem::new(format!(
-            "the request is {}, not an object",
-            kind_of(request)
-        ))
+        return Err(Problem::coded(
+            code::INVALID_REQUEST,
+            format!("the request is {}, not an object", kind_of(request)),
+        )
         .help("give the provider's JSON request body: an object with `messages`"));
     };
     let model = match (&options.model, body.get("model")) {
@@ -82,16 +83,19 @@ pub fn count(request: &Value, options: &CountOptions) -> Result<CountReport, Pro
             return Err(field("model", "a string", other));
         }
         (None, None) => {
-            return Err(Problem::new("the request names no `model`")
-                .help("add \"model\" to the request, or pass --model NAME"));
+            return Err(
+                Problem::coded(code::INVALID_REQUEST, "the request names no `model`")
+                    .help("add \"model\" to the request, or pass --model NAME"),
+            );
         }
     };
     let provider = match options.provider {
         Some(p) => p,
         None => provider_of(&model).ok_or_else(|| {
-            Problem::new(format!(
-                "cannot tell the provider of model {model:?} from its name"
-            ))
+            Problem::coded(
+                code::UNKNOWN_NAME,
+                format!("cannot tell the provider of model {model:?} from its name"),
+            )
             .help("pass --provider openai or --provider anthropic")
         })?,
     };
@@ -114,8 +118,11 @@ pub fn provider_of(model: &str) -> Option<Provider> {
 
 /// `field` has the wrong JSON type.
 pub(crate) fn field(path: &str, wanted: &str, got: &Value) -> Problem {
-    Problem::new(format!("`{path}` is {}, not {wanted}", kind_of(got)))
-        .help(format!("make `{path}` {wanted}"))
+    Problem::coded(
+        code::INVALID_REQUEST,
+        format!("`{path}` is {}, not {wanted}", kind_of(got)),
+    )
+    .help(format!("make `{path}` {wanted}"))
 }
 
 /// "a string", "an array", … for messages.

@@ -2,8 +2,22 @@
 //! naming the file (and line), the tool or argument involved and what to
 //! change, so a user fixes all of them in one pass.
 
+pub mod code;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Whether `code` is kebab-case: lowercase ASCII words of letters and
+/// digits joined by single hyphens.
+pub fn is_kebab(code: &str) -> bool {
+    !code.is_empty()
+        && code.split('-').all(|word| {
+            !word.is_empty()
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
 
 /// What went wrong, in broad strokes; the binary maps every kind to exit 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,9 +81,14 @@ impl ErrorKind {
     }
 }
 
-/// One problem: where it is, what is wrong, what to change.
+/// One problem: what kind it is, where it is, what is wrong, what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// A stable kebab-case code saying what kind of problem this is: one of
+    /// [`code::ALL`] (`name-too-long`, `outside-policy-directory`, …).
+    /// Decide on this, not on `message`. A problem made without one takes
+    /// its error's [`ErrorKind::code`] when it is put in an [`Error`].
+    pub code: &'static str,
     /// The file the problem is in, when it is in one.
     pub file: Option<PathBuf>,
     /// 1-based line in `file`, when known.
@@ -81,14 +100,28 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// A problem with a message and nothing else.
+    /// A problem with a message and nothing else; its code is its error's
+    /// kind until [`Problem::with_code`] gives one (prefer [`Problem::coded`]).
     pub fn new(message: impl Into<String>) -> Self {
         Self {
+            code: "",
             file: None,
             line: None,
             message: message.into(),
             help: None,
         }
+    }
+
+    /// A problem of kind `code` (one of [`code::ALL`]) with a message.
+    pub fn coded(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(message).with_code(code)
+    }
+
+    /// Gives the problem its code (one of [`code::ALL`]).
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        debug_assert!(is_kebab(code), "problem code {code:?} is not kebab-case");
+        self.code = code;
+        self
     }
 
     /// Attaches the file the problem is in.
@@ -135,15 +168,23 @@ pub struct Error {
 impl Error {
     /// An error of `kind` with one problem.
     pub fn new(kind: ErrorKind, problem: Problem) -> Self {
-        Self {
-            kind,
-            problems: vec![problem],
-        }
+        Self::many(kind, vec![problem])
     }
 
-    /// An error of `kind` with several problems; `problems` must not be empty.
-    pub fn many(kind: ErrorKind, problems: Vec<Problem>) -> Self {
+    /// An error of `kind` with several problems; `problems` must not be
+    /// empty. A problem without a code takes the kind's.
+    pub fn many(kind: ErrorKind, mut problems: Vec<Problem>) -> Self {
         debug_assert!(!problems.is_empty());
+        for problem in &mut problems {
+            if problem.code.is_empty() {
+                problem.code = kind.code();
+            }
+            debug_assert!(
+                code::ALL.iter().any(|(c, _)| *c == problem.code),
+                "problem code {:?} is not listed in error::code::ALL",
+                problem.code
+            );
+        }
         Self { kind, problems }
     }
 
@@ -151,7 +192,11 @@ impl Error {
     pub fn io(path: &Path, err: &std::io::Error) -> Self {
         Self::new(
             ErrorKind::Io,
-            Problem::new(format!("cannot access {}: {err}", path.display())).in_file(path),
+            Problem::coded(
+                code::FILE_UNREADABLE,
+                format!("cannot access {}: {err}", path.display()),
+            )
+            .in_file(path),
         )
     }
 
@@ -171,10 +216,13 @@ impl Error {
         let line = (err.line() > 0).then_some(err.line());
         Error::new(
             ErrorKind::Input,
-            Problem::new(format!("cannot read the {what}: {message}"))
-                .in_file(file)
-                .at_line(line)
-                .help(help),
+            Problem::coded(
+                code::INVALID_JSON,
+                format!("cannot read the {what}: {message}"),
+            )
+            .in_file(file)
+            .at_line(line)
+            .help(help),
         )
     }
 
@@ -244,6 +292,43 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_is_kebab_case_listed_once_and_documented() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (c, meaning) in code::ALL {
+            assert!(is_kebab(c), "{c:?}");
+            assert!(seen.insert(*c), "{c:?} is listed twice");
+            assert!(!meaning.is_empty());
+        }
+        for kind in ErrorKind::ALL {
+            assert!(seen.contains(kind.code()), "{kind:?}");
+        }
+        let docs = include_str!("../docs/problems.md");
+        let documented: Vec<&str> = docs
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        let listed: Vec<&str> = code::ALL.iter().map(|(c, _)| *c).collect();
+        assert_eq!(
+            documented, listed,
+            "docs/problems.md lists the codes of error::code::ALL, in order"
+        );
+        for bad in ["", "Name", "a--b", "-a", "a-", "a_b", "a b"] {
+            assert!(!is_kebab(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_problem_without_a_code_takes_its_errors_kind() {
+        let err = Error::many(
+            ErrorKind::Mcp,
+            vec![Problem::new("x"), Problem::coded(code::NAME_TOO_LONG, "y")],
+        );
+        assert_eq!(err.problems()[0].code, "mcp");
+        assert_eq!(err.problems()[1].code, "name-too-long");
+    }
 
     #[test]
     fn the_index_agrees_with_line_of_at_every_offset() {

@@ -19,6 +19,7 @@ use crate::catalog::{Catalog, Selection};
 use crate::contract::Status;
 use crate::contract::{AddedTool, RemovedTool, Reorder, RosterSize};
 pub use crate::contract::{FindabilityResult, GateFailure, GateResult, MissedQuery};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem, line_of};
 use crate::plan::plan_counted;
 use crate::policy::Inputs;
@@ -136,8 +137,13 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Gate>, Error> {
                     found.sort();
                     files.extend(found);
                 }
-                Err(err) => problems
-                    .push(Problem::new(format!("cannot read gate directory: {err}")).in_file(path)),
+                Err(err) => problems.push(
+                    Problem::coded(
+                        code::FILE_UNREADABLE,
+                        format!("cannot read gate directory: {err}"),
+                    )
+                    .in_file(path),
+                ),
             }
         } else {
             files.push(path.clone());
@@ -152,7 +158,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Gate>, Error> {
     }
     if gates.is_empty() && problems.is_empty() {
         problems.push(
-            Problem::new("no gate files found")
+            Problem::coded(code::MISSING_VALUE, "no gate files found")
                 .help("pass gate files or a directory holding *.toml gates"),
         );
     }
@@ -166,7 +172,12 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Gate>, Error> {
 fn read_gate(file: &Path) -> Result<Gate, Problem> {
     let text = crate::input::read_text(file).map_err(|err| err.problem(file, "gate file"))?;
     let raw: RawGate = toml::from_str(&text).map_err(|err| {
-        Problem::new(err.message().trim().to_string())
+        let code = if err.message().contains("unknown field") {
+            code::UNKNOWN_KEY
+        } else {
+            code::INVALID_TOML
+        };
+        Problem::coded(code, err.message().trim().to_string())
             .in_file(file)
             .at_line(err.span().map(|s| line_of(&text, s.start)))
             .help("gate keys: name, agent, agent_version, flags, extra_flags, require, min_headroom, roster, findability, loads_within_caps, accepted_by, accept_strict")
@@ -179,12 +190,13 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
         let mut seen = std::collections::BTreeSet::new();
         for name in list.into_iter().flatten() {
             if !seen.insert(name.get_ref().as_str()) {
-                return Err(
-                    Problem::new(format!("{key} lists {:?} twice", name.get_ref()))
-                        .in_file(file)
-                        .at_line(Some(line(name)))
-                        .help("list each tool once"),
-                );
+                return Err(Problem::coded(
+                    code::DUPLICATE,
+                    format!("{key} lists {:?} twice", name.get_ref()),
+                )
+                .in_file(file)
+                .at_line(Some(line(name)))
+                .help("list each tool once"));
             }
         }
     }
@@ -216,10 +228,13 @@ fn read_gate(file: &Path) -> Result<Gate, Problem> {
             let line = line_of(&text, f.span().start);
             let f = f.get_ref();
             if !(1..=10).contains(&f.k) || !(0.0..=1.0).contains(&f.min_recall) {
-                return Err(Problem::new(format!(
-                    "findability: k = {} and min_recall = {} are out of range",
-                    f.k, f.min_recall
-                ))
+                return Err(Problem::coded(
+                    code::OUT_OF_RANGE,
+                    format!(
+                        "findability: k = {} and min_recall = {} are out of range",
+                        f.k, f.min_recall
+                    ),
+                )
                 .in_file(file)
                 .at_line(Some(line))
                 .help("k is 1 to 10 (search returns at most 10), min_recall 0 to 1"));
@@ -297,10 +312,13 @@ pub fn run_cached(
     let mut problems = Vec::new();
     let unknown = |name: &str, line: usize, key: &str| {
         let near = crate::names::closest(name, registered.iter().map(String::as_str), 1);
-        Problem::new(format!(
-            "gate {:?}: {key} names {name:?}, which no policy registers",
-            gate.name
-        ))
+        Problem::coded(
+            code::UNKNOWN_NAME,
+            format!(
+                "gate {:?}: {key} names {name:?}, which no policy registers",
+                gate.name
+            ),
+        )
         .in_file(&gate.file)
         .at_line(Some(line))
         .help(match near.first() {
@@ -453,10 +471,13 @@ fn findability(
     let text = std::fs::read_to_string(&f.queries).map_err(|err| {
         Error::new(
             ErrorKind::Input,
-            Problem::new(format!(
-                "gate {:?}: cannot read the findability queries: {err}",
-                gate.name
-            ))
+            Problem::coded(
+                code::FILE_UNREADABLE,
+                format!(
+                    "gate {:?}: cannot read the findability queries: {err}",
+                    gate.name
+                ),
+            )
             .in_file(&f.queries)
             .help("queries is a JSON-lines file relative to the gate file"),
         )
@@ -470,8 +491,8 @@ fn findability(
         if line.trim().is_empty() {
             continue;
         }
-        let problem = |message: String, help: &str| {
-            Problem::new(message)
+        let problem = |code: &'static str, message: String, help: &str| {
+            Problem::coded(code, message)
                 .in_file(&f.queries)
                 .at_line(Some(n + 1))
                 .help(help)
@@ -480,6 +501,7 @@ fn findability(
             Ok(q) => q,
             Err(err) => {
                 problems.push(problem(
+                    code::INVALID_JSON,
                     format!("cannot read the labelled query: {err}"),
                     "one JSON object per line: {\"query\": \"...\", \"expect\": [\"tool\"]}",
                 ));
@@ -493,6 +515,7 @@ fn findability(
             .collect();
         if q.expect.is_empty() || !unknown.is_empty() {
             problems.push(problem(
+                code::UNKNOWN_NAME,
                 format!(
                     "the query {:?} expects {}, which no policy registers",
                     q.query,
@@ -534,10 +557,10 @@ fn findability(
     }
     if total == 0 && problems.is_empty() {
         problems.push(
-            Problem::new(format!(
-                "gate {:?}: the findability queries are empty",
-                gate.name
-            ))
+            Problem::coded(
+                code::MISSING_VALUE,
+                format!("gate {:?}: the findability queries are empty", gate.name),
+            )
             .in_file(&f.queries)
             .help("add labelled queries, one JSON object per line"),
         );

@@ -59,6 +59,18 @@ impl ReadError {
         }
     }
 
+    /// The problem code (see [`crate::problem_code`]).
+    pub fn code(&self) -> &'static str {
+        use crate::error::code;
+        match self {
+            Self::Missing => code::FILE_MISSING,
+            Self::NotAFile(_) => code::NOT_A_FILE,
+            Self::TooLarge { .. } => code::FILE_TOO_LARGE,
+            Self::NotUtf8 { .. } => code::NOT_UTF8,
+            Self::Io(_) => code::FILE_UNREADABLE,
+        }
+    }
+
     /// The 1-based line the problem is at, when it is at one.
     pub fn line(&self) -> Option<usize> {
         match self {
@@ -80,7 +92,7 @@ impl ReadError {
 
     /// The problem for `path`, read as `what`, with file, line and help.
     pub fn problem(&self, path: &Path, what: &str) -> Problem {
-        Problem::new(format!("cannot read {what}: {self}"))
+        Problem::coded(self.code(), format!("cannot read {what}: {self}"))
             .in_file(path)
             .at_line(self.line())
             .help(self.help())

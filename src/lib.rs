@@ -25,7 +25,8 @@
 //! - [`contract`]: every JSON shape those answers carry, with its codes.
 //! - `serve` (feature `serve`): the HTTP service over the same calls.
 //! - [`Error`], [`ErrorKind`], [`Problem`]: one error, every problem with
-//!   where and what to change.
+//!   a kebab-case code ([`problem_code`], `docs/problems.md`), where, and
+//!   what to change.
 //!
 //! The lower layers ([`catalog`], [`plan`], [`check`], [`tokens`],
 //! [`search`], [`discover`]) stay public for hosts that drive a step
@@ -162,4 +163,4 @@ pub mod context;
 pub mod diff;
 pub mod report;
 
-pub use error::{Error, ErrorKind, Problem};
+pub use error::{Error, ErrorKind, Problem, code as problem_code, is_kebab};

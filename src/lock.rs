@@ -30,6 +30,7 @@
 //! description and input schema alone) is still read: each of its entries
 //! is a change of kind `needs-relock` until `muster lock` records it anew.
 
+use crate::error::code;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -207,10 +208,13 @@ impl Lock {
             let line = e.span().map(|s| line_of(text, s.start));
             Error::new(
                 ErrorKind::Policy,
-                Problem::new(format!("lock file is malformed: {}", e.message()))
-                    .in_file(path)
-                    .at_line(line)
-                    .help("restore it from version control, or delete it and run `muster lock`"),
+                Problem::coded(
+                    code::INVALID_TOML,
+                    format!("lock file is malformed: {}", e.message()),
+                )
+                .in_file(path)
+                .at_line(line)
+                .help("restore it from version control, or delete it and run `muster lock`"),
             )
         })?;
         let lines = LineIndex::new(text);
@@ -218,10 +222,13 @@ impl Lock {
         let version = *file.version.get_ref();
         if version != 1 && version != VERSION {
             problems.push(
-                Problem::new(format!("lock version {version} is not supported"))
-                    .in_file(path)
-                    .at_line(Some(lines.line(file.version.span().start)))
-                    .help("this muster reads versions 1 and 2 and writes `version = 2`"),
+                Problem::coded(
+                    code::UNSUPPORTED_VERSION,
+                    format!("lock version {version} is not supported"),
+                )
+                .in_file(path)
+                .at_line(Some(lines.line(file.version.span().start)))
+                .help("this muster reads versions 1 and 2 and writes `version = 2`"),
             );
         }
         let labelled = |h: &str| {
@@ -253,10 +260,13 @@ impl Lock {
                 };
                 if let Some(problem) = problem {
                     problems.push(
-                        Problem::new(format!("lock entry mcp.{server}.{tool} {problem}"))
-                            .in_file(path)
-                            .at_line(line)
-                            .help("run `muster lock` to record the tool again after review"),
+                        Problem::coded(
+                            code::INVALID_LOCK,
+                            format!("lock entry mcp.{server}.{tool} {problem}"),
+                        )
+                        .in_file(path)
+                        .at_line(line)
+                        .help("run `muster lock` to record the tool again after review"),
                     );
                 }
             }

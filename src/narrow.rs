@@ -440,8 +440,8 @@ pub struct NarrowingInput {
 pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
     let mut problems = Vec::new();
     let server = &input.server;
-    let at = |line: Option<usize>, msg: String, help: &str| {
-        let mut p = Problem::new(msg)
+    let at = |code: &'static str, line: Option<usize>, msg: String, help: &str| {
+        let mut p = Problem::coded(code, msg)
             .at_line(line.or(input.line))
             .help(help.to_string());
         if let Some(file) = &input.file {
@@ -455,12 +455,14 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
         for e in entries {
             if e.name.is_empty() {
                 problems.push(at(
+                    crate::error::code::MISSING_VALUE,
                     e.line,
                     format!("mcp server `{server}`: empty name in {what}"),
                     "write the name, or remove the entry",
                 ));
             } else if !seen.insert(e.name.as_str()) {
                 problems.push(at(
+                    crate::error::code::DUPLICATE,
                     e.line,
                     format!("mcp server `{server}`: `{}` is repeated in {what}", e.name),
                     "list each name once",
@@ -490,7 +492,7 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
         }
         if input.allow.is_none() {
             problems.push(at(
-                tools[0].line,
+                crate::error::code::MISSING_VALUE, tools[0].line,
                 format!("mcp server `{server}`: `{key}` is given without `allow`"),
                 &format!(
                     "add `allow = [...]` naming the tools this block offers, including those in `{key}`"
@@ -501,7 +503,7 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
         for t in tools.iter().filter(|t| !t.name.is_empty()) {
             if !allowed(&t.name) {
                 problems.push(at(
-                    t.line,
+                    crate::error::code::UNKNOWN_NAME, t.line,
                     format!(
                         "mcp server `{server}`: `{key}` names tool `{}`, which `allow` does not list",
                         t.name
@@ -515,6 +517,7 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
     for o in &input.only {
         if o.args.is_empty() {
             problems.push(at(
+                crate::error::code::MISSING_VALUE,
                 o.tool.line,
                 format!(
                     "mcp server `{server}`: `only` for `{}` is an empty list",
@@ -542,7 +545,7 @@ pub fn validate_narrowing(input: &NarrowingInput) -> Result<Narrowing, Error> {
         for (fixed, _) in &p.args {
             if let Some(listed) = o.args.iter().find(|a| a.name == fixed.name) {
                 problems.push(at(
-                    listed.line.or(fixed.line),
+                    crate::error::code::CONFLICT, listed.line.or(fixed.line),
                     format!(
                         "mcp server `{server}`: `{}` of tool `{}` is both listed in `only` and fixed by `params`",
                         fixed.name, p.tool.name

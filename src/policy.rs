@@ -65,6 +65,12 @@ impl Origin {
     pub fn problem(&self, message: impl Into<String>) -> Problem {
         Problem::new(message).in_file(&self.file).at_line(self.line)
     }
+
+    /// A problem of kind `code` (one of [`crate::problem_code::ALL`])
+    /// located at this origin.
+    pub fn coded(&self, code: &'static str, message: impl Into<String>) -> Problem {
+        self.problem(message).with_code(code)
+    }
 }
 
 /// The two caps a roster must respect.
@@ -434,6 +440,14 @@ impl Default for Deferral {
             per_query: 3,
             loads: Loads::default(),
         }
+    }
+}
+
+/// The code of the problem [`bad_name`] finds with `name`.
+fn bad_name_code(name: &str) -> &'static str {
+    match crate::names::too_long(name) {
+        Some(_) => crate::problem_code::NAME_TOO_LONG,
+        None => crate::problem_code::NAME_INVALID,
     }
 }
 

@@ -29,6 +29,7 @@ pub use problem::{CONFLICT_CODES, HTTP_CODES, ProblemDocument, TYPE_PREFIX};
 pub use sessions::MAX_QUERIES;
 
 use crate::check::OfferedPlan;
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::policy::Inputs;
 use crate::tokens::TokenCache;
@@ -337,7 +338,10 @@ async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Err
         .unwrap_or_else(|_| {
             Err(Error::new(
                 ErrorKind::Policy,
-                Problem::new("reading the policies panicked; this is a bug in muster"),
+                Problem::coded(
+                    code::INTERNAL,
+                    "reading the policies panicked; this is a bug in muster",
+                ),
             ))
         });
     let serving = shared.current.load().number;
@@ -476,10 +480,13 @@ async fn not_found(request: Request) -> ApiError {
         StatusCode::NOT_FOUND,
         "not-found",
         "no such endpoint",
-        Problem::new(format!(
-            "{} is not an endpoint of muster serve",
-            request.uri().path()
-        ))
+        Problem::coded(
+            code::NOT_FOUND,
+            format!(
+                "{} is not an endpoint of muster serve",
+                request.uri().path()
+            ),
+        )
         .in_file("path")
         .help("see GET /openapi.json for every endpoint"),
     )
@@ -490,7 +497,7 @@ async fn method_not_allowed(request: Request) -> ApiError {
         StatusCode::METHOD_NOT_ALLOWED,
         "method-not-allowed",
         "the endpoint does not take this method",
-        Problem::new(format!(
+        Problem::coded(code::METHOD_NOT_ALLOWED, format!(
             "{} does not take {}",
             request.uri().path(),
             request.method()
@@ -506,15 +513,18 @@ async fn overloaded(err: tower::BoxError) -> ApiError {
             StatusCode::SERVICE_UNAVAILABLE,
             "timeout",
             "the request took longer than the service allows",
-            Problem::new("the answer was not ready within the request timeout")
-                .help("retry, or start the service with a longer --request-timeout-ms"),
+            Problem::coded(
+                code::TIMEOUT,
+                "the answer was not ready within the request timeout",
+            )
+            .help("retry, or start the service with a longer --request-timeout-ms"),
         )
     } else {
         ApiError::http(
             StatusCode::SERVICE_UNAVAILABLE,
             "overloaded",
             "the service cannot take the request now",
-            Problem::new(err.to_string()).help("retry later"),
+            Problem::coded(code::OVERLOADED, err.to_string()).help("retry later"),
         )
     }
 }
@@ -763,5 +773,8 @@ fn signal(kind: tokio::signal::unix::SignalKind) -> Result<tokio::signal::unix::
 }
 
 fn io_error(what: &str, err: &std::io::Error) -> Error {
-    Error::new(ErrorKind::Io, Problem::new(format!("{what}: {err}")))
+    Error::new(
+        ErrorKind::Io,
+        Problem::coded(code::IO, format!("{what}: {err}")),
+    )
 }

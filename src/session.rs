@@ -20,6 +20,7 @@ use crate::contract::{
     PinnedTool, ResumeReport, ResumeStatus, SESSION_FORMAT_VERSION, SearchResult, SearchResults,
     SessionDocument,
 };
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::plan::{self, Plan};
 use crate::policy::{Caps, Inputs};
@@ -293,7 +294,7 @@ impl Live {
         let policy = &self.catalog.deferral_policy;
         let mut problems = Vec::new();
         let mut problem = |message: String| {
-            problems.push(Problem::new(message).in_file(file).help(
+            problems.push(Problem::coded(code::SESSION_TAMPERED, message).in_file(file).help(
                 "give the document exactly as muster last returned it, or start a new session",
             ));
         };

@@ -5,6 +5,7 @@
 //! cannot take the whole roster down). This module knows nothing of
 //! policies, plans or servers' processes.
 
+use crate::error::code;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -309,18 +310,24 @@ fn parse_snapshot(text: &str, path: &Path) -> Result<Vec<ListedTool>, Error> {
     let read = read_listing(text, &mut Shared::default()).map_err(|e| {
         Error::new(
             ErrorKind::Mcp,
-            Problem::new(format!("snapshot is not valid JSON: {e}"))
-                .in_file(path)
-                .at_line(Some(e.line()))
-                .help("run `muster discover` to record it again"),
+            Problem::coded(
+                code::INVALID_JSON,
+                format!("snapshot is not valid JSON: {e}"),
+            )
+            .in_file(path)
+            .at_line(Some(e.line()))
+            .help("run `muster discover` to record it again"),
         )
     })?;
     let Some(read) = read else {
         return Err(Error::new(
             ErrorKind::Mcp,
-            Problem::new("snapshot is not an object with a `tools` array")
-                .in_file(path)
-                .help("a snapshot is `{\"tools\": [...]}` as tools/list returns it"),
+            Problem::coded(
+                code::INVALID_SNAPSHOT,
+                "snapshot is not an object with a `tools` array",
+            )
+            .in_file(path)
+            .help("a snapshot is `{\"tools\": [...]}` as tools/list returns it"),
         ));
     };
     strict(read).map_err(|problems| {
@@ -328,7 +335,9 @@ fn parse_snapshot(text: &str, path: &Path) -> Result<Vec<ListedTool>, Error> {
             ErrorKind::Mcp,
             problems
                 .into_iter()
-                .map(|p| Problem::new(format!("snapshot: {p}")).in_file(path))
+                .map(|p| {
+                    Problem::coded(code::INVALID_SNAPSHOT, format!("snapshot: {p}")).in_file(path)
+                })
                 .collect(),
         )
     })

@@ -14,6 +14,7 @@
 //! it is never written to a message: [`StoreUrl::redacted`] is what errors
 //! and logs show.
 
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use std::fmt;
 use std::path::PathBuf;
@@ -157,7 +158,7 @@ impl StoreUrl {
 fn usage(message: &str) -> Error {
     Error::new(
         ErrorKind::Usage,
-        Problem::new(message.to_string())
+        Problem::coded(code::INVALID_ARGUMENTS, message.to_string())
             .in_file("--sessions")
             .help("give sqlite:PATH for one machine, or postgres://USER@HOST/DB for replicas sharing a database"),
     )
@@ -167,7 +168,7 @@ fn usage(message: &str) -> Error {
 pub(crate) fn failed(store: &str, what: &str, err: &dyn fmt::Display) -> Error {
     Error::new(
         ErrorKind::Store,
-        Problem::new(format!("session store {store}: {what}: {err}"))
+        Problem::coded(code::STORE, format!("session store {store}: {what}: {err}"))
             .help("check that the store is reachable and writable; sessions are unchanged"),
     )
 }

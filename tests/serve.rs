@@ -217,6 +217,7 @@ struct ProblemBody {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 struct ProblemEntry {
+    code: String,
     field: Option<String>,
     line: Option<usize>,
     message: String,
@@ -229,7 +230,22 @@ fn problem(reply: &Reply, status: u16, kind: &str) -> ProblemBody {
     let body: ProblemBody = serde_json::from_str(&reply.body).expect("problem+json");
     assert_eq!(body.kind, format!("urn:muster:problem:{kind}"));
     assert_eq!(body.status, status);
+    coded(&body);
     body
+}
+
+/// Every problem of every problem+json these tests read has a code muster
+/// documents: a property over all the requests the suite sends.
+fn coded(body: &ProblemBody) {
+    assert!(!body.problems.is_empty(), "{body:?}");
+    for p in &body.problems {
+        assert!(muster::is_kebab(&p.code), "{:?} in {body:?}", p.code);
+        assert!(
+            muster::problem_code::ALL.iter().any(|(c, _)| *c == p.code),
+            "{:?} is not in docs/problems.md",
+            p.code
+        );
+    }
 }
 
 /// The bundled policies with deferral on, so sessions have tools to load.

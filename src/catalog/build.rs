@@ -6,6 +6,7 @@ use super::{
     CallSpec, Candidate, Catalog, Exclusion, Kind, Parameter, Selection, Source, definition_hash,
 };
 use crate::contract::{CheckMode, Enabling, Reason, Warning, WarningKind};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::lock::Lock;
 use crate::policy::{Inputs, Listings, Policy, UnknownArguments};
@@ -34,20 +35,23 @@ fn unknown_agent(policy: &Policy, selection: &Selection) -> Error {
         .collect();
     let file = policy.root.join("muster.toml");
     let problem = match (selection.version, versions.is_empty()) {
-        (Some(version), false) => Problem::new(format!(
-            "agent {name:?} has no version {version} in {}",
-            file.display()
-        ))
+        (Some(version), false) => Problem::coded(
+            code::UNKNOWN_NAME,
+            format!(
+                "agent {name:?} has no version {version} in {}",
+                file.display()
+            ),
+        )
         .help(format!(
             "choose one of its versions: {}",
             versions.join(", ")
         )),
         _ => {
             let names: BTreeSet<&str> = policy.agents.iter().map(|a| a.name.as_str()).collect();
-            Problem::new(format!(
-                "agent {name:?} is not declared in {}",
-                file.display()
-            ))
+            Problem::coded(
+                code::UNKNOWN_NAME,
+                format!("agent {name:?} is not declared in {}", file.display()),
+            )
             .help(format!(
                 "choose one of: {}",
                 names.into_iter().collect::<Vec<_>>().join(", ")
@@ -90,14 +94,17 @@ impl<'p> Builder<'p> {
                 let known: Vec<&str> = policy.profiles.keys().map(String::as_str).collect();
                 Error::new(
                     ErrorKind::Usage,
-                    Problem::new(format!(
-                        "flag profile {name:?} does not exist: there is no {}",
-                        policy
-                            .root
-                            .join("flags")
-                            .join(format!("{name}.toml"))
-                            .display()
-                    ))
+                    Problem::coded(
+                        code::UNKNOWN_NAME,
+                        format!(
+                            "flag profile {name:?} does not exist: there is no {}",
+                            policy
+                                .root
+                                .join("flags")
+                                .join(format!("{name}.toml"))
+                                .display()
+                        ),
+                    )
                     .help(if known.is_empty() {
                         "create the profile file with flags = [...]".to_string()
                     } else {

@@ -3,6 +3,7 @@
 //! control tool. It reads with its own types and ignores every other field, so the planner may
 //! grow its output without breaking the gateway; it must not judge the plan's decisions.
 
+use crate::error::code;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -168,16 +169,19 @@ impl OfferedPlan {
         for tool in &raw.roster {
             if seen.insert(tool.name.as_str(), ()).is_some() {
                 problems.push(
-                    Problem::new(format!("the roster offers tool \"{}\" twice", tool.name))
-                        .in_file(file)
-                        .help("a plan names each offered tool once; make the plan again"),
+                    Problem::coded(
+                        code::DUPLICATE,
+                        format!("the roster offers tool \"{}\" twice", tool.name),
+                    )
+                    .in_file(file)
+                    .help("a plan names each offered tool once; make the plan again"),
                 );
             }
         }
         match &raw.format_version {
             Some(Value::Number(n)) if n.as_u64().is_some_and(|v| READS.contains(&v)) => {}
             other => problems.push(
-                Problem::new(match other {
+                Problem::coded(code::UNSUPPORTED_VERSION, match other {
                     None => {
                         "the plan has no \"format_version\"; the check cannot tell how to read it"
                             .to_string()
@@ -195,7 +199,7 @@ impl OfferedPlan {
         for (i, tool) in raw.roster.iter().enumerate() {
             if let Some(why) = crate::canon::schema_shape_problem(&tool.input_schema) {
                 problems.push(
-                    Problem::new(format!(
+                    Problem::coded(code::INVALID_SCHEMA, format!(
                         "roster[{i}].input_schema of tool \"{}\" {why}; calls to it cannot be checked",
                         tool.name
                     ))

@@ -2,6 +2,7 @@
 //! readable turn; what a call's arguments hold is the model's business and is judged by the
 //! check, never here, so a call with odd arguments is still read.
 
+use crate::error::code;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -148,7 +149,7 @@ fn repeated_id(calls: &[RawCall<'_>], text: &str, file: &Path) -> Option<Error> 
     };
     Some(Error::new(
         ErrorKind::Input,
-        Problem::new(message)
+        Problem::coded(code::DUPLICATE, message)
             .in_file(file)
             .at_line(line(again))
             .help("give each call of the turn its own id; answers name calls by id"),
@@ -343,9 +344,10 @@ pub(crate) fn not_a_list(text: &str, file: &Path, what: &str, help: &str) -> Res
     }
     Err(Error::new(
         ErrorKind::Input,
-        Problem::new(format!(
-            "cannot read the {what}: it is a list, not an object"
-        ))
+        Problem::coded(
+            code::INVALID_JSON,
+            format!("cannot read the {what}: it is a list, not an object"),
+        )
         .in_file(file)
         .at_line(Some(crate::error::line_of(
             text,

@@ -18,6 +18,7 @@ use crate::contract::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
 };
 use crate::error::Problem;
+use crate::error::code;
 use crate::tokens::{self, Encoding};
 use serde_json::{Map, Value};
 
@@ -55,7 +56,11 @@ pub fn tool_system_prompt(model: &str) -> Option<(u32, u32)> {
 /// Counts an Anthropic Messages body.
 pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountReport, Problem> {
     let (auto, forced) = tool_system_prompt(model).ok_or_else(|| {
-        Problem::new(format!("unknown Anthropic model {model:?}")).help(
+        Problem::coded(
+            code::UNKNOWN_NAME,
+            format!("unknown Anthropic model {model:?}"),
+        )
+        .help(
             "name a claude-opus-4*, claude-sonnet-4*, claude-haiku-4*, claude-3-7-sonnet*, \
              claude-3-5-haiku*, claude-3-opus*, claude-3-sonnet* or claude-3-haiku* model",
         )
@@ -71,8 +76,10 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
         Some(Value::Array(m)) => m,
         Some(other) => return Err(field("messages", "an array of messages", other)),
         None => {
-            return Err(Problem::new("the request has no `messages`")
-                .help("add \"messages\": [{\"role\": \"user\", \"content\": \"…\"}]"));
+            return Err(
+                Problem::coded(code::INVALID_REQUEST, "the request has no `messages`")
+                    .help("add \"messages\": [{\"role\": \"user\", \"content\": \"…\"}]"),
+            );
         }
     };
     for (i, message) in list.iter().enumerate() {
@@ -83,16 +90,20 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
         match string_at(m, "role", &path)? {
             Some("user" | "assistant") => {}
             Some(other) => {
-                return Err(Problem::new(format!(
-                    "`{path}.role` is {other:?}, not user or assistant"
-                ))
+                return Err(Problem::coded(
+                    code::INVALID_REQUEST,
+                    format!("`{path}.role` is {other:?}, not user or assistant"),
+                )
                 .help(
                     "put system text in the top-level `system`; messages are user or assistant",
                 ));
             }
             None => {
-                return Err(Problem::new(format!("`{path}` has no `role`"))
-                    .help("give each message a role: user or assistant"));
+                return Err(Problem::coded(
+                    code::INVALID_REQUEST,
+                    format!("`{path}` has no `role`"),
+                )
+                .help("give each message a role: user or assistant"));
             }
         }
         let content = m.get("content").unwrap_or(&Value::Null);
@@ -112,15 +123,17 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
                 return Err(field(&path, "an object", tool));
             };
             if let Some(kind) = string_at(t, "type", &path)?.filter(|k| *k != "custom") {
-                return Err(Problem::new(format!(
+                return Err(Problem::coded(code::INVALID_REQUEST, format!(
                     "`{path}.type` is {kind:?}; muster counts client tools (name, description, input_schema)"
                 ))
                 .help("leave server tools out of the request to count the rest"));
             }
             let Some(name) = string_at(t, "name", &path)? else {
-                return Err(
-                    Problem::new(format!("`{path}` has no `name`")).help("give each tool a name")
-                );
+                return Err(Problem::coded(
+                    code::INVALID_REQUEST,
+                    format!("`{path}` has no `name`"),
+                )
+                .help("give each tool a name"));
             };
             let description = string_at(t, "description", &path)?.unwrap_or_default();
             let schema = match t.get("input_schema") {
@@ -150,13 +163,16 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
             Some("any") => true,
             Some("tool") => {
                 if !choice.get("name").is_some_and(Value::is_string) {
-                    return Err(Problem::new("`tool_choice` of type tool names no tool")
-                        .help("write {\"type\": \"tool\", \"name\": \"…\"}"));
+                    return Err(Problem::coded(
+                        code::INVALID_REQUEST,
+                        "`tool_choice` of type tool names no tool",
+                    )
+                    .help("write {\"type\": \"tool\", \"name\": \"…\"}"));
                 }
                 true
             }
             other => {
-                return Err(Problem::new(format!(
+                return Err(Problem::coded(code::INVALID_REQUEST, format!(
                     "`tool_choice.type` is {}, not auto, any, tool or none",
                     other.map_or("missing".to_string(), |t| format!("{t:?}"))
                 ))
@@ -216,14 +232,17 @@ fn blocks_text(value: &Value, path: &str) -> Result<String, Problem> {
                         }
                     }
                     Some(other) => {
-                        return Err(Problem::new(format!(
+                        return Err(Problem::coded(code::INVALID_REQUEST, format!(
                             "`{at}` is a {other:?} block; muster counts text, tool_use and tool_result blocks"
                         ))
                         .help("leave images and documents out of the request to count the rest"));
                     }
                     None => {
-                        return Err(Problem::new(format!("`{at}` has no `type`"))
-                            .help("write text blocks as {\"type\": \"text\", \"text\": \"…\"}"));
+                        return Err(Problem::coded(
+                            code::INVALID_REQUEST,
+                            format!("`{at}` has no `type`"),
+                        )
+                        .help("write text blocks as {\"type\": \"text\", \"text\": \"…\"}"));
                     }
                 }
             }

@@ -19,6 +19,7 @@ use crate::contract::{
     Accuracy, Breakdown, COUNT_FORMAT_VERSION, CountNote, CountReport, Provider, ToolTokens,
 };
 use crate::error::Problem;
+use crate::error::code;
 use crate::tokens::{self, Encoding};
 use serde_json::{Map, Value};
 
@@ -82,7 +83,11 @@ struct Function<'a> {
 /// Counts an OpenAI Chat Completions body.
 pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountReport, Problem> {
     let encoding = encoding_of(model).ok_or_else(|| {
-        Problem::new(format!("unknown OpenAI model {model:?}")).help(
+        Problem::coded(
+            code::UNKNOWN_NAME,
+            format!("unknown OpenAI model {model:?}"),
+        )
+        .help(
             "name a gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1/o3/o4, gpt-4 or gpt-3.5 model, \
              or pass --provider anthropic for a Claude model",
         )
@@ -95,8 +100,10 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
         Some(Value::Array(m)) => m,
         Some(other) => return Err(field("messages", "an array of messages", other)),
         None => {
-            return Err(Problem::new("the request has no `messages`")
-                .help("add \"messages\": [{\"role\": \"user\", \"content\": \"…\"}]"));
+            return Err(
+                Problem::coded(code::INVALID_REQUEST, "the request has no `messages`")
+                    .help("add \"messages\": [{\"role\": \"user\", \"content\": \"…\"}]"),
+            );
         }
     };
     let mut message_tokens = 0u32;
@@ -108,7 +115,7 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
             return Err(field(&path, "an object", message));
         };
         let Some(role) = string_at(m, "role", &path)? else {
-            return Err(Problem::new(format!("`{path}` has no `role`")).help(
+            return Err(Problem::coded(code::INVALID_REQUEST, format!("`{path}` has no `role`")).help(
                 "give each message a role: system, developer, user, assistant, tool or function",
             ));
         };
@@ -140,7 +147,7 @@ pub(super) fn count(body: &Map<String, Value>, model: &str) -> Result<CountRepor
                     let at = format!("{path}.tool_calls[{j}]");
                     let function = call
                         .get("function")
-                        .ok_or_else(|| Problem::new(format!("`{at}` has no `function`")).help(
+                        .ok_or_else(|| Problem::coded(code::INVALID_REQUEST, format!("`{at}` has no `function`")).help(
                             "give each tool call {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}",
                         ))?;
                     tokens += call_tokens(encoding, function, &format!("{at}.function"))?;
@@ -233,16 +240,20 @@ fn content_text(content: Option<&Value>, path: &str) -> Result<String, Problem> 
                         ));
                     }
                     (Some(other), _) => {
-                        return Err(Problem::new(format!(
-                            "`{at}` is a {other:?} part; muster counts text parts only"
-                        ))
+                        return Err(Problem::coded(
+                            code::INVALID_REQUEST,
+                            format!("`{at}` is a {other:?} part; muster counts text parts only"),
+                        )
                         .help(
                             "leave images, audio and files out of the request to count the rest",
                         ));
                     }
                     (None, _) => {
-                        return Err(Problem::new(format!("`{at}` has no `type`"))
-                            .help("write text parts as {\"type\": \"text\", \"text\": \"…\"}"));
+                        return Err(Problem::coded(
+                            code::INVALID_REQUEST,
+                            format!("`{at}` has no `type`"),
+                        )
+                        .help("write text parts as {\"type\": \"text\", \"text\": \"…\"}"));
                     }
                 }
             }
@@ -278,14 +289,18 @@ fn functions(body: &Map<String, Value>) -> Result<Vec<Function<'_>>, Problem> {
             match string_at(t, "type", &path)? {
                 Some("function") => {}
                 Some(other) => {
-                    return Err(Problem::new(format!(
-                        "`{path}.type` is {other:?}; muster counts function tools"
-                    ))
+                    return Err(Problem::coded(
+                        code::INVALID_REQUEST,
+                        format!("`{path}.type` is {other:?}; muster counts function tools"),
+                    )
                     .help("leave other tool types out of the request to count the rest"));
                 }
                 None => {
-                    return Err(Problem::new(format!("`{path}` has no `type`"))
-                        .help("write each tool as {\"type\": \"function\", \"function\": {…}}"));
+                    return Err(Problem::coded(
+                        code::INVALID_REQUEST,
+                        format!("`{path}` has no `type`"),
+                    )
+                    .help("write each tool as {\"type\": \"function\", \"function\": {…}}"));
                 }
             }
             let function = t.get("function").unwrap_or(&Value::Null);
@@ -321,7 +336,8 @@ fn function_of<'a>(
     };
     let Some(name) = string_at(f, "name", path)? else {
         return Err(
-            Problem::new(format!("`{path}` has no `name`")).help("give each function a name")
+            Problem::coded(code::INVALID_REQUEST, format!("`{path}` has no `name`"))
+                .help("give each function a name"),
         );
     };
     let description = string_at(f, "description", path)?.unwrap_or_default();
@@ -357,7 +373,7 @@ fn tool_choice(
                     push_note(notes, CountNote::ToolChoiceRequiredUnmeasured);
                     Ok(0)
                 }
-                other => Err(Problem::new(format!(
+                other => Err(Problem::coded(code::INVALID_REQUEST, format!(
                     "`tool_choice` is {other:?}, not auto, none, required or a named function"
                 ))
                 .help("use \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}")),
@@ -369,7 +385,7 @@ fn tool_choice(
                 .and_then(|f| f.get("name"))
                 .and_then(Value::as_str)
                 .ok_or_else(|| {
-                    Problem::new("`tool_choice` names no function")
+                    Problem::coded(code::INVALID_REQUEST, "`tool_choice` names no function")
                         .help("write {\"type\": \"function\", \"function\": {\"name\": \"…\"}}")
                 })?;
             return Ok(CHOICE_NAMED_TOOL + encoding.count_text(name));
@@ -381,22 +397,29 @@ fn tool_choice(
         Some(Value::String(s)) => match s.as_str() {
             "auto" => Ok(0),
             "none" => Ok(CHOICE_NONE),
-            other => Err(Problem::new(format!(
-                "`function_call` is {other:?}, not auto, none or {{\"name\": …}}"
-            ))
+            other => Err(Problem::coded(
+                code::INVALID_REQUEST,
+                format!("`function_call` is {other:?}, not auto, none or {{\"name\": …}}"),
+            )
             .help("use \"auto\", \"none\" or {\"name\": \"…\"}")),
         },
         Some(Value::Object(call)) => {
             let Some(name) = call.get("name").and_then(Value::as_str) else {
-                return Err(Problem::new("`function_call` names no function")
-                    .help("write {\"name\": \"…\"}"));
+                return Err(Problem::coded(
+                    code::INVALID_REQUEST,
+                    "`function_call` names no function",
+                )
+                .help("write {\"name\": \"…\"}"));
             };
             Ok(CHOICE_NAMED_FUNCTION + encoding.count_text(name))
         }
-        Some(other) => Err(Problem::new(format!(
-            "`function_call` is {}, not a string or an object",
-            kind_of(other)
-        ))
+        Some(other) => Err(Problem::coded(
+            code::INVALID_REQUEST,
+            format!(
+                "`function_call` is {}, not a string or an object",
+                kind_of(other)
+            ),
+        )
         .help("use \"auto\", \"none\" or {\"name\": \"…\"}")),
     }
 }

@@ -2,7 +2,8 @@
 //! agent's versions, which one is current and which agent is the default.
 
 use super::load::{Loader, Source};
-use super::{Agent, Group, Origin, ServerDef, bad_name, raw};
+use super::{Agent, Group, Origin, ServerDef, bad_name, bad_name_code, raw};
+use crate::error::code;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
@@ -65,19 +66,22 @@ impl Loader {
             let origin = src.at(g);
             let g = g.get_ref();
             if groups.iter().any(|other| &other.name == g.name.get_ref()) {
-                self.problems.push(
-                    src.at(&g.name)
-                        .problem(format!("group {:?} is declared twice", g.name.get_ref())),
-                );
+                self.problems.push(src.at(&g.name).coded(
+                    code::DUPLICATE,
+                    format!("group {:?} is declared twice", g.name.get_ref()),
+                ));
                 continue;
             }
             if let Some(problem) = bad_name(g.name.get_ref()) {
                 self.problems.push(
                     src.at(&g.name)
-                        .problem(format!(
-                            "group name {:?} {problem}",
-                            crate::names::shown(g.name.get_ref())
-                        ))
+                        .coded(
+                            bad_name_code(g.name.get_ref()),
+                            format!(
+                                "group name {:?} {problem}",
+                                crate::names::shown(g.name.get_ref())
+                            ),
+                        )
                         .help(format!(
                             "name it with visible characters only, at most {} bytes",
                             crate::names::MAX_NAME_BYTES
@@ -87,14 +91,17 @@ impl Loader {
             if g.members.is_empty() {
                 self.problems.push(
                     origin
-                        .problem(format!("group {:?} has no members", g.name.get_ref()))
+                        .coded(
+                            code::MISSING_VALUE,
+                            format!("group {:?} has no members", g.name.get_ref()),
+                        )
                         .help("list full tool names in members = [...]"),
                 );
             }
             if g.defer_together && g.required {
                 self.problems.push(
                     origin
-                        .problem(format!(
+                        .coded(code::CONFLICT, format!(
                             "group {:?} is both required and defer_together",
                             g.name.get_ref()
                         ))
@@ -136,10 +143,10 @@ impl Loader {
             let name = a.name.get_ref().clone();
             let version = match &a.version {
                 Some(v) if *v.get_ref() < 0 => {
-                    self.problems.push(
-                        src.at(v)
-                            .problem(format!("agent {name:?}: version must be 0 or more")),
-                    );
+                    self.problems.push(src.at(v).coded(
+                        code::OUT_OF_RANGE,
+                        format!("agent {name:?}: version must be 0 or more"),
+                    ));
                     0
                 }
                 Some(v) => *v.get_ref() as u64,
@@ -151,9 +158,10 @@ impl Loader {
             {
                 self.problems.push(
                     src.at(&a.name)
-                        .problem(format!(
-                            "agent {name:?} version {version} is declared twice"
-                        ))
+                        .coded(
+                            code::DUPLICATE,
+                            format!("agent {name:?} version {version} is declared twice"),
+                        )
                         .help("give each declaration of one agent its own version"),
                 );
                 continue;
@@ -162,10 +170,13 @@ impl Loader {
                 match default_agent.map(|i| &agents[i]) {
                     Some(first) if first.name != name => self.problems.push(
                         origin
-                            .problem(format!(
-                                "agents {:?} and {name:?} are both marked default",
-                                first.name
-                            ))
+                            .coded(
+                                code::DUPLICATE,
+                                format!(
+                                    "agents {:?} and {name:?} are both marked default",
+                                    first.name
+                                ),
+                            )
                             .help("mark exactly one agent default = true"),
                     ),
                     Some(_) => {}
@@ -176,7 +187,7 @@ impl Loader {
                 if let Some(&first) = current_marked.get(&name) {
                     self.problems.push(
                         origin
-                            .problem(format!(
+                            .coded(code::DUPLICATE, format!(
                                 "agent {name:?}: versions {} and {version} are both marked current",
                                 agents[first].version
                             ))
@@ -191,7 +202,7 @@ impl Loader {
                     if !servers.iter().any(|server| &server.name == s.get_ref()) {
                         self.problems.push(
                             src.at(s)
-                                .problem(format!(
+                                .coded(code::UNKNOWN_NAME, format!(
                                     "agent {name:?} names MCP server {:?}, which no mcp/*.toml declares",
                                     s.get_ref()
                                 ))

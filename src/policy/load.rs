@@ -9,6 +9,7 @@ use super::raw;
 use super::settings::Settings;
 use super::{Inputs, Origin, Policy, Profile, UnknownArguments};
 use crate::contract::CheckMode;
+use crate::error::code;
 use crate::error::{Error, ErrorKind, LineIndex, Problem};
 use crate::input::ReadError;
 use serde_json::Value;
@@ -18,7 +19,7 @@ use toml::Spanned;
 
 /// The problem for a policy subdirectory that exists but cannot be listed.
 pub(super) fn unreadable_dir(dir: &Path, sub: &str, err: &std::io::Error) -> Problem {
-    Problem::new(format!(
+    Problem::coded(code::FILE_UNREADABLE, format!(
         "cannot read the {sub}/ directory: {err}; its files would be left out"
     ))
     .in_file(dir)
@@ -35,7 +36,15 @@ fn toml_problem(path: &Path, line: Option<usize>, err: &toml::de::Error) -> Prob
     } else {
         "fix the value or the TOML syntax at this line"
     };
-    Problem::new(message).in_file(path).at_line(line).help(help)
+    let code = if message.contains("unknown field") {
+        code::UNKNOWN_KEY
+    } else {
+        code::INVALID_TOML
+    };
+    Problem::coded(code, message)
+        .in_file(path)
+        .at_line(line)
+        .help(help)
 }
 
 pub(super) struct Loader {
@@ -105,17 +114,17 @@ impl Loader {
         if !self.root.is_dir() {
             return Err(Error::new(
                 ErrorKind::Io,
-                Problem::new(format!(
-                    "policy directory {} does not exist",
-                    self.root.display()
-                ))
+                Problem::coded(
+                    code::POLICY_DIRECTORY_MISSING,
+                    format!("policy directory {} does not exist", self.root.display()),
+                )
                 .help("run from the repository root, or pass --policies DIR"),
             ));
         }
         let muster_toml = self.root.join("muster.toml");
         let muster = self
             .confined(
-                Problem::new("this file").in_file(&muster_toml),
+                Problem::coded(code::OUTSIDE_POLICY_DIRECTORY, "this file").in_file(&muster_toml),
                 &muster_toml,
             )
             .then(|| self.read_toml::<raw::MusterFile>(&muster_toml, true))
@@ -130,14 +139,14 @@ impl Loader {
         let settings = self.settings(muster_src.as_ref(), muster, &tools, &servers);
         if tools.is_empty() && servers.is_empty() && self.problems.is_empty() {
             self.problems.push(
-                Problem::new("the policy defines no tools")
+                Problem::coded(code::NO_TOOLS, "the policy defines no tools")
                     .in_file(self.root.join("tools"))
                     .help("add [[tool]] tables to tools/*.toml or [[mcp]] servers to mcp/*.toml"),
             );
         }
         if settings.lock_explicit && !settings.lock.file.exists() {
             self.problems.push(
-                Problem::new(format!(
+                Problem::coded(code::FILE_MISSING, format!(
                     "the lock file {} named by [lock] file does not exist",
                     settings.lock.file.display()
                 ))
@@ -149,7 +158,10 @@ impl Loader {
         // `[lock] file` names is the explicit setting and may be anywhere.
         let file = &settings.lock.file;
         let lock_confined = settings.lock_explicit
-            || self.confined(Problem::new("the lock file").in_file(file), file);
+            || self.confined(
+                Problem::coded(code::OUTSIDE_POLICY_DIRECTORY, "the lock file").in_file(file),
+                file,
+            );
         let lock_entries = if lock_confined && settings.lock.file.exists() {
             match crate::lock::Lock::read(&settings.lock.file) {
                 Ok(lock) => Some(lock),
@@ -295,10 +307,10 @@ impl Loader {
         files.retain(|p| match crate::input::regular_file(p) {
             // A file a link leads to from outside the policy directory
             // (the link, or `sub/` itself) is not the policy's.
-            Ok(_) => self.confined(Problem::new("this file").in_file(p), p),
+            Ok(_) => self.confined(Problem::coded(code::OUTSIDE_POLICY_DIRECTORY, "this file").in_file(p), p),
             Err(err) => {
                 self.problems.push(
-                    Problem::new(format!("is not a readable file: {err}"))
+                    Problem::coded(code::NOT_A_FILE, format!("is not a readable file: {err}"))
                         .in_file(p)
                         .help("replace it with a policy file, or rename it so it does not end in .toml"),
                 );
@@ -321,12 +333,24 @@ impl Loader {
     ) -> Option<PathBuf> {
         let base = src.path.parent().unwrap_or(Path::new("."));
         let Some(path) = crate::input::inside(&self.root, base, Path::new(named)) else {
-            let problem = self.outside(at.problem(format!("{what}: {key} {named:?}")), None);
+            let problem = self.outside(
+                at.coded(
+                    code::OUTSIDE_POLICY_DIRECTORY,
+                    format!("{what}: {key} {named:?}"),
+                ),
+                None,
+            );
             self.problems.push(problem);
             return None;
         };
-        self.confined(at.problem(format!("{what}: {key} {named:?}")), &path)
-            .then_some(path)
+        self.confined(
+            at.coded(
+                code::OUTSIDE_POLICY_DIRECTORY,
+                format!("{what}: {key} {named:?}"),
+            ),
+            &path,
+        )
+        .then_some(path)
     }
 
     /// Whether `path` really is inside the policy directory once links are
@@ -378,10 +402,13 @@ impl Loader {
                     _ => err.help(),
                 };
                 self.problems.push(
-                    at.problem(format!(
-                        "tool {tool:?}: cannot read schema file {}: {err}",
-                        path.display()
-                    ))
+                    at.coded(
+                        err.code(),
+                        format!(
+                            "tool {tool:?}: cannot read schema file {}: {err}",
+                            path.display()
+                        ),
+                    )
                     .help(help),
                 );
                 return None;
@@ -391,9 +418,10 @@ impl Loader {
             Ok(value) => Some(value),
             Err(err) => {
                 self.problems.push(
-                    Problem::new(format!(
-                        "tool {tool:?}: schema file is not valid JSON: {err}"
-                    ))
+                    Problem::coded(
+                        code::INVALID_JSON,
+                        format!("tool {tool:?}: schema file is not valid JSON: {err}"),
+                    )
                     .in_file(path)
                     .at_line(Some(err.line())),
                 );
@@ -446,7 +474,10 @@ impl Loader {
         if parsed.is_none() {
             self.problems.push(
                 src.at(value)
-                    .problem(format!("{key} = {:?} is not a choice", value.get_ref()))
+                    .coded(
+                        code::NOT_A_CHOICE,
+                        format!("{key} = {:?} is not a choice", value.get_ref()),
+                    )
                     .help(help),
             );
         }
@@ -456,10 +487,10 @@ impl Loader {
     pub(super) fn flag_name(&mut self, src: &Source, flag: &Spanned<String>) -> Option<String> {
         let name = flag.get_ref();
         if name.trim().is_empty() || name.chars().any(char::is_whitespace) {
-            self.problems.push(
-                src.at(flag)
-                    .problem(format!("flag name {name:?} is empty or has spaces")),
-            );
+            self.problems.push(src.at(flag).coded(
+                code::NAME_INVALID,
+                format!("flag name {name:?} is empty or has spaces"),
+            ));
             return None;
         }
         Some(name.clone())
@@ -505,7 +536,10 @@ impl Loader {
             _ => {
                 self.problems.push(
                     src.at(value)
-                        .problem(format!("{key} = {} is out of range", value.get_ref()))
+                        .coded(
+                            code::OUT_OF_RANGE,
+                            format!("{key} = {} is out of range", value.get_ref()),
+                        )
                         .help("use a whole number from 1 to 4294967295"),
                 );
                 None

@@ -5,6 +5,7 @@
 use super::load::{Loader, Source};
 use super::{ListedTool, Listings, Origin, ServerDef, raw};
 use crate::error::Problem;
+use crate::error::code;
 use crate::input::ReadError;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 use std::collections::BTreeMap;
@@ -48,10 +49,10 @@ impl Loader {
         let at = src.at(&raw.name);
         if let Some(long) = crate::names::too_long(&name) {
             self.problems.push(
-                at.problem(format!(
-                    "MCP server name {:?} {long}",
-                    crate::names::shown(&name)
-                ))
+                at.coded(
+                    code::NAME_TOO_LONG,
+                    format!("MCP server name {:?} {long}", crate::names::shown(&name)),
+                )
                 .help("shorten it: the server's tools are named mcp.<server>.<tool>"),
             );
             return None;
@@ -62,26 +63,30 @@ impl Loader {
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
             self.problems.push(
-                at.problem(format!(
-                    "MCP server name {name:?} is not usable in tool names"
-                ))
+                at.coded(
+                    code::NAME_INVALID,
+                    format!("MCP server name {name:?} is not usable in tool names"),
+                )
                 .help("use letters, digits, '_' and '-' only"),
             );
             return None;
         }
         if let Some(first) = seen.get(&name) {
-            self.problems.push(at.problem(format!(
-                "MCP server {name:?} is declared twice; first at {}:{}",
-                first.file.display(),
-                first.line.unwrap_or(0)
-            )));
+            self.problems.push(at.coded(
+                code::DUPLICATE,
+                format!(
+                    "MCP server {name:?} is declared twice; first at {}:{}",
+                    first.file.display(),
+                    first.line.unwrap_or(0)
+                ),
+            ));
             return None;
         }
         seen.insert(name.clone(), at.clone());
         if raw.command.is_none() && raw.snapshot.is_none() {
             self.problems.push(
                 origin
-                    .problem(format!("MCP server {name:?} has neither command nor snapshot"))
+                    .coded(code::MISSING_VALUE, format!("MCP server {name:?} has neither command nor snapshot"))
                     .help("add snapshot = \"<file>.json\" (a recorded tools/list result) or command = [\"prog\", ...]"),
             );
             return None;
@@ -93,7 +98,10 @@ impl Loader {
         {
             self.problems.push(
                 origin
-                    .problem(format!("MCP server {name:?}: command is empty"))
+                    .coded(
+                        code::MISSING_VALUE,
+                        format!("MCP server {name:?}: command is empty"),
+                    )
                     .help("command = [\"program\", \"arg\", ...]"),
             );
         }
@@ -133,20 +141,21 @@ impl Loader {
             .unknown_arguments
             .as_ref()
             .and_then(|u| self.unknown_arguments(src, u, &format!("MCP server {name:?}")));
-        let timeout = Duration::from_secs(match raw.timeout_secs {
-            Some(0) => {
-                self.problems.push(
+        let timeout =
+            Duration::from_secs(match raw.timeout_secs {
+                Some(0) => {
+                    self.problems.push(
                     origin
-                        .problem(format!(
+                        .coded(code::OUT_OF_RANGE, format!(
                             "MCP server {name:?}: timeout_secs = 0 leaves no time to list tools"
                         ))
                         .help("use a whole number of seconds, 1 or more (default 30)"),
                 );
-                30
-            }
-            Some(secs) => secs,
-            None => 30,
-        });
+                    30
+                }
+                Some(secs) => secs,
+                None => 30,
+            });
         let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
         let check = raw
             .check
@@ -215,11 +224,14 @@ impl Loader {
             for (arg, value) in args {
                 match serde_json::to_value(&value.get_ref().value) {
                     Ok(v) => fixed.push((entry(arg), v)),
-                    Err(err) => self.problems.push(src.at(value).problem(format!(
-                        "MCP server {server:?}: fixed value of {}.{} is not JSON: {err}",
-                        tool.get_ref(),
-                        arg.get_ref()
-                    ))),
+                    Err(err) => self.problems.push(src.at(value).coded(
+                        code::INVALID_JSON,
+                        format!(
+                            "MCP server {server:?}: fixed value of {}.{} is not JSON: {err}",
+                            tool.get_ref(),
+                            arg.get_ref()
+                        ),
+                    )),
                 }
             }
             params.push(ParamsEntry {
@@ -262,15 +274,16 @@ impl Loader {
         server: &str,
         has_command: bool,
     ) -> Vec<ListedTool> {
-        let text = match crate::input::read_text(path) {
-            Ok(text) => text,
-            Err(ReadError::Missing) if has_command => {
-                // A server not yet discovered lists nothing; `plan` warns.
-                return Vec::new();
-            }
-            Err(err) => {
-                self.problems.push(
-                    at.problem(format!(
+        let text =
+            match crate::input::read_text(path) {
+                Ok(text) => text,
+                Err(ReadError::Missing) if has_command => {
+                    // A server not yet discovered lists nothing; `plan` warns.
+                    return Vec::new();
+                }
+                Err(err) => {
+                    self.problems.push(
+                    at.coded(err.code(), format!(
                         "MCP server {server:?}: cannot read snapshot {}: {err}",
                         path.display()
                     ))
@@ -278,14 +291,14 @@ impl Loader {
                         "the path is relative to the TOML file; run `muster discover` to record it",
                     ),
                 );
-                return Vec::new();
-            }
-        };
+                    return Vec::new();
+                }
+            };
         match crate::snapshot::parse_listing(&text, &mut self.schemas) {
             Ok(tools) => tools,
             Err((line, message)) => {
                 self.problems.push(
-                    Problem::new(format!("MCP server {server:?}: snapshot {message}"))
+                    Problem::coded(code::INVALID_SNAPSHOT, format!("MCP server {server:?}: snapshot {message}"))
                         .in_file(path)
                         .at_line(line)
                         .help("a snapshot is a tools/list result: {\"tools\": [{\"name\": ..., \"inputSchema\": {...}}]}"),

@@ -5,9 +5,11 @@
 use super::load::{Loader, Source};
 use super::{
     Agent, CallPolicy, Caps, DEFAULT_CONTROL_TOOL, DEFAULT_ITEM_CAP, DEFAULT_TOKEN_CAP, Deferral,
-    Group, Loads, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name, raw,
+    Group, Loads, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name,
+    bad_name_code, raw,
 };
 use crate::contract::CheckMode;
+use crate::error::code;
 use crate::tokens::{Encoding, Provider};
 use std::collections::BTreeMap;
 
@@ -37,7 +39,7 @@ impl Loader {
                 Err(_) => {
                     loader.problems.push(
                         src.at(value)
-                            .problem(format!(
+                            .coded(code::OUT_OF_RANGE, format!(
                                 "deferral.{key} = {} is out of range",
                                 value.get_ref()
                             ))
@@ -62,7 +64,7 @@ impl Loader {
                     if let Some(value) = value {
                         self.problems.push(
                             src.at(value)
-                                .problem(format!(
+                                .coded(code::CONFLICT, format!(
                                     "deferral.{key} is set but deferral.loads is \"within-caps\""
                                 ))
                                 .help(format!(
@@ -76,7 +78,7 @@ impl Loader {
             other => {
                 self.problems.push(
                     src.at(mode)
-                        .problem(format!("deferral.loads {other:?} is not a choice"))
+                        .coded(code::NOT_A_CHOICE, format!("deferral.loads {other:?} is not a choice"))
                         .help("use \"within-caps\" (loads stay within the caps; the plan reserves room for them) or \"beyond-caps\" (the default)"),
                 );
                 Loads::BeyondCaps { items, tokens }
@@ -116,10 +118,10 @@ impl Loader {
                 Some(e) => encoding = e,
                 None => self.problems.push(
                     src.at(name)
-                        .problem(format!(
-                            "tokens.encoding {:?} is not supported",
-                            name.get_ref()
-                        ))
+                        .coded(
+                            code::NOT_A_CHOICE,
+                            format!("tokens.encoding {:?} is not supported", name.get_ref()),
+                        )
                         .help("use \"o200k_base\" (gpt-4o and later) or \"cl100k_base\" (gpt-4)"),
                 ),
             }
@@ -130,7 +132,7 @@ impl Loader {
                 None => names.separator = separator.get_ref().clone(),
                 Some(problem) => self.problems.push(
                     src.at(separator)
-                        .problem(format!(
+                        .coded(code::NAME_INVALID, format!(
                             "names.separator {:?} {problem}",
                             separator.get_ref()
                         ))
@@ -151,20 +153,23 @@ impl Loader {
                     if control_tool.starts_with("mcp.") {
                         self.problems.push(
                                 src.at(spanned)
-                                    .problem(format!(
+                                    .coded(code::RESERVED_NAME, format!(
                                         "deferral.control_tool {control_tool:?} uses the reserved prefix \"mcp.\""
                                     ))
                                     .help("discovered tools are named mcp.<server>.<tool>; give the control tool a name of its own"),
                             );
                     }
                     if let Some(problem) = bad_name(&control_tool) {
-                        self.problems.push(src.at(spanned).problem(format!(
-                            "deferral.control_tool {:?} {problem}",
-                            crate::names::shown(&control_tool)
-                        )));
+                        self.problems.push(src.at(spanned).coded(
+                            bad_name_code(&control_tool),
+                            format!(
+                                "deferral.control_tool {:?} {problem}",
+                                crate::names::shown(&control_tool)
+                            ),
+                        ));
                     }
                     if tools.iter().any(|t| t.name == control_tool) {
-                        self.problems.push(src.at(spanned).problem(format!(
+                        self.problems.push(src.at(spanned).coded(code::CONFLICT, format!(
                             "deferral.control_tool {control_tool:?} is also a configured tool"
                         )).help("give the control tool a name of its own"));
                     }
@@ -250,7 +255,10 @@ impl Loader {
                     "warn" => lock.on_mismatch = LockMode::Warn,
                     other => self.problems.push(
                         src.at(mode)
-                            .problem(format!("lock.on_mismatch {other:?} is not a choice"))
+                            .coded(
+                                code::NOT_A_CHOICE,
+                                format!("lock.on_mismatch {other:?} is not a choice"),
+                            )
                             .help("use \"cut\" (keep the tool away until reviewed) or \"warn\""),
                     ),
                 }
@@ -301,7 +309,10 @@ impl Loader {
         let Some(provider) = Provider::from_name(name.get_ref()) else {
             self.problems.push(
                 src.at(name)
-                    .problem(format!("{key} {:?} is not supported", name.get_ref()))
+                    .coded(
+                        code::NOT_A_CHOICE,
+                        format!("{key} {:?} is not supported", name.get_ref()),
+                    )
                     .help("use \"openai\" or \"anthropic\""),
             );
             return None;
@@ -309,11 +320,14 @@ impl Loader {
         if provider == Provider::Anthropic && encoding != crate::count::anthropic::PROXY {
             self.problems.push(
                 src.at(name)
-                    .problem(format!(
-                        "{key} \"anthropic\" counts with {} as its proxy, not {}",
-                        crate::count::anthropic::PROXY.name(),
-                        encoding.name()
-                    ))
+                    .coded(
+                        code::NOT_A_CHOICE,
+                        format!(
+                            "{key} \"anthropic\" counts with {} as its proxy, not {}",
+                            crate::count::anthropic::PROXY.name(),
+                            encoding.name()
+                        ),
+                    )
                     .help("remove tokens.encoding, or set it to \"o200k_base\""),
             );
         }

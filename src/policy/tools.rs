@@ -3,8 +3,9 @@
 //! parameters, call-policy overrides).
 
 use super::load::{Loader, Source};
-use super::{Origin, ToolDef, bad_name, raw};
+use super::{Origin, ToolDef, bad_name, bad_name_code, raw};
 use crate::contract::SchemaProblem;
+use crate::error::code;
 use crate::schema::Prepared;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,7 +85,7 @@ impl Loader {
         if let Some(problem) = bad_name(&name) {
             self.problems.push(
                 name_origin
-                    .problem(format!("tool name {:?} {problem}", crate::names::shown(&name)))
+                    .coded(bad_name_code(&name), format!("tool name {:?} {problem}", crate::names::shown(&name)))
                     .help(format!("name it with visible characters only (no spaces, controls, bidi or invisible characters), at most {} bytes", crate::names::MAX_NAME_BYTES)),
             );
             return None;
@@ -92,18 +93,21 @@ impl Loader {
         if name.starts_with("mcp.") {
             self.problems.push(
                 name_origin
-                    .problem(format!("configured tool {name:?} uses the reserved prefix \"mcp.\""))
+                    .coded(code::RESERVED_NAME, format!("configured tool {name:?} uses the reserved prefix \"mcp.\""))
                     .help("discovered tools are named mcp.<server>.<tool>; rename the configured tool"),
             );
         }
         if let Some(first) = seen.get(&name) {
             self.problems.push(
                 name_origin
-                    .problem(format!(
-                        "tool {name:?} is registered twice; first at {}:{}",
-                        first.file.display(),
-                        first.line.unwrap_or(0)
-                    ))
+                    .coded(
+                        code::DUPLICATE,
+                        format!(
+                            "tool {name:?} is registered twice; first at {}:{}",
+                            first.file.display(),
+                            first.line.unwrap_or(0)
+                        ),
+                    )
                     .help("remove one of the two entries or rename one"),
             );
             return None;
@@ -116,9 +120,10 @@ impl Loader {
             (Some(_), Some(file)) => {
                 self.problems.push(
                     src.at(&file)
-                        .problem(format!(
-                            "tool {name:?} has both input_schema and input_schema_file"
-                        ))
+                        .coded(
+                            code::CONFLICT,
+                            format!("tool {name:?} has both input_schema and input_schema_file"),
+                        )
                         .help("keep one of the two"),
                 );
                 return None;
@@ -202,8 +207,11 @@ impl Loader {
                 _ => "give a JSON Schema object with type = \"object\" and an object of properties",
             };
             self.problems.push(
-                at.problem(format!("tool {tool:?}: input schema {problem}"))
-                    .help(help),
+                at.coded(
+                    code::INVALID_SCHEMA,
+                    format!("tool {tool:?}: input schema {problem}"),
+                )
+                .help(help),
             );
             return None;
         }
@@ -231,7 +239,7 @@ impl Loader {
             let at = src.at(p);
             if !props.is_some_and(|props| props.contains_key(name)) {
                 self.problems.push(
-                    at.problem(format!(
+                    at.coded(code::PARAMETER_MISMATCH, format!(
                         "tool {tool:?}: parameter {name:?} is not a property of its input schema"
                     ))
                     .help("list only properties the schema declares"),
@@ -239,14 +247,17 @@ impl Loader {
             }
             if names.iter().any(|n| n == name) {
                 self.problems.push(
-                    at.problem(format!("tool {tool:?}: parameter {name:?} is listed twice"))
-                        .help("list each parameter once"),
+                    at.coded(
+                        code::PARAMETER_MISMATCH,
+                        format!("tool {tool:?}: parameter {name:?} is listed twice"),
+                    )
+                    .help("list each parameter once"),
                 );
             }
             let is_required = required.contains(name);
             match (is_required, first_optional) {
                 (true, Some(optional)) => self.problems.push(
-                    at.problem(format!(
+                    at.coded(code::PARAMETER_MISMATCH, format!(
                         "tool {tool:?}: required parameter {name:?} comes after optional parameter {optional:?}"
                     ))
                     .help("optional parameters come last; move it before them or make it optional"),
@@ -262,7 +273,7 @@ impl Loader {
             if !names.iter().any(|n| n == name) {
                 self.problems.push(
                     src.at(params)
-                        .problem(format!(
+                        .coded(code::PARAMETER_MISMATCH, format!(
                             "tool {tool:?}: parameters leaves out property {name:?}, so a positional call could not carry it"
                         ))
                         .help("list every property of the input schema, required ones first"),
@@ -272,7 +283,7 @@ impl Loader {
         if variadic && let Some(optional) = first_optional {
             self.problems.push(
                 src.at(params)
-                    .problem(format!(
+                    .coded(code::CONFLICT, format!(
                         "tool {tool:?} is variadic and has optional parameter {optional:?}"
                     ))
                     .help("a variadic tool takes no optional parameters; make them required or drop variadic"),

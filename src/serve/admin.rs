@@ -7,6 +7,7 @@
 //! digests in constant time; nothing here logs or renders a token.
 
 use super::problem::ApiError;
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -39,7 +40,7 @@ impl AdminToken {
         let refuse = |what: String| {
             Err(Error::new(
                 ErrorKind::Usage,
-                Problem::new(format!("the admin token {what}"))
+                Problem::coded(code::ADMIN_TOKEN, format!("the admin token {what}"))
                     .in_file(source)
                     .help(format!(
                         "use {MIN_TOKEN_BYTES} to {MAX_TOKEN_BYTES} visible ASCII characters, e.g. `openssl rand -hex 32`"
@@ -133,7 +134,7 @@ impl Admin {
                 StatusCode::FORBIDDEN,
                 "admin-disabled",
                 "the admin routes are off",
-                Problem::new(
+                Problem::coded(code::ADMIN_DISABLED,
                     "the service listens beyond loopback and has no admin token, so it takes no admin request",
                 )
                 .in_file("authorization")
@@ -156,7 +157,7 @@ impl Admin {
                             StatusCode::UNAUTHORIZED,
                             "unauthorized",
                             "the request is not authorized",
-                            Problem::new(message)
+                            Problem::coded(code::UNAUTHORIZED, message)
                                 .in_file("authorization")
                                 .help("send `Authorization: Bearer <token>` with the token the service was started with"),
                         )

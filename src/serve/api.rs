@@ -12,6 +12,7 @@ use super::{Answered, Generation, Shared, sessions};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::check::{CheckOptions, OfferedPlan};
 use crate::contract::{PlanChanged, ResumeReport};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::gate;
 use axum::body::Bytes;
@@ -116,6 +117,26 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// The question per-item work asks before each item (a call, a query, a
+/// gate): whether `stop` is set; when not, the item is counted in
+/// `muster_work_items`, and when it is, the request in
+/// `muster_work_stopped`.
+pub(super) fn until<'a>(
+    shared: &'a Shared,
+    endpoint: &'static str,
+    stop: &'a AtomicBool,
+) -> impl FnMut() -> bool + 'a {
+    move || {
+        if stop.load(Ordering::Relaxed) {
+            shared.metrics.work_stopped(endpoint);
+            true
+        } else {
+            shared.metrics.work_item(endpoint);
+            false
+        }
+    }
+}
+
 /// What work that saw its stop flag returns: nobody reads it, as the
 /// request was already answered or dropped.
 pub(super) fn stopped() -> ApiError {
@@ -123,7 +144,10 @@ pub(super) fn stopped() -> ApiError {
         StatusCode::SERVICE_UNAVAILABLE,
         "timeout",
         "the request took longer than the service allows",
-        Problem::new("the work stopped: its request was answered or dropped"),
+        Problem::coded(
+            code::STOPPED,
+            "the work stopped: its request was answered or dropped",
+        ),
     )
 }
 
@@ -143,6 +167,7 @@ pub async fn count(State(shared): State<Arc<Shared>>, Body(req): Body<CountReque
             None => None,
             Some(name) => Some(crate::contract::Provider::from_name(name).ok_or_else(|| {
                 usage(
+                    code::NOT_A_CHOICE,
                     "provider",
                     &format!("provider {name:?} is not supported"),
                     "use \"openai\" or \"anthropic\", or leave it out",
@@ -230,14 +255,21 @@ pub async fn why(State(shared): State<Arc<Shared>>, Body(req): Body<WhyRequest>)
     responses((status = 200, description = "The gate results", body = Vec<crate::contract::GateResult>),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn gate(State(shared): State<Arc<Shared>>, Body(req): Body<GateRequest>) -> Response {
-    with_generation(shared, move |shared, g| {
+    with_generation_stop(shared, move |shared, g, stop| {
         let caps = (
             cap(req.item_cap, "item_cap")?,
             cap(req.token_cap, "token_cap")?,
         );
         let paths = gate_paths(&shared.gates, &req.gates)?;
         let gates = gate::load(&paths)?;
-        let results = answer::gates(&g.inputs, &gates, caps, &mut g.cache())?;
+        let results = answer::gates_until(
+            &g.inputs,
+            &gates,
+            caps,
+            &mut g.cache(),
+            &mut until(shared, "/v1/gate", stop),
+        )?
+        .ok_or_else(stopped)?;
         Ok(answered(
             shared,
             "/v1/gate",
@@ -265,9 +297,10 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
         if !known.contains(name) {
             let near = crate::names::closest(name, known.iter().map(String::as_str), 1);
             problems.push(
-                Problem::new(format!(
-                    "gates names {name:?}, which is not a gate of this service"
-                ))
+                Problem::coded(
+                    code::UNKNOWN_NAME,
+                    format!("gates names {name:?}, which is not a gate of this service"),
+                )
                 .in_file("gates")
                 .help(match near.first() {
                     Some(best) => format!("did you mean {best:?}?"),
@@ -301,17 +334,20 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
     // every handler.
     let generation = shared.current.load_full();
     if body.len() <= INLINE_CHECK_BYTES {
-        match check_body(&shared, &generation, &body, false) {
+        match check_body(&shared, &generation, &body, None) {
             Ok(Some(response)) => return response,
             Ok(None) => {}
             Err(err) => return err.generation(generation.number).into_response(),
         }
     }
-    with(shared, generation, move |shared, g| {
-        check_body(shared, g, &body, true)?.ok_or_else(|| {
+    with_stop(shared, generation, move |shared, g, stop| {
+        check_body(shared, g, &body, Some(stop))?.ok_or_else(|| {
             ApiError::new(Error::new(
                 ErrorKind::Io,
-                Problem::new("the check was not answered on the blocking pool"),
+                Problem::coded(
+                    code::INTERNAL,
+                    "the check was not answered on the blocking pool",
+                ),
             ))
         })
     })
@@ -329,17 +365,21 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
 const INLINE_CHECK_BYTES: usize = 16 * 1024;
 
 /// `/v1/check`'s answer; `None` when it would have to plan, compile a plan
-/// or open a session and `may_block` is false.
+/// or open a session and there is no `stop` flag, the sign of work on an
+/// async worker that must not block. With one (on the blocking pool), the
+/// flag is looked at before each call of the turn.
 fn check_body(
     shared: &Shared,
     g: &Generation,
     body: &[u8],
-    may_block: bool,
+    stop: Option<&AtomicBool>,
 ) -> Result<Option<Response>, ApiError> {
+    let may_block = stop.is_some();
     let req: CheckRequest<'_> = parse(body)?;
     let select = req.select()?;
     if select != answer::Select::default() && req.fingerprint.is_none() {
         return Err(usage(
+            code::CONFLICT,
             "fingerprint",
             "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
             "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
@@ -380,6 +420,7 @@ fn check_body(
         }
         _ => {
             return Err(usage(
+                code::CONFLICT,
                 "plan",
                 "give exactly one of plan, session (or session_id) and fingerprint",
                 "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
@@ -390,7 +431,15 @@ fn check_body(
     let options = CheckOptions {
         positional: req.positional,
     };
-    let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
+    let never = AtomicBool::new(false);
+    let report = answer::check_until(
+        &offered,
+        req.turn.get(),
+        Path::new("turn"),
+        &options,
+        &mut until(shared, "/v1/check", stop.unwrap_or(&never)),
+    )?
+    .ok_or_else(stopped)?;
     let answer = Answer::of_check(&report);
     if answer.outcome == Outcome::Failed {
         shared.metrics.turn_refused();
@@ -501,7 +550,12 @@ fn offered_now(
             fingerprint,
         ),
     )
-    .map_err(|err| Error::new(ErrorKind::Input, Problem::new(err.to_string())))?;
+    .map_err(|err| {
+        Error::new(
+            ErrorKind::Input,
+            Problem::coded(code::INTERNAL, err.to_string()),
+        )
+    })?;
     if let Some(kept) = g.offered.get(&key) {
         return Ok(Some(Ok(kept)));
     }
@@ -538,6 +592,7 @@ pub async fn reload(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Ok(body) if body.is_empty() => {}
         Ok(body) => {
             return ApiError::from(usage(
+                code::INVALID_BODY,
                 "body",
                 &format!("the reload request has a body of {} bytes", body.len()),
                 "send POST /v1/admin/reload with an empty body",

@@ -69,6 +69,8 @@ pub struct Metrics {
     memo_entries: Family<MemoLabels, Gauge>,
     memo_bytes: Family<MemoLabels, Gauge>,
     memo_evicted: Family<MemoLabels, Gauge>,
+    work_items: Family<EndpointLabels, Counter>,
+    work_stopped: Family<EndpointLabels, Counter>,
     gateway_calls: Family<CallLabels, Counter>,
     gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
 }
@@ -88,6 +90,8 @@ impl Default for Metrics {
         let memo_entries = Family::<MemoLabels, Gauge>::default();
         let memo_bytes = Family::<MemoLabels, Gauge>::default();
         let memo_evicted = Family::<MemoLabels, Gauge>::default();
+        let work_items = Family::<EndpointLabels, Counter>::default();
+        let work_stopped = Family::<EndpointLabels, Counter>::default();
         let gateway_calls = Family::<CallLabels, Counter>::default();
         let gateway_upstream =
             Family::<ServerLabels, Histogram, fn() -> Histogram>::new_with_constructor(
@@ -153,6 +157,16 @@ impl Default for Metrics {
             "Entries the serving generation's memo dropped to stay in its bound, by memo",
             memo_evicted.clone(),
         );
+        registry.register(
+            "muster_work_items",
+            "Items of per-item work begun, by endpoint: calls checked (/v1/check), queries searched (/v1/sessions/search), gates run (/v1/gate)",
+            work_items.clone(),
+        );
+        registry.register(
+            "muster_work_stopped",
+            "Requests whose work stopped between items because the request was already answered (the timeout's 503) or dropped, by endpoint",
+            work_stopped.clone(),
+        );
         Self {
             registry,
             requests,
@@ -165,6 +179,8 @@ impl Default for Metrics {
             memo_entries,
             memo_bytes,
             memo_evicted,
+            work_items,
+            work_stopped,
             gateway_calls,
             gateway_upstream,
         }
@@ -218,6 +234,24 @@ impl Metrics {
                     Outcome::Failed => "failed",
                     Outcome::PinMismatch => "pin-mismatch",
                 },
+            })
+            .inc();
+    }
+
+    /// Counts one item of a request's per-item work, about to begin.
+    pub fn work_item(&self, endpoint: &str) {
+        self.work_items
+            .get_or_create(&EndpointLabels {
+                endpoint: endpoint.to_string(),
+            })
+            .inc();
+    }
+
+    /// Counts a request whose work saw its stop flag and gave up.
+    pub fn work_stopped(&self, endpoint: &str) {
+        self.work_stopped
+            .get_or_create(&EndpointLabels {
+                endpoint: endpoint.to_string(),
             })
             .inc();
     }

@@ -4,6 +4,7 @@
 //! parse: `type` and `status` decide, `problems` carries each problem's
 //! fields.
 
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -138,6 +139,10 @@ fn clip(text: &str) -> String {
 /// One problem of a [`ProblemDocument`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ProblemEntry {
+    /// What kind of problem this is: a stable kebab-case code, one of
+    /// those `docs/problems.md` lists (`name-too-long`, `invalid-json`, …).
+    /// Decide on this, not on `message`.
+    pub code: String,
     /// The request field the problem is in (`body`, `turn`, `session`, …),
     /// or the policy file for a failed reload.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +160,7 @@ pub struct ProblemEntry {
 impl From<&Problem> for ProblemEntry {
     fn from(p: &Problem) -> Self {
         Self {
+            code: p.code.to_string(),
             field: p.file.as_ref().map(|f| clip(&f.display().to_string())),
             line: p.line,
             message: clip(&p.message),
@@ -182,6 +188,11 @@ impl ApiError {
         title: &'static str,
         problem: Problem,
     ) -> Self {
+        // The problem's own code is the type's, unless it has a finer one.
+        let problem = match problem.code {
+            "" => problem.with_code(code),
+            _ => problem,
+        };
         Self {
             status,
             code,
@@ -199,8 +210,11 @@ impl ApiError {
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "muster failed while answering",
-            Problem::new("the answer could not be computed; this is a bug in muster")
-                .help("report the request that caused it"),
+            Problem::coded(
+                code::INTERNAL,
+                "the answer could not be computed; this is a bug in muster",
+            )
+            .help("report the request that caused it"),
         )
     }
 
@@ -250,6 +264,7 @@ impl ApiError {
             .map(|p| {
                 // As the CLI prints it, but clipped as `problems` is.
                 Problem {
+                    code: p.code,
                     file: p.file.clone(),
                     line: p.line,
                     message: clip(&p.message),

@@ -6,6 +6,7 @@
 use super::problem::ApiError;
 use crate::answer;
 use crate::catalog::Selection;
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::provider::shape::Format;
 use axum::body::Bytes;
@@ -52,7 +53,7 @@ pub(super) async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Resul
             ApiError::with_status(
                 Error::new(
                     ErrorKind::Input,
-                    Problem::new(rejection.body_text()).in_file("body"),
+                    Problem::coded(code::INVALID_BODY, rejection.body_text()).in_file("body"),
                 ),
                 status,
             )
@@ -66,7 +67,7 @@ pub(super) fn too_large(message: String) -> ApiError {
         StatusCode::PAYLOAD_TOO_LARGE,
         "body-too-large",
         "the request body is larger than the service accepts",
-        Problem::new(message)
+        Problem::coded(code::BODY_TOO_LARGE, message)
             .in_file("body")
             .help("send a smaller body, or start the service with a larger --body-limit"),
     )
@@ -101,7 +102,7 @@ pub(super) fn cap(value: Option<u32>, field: &str) -> Result<Option<u32>, Error>
     match value {
         Some(0) => Err(Error::new(
             ErrorKind::Usage,
-            Problem::new(format!("{field} is 0"))
+            Problem::coded(code::OUT_OF_RANGE, format!("{field} is 0"))
                 .in_file(field)
                 .help(format!(
                     "give {field} as an integer of at least 1, or leave it out"
@@ -146,6 +147,7 @@ pub(super) fn tools_format(format: Option<&str>) -> Result<Option<Format>, Error
         None | Some("json") => Ok(None),
         Some(name) => Format::from_name(name).map(Some).ok_or_else(|| {
             usage(
+                code::NOT_A_CHOICE,
                 "format",
                 &format!("format {name:?} is not one muster renders"),
                 "give json, openai, openai-responses, anthropic or gemini, or leave it out",
@@ -368,6 +370,7 @@ impl NewSessionRequest {
             Some("muster") => crate::contract::NameSpelling::Muster,
             Some(other) => {
                 return Err(usage(
+                    code::NOT_A_CHOICE,
                     "names",
                     &format!("names {other:?} is not a spelling"),
                     "give \"provider\" (the names providers are sent) or \"muster\", or leave it out",
@@ -405,6 +408,7 @@ pub(super) fn provider(name: Option<&str>) -> Result<Option<crate::contract::Pro
             .map(Some)
             .ok_or_else(|| {
                 usage(
+                    code::NOT_A_CHOICE,
                     "provider",
                     &format!("provider {name:?} is not supported"),
                     "use \"openai\" or \"anthropic\", or leave it out",
@@ -447,9 +451,9 @@ pub struct Ready {
     pub policies: String,
 }
 
-pub(super) fn usage(field: &str, message: &str, help: &str) -> Error {
+pub(super) fn usage(code: &'static str, field: &str, message: &str, help: &str) -> Error {
     Error::new(
         ErrorKind::Usage,
-        Problem::new(message).in_file(field).help(help),
+        Problem::coded(code, message).in_file(field).help(help),
     )
 }

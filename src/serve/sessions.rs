@@ -5,7 +5,7 @@
 //! A load through a kept session is a compare-and-swap on its revision: it
 //! lands, or it is answered 409 `stale-revision` and changes nothing.
 
-use super::api::{JSON, answered, respond, stopped, with_generation, with_generation_stop};
+use super::api::{JSON, answered, respond, stopped, until, with_generation, with_generation_stop};
 use super::problem::{ApiError, Conflict};
 use super::request::{
     LoadRequestBody, NewSessionRequest, RosterRequest, SearchRequest, SessionRequest, tools_format,
@@ -15,6 +15,7 @@ use super::{Generation, Shared};
 use crate::answer::{self, Answer, Outcome};
 use crate::contract::SessionDocument;
 use crate::error::Problem;
+use crate::error::code;
 use crate::session::{self, Live, LoadRequest};
 use crate::store::{Stored, Swapped};
 use axum::extract::{Path as UrlPath, State};
@@ -56,6 +57,7 @@ pub(super) fn named(
             ))
         }
         _ => Err(usage(
+            code::CONFLICT,
             "session",
             "give exactly one of session and session_id",
             "send the session document as `session`, or the id of a session this service keeps as `session_id`",
@@ -69,6 +71,7 @@ pub(super) fn named(
 fn fetch(shared: &Shared, id: &str) -> Result<Stored, ApiError> {
     let store = shared.store.as_ref().ok_or_else(|| {
         ApiError::from(usage(
+            code::UNKNOWN_NAME,
             "session_id",
             "this service keeps no sessions, so a session_id names nothing",
             "send the session document as `session`, or start the service with --sessions sqlite:PATH or postgres://…",
@@ -76,6 +79,7 @@ fn fetch(shared: &Shared, id: &str) -> Result<Stored, ApiError> {
     })?;
     if !session::is_session_id(id) {
         return Err(usage(
+            code::INVALID_SESSION_ID,
             "session_id",
             &format!("session_id {id:?} is not a session id"),
             "give the `id` that POST /v1/sessions answered",
@@ -90,9 +94,10 @@ fn missing(id: &str) -> ApiError {
         StatusCode::NOT_FOUND,
         "session-not-found",
         "no such session",
-        Problem::new(format!(
-            "no session {id:?} is kept: never created, deleted, or expired"
-        ))
+        Problem::coded(
+            code::SESSION_NOT_FOUND,
+            format!("no session {id:?} is kept: never created, deleted, or expired"),
+        )
         .in_file("session_id")
         .help("start a new session with POST /v1/sessions"),
     )
@@ -222,6 +227,7 @@ pub async fn session_search(
             && queries.len() > MAX_QUERIES
         {
             return Err(usage(
+                code::OUT_OF_RANGE,
                 "queries",
                 &format!("queries holds {} queries", queries.len()),
                 &format!("send at most {MAX_QUERIES} queries per request"),
@@ -233,6 +239,7 @@ pub async fn session_search(
             Some(n @ 1..=10) => n as usize,
             Some(n) => {
                 return Err(usage(
+                    code::OUT_OF_RANGE,
                     "limit",
                     &format!("limit is {n}"),
                     "give limit from 1 to 10, or leave it out for 5",
@@ -242,6 +249,7 @@ pub async fn session_search(
         };
         if req.query.is_some() == req.queries.is_some() {
             return Err(usage(
+                code::CONFLICT,
                 "query",
                 "give exactly one of query and queries",
                 "send one query as `query`, or a list of them as `queries`",
@@ -270,7 +278,7 @@ pub async fn session_search(
                     &live,
                     queries.iter().flatten().map(String::as_str),
                     limit,
-                    stop,
+                    &mut until(shared, ENDPOINT, stop),
                 )
                 .ok_or_else(stopped)?,
                 g.number,
@@ -300,6 +308,7 @@ pub async fn session_load(
             (None, false) => LoadRequest::Names(req.name),
             _ => {
                 return Err(usage(
+                    code::CONFLICT,
                     "query",
                     "give exactly one of query and name",
                     "send the control tool's query as `query`, or exact names as `name`",

@@ -4,6 +4,7 @@
 
 use crate::canon;
 use crate::contract::{SESSION_FORMAT_VERSION, SessionDocument};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -50,7 +51,7 @@ pub fn read(text: &str, file: &Path) -> Result<SessionDocument, Error> {
     {
         return Err(Error::new(
             ErrorKind::Input,
-            Problem::new(format!(
+            Problem::coded(code::UNSUPPORTED_VERSION, format!(
                 "session document format_version {version} is not the one this muster reads ({SESSION_FORMAT_VERSION}){}",
                 if version.as_u64() == Some(1) {
                     ": version 1 documents copied every definition; version 2 pins them by digest"
@@ -66,7 +67,11 @@ pub fn read(text: &str, file: &Path) -> Result<SessionDocument, Error> {
         .map_err(|err| Error::json(file, "session document", &err, HELP))?;
     let mut problems = Vec::new();
     let mut problem = |message: String, help: &str| {
-        problems.push(Problem::new(message).in_file(file).help(help));
+        problems.push(
+            Problem::coded(code::SESSION_TAMPERED, message)
+                .in_file(file)
+                .help(help),
+        );
     };
     const AGAIN: &str = "create the session again";
     let hex = |text: &str, digits: usize| {

@@ -12,6 +12,7 @@
 //! a file itself (the binary does) and never lets a secret reach a message.
 
 use crate::contract::{SessionDocument, Signature};
+use crate::error::code;
 use crate::error::{Error, ErrorKind, Problem};
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -63,7 +64,7 @@ impl SessionKeys {
                 continue;
             }
             let at = |message: String| {
-                Problem::new(message)
+                Problem::coded(code::SESSION_KEY, message)
                     .in_file(source)
                     .at_line(Some(n + 1))
                     .help("write each key as ID:SECRET, the id from [A-Za-z0-9._-], the secret at least 32 bytes (e.g. `openssl rand -hex 32`)")
@@ -96,7 +97,7 @@ impl SessionKeys {
         }
         if keys.is_empty() && problems.is_empty() {
             problems.push(
-                Problem::new("no session key is given")
+                Problem::coded(code::SESSION_KEY, "no session key is given")
                     .in_file(source)
                     .help("write one key a line as ID:SECRET"),
             );
@@ -142,7 +143,9 @@ impl SessionKeys {
         let refuse = |message: String, help: &str| {
             Err(Error::new(
                 ErrorKind::Session,
-                Problem::new(message).in_file(file).help(help),
+                Problem::coded(code::SESSION_TAMPERED, message)
+                    .in_file(file)
+                    .help(help),
             ))
         };
         match &doc.signature {

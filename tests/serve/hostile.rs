@@ -9,7 +9,6 @@ use muster::tokens::TokenCache;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::atomic::AtomicBool;
 
 /// A response read off a raw socket.
 struct Raw {
@@ -68,6 +67,7 @@ fn post_head(addr: &str, path: &str, length: usize) -> String {
 fn problem_of(status: u16, body: &str) -> super::ProblemBody {
     let body: super::ProblemBody = serde_json::from_str(body).expect("problem+json");
     assert_eq!(body.status, status);
+    super::coded(&body);
     body
 }
 
@@ -363,14 +363,107 @@ fn a_stopped_search_runs_no_more_queries() {
         .expect("open")
         .expect("the pin holds");
     let queries = ["send an email", "calendar", "weather"];
-    let running = answer::search_lines_until(&live, queries, 5, &AtomicBool::new(false));
+    let running = answer::search_lines_until(&live, queries, 5, &mut || false);
     assert_eq!(
         running.as_deref(),
         Some(answer::search_lines(&live, queries, 5).as_str())
     );
     assert_eq!(running.expect("lines").lines().count(), 3);
+    // Told to stop at the second ask: one query ran, and nothing was asked
+    // (or searched) after.
+    let mut asked = 0;
+    let stopped = answer::search_lines_until(&live, queries, 5, &mut || {
+        asked += 1;
+        asked == 2
+    });
+    assert_eq!((stopped, asked), (None, 2));
+}
+
+/// A plan whose one strict tool's `pattern` needs a backreference, so
+/// each call costs the regex engine its whole backtracking budget: a turn
+/// of such calls is long work, each call a unit of it.
+fn slow_plan() -> Value {
+    json!({"format_version": 3, "roster": [{"name": "t", "check": "strict",
+        "input_schema": {"type": "object",
+            "properties": {"s": {"type": "string", "pattern": "^(a|a)*\\1b$"}}}}]})
+}
+
+fn slow_turn(calls: usize) -> Value {
+    let calls: Vec<Value> = (0..calls)
+        .map(|i| json!({"id": format!("c{i}"), "name": "t", "arguments": {"s": format!("{}c", "a".repeat(28))}}))
+        .collect();
+    json!({ "calls": calls })
+}
+
+/// Issue 24, defect 2, for `/v1/check`: the stop flag was looked at only
+/// between search queries. A turn's calls are checked one by one, asking
+/// before each; told to stop at the fourth ask, three calls were checked
+/// and nothing was asked after.
+#[test]
+fn a_stopped_check_checks_no_more_calls() {
+    let plan = muster::check::OfferedPlan::from_json(&slow_plan().to_string(), "plan".as_ref())
+        .expect("plan");
+    let turn = slow_turn(40).to_string();
+    let options = muster::check::CheckOptions::default();
+    let mut asked = 0;
+    let report = answer::check_until(&plan, &turn, "turn".as_ref(), &options, &mut || {
+        asked += 1;
+        asked == 4
+    })
+    .expect("the turn reads");
+    assert!(report.is_none());
+    assert_eq!(asked, 4, "no call is checked once told to stop");
+    // Never told to stop, the same turn is the plain check's report.
+    let whole = answer::check_until(
+        &plan,
+        "{\"calls\": []}",
+        "turn".as_ref(),
+        &options,
+        &mut || false,
+    )
+    .expect("reads")
+    .expect("answers");
+    assert!(whole.calls.is_empty());
+}
+
+/// The same through the service: a turn of 400 calls that each take the
+/// regex engine's whole budget is answered 503 at the request timeout, and
+/// the check then stops between calls: `muster_work_stopped` counts the
+/// request and `muster_work_items` shows far fewer calls begun than the
+/// turn holds (counted, not timed; the old code checked all 400, minutes
+/// of a core, after its 503).
+#[test]
+fn a_check_answered_by_the_timeout_stops_between_calls() {
+    const CALLS: usize = 400;
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &["--request-timeout-ms", "2000"]);
+    let body = json!({"plan": slow_plan(), "turn": slow_turn(CALLS)}).to_string();
+    let reply = server.post("/v1/check", body);
+    problem(&reply, 503, "timeout");
+    let metric = |text: &str, name: &str| -> Option<u64> {
+        let key = format!("{name}{{endpoint=\"/v1/check\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(key.as_str()))
+            .map(|v| v.trim().parse().expect("a count"))
+    };
+    // Wait for the work to see its flag: the call in progress finishes first.
+    let mut metrics = String::new();
+    for _ in 0..1200 {
+        metrics = server.get("/metrics").body;
+        if metric(&metrics, "muster_work_stopped_total").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert_eq!(
-        answer::search_lines_until(&live, queries, 5, &AtomicBool::new(true)),
-        None
+        metric(&metrics, "muster_work_stopped_total"),
+        Some(1),
+        "{metrics}"
     );
+    let begun = metric(&metrics, "muster_work_items_total").expect("calls begun");
+    assert!(
+        begun < CALLS as u64 / 2,
+        "{begun} of {CALLS} calls were begun"
+    );
+    assert_eq!(server.get("/healthz").status, 200);
 }

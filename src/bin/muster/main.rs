@@ -17,6 +17,7 @@ use clap::Parser;
 use muster::answer::{self, Answer, Offer, Outcome};
 use muster::catalog::{Catalog, Selection};
 use muster::policy::Inputs;
+use muster::problem_code as code;
 use muster::tokens::{self, TokenCache};
 use muster::{Error, ErrorKind, Problem, check, gate, plan};
 use std::io::Write;
@@ -36,8 +37,11 @@ fn main() -> ExitCode {
     let result = if closed_stdout::at_start() && writes_stdout(&cli.command) {
         Err(Error::new(
             ErrorKind::Io,
-            Problem::new("cannot write output: standard output is closed")
-                .help("run the command with its output going to a file, a pipe or the terminal"),
+            Problem::coded(
+                code::WRITE_FAILED,
+                "cannot write output: standard output is closed",
+            )
+            .help("run the command with its output going to a file, a pipe or the terminal"),
         ))
     } else {
         run(cli.command)
@@ -66,7 +70,7 @@ pub(crate) fn emit(text: &str) -> Result<(), Error> {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(err) => Err(Error::new(
             ErrorKind::Io,
-            Problem::new(format!("cannot write output: {err}")),
+            Problem::coded(code::WRITE_FAILED, format!("cannot write output: {err}")),
         )),
     }
 }
@@ -131,10 +135,13 @@ fn admin_token(file: Option<&std::path::Path>) -> Result<Option<muster::serve::A
     match (file, from_env) {
         (Some(path), Some(_)) => Err(Error::new(
             ErrorKind::Usage,
-            Problem::new(format!(
-                "both --admin-token-file {} and {ENV} give an admin token",
-                path.display()
-            ))
+            Problem::coded(
+                code::CONFLICT,
+                format!(
+                    "both --admin-token-file {} and {ENV} give an admin token",
+                    path.display()
+                ),
+            )
             .in_file(path)
             .help(format!(
                 "give one: unset {ENV}, or leave out --admin-token-file"
@@ -148,7 +155,7 @@ fn admin_token(file: Option<&std::path::Path>) -> Result<Option<muster::serve::A
             let text = value.into_string().map_err(|_| {
                 Error::new(
                     ErrorKind::Usage,
-                    Problem::new(format!("{ENV} is not UTF-8"))
+                    Problem::coded(code::NOT_UTF8, format!("{ENV} is not UTF-8"))
                         .in_file(ENV)
                         .help("use visible ASCII characters, e.g. `openssl rand -hex 32`"),
                 )
@@ -381,7 +388,7 @@ fn run(command: Command) -> Result<u8, Error> {
             if ask(&select) != answer::Select::default() && fingerprint.is_none() {
                 return Err(Error::new(
                     ErrorKind::Usage,
-                    Problem::new("--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
+                    Problem::coded(code::CONFLICT, "--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
                         .help("with --plan or --session the roster is already chosen: leave them out, or give --fingerprint"),
                 ));
             }
@@ -419,7 +426,8 @@ fn run(command: Command) -> Result<u8, Error> {
                 (None, None, None) => {
                     return Err(Error::new(
                         ErrorKind::Usage,
-                        Problem::new(
+                        Problem::coded(
+                            code::INVALID_ARGUMENTS,
                             "give --plan PLAN.json, --session S.json or --fingerprint sha256:HEX",
                         ),
                     ));

@@ -6,6 +6,7 @@ use crate::{ask, emit, exit_code, save, token_cache};
 use muster::answer::{self, Answer, Outcome};
 use muster::contract::{LoadStatus, NameSpelling, ResumeReport, ResumeStatus, SearchResults};
 use muster::policy::Inputs;
+use muster::problem_code as code;
 use muster::session::{self, Live, LoadRequest, SessionKeys};
 use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
@@ -70,7 +71,8 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
                 let text = std::str::from_utf8(old).map_err(|_| {
                     Error::new(
                         ErrorKind::Input,
-                        Problem::new("the session document is not UTF-8 text").in_file(&session),
+                        Problem::coded(code::NOT_UTF8, "the session document is not UTF-8 text")
+                            .in_file(&session),
                     )
                 })?;
                 let doc = session::read(text, &session)?;
@@ -151,7 +153,10 @@ pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
 }
 
 fn usage(message: &str) -> Error {
-    Error::new(ErrorKind::Usage, Problem::new(message))
+    Error::new(
+        ErrorKind::Usage,
+        Problem::coded(code::INVALID_ARGUMENTS, message),
+    )
 }
 
 fn new(
@@ -307,7 +312,7 @@ fn search_many(live: &Live, file: &Path, limit: usize) -> Result<u8, Error> {
         match serde_json::from_str::<QueryLine>(line) {
             Ok(q) => queries.push(q.query),
             Err(err) => problems.push(
-                Problem::new(format!("cannot read the query: {err}"))
+                Problem::coded(code::INVALID_JSON, format!("cannot read the query: {err}"))
                     .in_file(file)
                     .at_line(Some(n + 1))
                     .help("give one JSON object per line: {\"query\": \"...\"}"),
@@ -357,7 +362,10 @@ fn roster_table(json: &str) -> Result<String, Error> {
     let r: Roster = serde_json::from_str(json).map_err(|err| {
         Error::new(
             ErrorKind::Io,
-            Problem::new(format!("cannot render the session roster: {err}")),
+            Problem::coded(
+                code::INTERNAL,
+                format!("cannot render the session roster: {err}"),
+            ),
         )
     })?;
     let t = &r.totals;

@@ -1,0 +1,108 @@
+//! docs/limits.md states every limit with the constant that keeps it: each
+//! public constant's value is the one its row of the table states.
+
+/// `n` as the docs write it: bytes in MiB when a whole number of MiB,
+/// else with thousands separators.
+fn written(n: u64, bytes: bool) -> String {
+    if bytes && n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        return format!("{} MiB", n >> 20);
+    }
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn every_limit_in_the_table_is_the_constant_it_names() {
+    let docs = include_str!("../docs/limits.md");
+    let as_u64 = |n: usize| n as u64;
+    let constants: &[(&str, u64, bool)] = &[
+        (
+            "input::MAX_INPUT_BYTES",
+            muster::input::MAX_INPUT_BYTES,
+            true,
+        ),
+        (
+            "names::MAX_NAME_BYTES",
+            as_u64(muster::names::MAX_NAME_BYTES),
+            false,
+        ),
+        (
+            "provider::MAX_NAME_LEN",
+            as_u64(muster::provider::MAX_NAME_LEN),
+            false,
+        ),
+        (
+            "provider::MAX_SEPARATOR_LEN",
+            as_u64(muster::provider::MAX_SEPARATOR_LEN),
+            false,
+        ),
+        (
+            "check::MAX_SCHEMA_EXPANSION",
+            muster::check::MAX_SCHEMA_EXPANSION,
+            false,
+        ),
+        (
+            "check::MAX_PROBLEMS",
+            as_u64(muster::check::MAX_PROBLEMS),
+            false,
+        ),
+        (
+            "tokens::cache::MAX_ENTRIES",
+            as_u64(muster::tokens::cache::MAX_ENTRIES),
+            false,
+        ),
+        (
+            "discover::MAX_MESSAGE_BYTES",
+            as_u64(muster::discover::MAX_MESSAGE_BYTES),
+            true,
+        ),
+        (
+            "discover::MAX_LISTING_BYTES",
+            as_u64(muster::discover::MAX_LISTING_BYTES),
+            true,
+        ),
+        (
+            "discover::MAX_TOOLS",
+            as_u64(muster::discover::MAX_TOOLS),
+            false,
+        ),
+        (
+            "discover::MAX_PAGES",
+            as_u64(muster::discover::MAX_PAGES),
+            false,
+        ),
+        (
+            "serve::MAX_QUERIES",
+            as_u64(muster::serve::MAX_QUERIES),
+            false,
+        ),
+        (
+            "session::MAX_RESULTS",
+            as_u64(muster::session::MAX_RESULTS),
+            false,
+        ),
+        (
+            "serve::MIN_TOKEN_BYTES",
+            as_u64(muster::serve::MIN_TOKEN_BYTES),
+            false,
+        ),
+    ];
+    for (name, value, bytes) in constants {
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(&format!("`{name}`")))
+            .unwrap_or_else(|| panic!("docs/limits.md has no row naming `{name}`"));
+        let text = written(*value, *bytes);
+        assert!(
+            row.contains(&text),
+            "`{name}` is {text}, not what its row says: {row}"
+        );
+    }
+}
