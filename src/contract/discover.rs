@@ -146,6 +146,8 @@ impl fmt::Display for FailureReason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DiscoverProblem {
+    /// The stable kebab-case code (docs/problems.md).
+    pub code: String,
     /// What is wrong, naming the server (and the tool, where one is at fault).
     pub message: String,
     /// The file the problem is in, when it is in one (a snapshot).

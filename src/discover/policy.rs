@@ -89,6 +89,7 @@ fn problems(err: &Error) -> Vec<DiscoverProblem> {
     err.problems()
         .iter()
         .map(|p| DiscoverProblem {
+            code: p.code.to_string(),
             message: p.message.clone(),
             file: p.file.as_ref().map(|f| f.display().to_string()),
             line: p.line,
