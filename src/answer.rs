@@ -112,7 +112,7 @@ impl Answer {
             json_text(answer),
             match answer.status {
                 LoadStatus::Refused => Outcome::Failed,
-                LoadStatus::Loaded | LoadStatus::Unchanged => Outcome::Done,
+                LoadStatus::Loaded | LoadStatus::Unchanged | LoadStatus::Choose => Outcome::Done,
             },
         )
     }

@@ -68,7 +68,9 @@ fn default_k() -> u32 {
 /// the control tool's search puts in its top `k`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Findability {
-    /// The labelled queries: JSON lines `{"query": ..., "expect": [names]}`.
+    /// The labelled queries: JSON lines `{"query": ..., "expect": [names]}`,
+    /// optionally with `"loads": [names]`: exactly what a load of the query
+    /// loads (`[]`: nothing).
     pub queries: PathBuf,
     /// How many results count.
     pub k: u32,
@@ -353,8 +355,9 @@ pub fn run_cached(
     })?;
     let caps = catalog.caps.with_overrides(caps.0, caps.1);
     let plan = plan_counted(&catalog, caps, cache);
+    let mut wrong_loads = Vec::new();
     let findability = match &gate.findability {
-        Some(f) => Some(findability(&plan, gate, f, &registered)?),
+        Some(f) => Some(findability(&plan, gate, f, &registered, &mut wrong_loads)?),
         None => None,
     };
     let mut failures = Vec::new();
@@ -436,6 +439,7 @@ pub fn run_cached(
             min_recall: found.min_recall,
         });
     }
+    failures.extend(wrong_loads);
     Ok(GateResult {
         findability,
         name: gate.name.clone(),
@@ -457,6 +461,10 @@ pub fn run_cached(
 struct LabelledQuery {
     query: String,
     expect: Vec<String>,
+    /// When given: exactly the tools a load of the query loads (empty:
+    /// nothing, as for an ask answered with a choice or nothing found).
+    #[serde(default)]
+    loads: Option<Vec<String>>,
 }
 
 /// Runs the labelled queries of `f` against the deferred tools of `plan`.
@@ -467,6 +475,7 @@ fn findability(
     gate: &Gate,
     f: &Findability,
     registered: &BTreeSet<String>,
+    wrong: &mut Vec<GateFailure>,
 ) -> Result<FindabilityResult, Error> {
     let text = std::fs::read_to_string(&f.queries).map_err(|err| {
         Error::new(
@@ -530,6 +539,29 @@ fn findability(
             continue;
         }
         total += 1;
+        if let Some(expect) = &q.loads {
+            let hits = index.search(&q.query, crate::session::MAX_RESULTS);
+            let per_query = catalog.deferral_policy.per_query as usize;
+            let mut loaded: Vec<String> = match crate::session::pick(&hits, per_query) {
+                crate::session::Pick::One(e) => index.entries[e]
+                    .tools
+                    .iter()
+                    .map(|&i| catalog.candidates[i].name.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut want = expect.clone();
+            loaded.sort();
+            want.sort();
+            if loaded != want {
+                wrong.push(GateFailure::Loads {
+                    line: n + 1,
+                    query: q.query.clone(),
+                    expect: want,
+                    loaded,
+                });
+            }
+        }
         let offered = q.expect.iter().any(|e| {
             plan.decision(e)
                 .is_some_and(|(_, d)| d.status == Status::Offered)

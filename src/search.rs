@@ -13,6 +13,8 @@ mod stem;
 mod text;
 mod typo;
 
+#[cfg(test)]
+pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};
 
 use crate::schema::Schema;
@@ -84,12 +86,13 @@ impl Field {
 const K1: f64 = 1.2;
 /// Parameter words indexed per entry, at most; a huge schema is cut here.
 const MAX_PARAM_WORDS: usize = 256;
-/// How much a typo match counts, by edit distance (1, 2).
-const TYPO_FACTOR: [f64; 2] = [0.7, 0.5];
+/// How much a typo match counts, by edit distance (1, 2): well below a
+/// real match, so a word matched as written always outranks it.
+const TYPO_FACTOR: [f64; 2] = [0.5, 0.35];
 /// How much a match on the stem alone counts (`labels` against `label`).
 const STEM_FACTOR: f64 = 0.9;
 /// How much a longer or shorter form counts (`relationship` against `relation`).
-const PREFIX_FACTOR: f64 = 0.6;
+const PREFIX_FACTOR: f64 = 0.45;
 /// Known stems a query word may be the start of, at most.
 const MAX_PREFIXED: usize = 16;
 /// How much each half of a split compound (`filesystem`) counts.

@@ -136,6 +136,9 @@ pub struct Generation {
     plans: Memo<Answered>,
     /// Plans `/v1/check` was given, read and compiled, by their bytes.
     offered: Memo<OfferedPlan>,
+    /// Session bases (catalog, plan digests, search index) by pinned
+    /// selection: a session request opens on one, built once per generation.
+    pub(crate) bases: Memo<crate::session::Basis>,
 }
 
 /// An answer kept for the bytes it answered: its body and outcome.
@@ -161,6 +164,7 @@ impl Generation {
             seed: std::sync::Mutex::new(seed),
             plans: Memo::new(limits.entries, limits.bytes),
             offered: Memo::new(limits.entries, limits.bytes),
+            bases: Memo::new(limits.entries, limits.bytes),
         }
     }
 
@@ -175,10 +179,11 @@ impl Generation {
     }
 
     /// How full each memo is, by the name `/metrics` gives it.
-    fn memo_fills(&self) -> [(&'static str, memo::Fill); 2] {
+    fn memo_fills(&self) -> [(&'static str, memo::Fill); 3] {
         [
             ("plans", self.plans.fill()),
             ("offered", self.offered.fill()),
+            ("sessions", self.bases.fill()),
         ]
     }
 

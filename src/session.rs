@@ -6,9 +6,10 @@
 //! version, flags, caps) from the current policies and first checks that
 //! every pinned definition is still what the session was given. A session
 //! whose pin no longer holds is answered with a [`ResumeReport`] naming each
-//! change and is never served or rewritten. Loading is append-only and
-//! bounded by the policy's `[deferral]` limits, so every definition the
-//! model has seen stays byte-identical for the rest of the session.
+//! change and is never served or rewritten. Loading appends, bounded by the
+//! policy's `[deferral]` limits, so every definition the model has seen
+//! stays byte-identical; only a load that would not fit replaces the
+//! earliest loads (docs/session.md, "Replacing loads").
 //!
 //! This module decides what can be found and loaded; it never prints,
 //! never writes files and never decides a placement (the planner does).
@@ -28,8 +29,9 @@ use crate::search::{self, DeferredEntry, DeferredIndex};
 use crate::tokens::TokenCache;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 /// Most results one search returns.
 pub const MAX_RESULTS: usize = 10;
@@ -133,6 +135,22 @@ fn parts(plan: &Plan<'_>, i: usize) -> String {
     .join(".")
 }
 
+/// [`parts`] of a deferred tool (whose description is its own: only the
+/// control tool's is the plan's), without a plan.
+fn deferred_parts(catalog: &Catalog, i: usize) -> String {
+    let c = &catalog.candidates[i];
+    [
+        canon::digest(&Value::String(c.description.clone())),
+        c.input_schema.digest(),
+        canon::digest(&serde_json::json!(c.call.fixed)),
+        canon::digest(&serde_json::json!(c.call.only)),
+    ]
+    .iter()
+    .map(|d| canon::hex(&d[..4]))
+    .collect::<Vec<_>>()
+    .join(".")
+}
+
 /// Every deferred tool's name and full definition hash, in rank order, as
 /// one digest.
 fn deferred_pin(plan: &Plan<'_>) -> PinnedSet {
@@ -149,14 +167,195 @@ fn deferred_pin(plan: &Plan<'_>) -> PinnedSet {
     }
 }
 
-/// A session whose pin holds: ready to search, load and offer.
+/// What the current policies give one pinned selection (agent, version,
+/// flags, provider, caps), built once per read of the policies and shared
+/// by every session of that selection: the catalog, what the pin is
+/// compared with, and the index the control tool searches. A batch of
+/// searches or a service generation builds it once, not once per query
+/// (issue 22: it was rebuilt, plan and index, for every query).
 #[derive(Debug)]
-pub struct Live {
+pub struct Basis {
     catalog: Catalog,
     caps: Caps,
     /// The control tool's offer, counted once through the token-count
-    /// cache at open, so each [`Live::plan`] builds no tokenizer.
+    /// cache, so each [`Live::plan`] builds no tokenizer.
     control: Option<plan::Offered>,
+    /// The plan's fingerprint, roster pins and deferred pin.
+    fingerprint: String,
+    roster: Vec<PinnedTool>,
+    deferred_pin: PinnedSet,
+    /// Deferred candidates by name.
+    deferred: HashMap<String, usize>,
+    /// Items and tokens the plan offers before any load.
+    totals: (u32, u32),
+    /// Whether the plan offers the control tool.
+    has_control: bool,
+    /// The deferred candidates in rank order.
+    ranked: Vec<usize>,
+    /// Built at the first search or load, so verbs that do neither
+    /// (`roster`, `check --session`) never pay for it.
+    index: OnceLock<DeferredIndex>,
+    /// Every candidate's and kind's name, and each candidate's provider
+    /// name, → the name muster gives it (see [`Live::muster_name`]).
+    spellings: HashMap<String, Spelling>,
+}
+
+/// What a name written by a model or a host means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    /// A candidate's muster name.
+    Candidate(usize),
+    /// A kind's name.
+    Kind(usize),
+    /// A candidate's provider name (a live one wins over an excluded one).
+    Provider(usize),
+}
+
+impl Basis {
+    /// Builds the catalog of `doc`'s pinned selection from `inputs` and
+    /// plans it under the pinned caps, taking token counts from `cache`.
+    /// `None` when the policy no longer has the pinned agent version (the
+    /// session is a mismatch, not an error).
+    ///
+    /// # Errors
+    /// A catalog that cannot be built at all.
+    pub fn build(
+        inputs: &Inputs,
+        doc: &SessionDocument,
+        cache: &mut TokenCache,
+    ) -> Result<Option<Basis>, Error> {
+        let selection = Selection {
+            agent: Some(doc.agent.name.clone()),
+            version: Some(doc.agent.version),
+            profile: None,
+            flags: doc.selection.flags.clone(),
+            provider: Some(doc.provider),
+            mcp_only: doc.selection.mcp_only,
+        };
+        if inputs
+            .policy
+            .agent(selection.agent.as_deref(), selection.version)
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let catalog = Catalog::build_cached(inputs, &selection, cache)?;
+        let caps = Caps {
+            items: doc.caps.items,
+            tokens: doc.caps.tokens,
+        };
+        let control = plan::control_offered(&catalog, caps, cache);
+        Ok(Some(Basis::of(catalog, caps, control)))
+    }
+
+    fn of(catalog: Catalog, caps: Caps, control: Option<plan::Offered>) -> Basis {
+        let planned = plan::plan_offered(&catalog, caps, control.as_ref());
+        let fingerprint = planned.fingerprint();
+        let roster = planned
+            .roster
+            .iter()
+            .map(|&i| pinned(&planned, i))
+            .collect();
+        let deferred_pin = deferred_pin(&planned);
+        let deferred = planned
+            .deferred
+            .iter()
+            .map(|&i| (catalog.candidates[i].name.clone(), i))
+            .collect();
+        let totals = (planned.totals.items, planned.totals.tokens);
+        let has_control = planned.control.is_some();
+        let ranked = planned.deferred.clone();
+        drop(planned);
+        let mut spellings = HashMap::new();
+        // Later inserts never replace earlier ones: a muster name wins over
+        // a kind's, and both over a provider spelling.
+        for (i, c) in catalog.candidates.iter().enumerate() {
+            spellings
+                .entry(c.name.clone())
+                .or_insert(Spelling::Candidate(i));
+        }
+        for (k, kind) in catalog.kinds.iter().enumerate() {
+            spellings
+                .entry(kind.name.clone())
+                .or_insert(Spelling::Kind(k));
+        }
+        for (i, c) in catalog.candidates.iter().enumerate() {
+            if c.exclusion.is_none() {
+                spellings
+                    .entry(c.provider_name.clone())
+                    .or_insert(Spelling::Provider(i));
+            }
+        }
+        for (i, c) in catalog.candidates.iter().enumerate() {
+            spellings
+                .entry(c.provider_name.clone())
+                .or_insert(Spelling::Provider(i));
+        }
+        for (k, kind) in catalog.kinds.iter().enumerate() {
+            spellings
+                .entry(crate::provider::spell(&kind.name, &catalog.names).name)
+                .or_insert(Spelling::Kind(k));
+        }
+        Basis {
+            catalog,
+            caps,
+            control,
+            fingerprint,
+            roster,
+            deferred_pin,
+            deferred,
+            totals,
+            has_control,
+            ranked,
+            index: OnceLock::new(),
+            spellings,
+        }
+    }
+
+    /// The bytes that decide a basis, besides the policies: what a service
+    /// keys its per-generation memo of bases by.
+    pub fn key(doc: &SessionDocument) -> Vec<u8> {
+        serde_json::to_vec(&(
+            &doc.agent.name,
+            doc.agent.version,
+            &doc.selection.flags,
+            doc.provider,
+            doc.caps.items,
+            doc.caps.tokens,
+            doc.selection.mcp_only,
+        ))
+        .unwrap_or_default()
+    }
+
+    /// About how many bytes it holds: its tools' text, several times over
+    /// (the catalog, the index's words and postings).
+    pub fn cost(&self) -> usize {
+        self.catalog
+            .candidates
+            .iter()
+            .map(|c| 4 * (c.name.len() + c.description.len()) + 512)
+            .sum()
+    }
+
+    /// The index the control tool searches: the deferred tools.
+    fn index(&self) -> &DeferredIndex {
+        self.index
+            .get_or_init(|| DeferredIndex::of(&self.catalog, &self.ranked))
+    }
+
+    /// Whether a candidate or a kind has this name.
+    fn known(&self, name: &str) -> bool {
+        matches!(
+            self.spellings.get(name),
+            Some(Spelling::Candidate(_) | Spelling::Kind(_))
+        )
+    }
+}
+
+/// A session whose pin holds: ready to search, load and offer.
+#[derive(Debug)]
+pub struct Live {
+    basis: Arc<Basis>,
     doc: SessionDocument,
     keys: SessionKeys,
 }
@@ -207,43 +406,27 @@ pub fn open(
     cache: &mut TokenCache,
 ) -> Result<Opened, Error> {
     keys.verify(&doc, file)?;
-    let selection = Selection {
-        agent: Some(doc.agent.name.clone()),
-        version: Some(doc.agent.version),
-        profile: None,
-        flags: doc.selection.flags.clone(),
-        provider: Some(doc.provider),
-        mcp_only: doc.selection.mcp_only,
-    };
-    if inputs
-        .policy
-        .agent(selection.agent.as_deref(), selection.version)
-        .is_none()
-    {
-        return Ok(Opened::Mismatch(ResumeReport {
-            format_version: SESSION_FORMAT_VERSION,
-            status: ResumeStatus::ToolPinMismatch,
-            agent: doc.agent.clone(),
-            fingerprint: FingerprintPair {
-                pinned: doc.fingerprint.clone(),
-                now: None,
-            },
-            changes: vec![PinChange::AgentVersionRemoved {
-                agent: doc.agent.name.clone(),
-                version: doc.agent.version,
-            }],
-        }));
+    match Basis::build(inputs, &doc, cache)? {
+        Some(basis) => open_on(Arc::new(basis), doc, keys, file),
+        None => Ok(Opened::Mismatch(agent_removed(&doc))),
     }
-    let catalog = Catalog::build_cached(inputs, &selection, cache)?;
-    let caps = Caps {
-        items: doc.caps.items,
-        tokens: doc.caps.tokens,
-    };
-    let control = plan::control_offered(&catalog, caps, cache);
+}
+
+/// [`open`] on a basis already built for `doc`'s selection
+/// ([`Basis::build`], kept under [`Basis::key`]): what a service does so
+/// each request builds neither the catalog, the plan nor the index again.
+///
+/// # Errors
+/// As [`open`].
+pub fn open_on(
+    basis: Arc<Basis>,
+    doc: SessionDocument,
+    keys: &SessionKeys,
+    file: &Path,
+) -> Result<Opened, Error> {
+    keys.verify(&doc, file)?;
     let live = Live {
-        catalog,
-        caps,
-        control,
+        basis,
         doc,
         keys: keys.clone(),
     };
@@ -255,10 +438,28 @@ pub fn open(
     Ok(Opened::Live(Box::new(live)))
 }
 
+/// The report for a session whose agent version the policy no longer has.
+pub fn agent_removed(doc: &SessionDocument) -> ResumeReport {
+    ResumeReport {
+        format_version: SESSION_FORMAT_VERSION,
+        status: ResumeStatus::ToolPinMismatch,
+        agent: doc.agent.clone(),
+        fingerprint: FingerprintPair {
+            pinned: doc.fingerprint.clone(),
+            now: None,
+        },
+        changes: vec![PinChange::AgentVersionRemoved {
+            agent: doc.agent.name.clone(),
+            version: doc.agent.version,
+        }],
+    }
+}
+
 impl Live {
     /// The plan the session was pinned to, rebuilt.
     pub fn plan(&self) -> Plan<'_> {
-        plan::plan_offered(&self.catalog, self.caps, self.control.as_ref())
+        let b = &self.basis;
+        plan::plan_offered(&b.catalog, b.caps, b.control.as_ref())
     }
 
     /// The session document as it stands.
@@ -285,13 +486,9 @@ impl Live {
     /// together within `max_loaded` and `max_loaded_tokens` as counted now.
     /// Tokens are never taken from the document.
     fn check_loads(&self, file: &Path) -> Result<(), Error> {
-        let plan = self.plan();
-        let deferred: BTreeMap<&str, usize> = plan
-            .deferred
-            .iter()
-            .map(|&i| (plan.catalog.candidates[i].name.as_str(), i))
-            .collect();
-        let policy = &self.catalog.deferral_policy;
+        let basis = &*self.basis;
+        let catalog = &basis.catalog;
+        let policy = &catalog.deferral_policy;
         let mut problems = Vec::new();
         let mut problem = |message: String| {
             problems.push(Problem::coded(code::SESSION_TAMPERED, message).in_file(file).help(
@@ -300,8 +497,7 @@ impl Live {
         };
         // The fingerprint matched, so the roster is the pinned one: the
         // document's per-tool digests must say so too.
-        let pins: Vec<PinnedTool> = plan.roster.iter().map(|&i| pinned(&plan, i)).collect();
-        if pins != self.doc.roster {
+        if basis.roster != self.doc.roster {
             problem(
                 "the roster's names or digests are not the ones its fingerprint pins".to_string(),
             );
@@ -310,27 +506,28 @@ impl Live {
         let mut tokens: u64 = 0;
         let mut last = 0;
         for tool in &self.doc.loaded {
-            match deferred.get(tool.name.as_str()) {
+            match basis.deferred.get(tool.name.as_str()) {
                 None => problem(format!(
                     "loaded names {:?}, which the session did not defer",
                     tool.name
                 )),
                 Some(&i) => {
-                    if tool.digest != short(&plan.definition_hash(i)) {
+                    if tool.digest != short(&catalog.candidates[i].definition_hash) {
                         problem(format!(
                             "loaded tool {:?} claims a definition (digest {}) the pinned policy does not give it",
                             tool.name, tool.digest
                         ));
                     }
-                    tokens += u64::from(plan.catalog.candidates[i].tokens);
+                    tokens += u64::from(catalog.candidates[i].tokens);
                 }
             }
             if seen.insert(tool.name.as_str(), ()).is_some() {
                 problem(format!("loaded names {:?} a second time", tool.name));
             }
             // One load makes one revision: the tools it loaded share it,
-            // and the next load's make the next.
-            if tool.revision != last && tool.revision != last + 1 {
+            // and later loads' come after (a load that replaced earlier
+            // ones leaves gaps).
+            if tool.revision < last || tool.revision == 0 {
                 problem(format!(
                     "loaded tool {:?} claims revision {}, after a load at revision {last}",
                     tool.name, tool.revision
@@ -352,10 +549,10 @@ impl Live {
             ));
         }
         // And the offer after loads within what `deferral.loads` allows.
-        let (item_limit, token_limit) = policy.loads.limits(self.caps);
+        let (item_limit, token_limit) = policy.loads.limits(basis.caps);
         let offered = (
-            u64::from(plan.totals.items) + self.doc.loaded.len() as u64,
-            u64::from(plan.totals.tokens) + tokens,
+            u64::from(basis.totals.0) + self.doc.loaded.len() as u64,
+            u64::from(basis.totals.1) + tokens,
         );
         for (what, offered, limit) in [
             ("items", offered.0, item_limit),
@@ -390,11 +587,10 @@ impl Live {
     /// The best matches for `query` among the deferred tools, at most
     /// `limit` (and never more than [`MAX_RESULTS`]). Changes nothing.
     pub fn search(&self, query: &str, limit: usize) -> SearchResults {
-        let plan = self.plan();
-        let index = DeferredIndex::new(&plan);
+        let index = self.basis.index();
         // A provider name is searched as the tool or kind it was made from.
         let name = self.muster_name(query.trim());
-        let text = if self.known(&name) {
+        let text = if self.basis.known(&name) {
             name.as_str()
         } else {
             query
@@ -402,7 +598,7 @@ impl Live {
         let results = index
             .search(text, limit.min(MAX_RESULTS))
             .into_iter()
-            .map(|hit| self.result(&plan, &index.entries[hit.entry], hit.score))
+            .map(|hit| self.result(&index.entries[hit.entry], hit.score))
             .collect();
         SearchResults {
             query: query.to_string(),
@@ -410,11 +606,11 @@ impl Live {
         }
     }
 
-    fn result(&self, plan: &Plan<'_>, entry: &DeferredEntry, score: f64) -> SearchResult {
+    fn result(&self, entry: &DeferredEntry, score: f64) -> SearchResult {
         let tools: Vec<String> = entry
             .tools
             .iter()
-            .map(|&i| plan.catalog.candidates[i].name.clone())
+            .map(|&i| self.basis.catalog.candidates[i].name.clone())
             .collect();
         SearchResult {
             name: entry.name.clone(),
@@ -436,19 +632,17 @@ mod seal;
 pub(crate) use document::json_text;
 pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
+pub(crate) use load::{Pick, pick};
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::deferred_indexes_built;
     use crate::tokens::tokenizer_asked;
 
-    /// Issue 19 item 7: every session verb opens the document and plans
-    /// again; with deferral on that counted the control tool's summary
-    /// afresh, building the tokenizer on a count-cache hit.
-    #[test]
-    fn a_session_opened_on_a_warm_cache_builds_no_tokenizer() {
+    fn production() -> (Inputs, Selection) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
         let mut inputs = Inputs::load(&root).expect("bundled policies load");
         inputs.policy.deferral.enabled = true;
@@ -456,6 +650,54 @@ mod tests {
             profile: Some("production".into()),
             ..Selection::default()
         };
+        (inputs, selection)
+    }
+
+    /// Issue 22 item 3: every search built the plan and the deferred index
+    /// again (~20 ms a query over 199 tools, seconds over 4,000). A session
+    /// read once builds the index once, at its first search, however many
+    /// searches and loads follow; verbs that neither search nor load never
+    /// build it.
+    #[test]
+    fn a_session_read_once_builds_its_index_once() {
+        let (inputs, selection) = production();
+        let keys = SessionKeys::none();
+        let mut cache = TokenCache::in_memory();
+        let doc = new(
+            &inputs,
+            &selection,
+            &NewSession::default(),
+            &keys,
+            &mut cache,
+        )
+        .unwrap();
+        let file = Path::new("s.json");
+        let before = deferred_indexes_built();
+        let Opened::Live(mut live) = open(&inputs, doc.clone(), &keys, file, &mut cache).unwrap()
+        else {
+            panic!("the pin holds");
+        };
+        let _ = live.roster_json();
+        assert_eq!(deferred_indexes_built(), before, "opening built the index");
+        let first = live.search("email", 5);
+        for query in ["list my emails", "get a thread", "labels", "email"] {
+            live.search(query, 5);
+        }
+        live.load(&LoadRequest::Query("email labels".into()));
+        assert_eq!(deferred_indexes_built(), before + 1);
+        // The same results a basis built afresh gives.
+        let Opened::Live(fresh) = open(&inputs, doc, &keys, file, &mut cache).unwrap() else {
+            panic!("the pin holds");
+        };
+        assert_eq!(fresh.search("email", 5), first);
+    }
+
+    /// Issue 19 item 7: every session verb opens the document and plans
+    /// again; with deferral on that counted the control tool's summary
+    /// afresh, building the tokenizer on a count-cache hit.
+    #[test]
+    fn a_session_opened_on_a_warm_cache_builds_no_tokenizer() {
+        let (inputs, selection) = production();
         let keys = SessionKeys::none();
         let mut cache = TokenCache::in_memory();
         let doc = new(

@@ -314,6 +314,7 @@ struct DiffJson {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProblemJson {
+    code: String,
     message: String,
     file: Option<String>,
     line: Option<usize>,

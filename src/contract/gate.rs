@@ -134,6 +134,18 @@ pub enum GateFailure {
         /// The least the gate accepts.
         min_recall: f64,
     },
+    /// A labelled query's `loads` says what a load of it must load, and
+    /// the control tool would load something else.
+    Loads {
+        /// Its line in the query file.
+        line: usize,
+        /// The query.
+        query: String,
+        /// What the line says it loads (empty: nothing).
+        expect: Vec<String>,
+        /// What a load of it would load now.
+        loaded: Vec<String>,
+    },
 }
 
 /// A tool offered now that the pin lacks.
@@ -308,6 +320,15 @@ impl fmt::Display for GateFailure {
             } => write!(
                 f,
                 "findability: recall@{k} is {recall} ({found}/{total}); the gate wants at least {min_recall}"
+            ),
+            GateFailure::Loads {
+                line,
+                query,
+                expect,
+                loaded,
+            } => write!(
+                f,
+                "findability line {line}: a load of {query:?} loads {loaded:?}; the line says {expect:?}"
             ),
         }
     }

@@ -272,6 +272,9 @@ pub enum LoadStatus {
     Unchanged,
     /// Nothing could be loaded; nothing changed.
     Refused,
+    /// Several tools fit the query about equally: nothing was loaded, and
+    /// the answer lists them for the model to pick by name.
+    Choose,
 }
 
 /// One fact in a load's answer.
@@ -294,10 +297,27 @@ pub enum LoadNote {
         /// Tool name.
         name: String,
     },
-    /// No deferred tool matches the query.
+    /// No deferred tool matches the query well enough to load it.
     NothingFound {
         /// The query.
         query: String,
+        /// The kinds of tools there are to load (groups and servers with
+        /// deferred tools), so the model can ask again in their words.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kinds: Vec<String>,
+    },
+    /// Several tools fit the query about equally; none was loaded.
+    Choose {
+        /// The query.
+        query: String,
+        /// The near-ties, best first.
+        options: Vec<LoadOption>,
+    },
+    /// Earlier loads dropped to make room for this one: the bounds were
+    /// full (see docs/session.md, "Replacing loads").
+    Unloaded {
+        /// Their names, in the order they had been loaded.
+        tools: Vec<String>,
     },
     /// No candidate has this name.
     UnknownTool {
@@ -358,6 +378,19 @@ pub enum LoadNote {
     NoControlTool,
 }
 
+/// One tool a [`LoadNote::Choose`] offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LoadOption {
+    /// The name to load it by, as the model is given names.
+    pub name: String,
+    /// Its description's first sentence.
+    pub description: String,
+    /// Whether it is loaded already.
+    pub loaded: bool,
+}
+
 /// Which of the two caps a [`LoadNote::Caps`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "serve", derive(utoipa::ToSchema))]
@@ -384,9 +417,37 @@ impl fmt::Display for LoadNote {
             LoadNote::AlreadyOffered { name } => {
                 write!(f, "{name} is already offered; call it directly.")
             }
-            LoadNote::NothingFound { query } => write!(
+            LoadNote::NothingFound { query, kinds } => {
+                write!(
+                    f,
+                    "No tool that can be loaded matches {query:?} well; nothing was loaded."
+                )?;
+                if kinds.is_empty() {
+                    f.write_str(" Try other words, or a kind listed in this tool's description.")
+                } else {
+                    write!(
+                        f,
+                        " The tools here are of these kinds: {}. Ask again in their words, or by exact name.",
+                        kinds.join(", ")
+                    )
+                }
+            }
+            LoadNote::Choose { query, options } => {
+                write!(f, "Several tools fit {query:?} about equally, so none was loaded:")?;
+                for (n, o) in options.iter().enumerate() {
+                    let sep = if n == 0 { " " } else { "; " };
+                    let loaded = if o.loaded { " (loaded)" } else { "" };
+                    let description = o.description.trim_end_matches(['.', '…']);
+                    write!(f, "{sep}{}{loaded}: {description}", o.name)?;
+                }
+                f.write_str(". Ask again with the exact name of the one you need (several: names separated by commas).")
+            }
+            LoadNote::Unloaded { tools } => write!(
                 f,
-                "No tool that can be loaded matches {query:?}; try other words, or a kind listed in this tool's description."
+                "To make room, unloaded {} (loaded earlier); load {} again by name if you need {}.",
+                list(tools),
+                if tools.len() == 1 { "it" } else { "them" },
+                if tools.len() == 1 { "it" } else { "them" }
             ),
             LoadNote::UnknownTool { name, closest } => match closest.as_slice() {
                 [] => write!(f, "There is no tool named {name:?}."),
@@ -410,8 +471,13 @@ impl fmt::Display for LoadNote {
                 tools,
             } => write!(
                 f,
-                "Nothing more was loaded: this session may load at most {limit} tools and has loaded {loaded}; {} would need {requested} more. Ask for fewer tools by exact name.",
-                list(tools)
+                "Nothing more was loaded: this session may load at most {limit} tools and has loaded {loaded}; {} would need {requested} more. {}",
+                list(tools),
+                if requested > limit {
+                    "That alone is past the limit, so it cannot be loaded in this session."
+                } else {
+                    "Ask for fewer tools by exact name."
+                }
             ),
             LoadNote::MaxLoadedTokens {
                 limit,
@@ -420,8 +486,13 @@ impl fmt::Display for LoadNote {
                 tools,
             } => write!(
                 f,
-                "Nothing more was loaded: loaded tools may cost at most {limit} tokens and {used} are used; {} would need {requested} more. Ask for fewer tools by exact name.",
-                list(tools)
+                "Nothing more was loaded: loaded tools may cost at most {limit} tokens and {used} are used; {} would need {requested} more. {}",
+                list(tools),
+                if requested > limit {
+                    "That alone is past the limit, so it cannot be loaded in this session."
+                } else {
+                    "Ask for fewer tools by exact name."
+                }
             ),
             LoadNote::Caps {
                 measure,

@@ -4,6 +4,7 @@
 //! Offered and cut tools are never entries.
 
 use super::{Entry, Hit, Index, one_line};
+use crate::catalog::Catalog;
 use crate::contract::EntryKind;
 use crate::plan::Plan;
 use std::collections::BTreeMap;
@@ -33,10 +34,16 @@ pub struct DeferredIndex {
 impl DeferredIndex {
     /// Indexes `plan`'s deferred tools.
     pub fn new(plan: &Plan<'_>) -> Self {
-        let catalog = plan.catalog;
+        Self::of(plan.catalog, &plan.deferred)
+    }
+
+    /// Indexes `deferred` (candidate indices of `catalog`, in rank order).
+    pub fn of(catalog: &Catalog, deferred: &[usize]) -> Self {
+        #[cfg(test)]
+        BUILT.with(|n| n.set(n.get() + 1));
         let mut entries: Vec<DeferredEntry> = Vec::new();
         let mut kinds: BTreeMap<usize, usize> = BTreeMap::new();
-        for &i in &plan.deferred {
+        for &i in deferred {
             let c = &catalog.candidates[i];
             match c.kind.filter(|&k| catalog.kinds[k].together) {
                 Some(k) => match kinds.get(&k) {
@@ -92,4 +99,15 @@ impl DeferredIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.index.search(query, limit)
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many deferred indexes this thread has built (tests only).
+#[cfg(test)]
+pub(crate) fn built() -> usize {
+    BUILT.with(std::cell::Cell::get)
 }

@@ -114,9 +114,29 @@ fn open(
 ) -> Result<(Live, Option<Kept>), ApiError> {
     let (doc, kept) = named(shared, document, id)?;
     let keys = &shared.keys;
-    match answer::open(&g.inputs, doc, keys, Path::new("session"), &mut g.cache())? {
-        Ok(live) => Ok((live, kept)),
-        Err(report) => Err(conflict(shared, endpoint, Conflict::Resume(report))),
+    // The basis of the session's selection is built once per generation,
+    // and only for a document whose signature holds.
+    keys.verify(&doc, Path::new("session"))?;
+    let key = session::Basis::key(&doc);
+    let basis = match g.bases.get(&key) {
+        Some(basis) => basis,
+        None => match session::Basis::build(&g.inputs, &doc, &mut g.cache())? {
+            Some(basis) => {
+                let basis = Arc::new(basis);
+                g.bases.insert(&key, basis.clone(), basis.cost());
+                basis
+            }
+            None => {
+                let report = session::agent_removed(&doc);
+                return Err(conflict(shared, endpoint, Conflict::Resume(report)));
+            }
+        },
+    };
+    match session::open_on(basis, doc, keys, Path::new("session"))? {
+        session::Opened::Live(live) => Ok((*live, kept)),
+        session::Opened::Mismatch(report) => {
+            Err(conflict(shared, endpoint, Conflict::Resume(report)))
+        }
     }
 }
 

@@ -1,14 +1,61 @@
 //! Loading deferred tools into a live session: what the control tool does
-//! with a query or exact names, within the policy's bounds. Append-only:
-//! nothing loaded is ever dropped, and a refused load changes nothing.
+//! with a query or exact names, within the policy's bounds. A query in
+//! words loads one clear winner, or answers near-ties as a choice, or
+//! nothing below the relevance floor. Loads append; one that would not fit
+//! replaces the earliest loads before it, and a refused load changes
+//! nothing.
 
-use super::{Live, MAX_RESULTS, parts, short};
+use super::{Live, MAX_RESULTS, Spelling, deferred_parts, short};
 use crate::contract::{
-    CapMeasure, LoadAnswer, LoadNote, LoadStatus, LoadedTool, NameSpelling, SESSION_FORMAT_VERSION,
-    Status,
+    CapMeasure, LoadAnswer, LoadNote, LoadOption, LoadStatus, LoadedTool, NameSpelling,
+    SESSION_FORMAT_VERSION, Status,
 };
 use crate::plan::Plan;
-use crate::search::{DeferredEntry, DeferredIndex};
+use crate::search::DeferredEntry;
+
+/// The least score a query's best match needs for a query in words to load
+/// anything: below it the ask matched nothing well (issue 22: "bake a cake"
+/// loaded two Gmail tools).
+pub const RELEVANCE_FLOOR: f64 = 0.15;
+/// Matches scoring at least this share of the best are near-ties: the
+/// query is answered with them as a choice, and none is loaded.
+pub const NEAR_TIE: f64 = 0.9;
+/// Most kinds a query that found nothing is answered with.
+const MAX_KINDS: usize = 12;
+
+/// What a query in words does, decided from its hits alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Pick {
+    /// Nothing matches well: below [`RELEVANCE_FLOOR`].
+    Nothing,
+    /// One clear winner (an exact name, or no near-tie).
+    One(usize),
+    /// Near-ties, best first: the model picks.
+    Choose(Vec<usize>),
+}
+
+/// The decision for `hits` (best first, as [`crate::search::Index::search`]
+/// gives them): at most `choices` near-ties are offered.
+pub(crate) fn pick(hits: &[crate::search::Hit], choices: usize) -> Pick {
+    let best = match hits.first() {
+        Some(hit) if hit.score >= RELEVANCE_FLOOR => hit.score,
+        _ => return Pick::Nothing,
+    };
+    // An exact name is a clear winner whatever follows it.
+    if best >= 1.0 {
+        return Pick::One(hits[0].entry);
+    }
+    let ties: Vec<usize> = hits
+        .iter()
+        .filter(|h| h.score >= best * NEAR_TIE)
+        .take(choices.max(2))
+        .map(|h| h.entry)
+        .collect();
+    match ties[..] {
+        [one] => Pick::One(one),
+        _ => Pick::Choose(ties),
+    }
+}
 
 impl Live {
     /// Loads what `request` asks for into the session, within the policy's
@@ -16,7 +63,7 @@ impl Live {
     /// changes unless the answer's status is [`LoadStatus::Loaded`].
     pub fn load(&mut self, request: &LoadRequest) -> LoadAnswer {
         let mut notes = Vec::new();
-        let picked = if self.plan().control.is_none() {
+        let picked = if !self.basis.has_control {
             notes.push(LoadNote::NoControlTool);
             Vec::new()
         } else {
@@ -37,6 +84,8 @@ impl Live {
         }
         let status = if !loaded.is_empty() {
             LoadStatus::Loaded
+        } else if notes.iter().any(|n| matches!(n, LoadNote::Choose { .. })) {
+            LoadStatus::Choose
         } else if notes.iter().all(|n| {
             matches!(
                 n,
@@ -79,9 +128,10 @@ impl Live {
         if self.doc.names == NameSpelling::Muster {
             return name.to_string();
         }
-        match self.catalog.find(name) {
-            Some(i) => self.catalog.candidates[i].provider_name.clone(),
-            None => crate::provider::spell(name, &self.catalog.names).name,
+        let catalog = &self.basis.catalog;
+        match self.basis.spellings.get(name) {
+            Some(&Spelling::Candidate(i)) => catalog.candidates[i].provider_name.clone(),
+            _ => crate::provider::spell(name, &catalog.names).name,
         }
     }
 
@@ -91,6 +141,7 @@ impl Live {
         let one = |name: &mut String| *name = self.say(name);
         match note {
             LoadNote::Loaded { tools }
+            | LoadNote::Unloaded { tools }
             | LoadNote::MaxLoaded { tools, .. }
             | LoadNote::MaxLoadedTokens { tools, .. }
             | LoadNote::Caps { tools, .. } => tools.iter_mut().for_each(one),
@@ -98,104 +149,134 @@ impl Live {
             | LoadNote::AlreadyOffered { name }
             | LoadNote::NotDeferred { name, .. } => one(name),
             LoadNote::UnknownTool { closest, .. } => closest.iter_mut().for_each(one),
-            LoadNote::NothingFound { .. } | LoadNote::NoControlTool => {}
+            LoadNote::NothingFound { kinds, .. } => kinds.iter_mut().for_each(one),
+            LoadNote::Choose { options, .. } => {
+                options.iter_mut().for_each(|o| one(&mut o.name));
+            }
+            LoadNote::NoControlTool => {}
         }
     }
 
     /// Whether a candidate or a kind has this name.
     pub(super) fn known(&self, name: &str) -> bool {
-        self.catalog.candidates.iter().any(|c| c.name == name)
-            || self.catalog.kinds.iter().any(|k| k.name == name)
+        self.basis.known(name)
     }
 
     /// `name` as muster spells it: as written when a candidate or kind has
     /// that name, else read as a provider name ([`crate::provider::spell`]:
     /// `mcp__server__tool` for `mcp.server.tool`), so a real name holding
-    /// `__` is never rewritten.
+    /// `__` is never rewritten. A tool the plan cut is still named back as
+    /// muster spells it, so the answer says why it cannot be loaded.
     pub(super) fn muster_name(&self, name: &str) -> String {
-        if self.known(name) {
-            return name.to_string();
+        let catalog = &self.basis.catalog;
+        match self.basis.spellings.get(name) {
+            Some(Spelling::Candidate(_)) | None => name.to_string(),
+            Some(&Spelling::Kind(k)) => catalog.kinds[k].name.clone(),
+            Some(&Spelling::Provider(i)) => catalog.candidates[i].name.clone(),
         }
-        let catalog = &self.catalog;
-        if let Some(i) = catalog.find_spelling(name) {
-            return catalog.candidates[i].name.clone();
-        }
-        // A tool the plan cut is still named back as muster spells it, so
-        // the answer says why it cannot be loaded.
-        if let Some(c) = catalog.candidates.iter().find(|c| c.provider_name == name) {
-            return c.name.clone();
-        }
-        catalog
-            .kinds
-            .iter()
-            .find(|k| crate::provider::spell(&k.name, &catalog.names).name == name)
-            .map_or_else(|| name.to_string(), |k| k.name.clone())
     }
 
-    /// The units a query loads: its best matches that score at least half
-    /// the best, at most `deferral.per_query`.
+    /// The unit a query in words loads: its one clear best match. A query
+    /// whose best match scores below [`RELEVANCE_FLOOR`] loads nothing and
+    /// is answered with the kinds of tools there are; one whose best
+    /// matches are near-ties (within [`NEAR_TIE`] of the best) loads
+    /// nothing and is answered with them, for the model to pick by name.
     fn pick_query(&self, query: &str, notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
-        let plan = self.plan();
-        let index = DeferredIndex::new(&plan);
+        let catalog = &self.basis.catalog;
+        let index = self.basis.index();
         let entries = &index.entries;
         let hits = index.search(query, MAX_RESULTS);
-        let Some(best) = hits.first().map(|h| h.score) else {
-            notes.push(LoadNote::NothingFound {
-                query: query.to_string(),
-            });
-            return Vec::new();
+        let choices = catalog.deferral_policy.per_query as usize;
+        let ties = match pick(&hits, choices) {
+            Pick::Nothing => {
+                notes.push(LoadNote::NothingFound {
+                    query: query.to_string(),
+                    kinds: self.deferred_kinds(),
+                });
+                return Vec::new();
+            }
+            Pick::One(entry) => vec![entry],
+            Pick::Choose(ties) => ties,
         };
-        let per_query = self.catalog.deferral_policy.per_query as usize;
-        let mut units = Vec::new();
-        for hit in hits
-            .iter()
-            .filter(|h| h.score * 2.0 >= best)
-            .take(per_query)
-        {
-            let entry = &entries[hit.entry];
-            let (done, todo): (Vec<usize>, Vec<usize>) = entry
+        let loaded = |e: usize| {
+            entries[e]
                 .tools
                 .iter()
-                .partition(|&&i| self.is_loaded(&self.catalog.candidates[i].name));
-            if todo.is_empty() {
-                for i in done {
+                .all(|&i| self.is_loaded(&catalog.candidates[i].name))
+        };
+        if let [only] = ties[..] {
+            if loaded(only) {
+                for &i in &entries[only].tools {
                     notes.push(LoadNote::AlreadyLoaded {
-                        name: self.catalog.candidates[i].name.clone(),
+                        name: catalog.candidates[i].name.clone(),
                     });
                 }
-            } else {
-                units.push(todo);
+                return Vec::new();
+            }
+            let todo: Vec<usize> = entries[only]
+                .tools
+                .iter()
+                .copied()
+                .filter(|&i| !self.is_loaded(&catalog.candidates[i].name))
+                .collect();
+            return vec![todo];
+        }
+        notes.push(LoadNote::Choose {
+            query: query.to_string(),
+            options: ties
+                .into_iter()
+                .map(|e| LoadOption {
+                    name: entries[e].name.clone(),
+                    description: crate::search::one_line(&entries[e].description),
+                    loaded: loaded(e),
+                })
+                .collect(),
+        });
+        Vec::new()
+    }
+
+    /// The kinds (groups and servers) that have deferred tools, in the rank
+    /// order of their first deferred tool, at most [`MAX_KINDS`].
+    fn deferred_kinds(&self) -> Vec<String> {
+        let catalog = &self.basis.catalog;
+        let mut kinds: Vec<usize> = Vec::new();
+        for &i in &self.basis.ranked {
+            if let Some(k) = catalog.candidates[i].kind
+                && !kinds.contains(&k)
+            {
+                kinds.push(k);
+                if kinds.len() == MAX_KINDS {
+                    break;
+                }
             }
         }
-        units
+        kinds
+            .into_iter()
+            .map(|k| catalog.kinds[k].name.clone())
+            .collect()
     }
 
     /// The units exact names load; names that cannot be loaded get a note.
     fn pick_names(&self, names: &[String], notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
-        let plan = self.plan();
-        let index = DeferredIndex::new(&plan);
-        let entries = &index.entries;
+        let catalog = &self.basis.catalog;
+        let entries = &self.basis.index().entries;
         let mut units: Vec<Vec<usize>> = Vec::new();
         for name in names {
             let name = self.muster_name(name);
             let unit = entries
                 .iter()
                 .find(|e| {
-                    e.name == name
-                        || e.tools
-                            .iter()
-                            .any(|&i| plan.catalog.candidates[i].name == name)
+                    e.name == name || e.tools.iter().any(|&i| catalog.candidates[i].name == name)
                 })
                 .map(|e| e.tools.clone())
                 .or_else(|| {
                     // A kind that does not load together still names its
                     // deferred members.
-                    let k = self.catalog.kinds.iter().position(|k| k.name == name)?;
-                    let members: Vec<usize> = plan
-                        .deferred
+                    let k = catalog.kinds.iter().position(|k| k.name == name)?;
+                    let members: Vec<usize> = entries
                         .iter()
-                        .copied()
-                        .filter(|&i| plan.catalog.candidates[i].kind == Some(k))
+                        .flat_map(|e| e.tools.iter().copied())
+                        .filter(|&i| catalog.candidates[i].kind == Some(k))
                         .collect();
                     (!members.is_empty()).then_some(members)
                 });
@@ -204,7 +285,7 @@ impl Live {
                     let todo: Vec<usize> = tools
                         .into_iter()
                         .filter(|&i| {
-                            let n = &plan.catalog.candidates[i].name;
+                            let n = &catalog.candidates[i].name;
                             let new =
                                 !self.is_loaded(n) && !units.iter().flatten().any(|&j| j == i);
                             if !new && self.is_loaded(n) {
@@ -217,7 +298,7 @@ impl Live {
                         units.push(todo);
                     }
                 }
-                None => notes.push(self.unavailable(&plan, &name, entries)),
+                None => notes.push(self.unavailable(&self.plan(), &name, entries)),
             }
         }
         units
@@ -254,106 +335,131 @@ impl Live {
         }
     }
 
-    /// Loads whole units in order while the bounds hold; the first unit
-    /// that would pass a bound stops loading, and is named in the answer.
+    /// Loads whole units in order while the bounds hold. A unit that
+    /// would pass a bound replaces the earliest loads made before this call
+    /// (never a tool this call asked for) until it fits; a unit that would
+    /// not fit even with all of them gone stops loading, is named in the
+    /// answer with what it would take, and unloads nothing.
     fn admit(&mut self, units: Vec<Vec<usize>>, notes: &mut Vec<LoadNote>) -> Vec<String> {
-        let policy = self.catalog.deferral_policy.clone();
-        let mut count = self.doc.loaded.len() as u32;
+        let policy = self.basis.catalog.deferral_policy.clone();
+        let tokens_of = |basis: &super::Basis, name: &str| {
+            basis
+                .deferred
+                .get(name)
+                .map_or(0, |&i| basis.catalog.candidates[i].tokens)
+        };
         // Counted now, never taken from the document.
+        let mut count = self.doc.loaded.len() as u32;
         let mut used: u32 = self
             .doc
             .loaded
             .iter()
-            .filter_map(|t| self.catalog.find(&t.name))
-            .map(|i| self.catalog.candidates[i].tokens)
+            .map(|t| tokens_of(&self.basis, &t.name))
             .sum();
         let revision = self.doc.revision + 1;
-        // How far loads may take the offer (`deferral.loads`); one plan
-        // gives the offer before this call (pinned and loaded) and each
-        // asked-for tool's digests.
-        let limits = policy.loads.limits(self.caps);
-        let (mut offered, plan_hashes) = {
-            let plan = self.plan();
-            let offered = (
-                plan.totals.items.saturating_add(count),
-                plan.totals.tokens.saturating_add(used),
-            );
-            let hashes: Vec<(usize, String, String)> = units
-                .iter()
-                .flatten()
-                .map(|&i| (i, short(&plan.definition_hash(i)), parts(&plan, i)))
-                .collect();
-            (offered, hashes)
-        };
+        // How far loads may take the offer (`deferral.loads`).
+        let limits = policy.loads.limits(self.basis.caps);
+        let base = self.basis.totals;
+        // Tools asked for again stay: only other, earlier loads make room.
+        let kept: Vec<String> = notes
+            .iter()
+            .filter_map(|n| match n {
+                LoadNote::AlreadyLoaded { name } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut unloaded: Vec<String> = Vec::new();
         let mut loaded = Vec::new();
         for (n, unit) in units.iter().enumerate() {
             let tokens: u32 = unit
                 .iter()
-                .map(|&i| self.catalog.candidates[i].tokens)
+                .map(|&i| self.basis.catalog.candidates[i].tokens)
                 .sum();
             let size = unit.len() as u32;
-            let rest: Vec<String> = units[n..]
-                .iter()
-                .flatten()
-                .map(|&i| self.catalog.candidates[i].name.clone())
-                .collect();
-            if count + size > policy.max_loaded {
-                notes.push(LoadNote::MaxLoaded {
-                    limit: policy.max_loaded,
-                    loaded: count,
-                    requested: size,
-                    tools: rest,
-                });
-                break;
-            }
-            if used.saturating_add(tokens) > policy.max_loaded_tokens {
-                notes.push(LoadNote::MaxLoadedTokens {
-                    limit: policy.max_loaded_tokens,
-                    used,
-                    requested: tokens,
-                    tools: rest,
-                });
-                break;
-            }
-            let over = [
-                (CapMeasure::Items, limits.0, offered.0, size),
-                (CapMeasure::Tokens, limits.1, offered.1, tokens),
-            ]
-            .into_iter()
-            .find(|&(_, limit, offered, requested)| {
-                limit.is_some_and(|l| offered.saturating_add(requested) > l)
-            });
-            if let Some((measure, limit, offered, requested)) = over {
-                notes.push(LoadNote::Caps {
+            let over = |count: u32, used: u32| -> Option<LoadNote> {
+                let rest: Vec<String> = units[n..]
+                    .iter()
+                    .flatten()
+                    .map(|&i| self.basis.catalog.candidates[i].name.clone())
+                    .collect();
+                if count + size > policy.max_loaded {
+                    return Some(LoadNote::MaxLoaded {
+                        limit: policy.max_loaded,
+                        loaded: count,
+                        requested: size,
+                        tools: rest,
+                    });
+                }
+                if used.saturating_add(tokens) > policy.max_loaded_tokens {
+                    return Some(LoadNote::MaxLoadedTokens {
+                        limit: policy.max_loaded_tokens,
+                        used,
+                        requested: tokens,
+                        tools: rest,
+                    });
+                }
+                let offered = (base.0.saturating_add(count), base.1.saturating_add(used));
+                [
+                    (CapMeasure::Items, limits.0, offered.0, size),
+                    (CapMeasure::Tokens, limits.1, offered.1, tokens),
+                ]
+                .into_iter()
+                .find(|&(_, limit, offered, requested)| {
+                    limit.is_some_and(|l| offered.saturating_add(requested) > l)
+                })
+                .map(|(measure, limit, offered, requested)| LoadNote::Caps {
                     measure,
                     limit: limit.unwrap_or(u32::MAX),
                     offered,
                     requested,
                     tools: rest,
-                });
-                break;
+                })
+            };
+            if let Some(note) = over(count, used) {
+                // Earlier loads that may make room, oldest first.
+                let earlier: Vec<(String, u32)> = self
+                    .doc
+                    .loaded
+                    .iter()
+                    .filter(|t| t.revision < revision && !kept.contains(&t.name))
+                    .map(|t| (t.name.clone(), tokens_of(&self.basis, &t.name)))
+                    .collect();
+                let freed: u32 = earlier.iter().map(|(_, t)| t).sum();
+                if over(count - earlier.len() as u32, used - freed).is_some() {
+                    notes.push(note);
+                    break;
+                }
+                let mut drop = Vec::new();
+                for (name, t) in earlier {
+                    if over(count, used).is_none() {
+                        break;
+                    }
+                    count -= 1;
+                    used -= t;
+                    drop.push(name);
+                }
+                self.doc.loaded.retain(|t| !drop.contains(&t.name));
+                unloaded.extend(drop);
             }
             for &i in unit {
-                let c = &self.catalog.candidates[i];
-                let (_, digest, parts) = plan_hashes
-                    .iter()
-                    .find(|(j, _, _)| *j == i)
-                    .cloned()
-                    .unwrap_or_default();
+                let catalog = &self.basis.catalog;
+                let c = &catalog.candidates[i];
                 self.doc.loaded.push(LoadedTool {
                     name: c.name.clone(),
-                    digest,
-                    parts,
+                    digest: short(&c.definition_hash),
+                    parts: deferred_parts(catalog, i),
                     revision,
                 });
                 loaded.push(c.name.clone());
             }
             count += size;
             used += tokens;
-            offered = (offered.0 + size, offered.1.saturating_add(tokens));
         }
         if !loaded.is_empty() {
             self.doc.revision = revision;
+            if !unloaded.is_empty() {
+                notes.insert(0, LoadNote::Unloaded { tools: unloaded });
+            }
             notes.insert(
                 0,
                 LoadNote::Loaded {

@@ -2,7 +2,7 @@
 //! policies give its pinned selection, and saying each difference once, by
 //! its cause.
 
-use super::{Live, deferred_pin, parts, short};
+use super::{Live, deferred_parts, parts, short};
 use crate::contract::{
     DefinitionPart, FingerprintPair, PinChange, PinnedTool, Place, ResumeReport, ResumeStatus,
     SESSION_FORMAT_VERSION,
@@ -22,7 +22,7 @@ impl Live {
             agent: self.doc.agent.clone(),
             fingerprint: FingerprintPair {
                 pinned: self.doc.fingerprint.clone(),
-                now: Some(self.plan().fingerprint()),
+                now: Some(self.basis.fingerprint.clone()),
             },
             changes,
         }
@@ -30,41 +30,36 @@ impl Live {
 
     /// Every difference between the pin and the rebuilt plan.
     pub(super) fn changes(&self) -> Vec<PinChange> {
-        let plan = self.plan();
+        let basis = &*self.basis;
+        let catalog = &basis.catalog;
         let mut changes = Vec::new();
-        if plan.catalog.encoding.name() != self.doc.encoding {
+        if catalog.encoding.name() != self.doc.encoding {
             changes.push(PinChange::EncodingChanged {
                 pinned: self.doc.encoding.clone(),
-                now: plan.catalog.encoding.name().to_string(),
+                now: catalog.encoding.name().to_string(),
             });
         }
-        if plan.fingerprint() != self.doc.fingerprint {
-            roster_changes(&plan, &self.doc.roster, &mut changes);
+        if basis.fingerprint != self.doc.fingerprint {
+            roster_changes(&self.plan(), &self.doc.roster, &mut changes);
         }
-        let deferred = deferred_pin(&plan);
-        if deferred != self.doc.deferred {
+        if basis.deferred_pin != self.doc.deferred {
             changes.push(PinChange::DeferredChanged {
                 pinned: self.doc.deferred.count,
-                now: deferred.count,
+                now: basis.deferred_pin.count,
             });
             // A loaded tool must still be deferred with the definition the
             // model was given when it was loaded.
-            let now: BTreeMap<&str, usize> = plan
-                .deferred
-                .iter()
-                .map(|&i| (plan.catalog.candidates[i].name.as_str(), i))
-                .collect();
             for tool in &self.doc.loaded {
-                match now.get(tool.name.as_str()) {
+                match basis.deferred.get(tool.name.as_str()) {
                     None => changes.push(PinChange::Removed {
                         name: tool.name.clone(),
                         place: Place::Loaded,
                     }),
-                    Some(&i) if short(&plan.definition_hash(i)) != tool.digest => {
+                    Some(&i) if short(&catalog.candidates[i].definition_hash) != tool.digest => {
                         changes.push(PinChange::Changed {
                             name: tool.name.clone(),
                             place: Place::Loaded,
-                            what: differing_parts(&tool.parts, &parts(&plan, i)),
+                            what: differing_parts(&tool.parts, &deferred_parts(catalog, i)),
                         });
                     }
                     Some(_) => {}

@@ -26,7 +26,7 @@ impl Live {
         let mut offer = plan.provider_offer();
         offer.deferred.clear();
         for tool in &self.doc.loaded {
-            if let Some(i) = self.catalog.find(&tool.name) {
+            if let Some(i) = self.basis.catalog.find(&tool.name) {
                 offer.offered.push(plan.provider_tool(i));
             }
         }
@@ -45,7 +45,7 @@ impl Live {
         let mut offer = plan.provider_offer();
         offer.deferred.clear();
         for tool in &self.doc.loaded {
-            if let Some(i) = self.catalog.find(&tool.name) {
+            if let Some(i) = self.basis.catalog.find(&tool.name) {
                 offer.offered.push(plan.provider_tool(i));
             }
         }
@@ -125,7 +125,7 @@ pub struct SessionTotals {
 
 impl<'a> SessionRoster<'a> {
     fn new(live: &'a Live, plan: &'a Plan<'a>) -> Self {
-        let catalog = &live.catalog;
+        let catalog = &live.basis.catalog;
         let mut roster: Vec<RosterEntry<'a>> =
             plan.roster.iter().map(|&i| plan.roster_entry(i)).collect();
         for tool in &live.doc.loaded {
@@ -178,10 +178,10 @@ impl<'a> SessionRoster<'a> {
                 max_loaded_tokens: catalog.deferral_policy.max_loaded_tokens,
                 offered_items,
                 offered_tokens,
-                item_cap: live.caps.items,
-                token_cap: live.caps.tokens,
-                over_items: offered_items.saturating_sub(live.caps.items),
-                over_tokens: offered_tokens.saturating_sub(live.caps.tokens),
+                item_cap: live.basis.caps.items,
+                token_cap: live.basis.caps.tokens,
+                over_items: offered_items.saturating_sub(live.basis.caps.items),
+                over_tokens: offered_tokens.saturating_sub(live.basis.caps.tokens),
             },
         }
     }

@@ -75,3 +75,35 @@ fn memo_off_answers_the_same_bytes() {
     let metrics = fresh.get("/metrics").body;
     assert_eq!(sample(&metrics, "muster_memo_entries{memo=\"plans\"}"), 0);
 }
+
+/// Issue 22 item 3: each session request built the catalog, the plan and
+/// the search index again. Sessions of one selection now open on one basis
+/// per generation: many searches and a load keep one `sessions` memo entry,
+/// and answer what a fresh service answers.
+#[test]
+fn session_requests_of_one_selection_share_one_basis() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &[]);
+    let fresh = Server::start(fixture.path(), &["--memo-entries", "0"]);
+    let doc = server.post("/v1/sessions", r#"{"flags": "production"}"#);
+    assert_eq!(doc.status, 200, "{}", doc.body);
+    for query in ["email", "list my labels", "get a thread"] {
+        let body = format!(r#"{{"session": {}, "query": "{query}"}}"#, doc.body);
+        let kept = server.post("/v1/sessions/search", body.clone());
+        assert_eq!(kept.status, 200, "{}", kept.body);
+        assert_eq!(kept.body, fresh.post("/v1/sessions/search", body).body);
+    }
+    let body = format!(r#"{{"session": {}, "query": "email labels"}}"#, doc.body);
+    let load = server.post("/v1/sessions/load", body.clone());
+    assert_eq!(load.status, 200, "{}", load.body);
+    assert_eq!(load.body, fresh.post("/v1/sessions/load", body).body);
+    let metrics = server.get("/metrics").body;
+    assert_eq!(
+        sample(&metrics, "muster_memo_entries{memo=\"sessions\"}"),
+        1
+    );
+    assert_eq!(
+        sample(&metrics, "muster_memo_evicted{memo=\"sessions\"}"),
+        0
+    );
+}

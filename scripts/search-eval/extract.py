@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Extracts public tool-retrieval sets from fetched git repositories into
+muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
+({"name", "description", "inputSchema"}), OUT/<set>/<split>.jsonl
+({"query", "expect": [names]}) and OUT/<set>/LICENSE (copied from the repo).
+
+  extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR
+
+SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
+(Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
+(Apache-2.0). Sets written:
+
+- seal: the 4,076 tools of Seal-Tools_Dataset/tool.jsonl; splits dev,
+  test_in_domain and test_out_domain, single-tool queries only (the tool the
+  query's one call names).
+- apibench-hf: APIBench's Hugging Face APIs (data/api/huggingface_api.jsonl,
+  one tool per distinct api_name: its domain, functionality and
+  description); split eval from data/apibench/huggingface_eval.json (the
+  instruction text before "###Output", expecting its api_name), and train
+  from huggingface_train.json when the repository holds it.
+"""
+import argparse, json, os, re, subprocess
+
+
+def show(git_dir, path):
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"HEAD:{path}"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+def git_dir(path):
+    return path if os.path.isdir(os.path.join(path, "objects")) else os.path.join(path, ".git")
+
+
+def write(out, name, rows):
+    with open(os.path.join(out, name), "w") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+              "list": "array", "dict": "object"}
+
+
+def seal(repo, out):
+    g = git_dir(repo)
+    out = os.path.join(out, "seal")
+    os.makedirs(out, exist_ok=True)
+    tools, names = [], set()
+    for line in show(g, "Seal-Tools_Dataset/tool.jsonl").splitlines():
+        t = json.loads(line)
+        name = t["api_name"]
+        if name in names:
+            continue
+        names.add(name)
+        props = {
+            p: {"type": JSON_TYPES.get(v.get("type"), "string"), "description": v.get("description", "")}
+            for p, v in (t.get("parameters") or {}).items()
+        }
+        tools.append({
+            "name": name,
+            "description": t.get("api_description", ""),
+            "inputSchema": {"type": "object", "properties": props, "required": t.get("required") or []},
+        })
+    write(out, "tools.jsonl", tools)
+    for split in ["dev", "test_in_domain", "test_out_domain"]:
+        rows = []
+        for line in show(g, f"Seal-Tools_Dataset/{split}.jsonl").splitlines():
+            q = json.loads(line)
+            apis = {c["api"] for c in q["calling"]}
+            if len(apis) == 1 and apis <= names:
+                rows.append({"query": q["query"], "expect": sorted(apis)})
+        write(out, f"{split}.jsonl", rows)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/fairyshine/Seal-Tools (Seal-Tools_Dataset/), "
+                "under the Apache License 2.0 below.\n\n" + show(g, "LICENSE"))
+
+
+def hf_name(api_name):
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", api_name).strip("_")[:64]
+
+
+def apibench(repo, out):
+    g = git_dir(repo)
+    out = os.path.join(out, "apibench-hf")
+    os.makedirs(out, exist_ok=True)
+    tools, names = [], {}
+    for line in show(g, "data/api/huggingface_api.jsonl").splitlines():
+        t = json.loads(line)
+        name = hf_name(t["api_name"])
+        if name in names.values():
+            continue
+        names[t["api_name"]] = name
+        parts = [t.get("functionality"), t.get("domain"), t.get("description")]
+        text = ". ".join(" ".join(x) if isinstance(x, list) else str(x) for x in parts if x)
+        tools.append({"name": name, "description": text})
+    write(out, "tools.jsonl", tools)
+    for split in ["eval", "train"]:
+        rows = []
+        try:
+            text = show(g, f"data/apibench/huggingface_{split}.json")
+        except subprocess.CalledProcessError:
+            print(f"apibench-hf: no huggingface_{split}.json in {repo} (a snapshot may leave large files out)")
+            continue
+        for q in json.loads("[" + ",".join(text.splitlines()) + "]"):
+            api = (q.get("api_data") or {}).get("api_name")
+            if api not in names:
+                continue
+            text = q["code"].split("###Output")[0].replace("###Instruction:", "").strip()
+            rows.append({"query": text, "expect": [names[api]]})
+        write(out, f"{split}.jsonl", rows)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/ShishirPatil/gorilla (data/api, data/apibench), "
+                "under the Apache License 2.0 below.\n\n" + show(g, "LICENSE"))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("--seal")
+    p.add_argument("--gorilla")
+    a = p.parse_args()
+    if a.seal:
+        seal(a.seal, a.out)
+    if a.gorilla:
+        apibench(a.gorilla, a.out)
+
+
+main()
