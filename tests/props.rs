@@ -351,10 +351,31 @@ proptest! {
             let answer = live.load(&session::LoadRequest::Names(names));
             let after: serde_json::Value = serde_json::from_str(&live.roster_json()).unwrap();
             let (b, a) = (before["roster"].as_array().unwrap(), after["roster"].as_array().unwrap());
-            prop_assert!(a.len() >= b.len());
-            prop_assert_eq!(&a[..b.len()], &b[..], "earlier roster entries never change");
-            prop_assert_eq!(a.len() - b.len(), answer.loaded.len());
-            prop_assert_eq!(live.document().revision, revision + u64::from(!answer.loaded.is_empty()), "one load, one revision");
+            // A load appends, unless it had to replace earlier loads to fit
+            // (issue 22: no tool the policy offers is ever locked out); then
+            // the pinned roster still never changes, the loads it kept keep
+            // their order, and the new ones follow.
+            let unloaded: Vec<String> = answer.notes.iter().flat_map(|n| match n {
+                muster::contract::LoadNote::Unloaded { tools } => tools.clone(),
+                _ => Vec::new(),
+            }).collect();
+            let provider = |e: &serde_json::Value| e["provider_name"].as_str().unwrap().to_string();
+            let name = |e: &serde_json::Value| e["name"].as_str().unwrap().to_string();
+            let pinned = |r: &[serde_json::Value]| r.iter().filter(|e| e["code"] != "loaded").cloned().collect::<Vec<_>>();
+            prop_assert_eq!(pinned(a), pinned(b), "the pinned roster never changes");
+            let kept: Vec<&serde_json::Value> = b.iter().filter(|e| e["code"] == "loaded" && !unloaded.contains(&provider(e)) && !unloaded.contains(&name(e))).collect();
+            let now: Vec<&serde_json::Value> = a.iter().filter(|e| e["code"] == "loaded").collect();
+            prop_assert_eq!(&now[..kept.len()], &kept[..], "kept loads keep their place and bytes");
+            prop_assert_eq!(now.len() - kept.len(), answer.loaded.len());
+            if unloaded.is_empty() {
+                prop_assert_eq!(&a[..b.len()], &b[..], "without a replacement, earlier roster entries never change");
+            }
+            let now_revision = live.document().revision;
+            if answer.loaded.is_empty() {
+                prop_assert_eq!(now_revision, revision, "nothing loaded, nothing changed");
+            } else {
+                prop_assert!(now_revision > revision, "a load moves the revision on");
+            }
             let doc = live.document();
             prop_assert!(doc.loaded.len() as u32 <= bounds.max_loaded);
             prop_assert!(after["totals"]["loaded_tokens"].as_u64().unwrap() <= u64::from(bounds.max_loaded_tokens));
