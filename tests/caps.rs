@@ -173,21 +173,39 @@ fn load_each_in(dir: &tempfile::TempDir, names: &[&str]) -> Vec<Vec<LoadNote>> {
 
 #[test]
 fn a_load_past_the_caps_and_their_bound_is_refused_with_the_figures() {
-    // Beyond the caps by at most one item: the second load is refused.
+    // Beyond the caps by at most one item: the second load does not fit
+    // beside the first, so it replaces it (issue 22: a load never locks a
+    // tool the policy offers out), and says so.
     let notes = load_each("beyond_items = 1", &["t.d", "t.e"]);
     assert!(matches!(notes[0][0], LoadNote::Loaded { .. }), "{notes:?}");
+    assert!(
+        notes[1].contains(&LoadNote::Unloaded {
+            tools: vec!["t__d".to_string()]
+        }),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].contains(&LoadNote::Loaded {
+            tools: vec!["t__e".to_string()]
+        }),
+        "{notes:?}"
+    );
+    // Beyond the caps by none: a tool past the item cap on its own is
+    // refused with the figures.
+    let notes = load_each("beyond_items = 0", &["t.d"]);
     assert_eq!(
-        notes[1][0],
+        notes[0][0],
         LoadNote::Caps {
             measure: CapMeasure::Items,
-            limit: 5,
-            offered: 5,
+            limit: 4,
+            offered: 4,
             requested: 1,
-            tools: vec!["t__e".to_string()],
-        }
+            tools: vec!["t__d".to_string()],
+        },
+        "{notes:?}"
     );
-    let text = notes[1][0].to_string();
-    assert!(text.contains("at most 5 tools and is offered 5"), "{text}");
+    let text = notes[0][0].to_string();
+    assert!(text.contains("at most 4 tools and is offered 4"), "{text}");
     // No tokens past the cap, a cap 200 tokens above the pinned offer
     // (the summary's budget, so the same roster is pinned): a tool of
     // some 250 tokens is refused by tokens, counted from the policy.
