@@ -370,6 +370,8 @@ fn a_failing_server_is_reported_and_keeps_its_old_snapshot() {
     );
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].message.starts_with("mcp server `broken`: "));
+    // A server that failed is an `mcp` problem (docs/problems.md).
+    assert_eq!(problems[0].code, "mcp", "{problems:?}");
     assert_eq!(
         (problems[0].file.as_deref(), problems[0].line),
         (None, None)
