@@ -396,8 +396,12 @@ impl Gateway {
         Ok(format!(r#"{{"tools":{}}}"#, view.tools))
     }
 
-    /// The chat's stored document and its view under the current policies.
-    fn view(&self, chat: &str, id: &RawValue) -> Result<(Arc<View>, Stored), Failure> {
+    /// The chat's stored document, read.
+    fn stored(
+        &self,
+        chat: &str,
+        id: &RawValue,
+    ) -> Result<(Stored, crate::contract::SessionDocument), Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
         let stored = self
             .store
@@ -411,11 +415,19 @@ impl Gateway {
             })?;
         let doc = session::read(&stored.document, Path::new("chat"))
             .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
-        let key = view_key(&doc);
-        let g = self.current.load();
-        if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok((view.clone(), stored));
-        }
+        Ok((stored, doc))
+    }
+
+    /// The chat's session opened against generation `g`: its pin and loads
+    /// re-checked; a pin that no longer holds is [`rpc::TOOL_PIN_MISMATCH`]
+    /// with the resume report.
+    fn live(
+        &self,
+        g: &Generation,
+        doc: crate::contract::SessionDocument,
+        id: &RawValue,
+    ) -> Result<Box<session::Live>, Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
         let opened = {
             let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
             session::open(
@@ -426,18 +438,30 @@ impl Gateway {
                 &mut cache,
             )
         };
-        let live = match opened {
-            Ok(Opened::Live(live)) => live,
+        match opened {
+            Ok(Opened::Live(live)) => Ok(live),
             Ok(Opened::Mismatch(report)) => {
                 let mut f = failed(
                     rpc::TOOL_PIN_MISMATCH,
                     "tool-pin-mismatch: the tools this chat was pinned to changed under the current policies; start a new chat".into(),
                 );
                 f.data = serde_json::to_value(&report).ok();
-                return Err(f);
+                Err(f)
             }
-            Err(e) => return Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
-        };
+            Err(e) => Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
+        }
+    }
+
+    /// The chat's stored document and its view under the current policies.
+    fn view(&self, chat: &str, id: &RawValue) -> Result<(Arc<View>, Stored), Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let (stored, doc) = self.stored(chat, id)?;
+        let key = view_key(&doc);
+        let g = self.current.load();
+        if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok((view.clone(), stored));
+        }
+        let live = self.live(&g, doc, id)?;
         let offered = OfferedPlan::from_json(&live.roster_json(), Path::new("chat"))
             .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
         let control = offered.control_tool_provider_name().map(str::to_string);
@@ -600,36 +624,9 @@ impl Gateway {
     ) -> Result<String, Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
         for _ in 0..8 {
-            let stored = self
-                .store
-                .get(chat, now())
-                .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
-                .ok_or_else(|| failed(rpc::CHAT_NOT_FOUND, format!("no chat {chat:?} is kept")))?;
-            let doc = session::read(&stored.document, Path::new("chat"))
-                .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+            let (stored, doc) = self.stored(chat, id)?;
             let g = self.current.load();
-            let opened = {
-                let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
-                session::open(
-                    &g.inputs,
-                    doc,
-                    &self.options.keys,
-                    Path::new("chat"),
-                    &mut cache,
-                )
-            };
-            let mut live = match opened {
-                Ok(Opened::Live(live)) => live,
-                Ok(Opened::Mismatch(report)) => {
-                    let mut f = failed(
-                        rpc::TOOL_PIN_MISMATCH,
-                        "tool-pin-mismatch: the tools this chat was pinned to changed; start a new chat".into(),
-                    );
-                    f.data = serde_json::to_value(&report).ok();
-                    return Err(f);
-                }
-                Err(e) => return Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
-            };
+            let mut live = self.live(&g, doc, id)?;
             let answer = live.load(&LoadRequest::Query(query.to_string()));
             record.codes.extend(answer.notes.iter().filter_map(|n| {
                 let note = serde_json::to_value(n).ok()?;
