@@ -176,6 +176,25 @@ fn the_inspector_cli_lists_and_calls_over_stdio() {
         json!({}),
         "the fixed argument is hidden from the model: {echo}"
     );
+    // What the server declared for hosts rides along unchanged.
+    let snapshot: Value = serde_json::from_str(&fx.read("policies/mcp/memory.json")).unwrap();
+    let listed = |name: &str| {
+        snapshot["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let create = tools
+        .iter()
+        .find(|t| t["name"] == "mcp__memory__create_entities")
+        .expect("create_entities is offered");
+    let server = listed("create_entities");
+    assert_eq!(create["title"], server["title"], "{create}");
+    assert_eq!(create["annotations"], server["annotations"], "{create}");
+    assert!(create["annotations"].is_object(), "{server}");
     let sum = cli(
         &[
             "--method",

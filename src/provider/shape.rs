@@ -197,22 +197,35 @@ fn anthropic<'a>(tool: &Tool<'a>, defer_loading: bool) -> AnthropicTool<'a> {
 #[derive(Serialize)]
 struct McpTool<'a> {
     name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a serde_json::Value>,
     description: &'a str,
     #[serde(rename = "inputSchema")]
     input_schema: &'a Schema,
+    #[serde(rename = "outputSchema", skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<&'a serde_json::Value>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a serde_json::Value>,
 }
 
-/// The offered tools as an MCP `tools/list` result's `tools` value, compact
-/// JSON, in roster order (deferred tools are never listed: the control tool
-/// loads them).
-pub fn render_mcp(offer: &Offer<'_>) -> String {
-    let tools: Vec<McpTool<'_>> = offer
-        .offered
+/// `tools` as an MCP `tools/list` result's `tools` value, compact JSON, in
+/// the order given: each tool's name, description and input schema as
+/// offered, and the `title`, `outputSchema`, `annotations` and `_meta` its
+/// server listed, unchanged, so a client's confirmation rules see what the
+/// server declared.
+pub fn render_mcp(tools: &[(Tool<'_>, Option<&crate::catalog::ToolHints>)]) -> String {
+    let tools: Vec<McpTool<'_>> = tools
         .iter()
-        .map(|t| McpTool {
+        .map(|(t, hints)| McpTool {
             name: t.name,
+            title: hints.and_then(|h| h.title.as_ref()),
             description: t.description,
             input_schema: t.input_schema,
+            output_schema: hints.and_then(|h| h.output_schema.as_ref()),
+            annotations: hints.and_then(|h| h.annotations.as_ref()),
+            meta: hints.and_then(|h| h.meta.as_ref()),
         })
         .collect();
     serde_json::to_string(&tools).unwrap_or_else(|_| "[]".into())

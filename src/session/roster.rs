@@ -42,14 +42,21 @@ impl Live {
     /// definition as narrowed.
     pub fn mcp_tools(&self) -> String {
         let plan = self.plan();
-        let mut offer = plan.provider_offer();
-        offer.deferred.clear();
-        for tool in &self.doc.loaded {
-            if let Some(i) = self.basis.catalog.find(&tool.name) {
-                offer.offered.push(plan.provider_tool(i));
-            }
-        }
-        shape::render_mcp(&offer)
+        let catalog = &self.basis.catalog;
+        let loaded = self.doc.loaded.iter().filter_map(|t| catalog.find(&t.name));
+        let tools: Vec<_> = plan
+            .roster
+            .iter()
+            .copied()
+            .chain(loaded)
+            .map(|i| {
+                (
+                    plan.provider_tool(i),
+                    catalog.candidates[i].hints.as_deref(),
+                )
+            })
+            .collect();
+        shape::render_mcp(&tools)
     }
 }
 
