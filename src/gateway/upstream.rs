@@ -171,10 +171,10 @@ struct Conn {
     /// The negotiated revision.
     version: Mutex<&'static str>,
     stderr: Arc<Mutex<Vec<u8>>>,
-    /// Set when the server said its tools changed.
-    tools_changed: Arc<AtomicBool>,
-    /// Kills the server's process group when the connection is dropped.
-    _group: discover::ProcessGroupHandle,
+    /// The server's process and group; taking it out kills them (the
+    /// reader task holds the connection until the server's stdout ends, so
+    /// dropping the last other handle is not enough).
+    process: Mutex<Option<discover::ProcessGroupHandle>>,
 }
 
 impl Conn {
@@ -359,11 +359,20 @@ impl Upstreams {
         }
     }
 
-    /// Stops every started server (closing stdin, then killing its group).
+    /// Stops every started server: its calls in flight fail, and its
+    /// process group is killed.
     pub async fn shutdown(&self) {
         for server in self.servers.values() {
             let mut state = server.state.lock().await;
-            *state = State::Idle;
+            if let State::Up(conn) = std::mem::replace(&mut *state, State::Idle) {
+                conn.end("stopped with the gateway".into());
+                drop(
+                    conn.process
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take(),
+                );
+            }
         }
     }
 }
@@ -466,8 +475,7 @@ async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
         ended: Mutex::new(None),
         version: Mutex::new(UPSTREAM_VERSIONS[1]),
         stderr: stderr_buf,
-        tools_changed: Arc::new(AtomicBool::new(false)),
-        _group: discover::ProcessGroupHandle::new(group, child),
+        process: Mutex::new(Some(discover::ProcessGroupHandle::new(group, child))),
     });
     tokio::spawn(read_replies(conn.clone(), stdout));
     let timeout = spec.timeout;
@@ -586,35 +594,31 @@ async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
     conn.end(why);
 }
 
-/// Routes one line: a response to its call, a tools change to the flag;
-/// anything else (logs, progress, requests muster does not serve) is
-/// dropped.
+/// Routes one line: a response to the call waiting for it. Anything else
+/// (notifications, logs, progress, requests muster does not serve) is
+/// dropped: a server's `tools/list_changed` is not acted on yet (live
+/// drift, docs/gateway.md).
 fn route(conn: &Conn, line: &[u8]) {
     let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
         return;
     };
-    match (&msg.method, &msg.id) {
-        (Some(method), None) if method == "notifications/tools/list_changed" => {
-            conn.tools_changed.store(true, Ordering::Release);
-        }
-        (None, Some(Value::Number(id))) => {
-            let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
-                return;
-            };
-            let reply = match (msg.result, msg.error) {
-                (Some(result), _) => Ok(result.to_owned()),
-                (None, Some(error)) => Err(UpstreamError::Rpc {
-                    code: error.code,
-                    message: escape(&error.message),
-                }),
-                (None, None) => Err(UpstreamError::BadResponse {
-                    message: "a response with neither result nor error".into(),
-                }),
-            };
-            let _ = tx.send(reply);
-        }
-        _ => {}
-    }
+    let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
+        return;
+    };
+    let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
+        return;
+    };
+    let reply = match (msg.result, msg.error) {
+        (Some(result), _) => Ok(result.to_owned()),
+        (None, Some(error)) => Err(UpstreamError::Rpc {
+            code: error.code,
+            message: escape(&error.message),
+        }),
+        (None, None) => Err(UpstreamError::BadResponse {
+            message: "a response with neither result nor error".into(),
+        }),
+    };
+    let _ = tx.send(reply);
 }
 
 #[cfg(test)]
