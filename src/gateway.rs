@@ -80,6 +80,8 @@ struct Generation {
     number: u64,
     cache: Mutex<TokenCache>,
     views: Mutex<HashMap<String, Arc<View>>>,
+    /// The `initialize` instructions, made at the first `initialize`.
+    instructions: std::sync::OnceLock<String>,
 }
 
 /// What one chat is offered, ready to list and check against.
@@ -281,6 +283,14 @@ impl Gateway {
         self.store.delete(id)
     }
 
+    /// Drops every chat expired now; how many.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn purge(&self) -> Result<u64, Error> {
+        self.store.purge(now())
+    }
+
     /// Stops every server the gateway started.
     pub async fn shutdown(&self) {
         self.upstreams.shutdown().await;
@@ -357,7 +367,7 @@ impl Gateway {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": self.instructions(),
+            "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
         });
         Ok((result.to_string(), version))
     }
@@ -682,6 +692,7 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         number,
         cache: Mutex::new(TokenCache::in_memory()),
         views: Mutex::new(HashMap::new()),
+        instructions: std::sync::OnceLock::new(),
     }
 }
 

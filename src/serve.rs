@@ -713,7 +713,8 @@ pub fn run(config: Config) -> Result<(), Error> {
                 let _ = reload(&hangups, Trigger::Hangup).await;
             }
         });
-        if shared.store.is_some() {
+        {
+            // The gateway's chats expire too, kept in memory or not.
             let purging = shared.clone();
             tokio::spawn(async move {
                 let mut every = tokio::time::interval(Duration::from_secs(60));
@@ -722,7 +723,9 @@ pub fn run(config: Config) -> Result<(), Error> {
                     let store = purging.clone();
                     let purged = tokio::task::spawn_blocking(move || {
                         let now = store.now();
-                        store.store.as_ref().map(|s| s.purge(now))
+                        let chats = store.gateway.purge().map(|_| ());
+                        let sessions = store.store.as_ref().map_or(Ok(0), |s| s.purge(now));
+                        Some(chats.and(sessions))
                     })
                     .await;
                     if let Ok(Some(Err(err))) = purged {

@@ -197,9 +197,15 @@ mod tests {
     }
 }
 
-/// Sessions kept in this process's memory only: what `muster mcp` keeps
-/// its chats in unless it is given `--sessions`. Same rules as the others
-/// (compare-and-swap on the revision, expiry), gone when the process ends.
+/// The most sessions a [`MemoryStore`] keeps: 100,000 (a gateway chat is
+/// about 1.6 KB there). Past it, expired sessions are dropped, and when
+/// none has expired a new one is refused as a store error.
+pub const MAX_MEMORY_SESSIONS: usize = 100_000;
+
+/// Sessions kept in this process's memory only: what `muster mcp` and the
+/// gateway of a `muster serve` without `--sessions` keep chats in. Same
+/// rules as the others (compare-and-swap on the revision, expiry), at most
+/// [`MAX_MEMORY_SESSIONS`], gone when the process ends.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     sessions: std::sync::Mutex<std::collections::HashMap<String, (Stored, u64)>>,
@@ -216,6 +222,19 @@ impl SessionStore for MemoryStore {
         let mut sessions = self.lock();
         if sessions.contains_key(id) {
             return Err(failed("memory", "insert", &format!("id {id:?} is taken")));
+        }
+        if sessions.len() >= MAX_MEMORY_SESSIONS {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            sessions.retain(|_, (_, expires)| *expires > now);
+            if sessions.len() >= MAX_MEMORY_SESSIONS {
+                return Err(failed(
+                    "memory",
+                    "insert",
+                    &format!("it keeps {MAX_MEMORY_SESSIONS} sessions, none expired"),
+                ));
+            }
         }
         sessions.insert(id.to_string(), (stored.clone(), expires_at));
         Ok(())
@@ -277,4 +296,40 @@ pub fn new_id() -> Result<String, Error> {
         )
     })?;
     Ok(crate::canon::hex(&bytes))
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    fn stored() -> Stored {
+        Stored {
+            document: "{}".into(),
+            revision: 0,
+        }
+    }
+
+    /// A gateway without `--sessions` starts a chat for any new path: the
+    /// memory store must not grow without end.
+    #[test]
+    fn the_memory_store_keeps_at_most_its_bound_and_drops_expired_ones_first() {
+        let store = MemoryStore::default();
+        for i in 0..MAX_MEMORY_SESSIONS {
+            // The first half has expired already (expiry 1 s after the epoch).
+            let expires = if i < MAX_MEMORY_SESSIONS / 2 {
+                1
+            } else {
+                u64::MAX
+            };
+            store.insert(&format!("s{i}"), &stored(), expires).unwrap();
+        }
+        store.insert("one-more", &stored(), u64::MAX).unwrap();
+        assert_eq!(store.lock().len(), MAX_MEMORY_SESSIONS / 2 + 1);
+        for i in 0..MAX_MEMORY_SESSIONS / 2 - 1 {
+            store.insert(&format!("t{i}"), &stored(), u64::MAX).unwrap();
+        }
+        let err = store.insert("past-it", &stored(), u64::MAX).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Store);
+        assert!(err.to_string().contains("100000 sessions"), "{err}");
+    }
 }

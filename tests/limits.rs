@@ -24,6 +24,26 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
     let as_u64 = |n: usize| n as u64;
     let constants: &[(&str, u64, bool)] = &[
         (
+            "gateway::rpc::MAX_MESSAGE_BYTES",
+            as_u64(muster::gateway::rpc::MAX_MESSAGE_BYTES),
+            true,
+        ),
+        (
+            "gateway::stdio::MAX_IN_FLIGHT",
+            as_u64(muster::gateway::stdio::MAX_IN_FLIGHT),
+            false,
+        ),
+        (
+            "gateway::upstream::MAX_IN_FLIGHT",
+            as_u64(muster::gateway::upstream::MAX_IN_FLIGHT),
+            false,
+        ),
+        (
+            "store::MAX_MEMORY_SESSIONS",
+            as_u64(muster::store::MAX_MEMORY_SESSIONS),
+            false,
+        ),
+        (
             "input::MAX_INPUT_BYTES",
             muster::input::MAX_INPUT_BYTES,
             true,
