@@ -42,7 +42,9 @@ use crate::check::{self, Call, CheckOptions, OfferedPlan, Turn};
 use crate::contract::{CallProblem, LoadStatus, NameSpelling};
 use crate::discover::ServerSpec;
 use crate::error::{Error, ErrorKind, Problem};
-use crate::policy::Inputs;
+use crate::lock::Lock;
+use crate::names::escape;
+use crate::policy::{Inputs, LockMode};
 use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
 use crate::store::{SessionStore, Stored, Swapped};
 use crate::tokens::TokenCache;
@@ -82,6 +84,9 @@ struct Generation {
     views: Mutex<HashMap<String, Arc<View>>>,
     /// The `initialize` instructions, made at the first `initialize`.
     instructions: std::sync::OnceLock<String>,
+    /// Every server's planned tools as a lock (what chats were offered),
+    /// made at the first forwarded call: live listings are compared with it.
+    planned: std::sync::OnceLock<Lock>,
 }
 
 /// What one chat is offered, ready to list and check against.
@@ -104,8 +109,9 @@ pub struct CallRecord {
     pub tool: String,
     /// The server it was forwarded to, when it was.
     pub server: Option<String>,
-    /// `forwarded`, `refused`, `loaded`, `load-refused`, `upstream-failed`
-    /// or `invalid`.
+    /// `forwarded`, `refused`, `loaded`, `load-refused`, `upstream-failed`,
+    /// `drifted` (the server changed the tool since the chat was offered
+    /// it, and `lock.on_mismatch` is `cut`) or `invalid`.
     pub verdict: &'static str,
     /// Problem, note or failure codes.
     pub codes: Vec<String>,
@@ -579,6 +585,25 @@ impl Gateway {
                         record.arguments = RawValue::from_string(arguments.clone()).ok();
                     }
                     let sent = Instant::now();
+                    let drift = match self.drift(&target.server, &target.tool).await {
+                        Ok(drift) => drift,
+                        Err(e) => {
+                            record.verdict = "upstream-failed";
+                            record.codes.push(e.code().into());
+                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
+                            self.observe(record, started);
+                            return Ok(tool_error(&e.sentence(&target.server), &meta));
+                        }
+                    };
+                    if let Some(drift) = &drift {
+                        record.codes.push("upstream-changed".into());
+                        if drift.refused {
+                            record.verdict = "drifted";
+                            let meta = serde_json::json!({"drift": drift});
+                            self.observe(record, started);
+                            return Ok(tool_error(&drift.sentence(), &meta));
+                        }
+                    }
                     let result = self
                         .upstreams
                         .call(&target.server, &target.tool, &arguments)
@@ -680,6 +705,33 @@ impl Gateway {
         ))
     }
 
+    /// How `tool` as `server` lists it now differs from what chats were
+    /// offered, if it does, and whether its calls are refused for it.
+    ///
+    /// # Errors
+    /// The server's, when it cannot be listed: then nothing is forwarded.
+    async fn drift(&self, server: &str, tool: &str) -> Result<Option<Drift>, UpstreamError> {
+        let listing = self.upstreams.listing(server).await?;
+        let g = self.current.load();
+        let planned = g.planned.get_or_init(|| planned(&g.inputs));
+        let listed = listing.get(tool);
+        let locked = planned.get(server, tool);
+        if let (Some((_, hash)), Some(locked)) = (listed, locked)
+            && hash == locked
+        {
+            return Ok(None);
+        }
+        let mismatch = listed.and_then(|(t, _)| planned.check(server, t));
+        Ok(Some(Drift {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            planned: locked.map(str::to_string),
+            listed: listed.map(|(_, h)| h.to_string()),
+            changes: mismatch.map(|m| m.changes).unwrap_or_default(),
+            refused: g.inputs.policy.lock.on_mismatch == LockMode::Cut,
+        }))
+    }
+
     fn observe(&self, mut record: CallRecord, started: Instant) {
         record.total_ms = started.elapsed().as_secs_f64() * 1000.0;
         (self.observer)(&record);
@@ -693,6 +745,67 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         cache: Mutex::new(TokenCache::in_memory()),
         views: Mutex::new(HashMap::new()),
         instructions: std::sync::OnceLock::new(),
+        planned: std::sync::OnceLock::new(),
+    }
+}
+
+/// What a chat was offered of every server, as a lock.
+fn planned(inputs: &Inputs) -> Lock {
+    inputs
+        .policy
+        .servers
+        .iter()
+        .fold(Lock::default(), |lock, s| {
+            lock.update(&s.name, inputs.listings.of(&s.name)).0
+        })
+}
+
+/// A tool whose live definition differs from the one planned.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    /// The server.
+    pub server: String,
+    /// The tool, in the server's name.
+    pub tool: String,
+    /// The planned definition's hash.
+    pub planned: Option<String>,
+    /// The live definition's hash; `None` when the server no longer lists it.
+    pub listed: Option<String>,
+    /// What kind of change it is (empty when the tool is gone).
+    pub changes: Vec<crate::contract::LockChange>,
+    /// Whether the call was refused (`lock.on_mismatch = "cut"`) or
+    /// forwarded with this warning (`"warn"`).
+    pub refused: bool,
+}
+
+impl Drift {
+    /// One sentence for the model and the log.
+    pub fn sentence(&self) -> String {
+        let what = if self.listed.is_none() {
+            "no longer lists".to_string()
+        } else {
+            let kinds: Vec<String> = self
+                .changes
+                .iter()
+                .filter_map(|c| serde_json::to_value(c).ok())
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            if kinds.is_empty() {
+                "now lists a different definition of".to_string()
+            } else {
+                format!("changed ({}) its definition of", kinds.join(", "))
+            }
+        };
+        let then = if self.refused {
+            "muster forwards no call to it until the change is reviewed (`muster discover`, then `muster lock`)"
+        } else {
+            "the call was forwarded (lock.on_mismatch = \"warn\")"
+        };
+        format!(
+            "MCP server `{}` {what} `{}` since this chat was offered it; {then}",
+            self.server,
+            escape(&self.tool)
+        )
     }
 }
 

@@ -263,9 +263,15 @@ impl Piped {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
     }
 
+    /// Sends `line` and reads its answer, passing over notifications.
     fn ask(&mut self, line: &str) -> Value {
         self.send(line);
-        self.read()
+        loop {
+            let message = self.read();
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
     }
 }
 
@@ -352,6 +358,109 @@ fn a_hung_or_dead_server_fails_only_its_own_calls() {
     assert_eq!(
         sum["result"]["content"][0]["text"],
         "The sum of 20 and 22 is 42."
+    );
+}
+
+fn tool_call(id: u32, name: &str, args: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+    )
+}
+
+#[test]
+fn a_server_that_changes_a_tool_under_a_chat_is_refused_until_reviewed() {
+    let scripted =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let extra = format!(
+        "[[mcp]]\nname = \"rug\"\ncommand = [\"node\", {s:?}, \"turns-destructive\"]\nsnapshot = \"rug.json\"\npriority = 10\n",
+        s = scripted.to_str().unwrap()
+    );
+    let fx = setup(&extra);
+    // The memory server was recorded with another description of
+    // create_entities than it lists now (as after an upgrade).
+    let snapshot = fx.path().join("policies/mcp/memory.json");
+    let text = std::fs::read_to_string(&snapshot).unwrap();
+    let mut recorded: Value = serde_json::from_str(&text).unwrap();
+    for tool in recorded["tools"].as_array_mut().unwrap() {
+        if tool["name"] == "create_entities" {
+            tool["description"] = json!("Create entities (as recorded before the upgrade).");
+        }
+    }
+    std::fs::write(&snapshot, serde_json::to_string_pretty(&recorded).unwrap()).unwrap();
+    let graph = fx.path().join("graph.jsonl");
+
+    let mut gw = Piped::start(&fx.policies());
+    // The rug pull: read-only when listed, destructive after its first call.
+    let first = gw.ask(&tool_call(1, "mcp__rug__alpha", r#"{"q":"x"}"#));
+    assert_eq!(first["result"]["isError"], Value::Null, "{first}");
+    assert!(
+        first["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("alpha ran")
+    );
+    let second = gw.ask(&tool_call(2, "mcp__rug__alpha", r#"{"q":"x"}"#));
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    let drift = &second["result"]["_meta"]["dev.muster/gateway"]["drift"];
+    assert_eq!(drift["server"], "rug");
+    assert_eq!(drift["refused"], true);
+    assert!(
+        drift["changes"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("safety-hint-weakened")),
+        "{drift}"
+    );
+    let text = second["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("`rug`") && text.contains("muster lock"),
+        "{text}"
+    );
+    // The upgraded memory server's changed tool is refused before it runs:
+    // the graph file is never written.
+    let listed = gw.ask(r#"{"jsonrpc":"2.0","id":30,"method":"tools/list"}"#);
+    let offered = listed["result"]["tools"].to_string();
+    if !offered.contains("mcp__memory__create_entities") {
+        let load = gw.ask(&tool_call(
+            31,
+            "tools__load",
+            r#"{"query":"mcp__memory__create_entities"}"#,
+        ));
+        assert_eq!(load["result"]["isError"], false, "{load}");
+    }
+    let created = gw.ask(&tool_call(
+        3,
+        "mcp__memory__create_entities",
+        r#"{"entities":[{"name":"Ada","entityType":"person","observations":[]}]}"#,
+    ));
+    let drift = &created["result"]["_meta"]["dev.muster/gateway"]["drift"];
+    assert_eq!(drift["changes"], json!(["description"]), "{created}");
+    assert!(!graph.exists(), "a drifted tool reached its server");
+    // Unchanged tools of the same servers go on.
+    let sum = gw.ask(&tool_call(
+        4,
+        "mcp__everything__get-sum",
+        r#"{"a":1,"b":2}"#,
+    ));
+    assert_eq!(
+        sum["result"]["content"][0]["text"],
+        "The sum of 1 and 2 is 3."
+    );
+    drop(gw);
+
+    // lock.on_mismatch = "warn": forwarded, and the record says it.
+    let policy = fx.path().join("policies/muster.toml");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    std::fs::write(&policy, format!("{text}[lock]\non_mismatch = \"warn\"\n")).unwrap();
+    let mut gw = Piped::start(&fx.policies());
+    gw.ask(&tool_call(1, "mcp__rug__alpha", r#"{"q":"x"}"#));
+    let warned = gw.ask(&tool_call(2, "mcp__rug__alpha", r#"{"q":"y"}"#));
+    assert!(
+        warned["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("alpha ran"),
+        "{warned}"
     );
 }
 

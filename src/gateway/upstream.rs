@@ -28,8 +28,9 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Semaphore, oneshot};
 
-use crate::discover::{self, MAX_MESSAGE_BYTES, ServerSpec};
+use crate::discover::{self, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::names::escape;
+use crate::snapshot::{Checker, ListedTool};
 
 /// Most calls one server has in flight; more wait for a slot.
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -175,6 +176,26 @@ struct Conn {
     /// reader task holds the connection until the server's stdout ends, so
     /// dropping the last other handle is not enough).
     process: Mutex<Option<discover::ProcessGroupHandle>>,
+    /// Set when the server announces `notifications/tools/list_changed`:
+    /// `listing` is listed again before the next call is forwarded.
+    tools_changed: AtomicBool,
+    /// The server's tools as last listed on this connection (a new
+    /// connection lists again, so a restarted server is compared afresh).
+    listing: tokio::sync::Mutex<Option<Arc<Listing>>>,
+}
+
+/// A server's tools as it lists them now, by name, each with its
+/// definition hash ([`crate::lock::definition_hash`]).
+#[derive(Debug, Default)]
+pub struct Listing {
+    tools: HashMap<String, (ListedTool, String)>,
+}
+
+impl Listing {
+    /// The tool named `name` and its definition hash, when listed.
+    pub fn get(&self, name: &str) -> Option<(&ListedTool, &str)> {
+        self.tools.get(name).map(|(t, h)| (t, h.as_str()))
+    }
 }
 
 impl Conn {
@@ -282,6 +303,8 @@ struct Server {
     slots: Semaphore,
     /// Calls forwarded, for the log and metrics.
     calls: AtomicU64,
+    /// Times its tools were listed.
+    listings: AtomicU64,
 }
 
 /// Every server a gateway forwards to, by the policy's server name.
@@ -312,6 +335,7 @@ impl Upstreams {
                         state: tokio::sync::Mutex::new(State::Idle),
                         slots: Semaphore::new(MAX_IN_FLIGHT),
                         calls: AtomicU64::new(0),
+                        listings: AtomicU64::new(0),
                     }),
                 )
             })
@@ -357,6 +381,51 @@ impl Upstreams {
             }),
             Err(e) => Err(e),
         }
+    }
+
+    /// The tools `server` lists now: listed once per connection (a server
+    /// started again is listed again) and again after the server announced
+    /// `notifications/tools/list_changed`, so a call is never compared
+    /// with a listing the server said is stale.
+    ///
+    /// # Errors
+    /// An [`UpstreamError`] when the server cannot be reached or its
+    /// listing cannot be read (then no call of it is forwarded).
+    pub async fn listing(&self, server: &str) -> Result<Arc<Listing>, UpstreamError> {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        let conn = server.connect().await?;
+        let mut held = conn.listing.lock().await;
+        if let Some(listing) = &*held
+            && !conn.tools_changed.load(Ordering::Acquire)
+        {
+            return Ok(listing.clone());
+        }
+        // Cleared before listing: a change announced while the list is
+        // read marks it stale again.
+        conn.tools_changed.store(false, Ordering::Release);
+        let listed = list_tools(&conn, server.spec.timeout).await;
+        if !conn.alive.load(Ordering::Acquire) {
+            server.went_down(&conn).await;
+        }
+        let listing = Arc::new(listed?);
+        server.listings.fetch_add(1, Ordering::Relaxed);
+        *held = Some(listing.clone());
+        Ok(listing)
+    }
+
+    /// How many times each server's tools were listed, by server name.
+    pub fn listings(&self) -> Vec<(String, u64)> {
+        let mut out: Vec<(String, u64)> = self
+            .servers
+            .iter()
+            .map(|(name, s)| (name.clone(), s.listings.load(Ordering::Relaxed)))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Stops every started server: its calls in flight fail, and its
@@ -476,6 +545,8 @@ async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
         version: Mutex::new(UPSTREAM_VERSIONS[1]),
         stderr: stderr_buf,
         process: Mutex::new(Some(discover::ProcessGroupHandle::new(group, child))),
+        tools_changed: AtomicBool::new(false),
+        listing: tokio::sync::Mutex::new(None),
     });
     tokio::spawn(read_replies(conn.clone(), stdout));
     let timeout = spec.timeout;
@@ -570,6 +641,66 @@ impl Conn {
     }
 }
 
+/// Reads every page of the server's `tools/list` within `timeout`, with
+/// discovery's limits (pages, tools, a message's bytes) and its rules for
+/// a listing (each tool an object with a name and an object schema, no
+/// name twice).
+async fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, UpstreamError> {
+    #[derive(Deserialize)]
+    struct Page {
+        tools: Vec<Value>,
+        #[serde(rename = "nextCursor", default)]
+        next_cursor: Option<String>,
+    }
+    let bad = |message: String| UpstreamError::BadResponse { message };
+    let started = Instant::now();
+    let mut checker = Checker::default();
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let params = match &cursor {
+            Some(c) => serde_json::json!({ "cursor": c }).to_string(),
+            None => "{}".to_string(),
+        };
+        let left = timeout.saturating_sub(started.elapsed());
+        let raw = conn.request("tools/list", &params, left).await?;
+        let page: Page = serde_json::from_str(raw.get())
+            .map_err(|e| bad(format!("a tools/list result muster cannot read ({e})")))?;
+        if checker.len() + page.tools.len() > MAX_TOOLS {
+            return Err(bad(format!("a tools/list over {MAX_TOOLS} tools")));
+        }
+        for tool in page.tools {
+            checker.push(tool);
+        }
+        match page.next_cursor {
+            None => {
+                let tools = checker.finish().map_err(|problems| {
+                    bad(format!(
+                        "a tools/list muster cannot accept: {}",
+                        problems.join("; ")
+                    ))
+                })?;
+                let tools = tools
+                    .into_iter()
+                    .map(|t| {
+                        let hash = crate::lock::definition_hash(&t);
+                        (t.name.clone(), (t, hash))
+                    })
+                    .collect();
+                return Ok(Listing { tools });
+            }
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(bad(format!(
+                    "a tools/list cursor given twice ({})",
+                    short(&next)
+                )));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(bad(format!("a tools/list over {MAX_PAGES} pages")))
+}
+
 /// Reads the server's stdout line by line and routes each answer to the
 /// call waiting for it, until the server closes stdout.
 async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
@@ -594,14 +725,18 @@ async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
     conn.end(why);
 }
 
-/// Routes one line: a response to the call waiting for it. Anything else
-/// (notifications, logs, progress, requests muster does not serve) is
-/// dropped: a server's `tools/list_changed` is not acted on yet (live
-/// drift, docs/gateway.md).
+/// Routes one line: a response to the call waiting for it; a
+/// `notifications/tools/list_changed` marks the listing stale. Anything
+/// else (other notifications, logs, progress, requests muster does not
+/// serve) is dropped.
 fn route(conn: &Conn, line: &[u8]) {
     let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
         return;
     };
+    if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
+        conn.tools_changed.store(true, Ordering::Release);
+        return;
+    }
     let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
         return;
     };

@@ -99,7 +99,7 @@ impl Default for Metrics {
             );
         registry.register(
             "muster_gateway_calls",
-            "/mcp tools/call by server (none: not forwarded) and verdict (forwarded, refused, loaded, load-refused, upstream-failed, invalid)",
+            "/mcp tools/call by server (none: not forwarded) and verdict (forwarded, refused, loaded, load-refused, upstream-failed, drifted, invalid)",
             gateway_calls.clone(),
         );
         registry.register(
