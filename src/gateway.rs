@@ -54,6 +54,11 @@ use upstream::{UpstreamError, Upstreams};
 /// The revisions muster answers `initialize` with, newest first; a client
 /// asking for another is answered with the newest.
 pub const DOWNSTREAM_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// The stateless revision: no handshake, each request names it in
+/// `_meta`, list changes go to `subscriptions/listen` streams only.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// Where a 2026-07-28 request names its revision.
+const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// Most views (a chat's offer, ready to check against) kept per policy
 /// generation; chats with the same pins and loads share one.
 const MAX_VIEWS: usize = 4096;
@@ -133,6 +138,15 @@ pub struct Reply {
     pub list_changed: bool,
     /// The negotiated revision, when the message was `initialize`.
     pub version: Option<&'static str>,
+    /// The request named 2026-07-28 in its `_meta`: the client is told of
+    /// list changes only on the subscriptions it opened, never unasked.
+    pub modern: bool,
+    /// A `subscriptions/listen` request (2026-07-28): its id and whether
+    /// it asked for tool list changes. The transport acknowledges it and
+    /// keeps it open; `response` is `None`.
+    pub listen: Option<(Box<RawValue>, bool)>,
+    /// A `notifications/cancelled`: the request id it names (JSON text).
+    pub cancelled: Option<String>,
 }
 
 /// Receives each call's record.
@@ -145,6 +159,9 @@ pub struct Gateway {
     store: Box<dyn SessionStore>,
     upstreams: Upstreams,
     observer: Observer,
+    /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
+    /// process, told when a load changes their list.
+    watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<()>>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -193,6 +210,7 @@ impl Gateway {
             store,
             upstreams,
             observer,
+            watchers: Mutex::new(HashMap::new()),
         })
     }
 
@@ -297,9 +315,34 @@ impl Gateway {
         self.store.purge(now())
     }
 
-    /// Stops every server the gateway started.
+    /// Stops every server the gateway started, and ends every
+    /// subscription stream.
     pub async fn shutdown(&self) {
+        self.lock_watchers().clear();
         self.upstreams.shutdown().await;
+    }
+
+    /// Told (one `()` per change) each time a load changes chat `chat`'s
+    /// list in this process; ends when the gateway shuts down.
+    pub fn watch(&self, chat: &str) -> tokio::sync::broadcast::Receiver<()> {
+        let mut watchers = self.lock_watchers();
+        watchers.retain(|_, tx| tx.receiver_count() > 0);
+        watchers
+            .entry(chat.to_string())
+            .or_insert_with(|| tokio::sync::broadcast::channel(16).0)
+            .subscribe()
+    }
+
+    fn announce(&self, chat: &str) {
+        if let Some(tx) = self.lock_watchers().get(chat) {
+            let _ = tx.send(());
+        }
+    }
+
+    fn lock_watchers(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, tokio::sync::broadcast::Sender<()>>> {
+        self.watchers.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn expiry(&self) -> u64 {
@@ -311,7 +354,16 @@ impl Gateway {
         let started = Instant::now();
         let (id, method, params) = match rpc::parse(bytes) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
-            Ok(Message::Notification { .. } | Message::Response) => return Reply::default(),
+            Ok(Message::Notification { method, params }) => {
+                let cancelled = (method == "notifications/cancelled")
+                    .then(|| params.as_ref()?.get("requestId").map(Value::to_string))
+                    .flatten();
+                return Reply {
+                    cancelled,
+                    ..Reply::default()
+                };
+            }
+            Ok(Message::Response) => return Reply::default(),
             Err(failure) => {
                 return Reply {
                     response: Some(failure.to_json()),
@@ -320,6 +372,50 @@ impl Gateway {
             }
         };
         let mut reply = Reply::default();
+        let declared = params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(VERSION_META));
+        match declared {
+            None => {}
+            Some(Value::String(v)) if v == MODERN_VERSION => reply.modern = true,
+            Some(Value::String(v)) if DOWNSTREAM_VERSIONS.contains(&v.as_str()) => {}
+            Some(other) => {
+                let mut f = Failure::new(
+                    Some(id.clone()),
+                    rpc::UNSUPPORTED_PROTOCOL_VERSION,
+                    format!(
+                        "muster's gateway does not speak protocol revision {}",
+                        crate::names::escape(&other.to_string())
+                    ),
+                );
+                f.data = Some(serde_json::json!({
+                    "supported": supported_versions(),
+                    "requested": other,
+                }));
+                reply.response = Some(f.to_json());
+                return reply;
+            }
+        }
+        if method == "subscriptions/listen" {
+            match params.as_ref().and_then(|p| p.get("notifications")) {
+                Some(Value::Object(asked)) => {
+                    let tools = asked.get("toolsListChanged") == Some(&Value::Bool(true));
+                    reply.listen = Some((id, tools));
+                }
+                _ => {
+                    reply.response = Some(
+                        Failure::new(
+                            Some(id),
+                            rpc::INVALID_PARAMS,
+                            "subscriptions/listen needs params.notifications, an object such as {\"toolsListChanged\": true}",
+                        )
+                        .to_json(),
+                    );
+                }
+            }
+            return reply;
+        }
         let answer = match method.as_str() {
             "initialize" => self
                 .initialize(&id, params.as_ref())
@@ -328,7 +424,8 @@ impl Gateway {
                     text
                 }),
             "ping" => Ok("{}".to_string()),
-            "tools/list" => self.list(chat, &id, params.as_ref()),
+            "server/discover" => Ok(self.discover()),
+            "tools/list" => self.list(chat, &id, params.as_ref(), reply.modern),
             "tools/call" => {
                 self.call(chat, &id, params, started, &mut reply.list_changed)
                     .await
@@ -337,16 +434,32 @@ impl Gateway {
                 Some(id.clone()),
                 rpc::METHOD_NOT_FOUND,
                 format!(
-                    "muster's gateway does not serve {:?}: it serves initialize, ping, tools/list and tools/call",
+                    "muster's gateway does not serve {:?}: it serves initialize, server/discover, subscriptions/listen, ping, tools/list and tools/call",
                     crate::names::escape(other)
                 ),
             )),
         };
         reply.response = Some(match answer {
+            Ok(result) if reply.modern => rpc::result(&id, &complete(&result)),
             Ok(result) => rpc::result(&id, &result),
             Err(failure) => failure.to_json(),
         });
         reply
+    }
+
+    /// The `server/discover` result (2026-07-28): what `initialize`
+    /// answers, for a client that does no handshake.
+    fn discover(&self) -> String {
+        serde_json::json!({
+            "resultType": "complete",
+            "supportedVersions": supported_versions(),
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
+            "cacheScope": "public",
+            "ttlMs": 0,
+        })
+        .to_string()
     }
 
     fn initialize(
@@ -394,7 +507,15 @@ impl Gateway {
         text
     }
 
-    fn list(&self, chat: &str, id: &RawValue, params: Option<&Value>) -> Result<String, Failure> {
+    /// A 2026-07-28 (`modern`) list carries its cache hints: private to
+    /// the chat, stale at once (a load changes it; listen streams say so).
+    fn list(
+        &self,
+        chat: &str,
+        id: &RawValue,
+        params: Option<&Value>,
+        modern: bool,
+    ) -> Result<String, Failure> {
         if let Some(cursor) = params
             .and_then(|p| p.get("cursor"))
             .filter(|c| !c.is_null())
@@ -409,7 +530,14 @@ impl Gateway {
             ));
         }
         let (view, _) = self.view(chat, id)?;
-        Ok(format!(r#"{{"tools":{}}}"#, view.tools))
+        Ok(if modern {
+            format!(
+                r#"{{"tools":{},"ttlMs":0,"cacheScope":"private"}}"#,
+                view.tools
+            )
+        } else {
+            format!(r#"{{"tools":{}}}"#, view.tools)
+        })
     }
 
     /// The chat's stored document, read.
@@ -688,6 +816,7 @@ impl Gateway {
                 Swapped::Done => {
                     record.verdict = "loaded";
                     *list_changed = true;
+                    self.announce(chat);
                     return Ok(tool_result(&answer.answer, &meta));
                 }
                 Swapped::Stale { .. } => continue,
@@ -822,6 +951,26 @@ fn view_key(doc: &crate::contract::SessionDocument) -> String {
     crate::canon::hex(&crate::canon::digest(
         &serde_json::to_value(&doc).unwrap_or_default(),
     ))
+}
+
+/// Every revision muster answers in, newest first.
+fn supported_versions() -> Vec<&'static str> {
+    std::iter::once(MODERN_VERSION)
+        .chain(DOWNSTREAM_VERSIONS)
+        .collect()
+}
+
+/// `result` (an object's text) with 2026-07-28's `resultType: "complete"`.
+/// A result that has one already (a 2026-07-28 server's) is kept as it is.
+fn complete(result: &str) -> String {
+    type Keys<'a> = HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny>;
+    let has = serde_json::from_str::<Keys<'_>>(result).map(|k| k.contains_key("resultType"));
+    match result.trim_start().strip_prefix('{') {
+        _ if has.unwrap_or(true) => result.to_string(),
+        Some(rest) if rest.trim_start().starts_with('}') => r#"{"resultType":"complete"}"#.into(),
+        Some(rest) => format!(r#"{{"resultType":"complete",{rest}"#),
+        None => result.to_string(),
+    }
 }
 
 /// A tool result for the model: `text`, with muster's details in `_meta`.

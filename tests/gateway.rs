@@ -131,8 +131,21 @@ fn assert_flow(seen: &Value) {
 fn the_python_sdk_runs_the_whole_flow_over_stdio() {
     let fx = setup("");
     let policies = fx.policies();
-    let seen = run_python(&["stdio", MUSTER, policies.to_str().unwrap()], fx.path());
+    let policies = policies.to_str().unwrap();
+    let seen = run_python(&["legacy", "stdio", MUSTER, policies], fx.path());
     assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_flow(&seen);
+    // The SDK's default probes server/discover and speaks 2026-07-28: no
+    // handshake, and the list change arrives on its listen stream only.
+    std::fs::remove_file(fx.path().join("graph.jsonl")).unwrap();
+    let seen = run_python(&["auto", "stdio", MUSTER, policies], fx.path());
+    assert_eq!(seen["protocol_version"], "2026-07-28", "{seen}");
+    assert_eq!(seen["honored"], json!(["toolsListChanged"]), "{seen}");
+    assert_eq!(
+        seen["subscription"].as_array().map(Vec::len),
+        Some(1),
+        "{seen}"
+    );
     assert_flow(&seen);
 }
 
@@ -295,6 +308,17 @@ fn bad_json_rpc_gets_its_codes_and_the_gateway_keeps_serving() {
     assert_eq!((code(&version), &version["id"]), (-32600, &json!(2)));
     let null_id = gw.ask(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#);
     assert_eq!(code(&null_id), -32600);
+    let future = gw.ask(
+        r#"{"jsonrpc":"2.0","id":"v","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#,
+    );
+    assert_eq!((code(&future), &future["id"]), (-32022, &json!("v")));
+    assert_eq!(future["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(future["error"]["data"]["supported"][0], "2026-07-28");
+    let discover = gw.ask(r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}}"#);
+    assert_eq!(discover["result"]["resultType"], "complete", "{discover}");
+    let listen =
+        gw.ask(r#"{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{}}"#);
+    assert_eq!(code(&listen), -32602);
     let unknown = gw.ask(r#"{"jsonrpc":"2.0","id":"m","method":"resources/list"}"#);
     assert_eq!((code(&unknown), &unknown["id"]), (-32601, &json!("m")));
     let no_name = gw.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#);
@@ -326,7 +350,7 @@ fn a_hung_or_dead_server_fails_only_its_own_calls() {
     let scripted =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
     let extra = format!(
-        "[[mcp]]\nname = \"slow\"\ncommand = [\"node\", {s:?}, \"hang-calls\"]\nsnapshot = \"slow.json\"\ntimeout_secs = 2\npriority = 10\n\n\
+        "[[mcp]]\nname = \"slow\"\ncommand = [\"node\", {s:?}, \"hang-calls\"]\nsnapshot = \"slow.json\"\ntimeout_secs = 5\npriority = 10\n\n\
          [[mcp]]\nname = \"dies\"\ncommand = [\"node\", {s:?}, \"exits-calling\"]\nsnapshot = \"dies.json\"\npriority = 10\n",
         s = scripted.to_str().unwrap()
     );
@@ -517,8 +541,23 @@ impl Drop for Serve {
 fn the_python_sdk_runs_the_whole_flow_over_streamable_http() {
     let fx = setup("");
     let serve = Serve::start(&fx);
-    let seen = run_python(&["http", &serve.url("/mcp")], fx.path());
+    let seen = run_python(&["legacy", "http", &serve.url("/mcp")], fx.path());
     assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_flow(&seen);
+    // 2026-07-28 has no session header: the chat is the path, and the list
+    // change rides the listen stream.
+    std::fs::remove_file(fx.path().join("graph.jsonl")).unwrap();
+    let seen = run_python(
+        &["auto", "http", &serve.url("/mcp/chats/modern-1")],
+        fx.path(),
+    );
+    assert_eq!(seen["protocol_version"], "2026-07-28", "{seen}");
+    assert_eq!(seen["honored"], json!(["toolsListChanged"]), "{seen}");
+    assert_eq!(
+        seen["subscription"].as_array().map(Vec::len),
+        Some(1),
+        "{seen}"
+    );
     assert_flow(&seen);
 }
 
@@ -605,9 +644,19 @@ fn the_http_transport_refuses_what_it_cannot_serve() {
     };
     let get = client.get(serve.url("/mcp")).send().unwrap();
     assert_eq!(get.status().as_u16(), 405);
-    // No session and not initialize.
-    let (status, _, body) = post("/mcp", ping, &[]);
+    // No session and not initialize (ping and server/discover need no chat).
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let (status, _, body) = post("/mcp", list, &[]);
     assert_eq!(status, 400, "{body}");
+    let (status, _, body) = post("/mcp", ping, &[]);
+    assert_eq!(status, 200, "{body}");
+    let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#;
+    let (status, session, body) = post("/mcp", discover, &[]);
+    assert_eq!((status, session), (200, None), "{body}");
+    assert!(
+        body.contains(r#""supportedVersions":["2026-07-28""#),
+        "{body}"
+    );
     let (status, _, body) = post("/mcp", ping, &[("mcp-session-id", "gone")]);
     assert_eq!(status, 404, "{body}");
     let (status, _, body) = post("/mcp/chats/a", ping, &[("origin", "https://evil.example")]);

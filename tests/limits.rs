@@ -34,6 +34,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::stdio::MAX_SUBSCRIPTIONS",
+            as_u64(muster::gateway::stdio::MAX_SUBSCRIPTIONS),
+            false,
+        ),
+        (
             "gateway::upstream::MAX_IN_FLIGHT",
             as_u64(muster::gateway::upstream::MAX_IN_FLIGHT),
             false,

@@ -18,6 +18,10 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// muster failed to answer (its session store is unreachable).
 pub const INTERNAL_ERROR: i64 = -32603;
+/// The request declared a protocol revision muster does not speak
+/// (2026-07-28's `UnsupportedProtocolVersionError`); `data` lists the
+/// supported ones.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// The chat's pinned roster no longer holds under the current policies.
 pub const TOOL_PIN_MISMATCH: i64 = -32010;
 /// No chat has the id the request addresses.
@@ -42,6 +46,8 @@ pub enum Message {
     Notification {
         /// Its method.
         method: String,
+        /// Its params.
+        params: Option<Value>,
     },
     /// A response to a request muster never makes downstream: ignored.
     Response,
@@ -100,6 +106,35 @@ pub fn result(id: &RawValue, result: &str) -> String {
 /// A notification's JSON text.
 pub fn notification(method: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#)
+}
+
+/// The `_meta` key naming the subscription a message belongs to
+/// (2026-07-28): the id of the `subscriptions/listen` request.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A notification on the subscription `listen` opened (2026-07-28), its
+/// `params` being `params` (an object's text) tagged with the
+/// subscription's id.
+pub fn tagged(method: &str, listen: &RawValue, params: &str) -> String {
+    let meta = format!(r#""_meta":{{"{SUBSCRIPTION_ID}":{}}}"#, listen.get());
+    let params = match params.trim_start().strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => format!("{{{meta}}}"),
+        Some(rest) => format!("{{{meta},{rest}"),
+        None => format!("{{{meta}}}"),
+    };
+    format!(r#"{{"jsonrpc":"2.0","method":"{method}","params":{params}}}"#)
+}
+
+/// The answer that ends the subscription `listen` opened, when the server
+/// closes it (2026-07-28).
+pub fn listen_ended(listen: &RawValue) -> String {
+    result(
+        listen,
+        &format!(
+            r#"{{"resultType":"complete","_meta":{{"{SUBSCRIPTION_ID}":{}}}}}"#,
+            listen.get()
+        ),
+    )
 }
 
 /// Reads one message.
@@ -188,7 +223,10 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
             method,
             params: raw.params,
         }),
-        (Some(Value::String(method)), None) => Ok(Message::Notification { method }),
+        (Some(Value::String(method)), None) => Ok(Message::Notification {
+            method,
+            params: raw.params,
+        }),
         (Some(_), id) => Err(Failure::new(
             id,
             INVALID_REQUEST,

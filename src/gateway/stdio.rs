@@ -3,10 +3,16 @@
 //! each request is answered as soon as it is done, so a slow tool does not
 //! hold up a `ping` (at most [`MAX_IN_FLIGHT`] requests at once; reading
 //! waits beyond that). A load that changed the chat's list is followed by
-//! `notifications/tools/list_changed`, written before the load's answer.
-//! stdout carries protocol messages only; logs go to stderr.
+//! `notifications/tools/list_changed`, written before the load's answer:
+//! unasked for a client that did the `initialize` handshake, and for a
+//! 2026-07-28 client only on the `subscriptions/listen` requests it keeps
+//! open, tagged with each one's id. stdout carries protocol messages only;
+//! logs go to stderr.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::value::RawValue;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, Semaphore};
@@ -15,6 +21,9 @@ use super::{Gateway, rpc};
 
 /// Most requests answered at once.
 pub const MAX_IN_FLIGHT: usize = 64;
+/// Most `subscriptions/listen` requests kept open at once; past it a new
+/// one is answered `-32602`.
+pub const MAX_SUBSCRIPTIONS: usize = 16;
 
 /// Serves chat `chat` on `input` and `output` until `input` ends, then
 /// waits for the answers in flight and stops the servers it started.
@@ -37,6 +46,7 @@ where
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
     let mut tasks = tokio::task::JoinSet::new();
+    let subscriptions = Arc::new(Subscriptions::default());
     loop {
         line.clear();
         let read = (&mut reader)
@@ -75,12 +85,32 @@ where
         };
         let message = std::mem::take(&mut line);
         let (gateway, chat, output) = (gateway.clone(), chat.clone(), output.clone());
+        let subscriptions = subscriptions.clone();
         tasks.spawn(async move {
             let reply = gateway.handle(&chat, &message).await;
             drop(permit);
             let mut lines = Vec::new();
+            if reply.modern {
+                subscriptions.modern.store(true, Ordering::Release);
+            }
+            if let Some((id, tools)) = reply.listen {
+                let asked = if tools {
+                    r#"{"toolsListChanged":true}"#
+                } else {
+                    "{}"
+                };
+                lines.push(rpc::tagged(
+                    "notifications/subscriptions/acknowledged",
+                    &id,
+                    &format!(r#"{{"notifications":{asked}}}"#),
+                ));
+                subscriptions.open(id, tools);
+            }
+            if let Some(cancelled) = &reply.cancelled {
+                subscriptions.close(cancelled);
+            }
             if reply.list_changed {
-                lines.push(rpc::notification("notifications/tools/list_changed"));
+                lines.extend(subscriptions.list_changed());
             }
             lines.extend(reply.response);
             write_lines(&output, &lines).await
@@ -96,8 +126,60 @@ where
             return Err(e);
         }
     }
+    // The subscriptions end with the input: each is answered, as a server
+    // closing a subscription does (the client may be gone already).
+    let ended: Vec<String> = subscriptions
+        .drain()
+        .iter()
+        .map(|id| rpc::listen_ended(id))
+        .collect();
+    let _ = write_lines(&output, &ended).await;
     gateway.shutdown().await;
     Ok(())
+}
+
+/// The `subscriptions/listen` requests a 2026-07-28 client keeps open.
+#[derive(Default)]
+struct Subscriptions {
+    /// Ids of the open ones, and whether each asked for tool list changes.
+    open: std::sync::Mutex<Vec<(Box<RawValue>, bool)>>,
+    /// The client names 2026-07-28 in its requests: nothing is sent to it
+    /// that it did not subscribe to.
+    modern: AtomicBool,
+}
+
+impl Subscriptions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Box<RawValue>, bool)>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn open(&self, id: Box<RawValue>, tools: bool) {
+        self.lock().push((id, tools));
+    }
+
+    /// Ends the subscription whose id is `id` (JSON text), when open.
+    fn close(&self, id: &str) {
+        self.lock().retain(|(open, _)| open.get() != id);
+    }
+
+    fn drain(&self) -> Vec<Box<RawValue>> {
+        self.lock().drain(..).map(|(id, _)| id).collect()
+    }
+
+    /// The `notifications/tools/list_changed` lines to send: one per
+    /// subscription that asked for them, or one unasked for a client of
+    /// the handshake revisions.
+    fn list_changed(&self) -> Vec<String> {
+        const METHOD: &str = "notifications/tools/list_changed";
+        let open = self.lock();
+        if open.is_empty() && !self.modern.load(Ordering::Acquire) {
+            return vec![rpc::notification(METHOD)];
+        }
+        open.iter()
+            .filter(|(_, tools)| *tools)
+            .map(|(id, _)| rpc::tagged(METHOD, id, "{}"))
+            .collect()
+    }
 }
 
 async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(

@@ -13,8 +13,13 @@
 //! `application/json`, or, when it changed the chat's tool list and the
 //! client accepts `text/event-stream`, with a stream holding
 //! `notifications/tools/list_changed` and then the answer. Notifications
-//! and responses get 202. There is no GET stream (405): the only
-//! notification the gateway sends rides on the POST that caused it.
+//! and responses get 202. There is no GET stream (405): for a 2025 client
+//! the only notification the gateway sends rides on the POST that caused
+//! it. A 2026-07-28 client (its requests name the revision in `_meta`) is
+//! told nothing unasked: its `subscriptions/listen` POST is answered with
+//! a stream that stays open, acknowledges, and carries a tagged
+//! `notifications/tools/list_changed` each time a load in this process
+//! changes the chat's list. `server/discover` needs no chat.
 
 use std::sync::Arc;
 
@@ -25,6 +30,8 @@ use axum::http::Uri;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+
+use serde_json::value::RawValue;
 
 use crate::gateway::{Gateway, Reply, rpc};
 
@@ -135,11 +142,15 @@ async fn post_root(
             Err(e) => return store_failed(&e),
         },
         None => {
-            let initialize = matches!(
-                rpc::parse(&body),
-                Ok(rpc::Message::Request { ref method, .. }) if method == "initialize"
-            );
-            if !initialize {
+            let method = match rpc::parse(&body) {
+                Ok(rpc::Message::Request { method, .. }) => Some(method),
+                _ => None,
+            };
+            if matches!(method.as_deref(), Some("server/discover" | "ping")) {
+                let reply = gateway.handle("", &body).await;
+                return answer(reply, &headers, None);
+            }
+            if method.as_deref() != Some("initialize") {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     rpc::INVALID_REQUEST,
@@ -155,7 +166,10 @@ async fn post_root(
             }
         }
     };
-    let reply = gateway.handle(&chat, &body).await;
+    let mut reply = gateway.handle(&chat, &body).await;
+    if let Some((id, tools)) = reply.listen.take() {
+        return listen(&gateway, &chat, id, tools);
+    }
     answer(reply, &headers, Some(&chat))
 }
 
@@ -182,8 +196,60 @@ async fn post_chat(
         },
         Err(e) => return store_failed(&e),
     }
-    let reply = gateway.handle(&chat, &body).await;
+    let mut reply = gateway.handle(&chat, &body).await;
+    if let Some((id, tools)) = reply.listen.take() {
+        return listen(&gateway, &chat, id, tools);
+    }
     answer(reply, &headers, None)
+}
+
+/// The stream answering a `subscriptions/listen` request `id` of `chat`:
+/// the acknowledgement, then, when `tools` was asked for, a tagged
+/// `notifications/tools/list_changed` per load that changed the chat's
+/// list. It stays open until the client closes it or the gateway stops.
+fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Response {
+    use futures_util::StreamExt as _;
+    use tokio::sync::broadcast::error::RecvError;
+    let event = |message: String| {
+        Ok::<_, std::convert::Infallible>(Bytes::from(format!(
+            "event: message\ndata: {message}\n\n"
+        )))
+    };
+    let asked = if tools {
+        r#"{"toolsListChanged":true}"#
+    } else {
+        "{}"
+    };
+    let ack = rpc::tagged(
+        "notifications/subscriptions/acknowledged",
+        &id,
+        &format!(r#"{{"notifications":{asked}}}"#),
+    );
+    let first = futures_util::stream::once(std::future::ready(event(ack)));
+    let changes =
+        futures_util::stream::unfold((gateway.watch(chat), id), move |(mut rx, id)| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(()) | Err(RecvError::Lagged(_)) if tools => {
+                        let message = rpc::tagged("notifications/tools/list_changed", &id, "{}");
+                        return Some((event(message), (rx, id)));
+                    }
+                    Ok(()) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return None,
+                }
+            }
+        });
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        axum::body::Body::from_stream(first.chain(changes)),
+    )
+        .into_response()
 }
 
 /// The HTTP answer for `reply`.
@@ -195,7 +261,7 @@ fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response 
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/event-stream"));
-    let mut out = if reply.list_changed && streams {
+    let mut out = if reply.list_changed && streams && !reply.modern {
         let notification = rpc::notification("notifications/tools/list_changed");
         let body =
             format!("event: message\ndata: {notification}\n\nevent: message\ndata: {response}\n\n");

@@ -3,8 +3,13 @@ as any agent host would, and prints what it saw as one JSON object for
 tests/gateway.rs to judge. It asserts nothing itself.
 
 Usage:
-  flow.py stdio MUSTER_BINARY POLICIES   # starts `muster mcp --policies POLICIES`
-  flow.py http URL                       # connects to a Streamable HTTP endpoint
+  flow.py MODE stdio MUSTER_BINARY POLICIES   # starts `muster mcp --policies POLICIES`
+  flow.py MODE http URL                       # connects to a Streamable HTTP endpoint
+
+MODE is `legacy` (the initialize handshake; list changes arrive unasked) or
+`auto` (the SDK's default: it probes server/discover and speaks 2026-07-28
+when offered; list changes arrive on a `subscriptions/listen` stream the
+flow opens before loading).
 """
 
 import asyncio
@@ -20,11 +25,11 @@ def text_of(result):
 
 
 async def main():
-    kind = sys.argv[1]
+    mode, kind = sys.argv[1], sys.argv[2]
     if kind == "stdio":
-        server = StdioServerParameters(command=sys.argv[2], args=["mcp", "--policies", sys.argv[3]])
+        server = StdioServerParameters(command=sys.argv[3], args=["mcp", "--policies", sys.argv[4]])
     else:
-        server = sys.argv[2]
+        server = sys.argv[3]
     changed = asyncio.Event()
     seen = {"notifications": []}
 
@@ -33,7 +38,20 @@ async def main():
             seen["notifications"].append("tools/list_changed")
             changed.set()
 
-    async with Client(server, message_handler=on_message, cache=None) as client:
+    async def listen(client, ready):
+        async with client.listen(tools_list_changed=True) as sub:
+            seen["honored"] = sorted(k for k, v in sub.honored.model_dump(by_alias=True).items() if v)
+            ready.set()
+            async for event in sub:
+                seen.setdefault("subscription", []).append(type(event).__name__)
+                changed.set()
+
+    async with Client(server, message_handler=on_message, cache=None, mode=mode) as client:
+        listener = None
+        if client.protocol_version == "2026-07-28":
+            ready = asyncio.Event()
+            listener = asyncio.create_task(listen(client, ready))
+            await asyncio.wait_for(ready.wait(), 10)
         seen["protocol_version"] = client.protocol_version
         seen["instructions"] = client.instructions
         first = await client.list_tools()
@@ -82,6 +100,8 @@ async def main():
             seen["unknown"] = "answered"
         except Exception as e:  # the SDK raises the JSON-RPC error
             seen["unknown"] = {"error": type(e).__name__, "code": getattr(getattr(e, "error", None), "code", None), "text": str(e)}
+        if listener is not None:
+            listener.cancel()
     print(json.dumps(seen))
 
 
