@@ -172,18 +172,23 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-/// The servers a gateway forwards to: every `[[mcp]]` block with a command.
+/// The servers a gateway forwards to: every `[[mcp]]` block with a
+/// command or a url.
 fn specs(inputs: &Inputs) -> Vec<ServerSpec> {
     inputs
         .policy
         .servers
         .iter()
-        .filter_map(|s| {
-            let command = s.command.clone()?;
+        .filter(|s| s.command.is_some() || s.url.is_some())
+        .map(|s| {
+            let command = s.command.clone().unwrap_or_default();
             let mut spec = ServerSpec::new(s.name.clone(), command, Default::default());
+            spec.url = s.url.clone();
+            spec.headers = s.headers.clone();
             spec.timeout = s.timeout;
             spec.env = s.env.clone();
-            Some(spec)
+            spec.cwd = s.cwd.clone();
+            spec
         })
         .collect()
 }

@@ -251,12 +251,17 @@ struct Piped {
 
 impl Piped {
     fn start(policies: &Path) -> Self {
+        Self::start_with(policies, &[], Stdio::null())
+    }
+
+    fn start_with(policies: &Path, env: &[(&str, &str)], stderr: Stdio) -> Self {
         let mut child = Command::new(MUSTER)
             .args(["mcp", "--policies"])
             .arg(policies)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start muster mcp");
         let lines = BufReader::new(child.stdout.take().unwrap());
@@ -485,6 +490,123 @@ fn a_server_that_changes_a_tool_under_a_chat_is_refused_until_reviewed() {
             .unwrap()
             .contains("alpha ran"),
         "{warned}"
+    );
+}
+
+/// A reference server from npm serving Streamable HTTP on a free loopback
+/// port (`loopback.mjs` keeps it off other interfaces), stopped on drop.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(package: &str) -> Self {
+        let entry = reference_server(package);
+        let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new("node")
+            .arg("--import")
+            .arg(servers.join("loopback.mjs"))
+            .arg(&entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the reference server over HTTP");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self {
+                    child,
+                    url: format!("http://127.0.0.1:{port}/mcp"),
+                };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{package} did not listen on 127.0.0.1:{port}");
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_server_over_streamable_http_is_called_and_its_header_secret_stays_out() {
+    let remote = HttpServer::start("server-everything");
+    let fx = setup("");
+    // The same server as `everything`, reached over HTTP: its recorded
+    // listing is the same.
+    std::fs::copy(
+        fx.path().join("policies/mcp/everything.json"),
+        fx.path().join("policies/mcp/remote.json"),
+    )
+    .unwrap();
+    let servers = fx.path().join("policies/mcp/servers.toml");
+    let mut text = std::fs::read_to_string(&servers).unwrap();
+    text.push_str(&format!(
+        "\n[[mcp]]\nname = \"remote\"\nurl = \"{url}\"\nsnapshot = \"remote.json\"\n\
+         headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_SECRET}}\" }}\n\
+         allow = [\"get-sum\"]\npriority = 20\n\n\
+         [[mcp]]\nname = \"nokey\"\nurl = \"{url}\"\nsnapshot = \"remote.json\"\n\
+         headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_UNSET}}\" }}\n\
+         allow = [\"get-sum\"]\npriority = 20\n",
+        url = remote.url
+    ));
+    std::fs::write(&servers, text).unwrap();
+    const SECRET: &str = "s3cr3t-7d1c9e";
+    let log = fx.path().join("gateway.log");
+    let mut gw = Piped::start_with(
+        &fx.policies(),
+        &[("MUSTER_TEST_SECRET", SECRET), ("MUSTER_TEST_UNSET", "")],
+        Stdio::from(std::fs::File::create(&log).unwrap()),
+    );
+    let mut answers = String::new();
+    let sum = gw.ask(&tool_call(1, "mcp__remote__get-sum", r#"{"a":40,"b":2}"#));
+    answers.push_str(&sum.to_string());
+    assert_eq!(
+        sum["result"]["content"][0]["text"], "The sum of 40 and 2 is 42.",
+        "{sum}"
+    );
+    // Several calls share one session (and one listing).
+    for id in 2..6 {
+        let again = gw.ask(&tool_call(id, "mcp__remote__get-sum", r#"{"a":1,"b":1}"#));
+        assert_eq!(
+            again["result"]["content"][0]["text"],
+            "The sum of 1 and 1 is 2."
+        );
+    }
+    // An empty variable is filled as empty; a refused call never leaves.
+    let refused = gw.ask(&tool_call(7, "mcp__remote__get-sum", r#"{"a":"x","b":1}"#));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    answers.push_str(&refused.to_string());
+    drop(gw);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains(r#""server":"remote""#), "{logged}");
+    for text in [&logged, &answers] {
+        assert!(!text.contains(SECRET), "the header's value leaked: {text}");
+    }
+
+    // A variable that is not set: the server is not reached, and the
+    // error names the variable, the server and the header.
+    let mut gw = Piped::start(&fx.policies());
+    let unset = gw.ask(&tool_call(1, "mcp__nokey__get-sum", r#"{"a":1,"b":2}"#));
+    let meta = &unset["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(meta["code"], "upstream-cannot-start", "{unset}");
+    let text = unset["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("MUSTER_TEST_UNSET") && text.contains("headers.Authorization"),
+        "{text}"
     );
 }
 

@@ -1,8 +1,9 @@
 //! Live connections to the policy's MCP servers, shared by every chat the
 //! gateway serves.
 //!
-//! Each server is started once, on its first call, and kept: one process,
-//! one JSON-RPC connection, many calls in flight (at most
+//! Each server is started (a stdio command) or connected to (a Streamable
+//! HTTP `url`, see the `http` module) once, on its first call, and kept: one
+//! process or session, one JSON-RPC connection, many calls in flight (at most
 //! [`MAX_IN_FLIGHT`] per server; more wait for a slot within the call's
 //! timeout). The client is muster's own rather than rmcp's so a call's
 //! arguments reach the server as the check wrote them (integers as the
@@ -27,6 +28,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Semaphore, oneshot};
+
+mod http;
 
 use crate::discover::{self, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::names::escape;
@@ -161,9 +164,20 @@ struct RpcError {
 /// What a request got back.
 type Reply = Result<Box<RawValue>, UpstreamError>;
 
+/// How messages reach a server.
+enum Wire {
+    /// Lines on a started process's stdin; answers come from its stdout.
+    Stdio(tokio::sync::Mutex<tokio::process::ChildStdin>),
+    /// One POST per message to a Streamable HTTP endpoint; answers come
+    /// in each POST's body (JSON or an event stream).
+    Http(http::Endpoint),
+}
+
 /// A live connection to one started server.
 struct Conn {
-    stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
+    wire: Wire,
+    /// Woken when the connection ends, for tasks that wait on it.
+    stopped: tokio::sync::Notify,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     next_id: AtomicU64,
     alive: AtomicBool,
@@ -208,6 +222,9 @@ impl Conn {
         let params = with_meta(params, version);
         let line =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        if let Wire::Http(endpoint) = &self.wire {
+            return self.exchange(endpoint, id, method, line, rx, timeout).await;
+        }
         if let Err(e) = self.send(&line).await {
             self.lock_pending().remove(&id);
             return Err(UpstreamError::Exited {
@@ -230,11 +247,74 @@ impl Conn {
         }
     }
 
+    /// [`Conn::request`] over HTTP: the POST's answer is read (and each
+    /// message in it routed) until the response to `id` arrives.
+    async fn exchange(
+        &self,
+        endpoint: &http::Endpoint,
+        id: u64,
+        method: &str,
+        body: String,
+        mut rx: oneshot::Receiver<Reply>,
+        timeout: Duration,
+    ) -> Reply {
+        let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
+        let exchange = async {
+            let post = endpoint.post(self, method, version, body);
+            tokio::pin!(post);
+            tokio::select! {
+                biased;
+                reply = &mut rx => reply.unwrap_or_else(|_| Err(UpstreamError::Exited {
+                    message: self.ended_text(),
+                })),
+                posted = &mut post => {
+                    if let Err(e) = posted {
+                        self.lock_pending().remove(&id);
+                        return Err(e);
+                    }
+                    match rx.try_recv() {
+                        Ok(reply) => reply,
+                        Err(_) => {
+                            self.lock_pending().remove(&id);
+                            Err(UpstreamError::BadResponse {
+                                message: "an answer to the POST without a response to it".into(),
+                            })
+                        }
+                    }
+                }
+            }
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(reply) => reply,
+            Err(_) => {
+                self.lock_pending().remove(&id);
+                let cancel = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
+                );
+                let _ = self.send(&cancel).await;
+                Err(UpstreamError::TimedOut { after: timeout })
+            }
+        }
+    }
+
+    /// Sends one message that gets no answer (a notification).
     async fn send(&self, line: &str) -> std::io::Result<()> {
-        let mut stdin = self.stdin.lock().await;
-        stdin.write_all(line.as_bytes()).await?;
-        stdin.write_all(b"\n").await?;
-        stdin.flush().await
+        match &self.wire {
+            Wire::Stdio(stdin) => {
+                let mut stdin = stdin.lock().await;
+                stdin.write_all(line.as_bytes()).await?;
+                stdin.write_all(b"\n").await?;
+                stdin.flush().await
+            }
+            Wire::Http(endpoint) => {
+                let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
+                let post = endpoint.post(self, "notification", version, line.to_string());
+                tokio::time::timeout(Duration::from_secs(5), post)
+                    .await
+                    .map_err(|_| std::io::Error::other("timed out"))?
+                    .map_err(|e| std::io::Error::other(e.code()))
+            }
+        }
     }
 
     fn lock_pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Reply>>> {
@@ -257,6 +337,7 @@ impl Conn {
             *ended = Some(why.clone());
         }
         drop(ended);
+        self.stopped.notify_waiters();
         for (_, tx) in self.lock_pending().drain() {
             let _ = tx.send(Err(UpstreamError::Exited {
                 message: why.clone(),
@@ -434,6 +515,9 @@ impl Upstreams {
         for server in self.servers.values() {
             let mut state = server.state.lock().await;
             if let State::Up(conn) = std::mem::replace(&mut *state, State::Idle) {
+                if let Wire::Http(endpoint) = &conn.wire {
+                    endpoint.close().await;
+                }
                 conn.end("stopped with the gateway".into());
                 drop(
                     conn.process
@@ -514,6 +598,18 @@ fn short(text: &str) -> String {
 /// 2026-07-28, else the `initialize` handshake at the newest revision the
 /// server answers with.
 async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    let conn = match &spec.url {
+        Some(url) => {
+            let endpoint = http::Endpoint::new(spec, url)?;
+            Arc::new(Conn::new(Wire::Http(endpoint), None, Arc::default()))
+        }
+        None => start_process(spec)?,
+    };
+    negotiate(spec, conn).await
+}
+
+/// Starts the server's process and the task reading its stdout.
+fn start_process(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
     let spawned = discover::spawn(spec).map_err(|f| f.message)?;
     let discover::Spawned {
         child,
@@ -536,19 +632,41 @@ async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
             buf.drain(..excess);
         }
     });
-    let conn = Arc::new(Conn {
-        stdin: tokio::sync::Mutex::new(stdin),
-        pending: Mutex::new(HashMap::new()),
-        next_id: AtomicU64::new(1),
-        alive: AtomicBool::new(true),
-        ended: Mutex::new(None),
-        version: Mutex::new(UPSTREAM_VERSIONS[1]),
-        stderr: stderr_buf,
-        process: Mutex::new(Some(discover::ProcessGroupHandle::new(group, child))),
-        tools_changed: AtomicBool::new(false),
-        listing: tokio::sync::Mutex::new(None),
-    });
+    let conn = Arc::new(Conn::new(
+        Wire::Stdio(tokio::sync::Mutex::new(stdin)),
+        Some(discover::ProcessGroupHandle::new(group, child)),
+        stderr_buf,
+    ));
     tokio::spawn(read_replies(conn.clone(), stdout));
+    Ok(conn)
+}
+
+impl Conn {
+    fn new(
+        wire: Wire,
+        process: Option<discover::ProcessGroupHandle>,
+        stderr: Arc<Mutex<Vec<u8>>>,
+    ) -> Self {
+        Conn {
+            wire,
+            stopped: tokio::sync::Notify::new(),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            alive: AtomicBool::new(true),
+            ended: Mutex::new(None),
+            version: Mutex::new(UPSTREAM_VERSIONS[1]),
+            stderr,
+            process: Mutex::new(process),
+            tools_changed: AtomicBool::new(false),
+            listing: tokio::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// Negotiates a revision on a new connection: `server/discover` for
+/// 2026-07-28, else the `initialize` handshake at the newest revision the
+/// server answers with.
+async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, String> {
     let timeout = spec.timeout;
     let fail = |conn: &Conn, what: String| {
         let tail = conn.stderr_tail();
@@ -561,7 +679,10 @@ async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
     let discover = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
     let modern = match conn.request("server/discover", discover, timeout).await {
         Ok(raw) => supports_modern(raw.get()),
+        // An HTTP server of an older revision may refuse the unknown
+        // method with an HTTP error instead of a JSON-RPC one.
         Err(UpstreamError::Rpc { .. }) => false,
+        Err(UpstreamError::BadResponse { .. }) if spec.url.is_some() => false,
         Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
     };
     if modern {
@@ -602,12 +723,17 @@ async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
         ));
     };
     *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = known;
-    if conn
+    if let Err(e) = conn
         .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         .await
-        .is_err()
     {
-        return Err(fail(&conn, "closed its stdin after initialize".into()));
+        return Err(fail(
+            &conn,
+            format!("refused notifications/initialized ({e})"),
+        ));
+    }
+    if let Wire::Http(_) = &conn.wire {
+        tokio::spawn(http::listen(conn.clone()));
     }
     Ok(conn)
 }
