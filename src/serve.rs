@@ -14,6 +14,7 @@
 
 mod admin;
 mod api;
+mod call;
 mod mcp;
 mod memo;
 mod metrics;
@@ -407,6 +408,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/v1/count", post(api::count))
         .route("/v1/gate", post(api::gate))
         .route("/v1/check", post(api::check))
+        .route("/v1/call", post(call::call))
         .route("/v1/sessions", post(sessions::session_new))
         .route(
             "/v1/sessions/{id}",
