@@ -402,13 +402,28 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
+    // `/v1/call` waits on MCP servers: each forwarded call is bounded by
+    // its server's `timeout_secs` (a typed per-call failure), not by the
+    // request timeout, as for `/mcp`.
+    let call = Router::new()
+        .route("/v1/call", post(call::call))
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            config.concurrency,
+        ))
+        .layer(middleware::from_fn_with_state(
+            config.body_limit,
+            declared_too_large,
+        ))
+        .layer(middleware::from_fn_with_state(shared.clone(), count))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .with_state(shared.clone());
     Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
         .route("/v1/count", post(api::count))
         .route("/v1/gate", post(api::gate))
         .route("/v1/check", post(api::check))
-        .route("/v1/call", post(call::call))
         .route("/v1/sessions", post(sessions::session_new))
         .route(
             "/v1/sessions/{id}",
@@ -442,6 +457,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .with_state(shared)
         .merge(gateway)
+        .merge(call)
 }
 
 /// The gateway `/mcp` serves: the policy's default agent, chats kept in

@@ -178,9 +178,14 @@ struct Serve {
 
 impl Serve {
     fn start(fx: &Fixture) -> Self {
+        Self::start_with(fx, &[])
+    }
+
+    fn start_with(fx: &Fixture, args: &[&str]) -> Self {
         let mut child = Command::new(MUSTER)
             .current_dir(fx.path())
             .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
             .env_remove("MUSTER_ADMIN_TOKEN")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -367,7 +372,9 @@ fn a_fixed_value_is_what_the_server_receives() {
 #[test]
 fn a_hung_server_fails_only_its_own_call() {
     let (fx, plan) = setup();
-    let serve = Serve::start(&fx);
+    // The server's 2 s timeout bounds its call, not the service's shorter
+    // request timeout: the answer is a typed per-call failure, not a 503.
+    let serve = Serve::start_with(&fx, &["--request-timeout-ms", "1000"]);
     let plan: Value = serde_json::from_str(&plan).unwrap();
     let answer = serve.call(&json!({
         "plan": plan,
