@@ -361,6 +361,12 @@ fn a_fixed_value_is_what_the_server_receives() {
         ]),
     }));
     assert_eq!(answer.outcome, "ran", "{answer:?}");
+    // The same turn answers the same bytes: nothing timed rides in it.
+    let body = json!({
+        "plan": plan,
+        "turn": turn(&[("s", "mcp__everything__get-sum", json!({"a": 2, "b": 3}))]),
+    });
+    assert_eq!(serve.post(&body).2, serve.post(&body).2);
     let echoed = result(&answer, 0).content[0].text.as_deref();
     assert_eq!(echoed, Some("Echo: fixed by policy"));
     assert_eq!(

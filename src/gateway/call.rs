@@ -51,8 +51,14 @@ impl Gateway {
     /// turn belongs to in the call log (empty when none).
     pub async fn call_turn(self: &Arc<Self>, report: &Report<'_>, chat: &str) -> CallAnswer {
         let started = Instant::now();
-        let check = RawValue::from_string(serde_json::to_string(report).unwrap_or_default())
-            .unwrap_or_else(|_| empty_object());
+        // Pretty and indented one level, where it sits in the pretty
+        // answer, so the answer reads as one document (JSON strings hold no
+        // raw newline, so only whitespace between tokens changes).
+        let check = serde_json::to_string_pretty(report)
+            .map(|text| text.replace('\n', "\n  "))
+            .ok()
+            .and_then(|text| RawValue::from_string(text).ok())
+            .unwrap_or_else(empty_object);
         let mut results: Vec<CallResult> = report
             .calls
             .iter()

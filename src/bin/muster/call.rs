@@ -5,7 +5,6 @@
 use crate::args::{CallTurn, TextOrJson};
 use crate::{EXIT_FAILED, emit, offered};
 use muster::answer;
-use muster::catalog::Selection;
 use muster::check::CheckOptions;
 use muster::contract::{CallAnswer, ResultStatus, TurnOutcome};
 use muster::gateway::{CallRecord, Gateway, Options};
@@ -46,7 +45,7 @@ pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
     let gateway = Gateway::new(
         inputs,
         Options {
-            selection: Selection::default(),
+            selection: crate::selection(&args.select),
             keys: SessionKeys::none(),
             ttl: Duration::from_secs(60),
             check: options,
