@@ -513,6 +513,36 @@ fn muster_call_runs_one_turn_and_exits() {
     let read: CallAnswer = serde_json::from_str(&read).unwrap();
     assert_eq!(entities(result(&read, 0)), ["Ada"], "Bob was never created");
 
+    // A call its server never answers exits 1, the others' results kept.
+    fx.write(
+        "hung.json",
+        &turn(&[
+            ("h", "mcp__slow__alpha", json!({"q": "x"})),
+            ("s", "mcp__everything__get-sum", json!({"a": 1, "b": 1})),
+        ])
+        .to_string(),
+    );
+    let hung = stdout(
+        fx.path(),
+        &[
+            "call",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "hung.json",
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    let hung: CallAnswer = serde_json::from_str(&hung).unwrap();
+    assert_eq!(hung.outcome, "failed");
+    assert_eq!(
+        hung.results[0].error.as_ref().map(|e| e.code.as_str()),
+        Some("upstream-timed-out")
+    );
+    assert_eq!(hung.results[1].status, "forwarded");
+
     // Bad input exits 2.
     fx.write("broken.json", "{not json");
     muster(fx.path())
