@@ -79,6 +79,7 @@ struct UpstreamFailure {
     code: String,
     server: String,
     rpc_code: Option<i64>,
+    changes: Vec<String>,
     message: String,
 }
 
@@ -402,6 +403,44 @@ fn a_hung_server_fails_only_its_own_call() {
     assert_eq!(
         result(&answer, 1).content[0].text.as_deref(),
         Some("The sum of 20 and 22 is 42.")
+    );
+}
+
+#[test]
+fn a_tool_its_server_changed_is_not_sent() {
+    let (fx, plan) = setup();
+    // The memory server was recorded with another description of
+    // create_entities than it lists now (as after an upgrade).
+    let snapshot = fx.path().join("policies/mcp/memory.json");
+    let mut recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    for tool in recorded["tools"].as_array_mut().unwrap() {
+        if tool["name"] == "create_entities" {
+            tool["description"] = json!("Create entities (as recorded before the upgrade).");
+        }
+    }
+    std::fs::write(&snapshot, recorded.to_string()).unwrap();
+    let serve = Serve::start(&fx);
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    let answer = serve.call(&json!({
+        "plan": plan,
+        "turn": turn(&[
+            ("c1", "mcp__memory__create_entities", create("Ada")),
+            ("c2", "mcp__memory__read_graph", json!({})),
+        ]),
+    }));
+    assert_eq!(answer.outcome, "failed", "{answer:?}");
+    let error = answer.results[0].error.as_ref().unwrap();
+    assert_eq!(
+        (error.code.as_str(), error.server.as_str()),
+        ("upstream-changed", "memory")
+    );
+    assert_eq!(error.changes, ["description"]);
+    assert_eq!(answer.results[1].status, "forwarded");
+    assert_eq!(entities(result(&answer, 1)), Vec::<String>::new());
+    assert!(
+        !fx.path().join("graph.jsonl").exists(),
+        "a changed tool reached its server"
     );
 }
 

@@ -100,6 +100,10 @@ pub struct UpstreamFailure {
     pub server: String,
     /// The JSON-RPC error code, when the server answered with an error.
     pub rpc_code: Option<i64>,
+    /// For `upstream-changed`: what kind of change the server made to the
+    /// tool since it was planned (empty when it no longer lists it, and
+    /// for every other code).
+    pub changes: Vec<super::LockChange>,
     /// One sentence naming the server and what happened.
     pub message: String,
 }
@@ -123,11 +127,14 @@ pub enum UpstreamCode {
     UpstreamError,
     /// The server answered something that is not a result object.
     UpstreamBadResponse,
+    /// The server lists the tool differently from the definition the turn
+    /// was planned with, and `lock.on_mismatch` is `cut`: nothing was sent.
+    UpstreamChanged,
 }
 
 impl UpstreamCode {
     /// Every code, in documentation order.
-    pub const ALL: [UpstreamCode; 7] = [
+    pub const ALL: [UpstreamCode; 8] = [
         UpstreamCode::UpstreamCannotStart,
         UpstreamCode::UpstreamDown,
         UpstreamCode::UpstreamExited,
@@ -135,6 +142,7 @@ impl UpstreamCode {
         UpstreamCode::UpstreamBusy,
         UpstreamCode::UpstreamError,
         UpstreamCode::UpstreamBadResponse,
+        UpstreamCode::UpstreamChanged,
     ];
 
     /// The stable kebab-case string.
@@ -147,6 +155,7 @@ impl UpstreamCode {
             UpstreamCode::UpstreamBusy => "upstream-busy",
             UpstreamCode::UpstreamError => "upstream-error",
             UpstreamCode::UpstreamBadResponse => "upstream-bad-response",
+            UpstreamCode::UpstreamChanged => "upstream-changed",
         }
     }
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::upstream::UpstreamError;
-use super::{CallRecord, Gateway};
+use super::{CallRecord, Drift, Gateway};
 use crate::check::{Report, Status, Verdict};
 use crate::contract::{
     CALL_FORMAT_VERSION, CallAnswer, CallResult, ResultStatus, TurnOutcome, UpstreamCode,
@@ -38,11 +38,20 @@ struct Job {
     arguments: String,
 }
 
-/// What one forwarded call got, and how long its server took.
+/// What one forwarded call got (with whether the server changed the tool
+/// under `lock.on_mismatch = "warn"`), and how long its server took.
 struct Forwarded {
     index: usize,
-    reply: Result<Box<RawValue>, UpstreamError>,
+    reply: Result<(Box<RawValue>, bool), Refused>,
     ms: f64,
+}
+
+/// Why a forwarded call got no result.
+enum Refused {
+    /// The server failed.
+    Upstream(UpstreamError),
+    /// The server changed the tool and `lock.on_mismatch` is `cut`.
+    Drift(Drift),
 }
 
 impl Gateway {
@@ -162,10 +171,21 @@ impl Gateway {
                 let mut done = Vec::with_capacity(jobs.len());
                 for job in jobs {
                     let sent = Instant::now();
-                    let reply = gateway
-                        .upstreams
-                        .call(&server, &job.tool, &job.arguments)
-                        .await;
+                    // Drift is looked at per call, as `tools/call` does: an
+                    // earlier call of the lane may have changed the listing.
+                    let reply = match gateway.drift(&server, &job.tool).await {
+                        Err(e) => Err(Refused::Upstream(e)),
+                        Ok(Some(drift)) if drift.refused => Err(Refused::Drift(drift)),
+                        Ok(drift) => {
+                            let warned = drift.is_some();
+                            gateway
+                                .upstreams
+                                .call(&server, &job.tool, &job.arguments)
+                                .await
+                                .map(|raw| (raw, warned))
+                                .map_err(Refused::Upstream)
+                        }
+                    };
                     done.push(Forwarded {
                         index: job.index,
                         reply,
@@ -186,18 +206,35 @@ impl Gateway {
                 let (result, record) = (&mut results[index], &mut records[index]);
                 record.upstream_ms = Some(ms);
                 match reply {
-                    Ok(raw) => {
+                    Ok((raw, warned)) => {
+                        if warned {
+                            record.codes.push("upstream-changed".into());
+                        }
                         result.status = ResultStatus::Forwarded;
                         result.result = Some(raw);
                         record.verdict = "forwarded";
                     }
-                    Err(e) => {
+                    Err(Refused::Upstream(e)) => {
                         failed = true;
                         let server = result.server.clone().unwrap_or_default();
                         record.verdict = "upstream-failed";
                         record.codes.push(e.code().to_string());
                         result.status = ResultStatus::Failed;
                         result.error = Some(failure(&e, server));
+                    }
+                    Err(Refused::Drift(drift)) => {
+                        failed = true;
+                        record.verdict = "drifted";
+                        record.codes.push("upstream-changed".into());
+                        record.upstream_ms = None;
+                        result.status = ResultStatus::Failed;
+                        result.error = Some(UpstreamFailure {
+                            code: UpstreamCode::UpstreamChanged,
+                            message: drift.sentence(),
+                            server: drift.server,
+                            rpc_code: None,
+                            changes: drift.changes,
+                        });
                     }
                 }
             }
@@ -220,6 +257,7 @@ fn failure(e: &UpstreamError, server: String) -> UpstreamFailure {
     UpstreamFailure {
         code,
         rpc_code,
+        changes: Vec::new(),
         message: e.sentence(&server),
         server,
     }
