@@ -9,6 +9,7 @@
 //! `docs/`. It decides nothing.
 
 mod accept;
+mod call;
 mod check;
 mod context;
 mod count;
@@ -23,6 +24,10 @@ mod validate;
 mod why;
 
 pub use accept::{AcceptCode, Fix, Violation};
+pub use call::{
+    CALL_FORMAT_VERSION, CallAnswer, CallResult, ResultStatus, TurnOutcome, UpstreamCode,
+    UpstreamFailure,
+};
 pub use check::*;
 pub use context::ContextShare;
 pub use count::{

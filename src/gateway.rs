@@ -23,6 +23,7 @@
 //! message and gives at most one answer, and says whether the chat's list
 //! changed.
 
+mod call;
 pub mod rpc;
 pub mod stdio;
 pub mod upstream;

@@ -882,6 +882,7 @@ fn the_openapi_document_lists_every_route() {
         ("post", "/v1/count"),
         ("post", "/v1/gate"),
         ("post", "/v1/check"),
+        ("post", "/v1/call"),
         ("post", "/v1/sessions"),
         ("get", "/v1/sessions/{id}"),
         ("delete", "/v1/sessions/{id}"),

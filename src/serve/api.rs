@@ -152,7 +152,7 @@ pub(super) fn stopped() -> ApiError {
 }
 
 /// The 500 for an answer that panicked, naming the generation.
-fn internal(generation: u64) -> Response {
+pub(super) fn internal(generation: u64) -> Response {
     ApiError::internal().generation(generation).into_response()
 }
 
@@ -376,57 +376,8 @@ fn check_body(
 ) -> Result<Option<Response>, ApiError> {
     let may_block = stop.is_some();
     let req: CheckRequest<'_> = parse(body)?;
-    let select = req.select()?;
-    if select != answer::Select::default() && req.fingerprint.is_none() {
-        return Err(usage(
-            code::CONFLICT,
-            "fingerprint",
-            "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
-            "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
-        )
-        .into());
-    }
-    let by_session = req.session.is_some() || req.session_id.is_some();
-    let offered = match (&req.plan, by_session, &req.fingerprint) {
-        (None, false, Some(fingerprint)) => {
-            match offered_now(g, &req, &select, fingerprint, may_block)? {
-                None => return Ok(None),
-                Some(Ok(offered)) => offered,
-                Some(Err(changed)) => {
-                    return Err(sessions::conflict(
-                        shared,
-                        "/v1/check",
-                        Conflict::PlanChanged(changed),
-                    ));
-                }
-            }
-        }
-        (Some(plan), false, None) => match offered_plan(g, plan.get(), may_block)? {
-            None => return Ok(None),
-            Some(offered) => offered,
-        },
-        (None, true, None) => {
-            match offered_session(shared, g, req.session, req.session_id.as_deref(), may_block)? {
-                None => return Ok(None),
-                Some(Ok(offered)) => offered,
-                Some(Err(report)) => {
-                    return Err(sessions::conflict(
-                        shared,
-                        "/v1/check",
-                        Conflict::Resume(report),
-                    ));
-                }
-            }
-        }
-        _ => {
-            return Err(usage(
-                code::CONFLICT,
-                "plan",
-                "give exactly one of plan, session (or session_id) and fingerprint",
-                "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
-            )
-            .into());
-        }
+    let Some(offered) = offered_for(shared, g, &req, "/v1/check", may_block)? else {
+        return Ok(None);
     };
     let options = CheckOptions {
         positional: req.positional,
@@ -445,6 +396,70 @@ fn check_body(
         shared.metrics.turn_refused();
     }
     Ok(Some(answered(shared, "/v1/check", answer, g.number)))
+}
+
+/// What the turn of a `/v1/check` or `/v1/call` request (`endpoint`) is
+/// checked against: the plan, session or fingerprint it names; `None` when
+/// that would block and `may_block` is false.
+pub(super) fn offered_for(
+    shared: &Shared,
+    g: &Generation,
+    req: &CheckRequest<'_>,
+    endpoint: &'static str,
+    may_block: bool,
+) -> Result<Option<Arc<OfferedPlan>>, ApiError> {
+    let select = req.select()?;
+    if select != answer::Select::default() && req.fingerprint.is_none() {
+        return Err(usage(
+            code::CONFLICT,
+            "fingerprint",
+            "agent, agent_version, flags, flag, item_cap and token_cap choose the plan a fingerprint names",
+            "with plan or session the roster is already chosen: leave them out, or send the plan's fingerprint",
+        )
+        .into());
+    }
+    let by_session = req.session.is_some() || req.session_id.is_some();
+    Ok(Some(match (&req.plan, by_session, &req.fingerprint) {
+        (None, false, Some(fingerprint)) => {
+            match offered_now(g, req, &select, fingerprint, may_block)? {
+                None => return Ok(None),
+                Some(Ok(offered)) => offered,
+                Some(Err(changed)) => {
+                    return Err(sessions::conflict(
+                        shared,
+                        endpoint,
+                        Conflict::PlanChanged(changed),
+                    ));
+                }
+            }
+        }
+        (Some(plan), false, None) => match offered_plan(g, plan.get(), may_block)? {
+            None => return Ok(None),
+            Some(offered) => offered,
+        },
+        (None, true, None) => {
+            match offered_session(shared, g, req.session, req.session_id.as_deref(), may_block)? {
+                None => return Ok(None),
+                Some(Ok(offered)) => offered,
+                Some(Err(report)) => {
+                    return Err(sessions::conflict(
+                        shared,
+                        endpoint,
+                        Conflict::Resume(report),
+                    ));
+                }
+            }
+        }
+        _ => {
+            return Err(usage(
+                code::CONFLICT,
+                "plan",
+                "give exactly one of plan, session (or session_id) and fingerprint",
+                "send the plan the model was offered as `plan`, its session document as `session`, or the plan's `fingerprint` with the selection it was made for",
+            )
+            .into());
+        }
+    }))
 }
 
 /// The plan `text` describes, read and compiled once per generation for

@@ -2,6 +2,7 @@
 //! route's request and response types.
 
 use super::api::{self, JSON};
+use super::call;
 use super::problem::ProblemDocument;
 use super::request::{
     CheckRequest, CountRequest, GateRequest, LoadRequestBody, NewSessionRequest, PlanRequest,
@@ -38,6 +39,7 @@ pub async fn openapi() -> Response {
         api::count,
         api::gate,
         api::check,
+        call::call,
         sessions::session_new,
         sessions::session_get,
         sessions::session_delete,

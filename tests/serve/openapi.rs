@@ -132,6 +132,14 @@ fn every_answer_validates_against_its_routes_schema() {
         ),
         (
             "post",
+            "/v1/call",
+            server.post(
+                "/v1/call",
+                format!(r#"{{"turn": {turn}, "plan": {}}}"#, plan.body),
+            ),
+        ),
+        (
+            "post",
             "/v1/sessions/search",
             server.post(
                 "/v1/sessions/search",
@@ -201,6 +209,7 @@ fn every_answer_validates_against_its_routes_schema() {
         "/v1/count",
         "/v1/gate",
         "/v1/check",
+        "/v1/call",
         "/v1/sessions",
         "/v1/sessions/search",
         "/v1/sessions/load",

@@ -92,6 +92,11 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: TextOrJson,
     },
+    /// Check a turn as `check` does and, when every call passes, forward
+    /// its MCP calls to their servers (started for this turn, stopped at
+    /// exit); exit 1 if the turn is refused or a call fails (docs/call.md).
+    #[cfg(feature = "serve")]
+    Call(CallTurn),
     /// Count the input tokens a chat request will be billed for: messages,
     /// tools and tool_choice (docs/count.md).
     Count {
@@ -403,6 +408,42 @@ pub struct McpGateway {
     /// Write each call's log line with the arguments forwarded.
     #[arg(long)]
     pub log_arguments: bool,
+}
+
+/// `muster call`'s options: `check`'s, and what to log.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct CallTurn {
+    /// The plan the model was offered (`muster plan --format json`).
+    #[arg(
+        long,
+        value_name = "PLAN.json",
+        required_unless_present_any = ["session", "fingerprint"],
+        conflicts_with_all = ["session", "fingerprint"]
+    )]
+    pub plan: Option<PathBuf>,
+    /// Or the agent session the turn belongs to.
+    #[arg(long, value_name = "S.json", conflicts_with = "fingerprint")]
+    pub session: Option<PathBuf>,
+    /// Or the offered plan's `fingerprint` (as `check --fingerprint`).
+    #[arg(long, value_name = "sha256:HEX")]
+    pub fingerprint: Option<String>,
+    /// The policy directory (whose `[[mcp]]` servers are called), and the
+    /// selection a --fingerprint plan was made for.
+    #[command(flatten)]
+    pub select: Select,
+    /// The turn: {"calls": [{"id", "name", "arguments"}]}.
+    #[arg(long, value_name = "TURN.json")]
+    pub turn: PathBuf,
+    /// Return each ok call's arguments as a list in declared parameter order.
+    #[arg(long)]
+    pub positional: bool,
+    /// Write each call's log line (stderr) with the arguments forwarded.
+    #[arg(long)]
+    pub log_arguments: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
 }
 
 /// Which roster to plan.

@@ -3,6 +3,8 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+#[cfg(feature = "serve")]
+mod call;
 mod ci;
 mod diff;
 #[cfg(feature = "serve")]
@@ -240,6 +242,69 @@ pub(crate) fn exit_code(outcome: Outcome) -> u8 {
     }
 }
 
+/// What `check` and `call` check a turn against: the plan, session or
+/// fingerprint given; `Err(exit code)` once a plan-changed answer or a
+/// session's resume report was printed instead.
+pub(crate) fn offered(
+    plan: Option<PathBuf>,
+    session: Option<PathBuf>,
+    fingerprint: Option<String>,
+    select: &Select,
+    format: TextOrJson,
+) -> Result<Result<check::OfferedPlan, u8>, Error> {
+    let read = |path: &std::path::Path, what: &str| {
+        muster::input::read_text(path).map_err(|err| err.into_error(path, what))
+    };
+    if ask(select) != answer::Select::default() && fingerprint.is_none() {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            Problem::coded(code::CONFLICT, "--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
+                .help("with --plan or --session the roster is already chosen: leave them out, or give --fingerprint"),
+        ));
+    }
+    let policies = &select.policies;
+    Ok(Ok(match (plan, session, fingerprint) {
+        (_, _, Some(fingerprint)) => {
+            let inputs = Inputs::load(policies)?;
+            let mut cache = token_cache(select.no_cache);
+            match answer::offered_now(&inputs, &ask(select), &fingerprint, &mut cache)? {
+                Ok(offered) => offered,
+                Err(changed) => {
+                    let answer = Answer::of_plan_changed(&changed);
+                    emit(&match format {
+                        TextOrJson::Text => format!("{changed}\n"),
+                        TextOrJson::Json => answer.json,
+                    })?;
+                    return Ok(Err(exit_code(answer.outcome)));
+                }
+            }
+        }
+        (Some(plan), _, None) => {
+            let text = read(&plan, "the plan")?;
+            answer::offered(Offer::Plan {
+                text: &text,
+                file: &plan,
+            })?
+        }
+        (None, Some(path), None) => match session::open(policies, &path, format)? {
+            Ok(live) => answer::offered(Offer::Session {
+                live: &live,
+                file: &path,
+            })?,
+            Err(code) => return Ok(Err(code)),
+        },
+        (None, None, None) => {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                Problem::coded(
+                    code::INVALID_ARGUMENTS,
+                    "give --plan PLAN.json, --session S.json or --fingerprint sha256:HEX",
+                ),
+            ));
+        }
+    }))
+}
+
 fn run(command: Command) -> Result<u8, Error> {
     match command {
         Command::Plan {
@@ -382,58 +447,12 @@ fn run(command: Command) -> Result<u8, Error> {
             positional,
             format,
         } => {
-            let read = |path: &std::path::Path, what: &str| {
-                muster::input::read_text(path).map_err(|err| err.into_error(path, what))
+            let offered = match offered(plan, session, fingerprint, &select, format)? {
+                Ok(offered) => offered,
+                Err(code) => return Ok(code),
             };
-            if ask(&select) != answer::Select::default() && fingerprint.is_none() {
-                return Err(Error::new(
-                    ErrorKind::Usage,
-                    Problem::coded(code::CONFLICT, "--agent, --agent-version, --flags, --flag, --item-cap and --token-cap choose the plan a --fingerprint names")
-                        .help("with --plan or --session the roster is already chosen: leave them out, or give --fingerprint"),
-                ));
-            }
-            let policies = &select.policies;
-            let offered = match (plan, session, fingerprint) {
-                (_, _, Some(fingerprint)) => {
-                    let inputs = Inputs::load(policies)?;
-                    let mut cache = token_cache(select.no_cache);
-                    match answer::offered_now(&inputs, &ask(&select), &fingerprint, &mut cache)? {
-                        Ok(offered) => offered,
-                        Err(changed) => {
-                            let answer = Answer::of_plan_changed(&changed);
-                            emit(&match format {
-                                TextOrJson::Text => format!("{changed}\n"),
-                                TextOrJson::Json => answer.json,
-                            })?;
-                            return Ok(exit_code(answer.outcome));
-                        }
-                    }
-                }
-                (Some(plan), _, None) => {
-                    let text = read(&plan, "the plan")?;
-                    answer::offered(Offer::Plan {
-                        text: &text,
-                        file: &plan,
-                    })?
-                }
-                (None, Some(path), None) => match session::open(policies, &path, format)? {
-                    Ok(live) => answer::offered(Offer::Session {
-                        live: &live,
-                        file: &path,
-                    })?,
-                    Err(code) => return Ok(code),
-                },
-                (None, None, None) => {
-                    return Err(Error::new(
-                        ErrorKind::Usage,
-                        Problem::coded(
-                            code::INVALID_ARGUMENTS,
-                            "give --plan PLAN.json, --session S.json or --fingerprint sha256:HEX",
-                        ),
-                    ));
-                }
-            };
-            let turn_text = read(&turn, "the turn")?;
+            let turn_text =
+                muster::input::read_text(&turn).map_err(|err| err.into_error(&turn, "the turn"))?;
             let options = check::CheckOptions { positional };
             let report = answer::check(&offered, &turn_text, &turn, &options)?;
             let answer = Answer::of_check(&report);
@@ -467,6 +486,8 @@ fn run(command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Session(command) => session::run(command),
+        #[cfg(feature = "serve")]
+        Command::Call(args) => call::run(args),
         #[cfg(feature = "serve")]
         Command::Mcp(args) => gateway::run(args),
         #[cfg(feature = "serve")]

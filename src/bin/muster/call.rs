@@ -1,0 +1,124 @@
+//! `muster call`: one turn checked and run through the gateway's
+//! connections, then exit (docs/call.md). The servers the turn calls are
+//! started for it and stopped before exit.
+
+use crate::args::{CallTurn, TextOrJson};
+use crate::{EXIT_FAILED, emit, offered};
+use muster::answer;
+use muster::check::CheckOptions;
+use muster::contract::{CallAnswer, ResultStatus, TurnOutcome};
+use muster::gateway::{CallRecord, Gateway, Options};
+use muster::policy::Inputs;
+use muster::session::SessionKeys;
+use muster::store::MemoryStore;
+use muster::{Error, ErrorKind, Problem};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Checks and runs the turn; exit 0 when it ran, 1 when it was refused or
+/// a call got no result from its server.
+pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
+    let offered = match offered(
+        args.plan,
+        args.session,
+        args.fingerprint,
+        &args.select,
+        args.format,
+    )? {
+        Ok(offered) => offered,
+        Err(code) => return Ok(code),
+    };
+    let turn_text = muster::input::read_text(&args.turn)
+        .map_err(|err| err.into_error(&args.turn, "the turn"))?;
+    let options = CheckOptions {
+        positional: args.positional,
+    };
+    let report = answer::check(&offered, &turn_text, &args.turn, &options)?;
+    let inputs = Inputs::load(&args.select.policies)?;
+    let observer = Box::new(|record: &CallRecord| {
+        if let Ok(line) = serde_json::to_string(record) {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
+    });
+    let gateway = Gateway::new(
+        inputs,
+        Options {
+            selection: crate::selection(&args.select),
+            keys: SessionKeys::none(),
+            ttl: Duration::from_secs(60),
+            check: options,
+            log_arguments: args.log_arguments,
+        },
+        Box::new(MemoryStore::default()),
+        observer,
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                Problem::new(format!("cannot start the async runtime: {e}")),
+            )
+        })?;
+    let gateway = Arc::new(gateway);
+    let ran = runtime.block_on(async {
+        let ran = gateway.call_turn(&report, "").await;
+        gateway.shutdown().await;
+        ran
+    });
+    emit(&match args.format {
+        TextOrJson::Json => answer::json_text(&ran),
+        TextOrJson::Text if ran.outcome == TurnOutcome::Refused => report.render_text(),
+        TextOrJson::Text => render(&ran),
+    })?;
+    Ok(match ran.outcome {
+        TurnOutcome::Ran => 0,
+        TurnOutcome::Refused | TurnOutcome::Failed => EXIT_FAILED,
+    })
+}
+
+/// One line per call: its id, what became of it, and the server's result,
+/// the host's arguments or the failure.
+fn render(ran: &CallAnswer) -> String {
+    let mut text = match ran.outcome {
+        TurnOutcome::Ran => "turn ran\n".to_string(),
+        _ => "turn ran; some calls got no result from their server\n".to_string(),
+    };
+    for r in &ran.results {
+        let target = format!(
+            "{}/{}",
+            r.server.as_deref().unwrap_or(""),
+            r.tool.as_deref().unwrap_or("")
+        );
+        let _ = match r.status {
+            ResultStatus::Forwarded => writeln!(
+                text,
+                "{}: forwarded to {target}: {}",
+                r.id,
+                r.result.as_deref().map_or("null", |v| v.get())
+            ),
+            ResultStatus::Failed => writeln!(
+                text,
+                "{}: failed at {target}: {}",
+                r.id,
+                r.error.as_ref().map_or(String::new(), |e| format!(
+                    "{} ({})",
+                    e.message,
+                    e.code.as_str()
+                ))
+            ),
+            ResultStatus::Host => writeln!(
+                text,
+                "{}: for the host to run with {}",
+                r.id,
+                r.arguments.as_deref().map_or("null", |v| v.get())
+            ),
+            ResultStatus::NotRun => writeln!(text, "{}: not run", r.id),
+        };
+    }
+    text
+}
