@@ -54,18 +54,26 @@ pub const MAX_TOOLS: usize = 100_000;
 /// [`FailureReason::BadResponse`] at once.
 pub const MAX_PAGES: usize = 10_000;
 
-/// How to reach one stdio MCP server and where its snapshot lives.
+/// How to reach one MCP server (a stdio command, or a Streamable HTTP
+/// `url`) and where its snapshot lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
     /// The block's `name`; tools become `mcp.<name>.<tool>`.
     pub name: String,
     /// Program and arguments; started directly, not through a shell.
+    /// Empty when the server is reached by `url`.
     pub command: Vec<String>,
+    /// The Streamable HTTP endpoint; when set, `command` is not used.
+    pub url: Option<String>,
+    /// Headers sent to `url`, values as written: `${VAR}` is filled by
+    /// [`crate::policy::expand_vars`] as the connection is made.
+    pub headers: BTreeMap<String, String>,
     /// The snapshot file written on success.
     pub snapshot: PathBuf,
     /// Longest the whole session (start, initialize, list, close) may take.
     pub timeout: Duration,
-    /// Extra environment variables for the server, on top of muster's own.
+    /// Extra environment variables for the server, on top of muster's own;
+    /// values as written (`${VAR}` filled as the server starts).
     pub env: BTreeMap<String, String>,
     /// Working directory for the server; muster's own when `None`.
     pub cwd: Option<PathBuf>,
@@ -78,6 +86,8 @@ impl ServerSpec {
         Self {
             name: name.into(),
             command,
+            url: None,
+            headers: BTreeMap::new(),
             snapshot,
             timeout: Duration::from_secs(30),
             env: BTreeMap::new(),
@@ -346,11 +356,22 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
 /// one per tool at fault when that is the failure.
 fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Error {
     if f.tools.is_empty() {
-        return mcp_error(
+        let err = mcp_error(
             &spec.name,
             format!("{}{}", f.message, watch.evidence()),
             f.help,
         );
+        return if f.code.is_empty() {
+            err
+        } else {
+            let problems = err
+                .problems()
+                .iter()
+                .cloned()
+                .map(|p| p.with_code(f.code))
+                .collect();
+            Error::many(ErrorKind::Mcp, problems)
+        };
     }
     let problems = f
         .tools

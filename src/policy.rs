@@ -29,6 +29,7 @@ mod raw;
 mod servers;
 mod settings;
 mod tools;
+mod vars;
 
 use crate::contract::CheckMode;
 pub use crate::contract::UnknownArguments;
@@ -43,6 +44,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+pub use vars::{expand_vars, vars_named};
 
 /// Default item cap: how many tool definitions the model is shown.
 pub const DEFAULT_ITEM_CAP: u32 = 30;
@@ -312,9 +314,19 @@ pub struct ServerDef {
     /// Whether its deferred tools load together, as one entry named
     /// `mcp.<name>`.
     pub defer_together: bool,
-    /// The stdio command `discover` starts.
+    /// The stdio command `discover` starts (never together with `url`).
     pub command: Option<Vec<String>>,
-    /// Extra environment for the command.
+    /// The Streamable HTTP endpoint (`http://` or `https://`) `discover`
+    /// reaches instead of starting a command.
+    pub url: Option<String>,
+    /// HTTP headers sent to `url`, values as written: a `${VAR}` in them is
+    /// filled by [`expand_vars`] when the server is reached, never here.
+    pub headers: BTreeMap<String, String>,
+    /// Working directory for `command`, inside the policy directory
+    /// (written relative to it); muster's own when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Extra environment for the command, values as written (`${VAR}`
+    /// filled by [`expand_vars`] when the server is started).
     pub env: BTreeMap<String, String>,
     /// The recorded `tools/list` result `plan` reads (what it lists is in
     /// [`Inputs::listings`]).

@@ -137,6 +137,9 @@ fn inputs(w: &World) -> Inputs {
             // Every other server's deferred tools load together.
             defer_together: s % 2 == 1,
             command: None,
+            url: None,
+            headers: BTreeMap::new(),
+            cwd: None,
             env: BTreeMap::new(),
             snapshot: None,
             timeout: Duration::from_secs(1),

@@ -46,15 +46,15 @@ fn specs(servers: &[&ServerDef], named: bool) -> Result<Vec<ServerSpec>, Error> 
     let mut specs = Vec::new();
     let mut problems = Vec::new();
     for server in servers {
-        let Some(command) = &server.command else {
+        if server.command.is_none() && server.url.is_none() {
             if named {
                 problems.push(server.origin.problem(format!(
-                    "MCP server {:?} has no command to start",
+                    "MCP server {:?} has no command to start and no url to reach",
                     server.name
                 )));
             }
             continue;
-        };
+        }
         let Some(snapshot) = &server.snapshot else {
             problems.push(
                 server
@@ -67,9 +67,13 @@ fn specs(servers: &[&ServerDef], named: bool) -> Result<Vec<ServerSpec>, Error> 
             );
             continue;
         };
-        let mut spec = ServerSpec::new(server.name.clone(), command.clone(), snapshot.clone());
+        let command = server.command.clone().unwrap_or_default();
+        let mut spec = ServerSpec::new(server.name.clone(), command, snapshot.clone());
+        spec.url.clone_from(&server.url);
+        spec.headers.clone_from(&server.headers);
         spec.timeout = server.timeout;
-        spec.env = server.env.clone();
+        spec.env.clone_from(&server.env);
+        spec.cwd.clone_from(&server.cwd);
         specs.push(spec);
     }
     if !problems.is_empty() {
@@ -78,8 +82,8 @@ fn specs(servers: &[&ServerDef], named: bool) -> Result<Vec<ServerSpec>, Error> 
     if specs.is_empty() {
         return Err(Error::new(
             ErrorKind::Usage,
-            Problem::new("no MCP server has a command to start")
-                .help("add command = [\"prog\", \"arg\", ...] to a server block in mcp/*.toml"),
+            Problem::new("no MCP server has a command to start or a url to reach")
+                .help("add command = [\"prog\", \"arg\", ...] or url = \"https://.../mcp\" to a server block in mcp/*.toml"),
         ));
     }
     Ok(specs)

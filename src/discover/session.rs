@@ -212,6 +212,8 @@ pub(crate) struct Failure {
     pub help: Option<String>,
     /// One entry per tool that breaks the listing rules, when that is the failure.
     pub tools: Vec<String>,
+    /// The problem code, when finer than the error kind's (`env-var-unset`).
+    pub code: &'static str,
 }
 
 impl Failure {
@@ -221,8 +223,38 @@ impl Failure {
             message: message.into(),
             help: None,
             tools: Vec::new(),
+            code: "",
         }
     }
+
+    /// A server that cannot be reached because of `err` (from
+    /// [`crate::policy::expand_vars`]): its message without the server's
+    /// name, which the caller adds.
+    pub fn unexpanded(server: &str, err: &crate::error::Error) -> Self {
+        let p = &err.problems()[0];
+        let prefix = format!("mcp server `{server}`: ");
+        Self {
+            reason: FailureReason::CannotStart,
+            help: p.help.clone(),
+            code: p.code,
+            ..Self::new(p.message.strip_prefix(&prefix).unwrap_or(&p.message))
+        }
+    }
+}
+
+/// `spec.env` with every `${VAR}` filled from muster's environment.
+///
+/// # Errors
+/// The first variable that is not set, as a [`Failure`].
+pub(crate) fn expanded_env(spec: &ServerSpec) -> Result<Vec<(String, String)>, Failure> {
+    spec.env
+        .iter()
+        .map(|(k, v)| {
+            crate::policy::expand_vars(v, &spec.name, &format!("env.{k}"))
+                .map(|v| (k.clone(), v))
+                .map_err(|e| Failure::unexpanded(&spec.name, &e))
+        })
+        .collect()
 }
 
 /// Shared with the caller so a timeout can say what the session was doing
@@ -518,9 +550,10 @@ pub(crate) fn spawn(spec: &ServerSpec) -> Result<Spawned, Failure> {
             ..Failure::new("has an empty command")
         });
     };
+    let env = expanded_env(spec)?;
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
-        .envs(&spec.env)
+        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -877,6 +910,7 @@ async fn list_all(
         message: problems.join("; "),
         help: Some("fix the server, or pin a version that lists valid tools".into()),
         tools: problems,
+        code: "",
     })?;
     Ok((tools, pages))
 }

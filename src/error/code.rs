@@ -48,6 +48,8 @@ codes! {
     MISSING_VALUE = "missing-value", "a required value is absent or empty";
     OUT_OF_RANGE = "out-of-range", "a number is outside the range allowed";
     NOT_A_CHOICE = "not-a-choice", "a value is not one of the choices allowed";
+    INVALID_VALUE = "invalid-value", "a value is not written as its key requires (a URL, a header name, a `${VAR}` reference)";
+    ENV_VAR_UNSET = "env-var-unset", "a `${VAR}` in an MCP server's `env` or `headers` names a variable muster's environment does not set";
     UNKNOWN_NAME = "unknown-name", "a name (agent, version, flag profile, server, gate, tool, model) that nothing declares";
     INVALID_SCHEMA = "invalid-schema", "an input schema is not an object schema muster can use";
     PARAMETER_MISMATCH = "parameter-mismatch", "positional parameters do not match the input schema, repeat, or are in an order a call cannot carry";

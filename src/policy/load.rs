@@ -331,7 +331,20 @@ impl Loader {
         what: &str,
         key: &str,
     ) -> Option<PathBuf> {
-        let base = src.path.parent().unwrap_or(Path::new("."));
+        let base = src.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        self.inside_from(&base, named, at, what, key)
+    }
+
+    /// [`Self::inside`] for a path written relative to `base`, a directory
+    /// inside the policy directory.
+    pub(super) fn inside_from(
+        &mut self,
+        base: &Path,
+        named: &str,
+        at: &Origin,
+        what: &str,
+        key: &str,
+    ) -> Option<PathBuf> {
         let Some(path) = crate::input::inside(&self.root, base, Path::new(named)) else {
             let problem = self.outside(
                 at.coded(

@@ -161,9 +161,13 @@ pub struct RawServer {
     pub description: Option<String>,
     #[serde(default)]
     pub defer_together: bool,
-    pub command: Option<Vec<String>>,
+    pub command: Option<Spanned<Vec<String>>>,
+    pub url: Option<Spanned<String>>,
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub headers: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub cwd: Option<Spanned<String>>,
+    #[serde(default)]
+    pub env: BTreeMap<Spanned<String>, Spanned<String>>,
     pub snapshot: Option<Spanned<String>>,
     pub timeout_secs: Option<u64>,
     pub when: Option<Spanned<String>>,

@@ -9,7 +9,7 @@ use crate::error::code;
 use crate::input::ReadError;
 use crate::narrow::{Entry, Narrowing, NarrowingInput, OnlyEntry, ParamsEntry};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Spanned;
 
@@ -83,28 +83,15 @@ impl Loader {
             return None;
         }
         seen.insert(name.clone(), at.clone());
-        if raw.command.is_none() && raw.snapshot.is_none() {
+        if raw.command.is_none() && raw.url.is_none() && raw.snapshot.is_none() {
             self.problems.push(
                 origin
-                    .coded(code::MISSING_VALUE, format!("MCP server {name:?} has neither command nor snapshot"))
-                    .help("add snapshot = \"<file>.json\" (a recorded tools/list result) or command = [\"prog\", ...]"),
+                    .coded(code::MISSING_VALUE, format!("MCP server {name:?} has neither command, url nor snapshot"))
+                    .help("add snapshot = \"<file>.json\" (a recorded tools/list result), command = [\"prog\", ...] (stdio) or url = \"https://.../mcp\" (Streamable HTTP)"),
             );
             return None;
         }
-        if raw
-            .command
-            .as_ref()
-            .is_some_and(|c| c.is_empty() || c[0].is_empty())
-        {
-            self.problems.push(
-                origin
-                    .coded(
-                        code::MISSING_VALUE,
-                        format!("MCP server {name:?}: command is empty"),
-                    )
-                    .help("command = [\"program\", \"arg\", ...]"),
-            );
-        }
+        let reach = self.reach(src, &name, &raw);
         let snapshot = raw.snapshot.as_ref().and_then(|s| {
             self.inside(
                 src,
@@ -116,7 +103,8 @@ impl Loader {
         });
         let listed = match (&snapshot, &raw.snapshot) {
             (Some(path), Some(spanned)) => {
-                self.read_snapshot(path, &src.at(spanned), &name, raw.command.is_some())
+                let live = raw.command.is_some() || raw.url.is_some();
+                self.read_snapshot(path, &src.at(spanned), &name, live)
             }
             _ => Vec::new(),
         };
@@ -183,8 +171,11 @@ impl Loader {
             name,
             description: raw.description.clone(),
             defer_together: raw.defer_together,
-            command: raw.command,
-            env: raw.env,
+            command: reach.command,
+            url: reach.url,
+            headers: reach.headers,
+            cwd: reach.cwd,
+            env: reach.env,
             snapshot,
             timeout,
             when,
@@ -206,6 +197,145 @@ impl Loader {
             origin,
         };
         Some((server, listed))
+    }
+
+    /// How the block is reached: `command` (stdio, with `cwd` and `env`) or
+    /// `url` (Streamable HTTP, with `headers`), never both; each key of one
+    /// way refused beside the other. `${VAR}` references are checked for
+    /// form here and filled only when the server is reached.
+    fn reach(&mut self, src: &Source, name: &str, raw: &raw::RawServer) -> Reach {
+        let subject = format!("MCP server {name:?}");
+        let mut reach = Reach::default();
+        if let (Some(command), Some(url)) = (&raw.command, &raw.url) {
+            self.problems.push(
+                src.at(url)
+                    .coded(
+                        code::CONFLICT,
+                        format!(
+                            "{subject} has both url and command (line {})",
+                            src.line(command.span().start)
+                        ),
+                    )
+                    .help("keep command = [...] to start the server on stdio, or url = \"https://.../mcp\" to reach it over Streamable HTTP, not both"),
+            );
+        }
+        if let Some(command) = &raw.command {
+            let c = command.get_ref();
+            if c.is_empty() || c[0].is_empty() {
+                self.problems.push(
+                    src.at(command)
+                        .coded(code::MISSING_VALUE, format!("{subject}: command is empty"))
+                        .help("command = [\"program\", \"arg\", ...]"),
+                );
+            }
+            reach.command = Some(c.clone());
+        }
+        if let Some(url) = &raw.url {
+            match url_problem(url.get_ref()) {
+                Some(why) => self.problems.push(
+                    src.at(url)
+                        .coded(code::INVALID_VALUE, format!("{subject}: url {why}"))
+                        .help("url = \"https://host/mcp\" (http:// only for a server on this machine); credentials go in headers"),
+                ),
+                None => reach.url = Some(url.get_ref().clone()),
+            }
+        }
+        if raw.url.is_none()
+            && let Some((header, _)) = raw.headers.iter().next()
+        {
+            self.problems.push(
+                src.at(header)
+                    .coded(
+                        code::CONFLICT,
+                        format!(
+                            "{subject}: headers are sent only to a url, and the block has none"
+                        ),
+                    )
+                    .help("remove headers, or reach the server by url = \"https://.../mcp\""),
+            );
+        }
+        for (header, value) in &raw.headers {
+            if !is_header_name(header.get_ref()) {
+                self.problems.push(
+                    src.at(header)
+                        .coded(
+                            code::INVALID_VALUE,
+                            format!("{subject}: {:?} is not an HTTP header name", crate::names::shown(header.get_ref())),
+                        )
+                        .help("use letters, digits and !#$%&'*+-.^_`|~ only, as in Authorization or X-Api-Key"),
+                );
+            }
+            self.var_syntax(
+                src,
+                value,
+                &subject,
+                &format!("headers.{}", header.get_ref()),
+            );
+            reach
+                .headers
+                .insert(header.get_ref().clone(), value.get_ref().clone());
+        }
+        for (var, value) in &raw.env {
+            self.var_syntax(src, value, &subject, &format!("env.{}", var.get_ref()));
+            reach
+                .env
+                .insert(var.get_ref().clone(), value.get_ref().clone());
+        }
+        if let Some(cwd) = &raw.cwd {
+            if raw.command.is_none() {
+                self.problems.push(
+                    src.at(cwd)
+                        .coded(
+                            code::CONFLICT,
+                            format!(
+                                "{subject}: cwd is where a command starts, and the block has none"
+                            ),
+                        )
+                        .help("remove cwd, or add command = [\"prog\", ...]"),
+                );
+            }
+            reach.cwd = self.working_directory(src, cwd, &subject);
+        }
+        reach
+    }
+
+    /// `cwd`, written relative to the policy directory: inside it once
+    /// links are followed, and a directory.
+    fn working_directory(
+        &mut self,
+        src: &Source,
+        cwd: &Spanned<String>,
+        subject: &str,
+    ) -> Option<PathBuf> {
+        let at = src.at(cwd);
+        let root = self.root.clone();
+        let path = self.inside_from(&root, cwd.get_ref(), &at, subject, "cwd")?;
+        if path.is_dir() {
+            return Some(path);
+        }
+        self.problems.push(
+            at.coded(
+                code::FILE_MISSING,
+                format!(
+                    "{subject}: cwd {:?} is not a directory ({})",
+                    cwd.get_ref(),
+                    path.display()
+                ),
+            )
+            .help("cwd is relative to the policy directory; create the directory or fix the path"),
+        );
+        None
+    }
+
+    /// Records a malformed `${...}` in `value`.
+    fn var_syntax(&mut self, src: &Source, value: &Spanned<String>, subject: &str, key: &str) {
+        if let Some(why) = super::vars::syntax_problem(value.get_ref()) {
+            self.problems.push(
+                src.at(value)
+                    .coded(code::INVALID_VALUE, format!("{subject}: {key} {why}"))
+                    .help("write a variable as ${NAME}, and a literal `$` as $$"),
+            );
+        }
     }
 
     /// Checks `allow`, `deny`, `params` and `only` (see
@@ -307,4 +437,44 @@ impl Loader {
             }
         }
     }
+}
+
+/// How a block is reached, once its keys are checked.
+#[derive(Default)]
+struct Reach {
+    command: Option<Vec<String>>,
+    url: Option<String>,
+    headers: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    env: BTreeMap<String, String>,
+}
+
+/// Why `url` cannot be reached as a Streamable HTTP endpoint, if it cannot:
+/// `http://` or `https://`, a host, no credentials, no spaces.
+fn url_problem(url: &str) -> Option<&'static str> {
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return Some("is not an http:// or https:// URL");
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("holds spaces or control characters");
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Some("carries credentials before the host, which would be recorded with it");
+    }
+    if authority.is_empty() || authority.starts_with(':') {
+        return Some("has no host");
+    }
+    None
+}
+
+/// An HTTP header name (RFC 9110 token).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
