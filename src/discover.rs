@@ -343,11 +343,11 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
     let tool = tool.map(|t| format!("tool `{t}`: ")).unwrap_or_default();
     mcp_error(
         &spec.name,
-        format!(
+        watch.redact(&format!(
             "{tool}timed out after {:?} while {phase}{after}{}",
             spec.timeout,
             watch.evidence()
-        ),
+        )),
         Some("check that `command` starts an MCP server on stdio, or raise its timeout".into()),
     )
 }
@@ -358,7 +358,7 @@ fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Err
     if f.tools.is_empty() {
         let err = mcp_error(
             &spec.name,
-            format!("{}{}", f.message, watch.evidence()),
+            watch.redact(&format!("{}{}", f.message, watch.evidence())),
             f.help,
         );
         return if f.code.is_empty() {
@@ -377,7 +377,7 @@ fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Err
         .tools
         .into_iter()
         .map(|t| {
-            let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+            let p = Problem::new(format!("mcp server `{}`: {}", spec.name, watch.redact(&t)));
             match &f.help {
                 Some(h) => p.help(h.clone()),
                 None => p,

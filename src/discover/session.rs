@@ -278,9 +278,48 @@ pub(super) struct Watch {
     pub progress: Arc<Mutex<Progress>>,
     seen: Arc<Mutex<Seen>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Values filled in from `${VAR}` (and whole header values holding
+    /// one): never quoted, whatever the server echoes.
+    secrets: Arc<Mutex<Vec<String>>>,
 }
 
 impl Watch {
+    /// Remembers `value` as a secret [`Self::redact`] hides.
+    fn keep_secret(&self, value: &str) {
+        // Shorter values would hide ordinary words.
+        if value.len() >= 4 {
+            let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+            s.push(value.to_string());
+            // Longest first, so a header value goes before the token in it.
+            s.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    /// `text` with every secret replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        secrets
+            .iter()
+            .fold(text.to_string(), |t, s| t.replace(s.as_str(), "[redacted]"))
+    }
+
+    /// `value` (the block's `key`) with `${VAR}` filled, every filled
+    /// variable and the whole value kept as secrets.
+    fn expand(&self, spec: &ServerSpec, key: &str, value: &str) -> Result<String, Failure> {
+        let filled = crate::policy::expand_vars(value, &spec.name, key)
+            .map_err(|e| Failure::unexpanded(&spec.name, &e))?;
+        let vars = crate::policy::vars_named(value);
+        for var in &vars {
+            if let Ok(v) = std::env::var(var) {
+                self.keep_secret(&v);
+            }
+        }
+        if !vars.is_empty() {
+            self.keep_secret(&filled);
+        }
+        Ok(filled)
+    }
+
     /// Records what the session is doing, for a timeout to report.
     pub fn set_phase(&self, phase: &'static str) {
         self.progress
@@ -408,26 +447,36 @@ pub(super) const LISTING: &str = "listing tools";
 /// tools and [`super::call`] calls one; both end with [`Open::close`].
 pub(super) struct Open {
     pub client: RunningService<RoleClient, ()>,
+    /// The server's process, for a stdio server; `None` over HTTP.
+    process: Option<Process>,
+    /// `serverInfo` from the initialize result.
+    pub server_info: Option<Value>,
+}
+
+/// A stdio server's process.
+struct Process {
     child: tokio::process::Child,
     /// Copies the server's stderr into the watch until the server closes it.
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
     /// Kills the server's whole process group when the session ends.
     _group: ProcessGroup,
-    /// `serverInfo` from the initialize result.
-    pub server_info: Option<Value>,
 }
 
 impl Open {
     /// Stops the server: closing stdin is how a stdio server is told to
-    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores it.
+    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores
+    /// it. Over HTTP, rmcp ends the session (a DELETE) as it closes.
     pub async fn close(mut self, watch: &Watch) {
         watch.set_phase("closing");
         let _ = self.client.cancel().await;
-        if tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait())
+        let Some(process) = self.process.as_mut() else {
+            return;
+        };
+        if tokio::time::timeout(std::time::Duration::from_secs(2), process.child.wait())
             .await
             .is_err()
         {
-            let _ = self.child.kill().await;
+            let _ = process.child.kill().await;
         }
     }
 
@@ -457,6 +506,28 @@ impl Open {
         let id = serde_json::to_value(&handle.id)
             .map(|v| v.to_string())
             .unwrap_or_default();
+        if self.process.is_none() {
+            // Over HTTP there is no byte stream to tap: the typed response,
+            // written back as JSON, is what the server sent as rmcp models
+            // it (a result rmcp cannot type comes whole, as a custom one).
+            return match handle.await_response().await {
+                Ok(result) => {
+                    let response = serde_json::json!({ "result": result });
+                    let len = response.to_string().len();
+                    let mut seen = watch.seen.lock().unwrap_or_else(|e| e.into_inner());
+                    seen.total = seen.total.saturating_add(len);
+                    if seen.total > MAX_LISTING_BYTES {
+                        seen.too_much = true;
+                        drop(seen);
+                        return Err(watch
+                            .stopped_reading()
+                            .unwrap_or_else(|| Failure::new("sent too much")));
+                    }
+                    Ok(response)
+                }
+                Err(e) => Err(self.failed(watch, e, &format!("{what} failed")).await),
+            };
+        }
         match handle.await_response().await {
             Ok(_) | Err(ServiceError::UnexpectedResponse) => {}
             Err(e) => return Err(self.failed(watch, e, &format!("{what} failed")).await),
@@ -475,9 +546,16 @@ impl Open {
         if let Some(f) = watch.stopped_reading() {
             return f;
         }
+        let Some(process) = self.process.as_mut() else {
+            let phase = watch.phase();
+            return Failure::new(format!(
+                "{doing} while {phase}: {}",
+                escape(&watch.redact(&e.to_string()))
+            ));
+        };
         match e {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                let status = exit_status(&mut self.child, self.stderr_reader.take()).await;
+                let status = exit_status(&mut process.child, process.stderr_reader.take()).await;
                 let phase = watch.phase();
                 match status {
                     Some(status) => Failure {
@@ -598,9 +676,16 @@ pub(crate) fn spawn(spec: &ServerSpec) -> Result<Spawned, Failure> {
     })
 }
 
-/// Starts the server in `spec` and completes the MCP handshake.
+/// Starts the server in `spec` (or, with a `url`, connects to it) and
+/// completes the MCP handshake.
 pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
+    if let Some(url) = &spec.url {
+        return open_http(spec, url, watch).await;
+    }
     watch.set_phase("starting");
+    for (key, value) in &spec.env {
+        watch.expand(spec, &format!("env.{key}"), value)?;
+    }
     let Spawned {
         mut child,
         stdin,
@@ -662,9 +747,75 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         .and_then(|info| serde_json::to_value(&info.server_info).ok());
     Ok(Open {
         client,
-        child,
-        stderr_reader: Some(stderr_reader),
-        _group: group,
+        process: Some(Process {
+            child,
+            stderr_reader: Some(stderr_reader),
+            _group: group,
+        }),
+        server_info,
+    })
+}
+
+/// Connects to the Streamable HTTP server at `url` with rmcp's client and
+/// completes the MCP handshake. Header values are filled from `${VAR}` here
+/// and go nowhere but the request: they are marked sensitive, and every
+/// filled value is redacted from what a failure quotes. Redirects are not
+/// followed, so headers reach no other host. rmcp refuses any one message
+/// past [`MAX_MESSAGE_BYTES`].
+async fn open_http(spec: &ServerSpec, url: &str, watch: &Watch) -> Result<Open, Failure> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    watch.set_phase("connecting");
+    let mut headers = HashMap::new();
+    for (name, value) in &spec.headers {
+        let key = format!("headers.{name}");
+        let filled = watch.expand(spec, &key, value)?;
+        let cannot = |why: &str| Failure {
+            reason: FailureReason::CannotStart,
+            help: Some("fix the block's `headers`".into()),
+            ..Failure::new(format!("{key} {why}"))
+        };
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| cannot("is not an HTTP header name"))?;
+        let mut value = http::HeaderValue::from_str(&filled).map_err(|_| {
+            cannot("is, once filled, not an HTTP header value (a line break or control character)")
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    // Whoever installs a provider first wins; ring is muster's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure {
+            reason: FailureReason::CannotStart,
+            ..Failure::new(format!(
+                "cannot make an HTTP client: {}",
+                escape(&e.to_string())
+            ))
+        })?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(headers)
+        .max_json_response_size(MAX_MESSAGE_BYTES)
+        .max_sse_event_size(MAX_MESSAGE_BYTES);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    watch.set_phase("initializing");
+    let client = ().serve(transport).await.map_err(|e| Failure {
+        reason: FailureReason::HandshakeFailed,
+        help: Some("check that `url` is the server's Streamable HTTP endpoint, that it is running, and its headers".into()),
+        ..Failure::new(format!(
+            "failed to initialize over HTTP: {}",
+            escape(&watch.redact(&e.to_string()))
+        ))
+    })?;
+    let server_info = client
+        .peer_info()
+        .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    Ok(Open {
+        client,
+        process: None,
         server_info,
     })
 }
