@@ -54,6 +54,11 @@ pub const MAX_TOOLS: usize = 100_000;
 /// [`FailureReason::BadResponse`] at once.
 pub const MAX_PAGES: usize = 10_000;
 
+/// The most servers discovery reaches at once: 4. The rest wait their
+/// turn (their `timeout` starts when they do); outcomes stay in declared
+/// order whatever order the servers finish in.
+pub const MAX_PARALLEL: usize = 4;
+
 /// How to reach one MCP server (a stdio command, or a Streamable HTTP
 /// `url`) and where its snapshot lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,8 +196,8 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// Discovers every server, concurrently, and returns one outcome per server
-/// in the order given. Never panics on server misbehaviour; one server's
+/// Discovers every server, at most [`MAX_PARALLEL`] at once, and returns
+/// one outcome per server in the order given. Never panics on server misbehaviour; one server's
 /// failure does not stop the others.
 ///
 /// Builds its own tokio runtime, so call it from synchronous code (not from
@@ -232,12 +237,16 @@ pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<
     };
     runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let turns = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL));
         let handles: Vec<_> = servers
             .iter()
             .cloned()
             .map(|spec| {
                 let tx = tx.clone();
+                let turns = turns.clone();
                 tokio::spawn(async move {
+                    // Never closed, so a permit always comes.
+                    let _turn = turns.acquire_owned().await;
                     let _ = tx.send(Event::Starting {
                         server: spec.name.clone(),
                     });

@@ -32,6 +32,11 @@ use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool};
 
 const STDERR_KEEP: usize = 2048;
+/// The most stderr lines that hold an error a failure quotes (besides the
+/// last 3 lines), each cut to [`STDERR_LINE_CHARS`].
+pub const STDERR_ERROR_LINES: usize = 8;
+/// The longest stderr line a failure quotes, in characters.
+pub const STDERR_LINE_CHARS: usize = 300;
 /// No descriptor is kept where there are none.
 #[cfg(not(unix))]
 type OwnedFd = std::convert::Infallible;
@@ -164,6 +169,46 @@ impl Seen {
     }
 }
 
+/// The stderr lines that say what went wrong: the first
+/// [`STDERR_ERROR_LINES`] that name an error, an exception, a traceback, a
+/// fatal condition or a panic (a stack trace's `at ...` lines after one
+/// would push it out of the last 3).
+#[derive(Default)]
+struct ErrorLines {
+    partial: Vec<u8>,
+    lines: Vec<String>,
+}
+
+impl ErrorLines {
+    fn take(&mut self, fresh: &[u8]) {
+        for &b in fresh {
+            if b == b'\n' {
+                let line = std::mem::take(&mut self.partial);
+                self.line(&String::from_utf8_lossy(&line));
+            } else if self.partial.len() < 4 * STDERR_LINE_CHARS {
+                self.partial.push(b);
+            }
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        let line = line.trim();
+        if self.lines.len() >= STDERR_ERROR_LINES || !names_an_error(line) {
+            return;
+        }
+        self.lines
+            .push(line.chars().take(STDERR_LINE_CHARS).collect());
+    }
+}
+
+/// Whether a stderr line reports an error.
+fn names_an_error(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["error", "exception", "traceback", "fatal", "panic"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
 /// Passes the server's stdout through unchanged, recording what it saw.
 struct Tap<R> {
     inner: R,
@@ -278,6 +323,8 @@ pub(super) struct Watch {
     pub progress: Arc<Mutex<Progress>>,
     seen: Arc<Mutex<Seen>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The first stderr lines that hold an error, whatever follows them.
+    stderr_errors: Arc<Mutex<ErrorLines>>,
     /// Values filled in from `${VAR}` (and whole header values holding
     /// one): never quoted, whatever the server echoes.
     secrets: Arc<Mutex<Vec<String>>>,
@@ -428,9 +475,37 @@ impl Watch {
         let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let tail = String::from_utf8_lossy(&err);
         let tail = tail.trim();
-        if !tail.is_empty() {
+        let last: Vec<String> = {
             let last: Vec<&str> = tail.lines().rev().take(3).collect();
-            let last: Vec<&str> = last.into_iter().rev().collect();
+            last.into_iter()
+                .rev()
+                .map(|l| l.trim().chars().take(STDERR_LINE_CHARS).collect())
+                .collect()
+        };
+        drop(err);
+        let mut errors = self
+            .stderr_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .clone();
+        // The last line, still without its newline, may name the error too.
+        if let Some(line) = last.last()
+            && errors.len() < STDERR_ERROR_LINES
+            && names_an_error(line)
+            && !errors.contains(line)
+        {
+            errors.push(line.clone());
+        }
+        let errors: Vec<&String> = errors.iter().filter(|l| !last.contains(l)).collect();
+        if !errors.is_empty() {
+            let errors: Vec<&str> = errors.iter().map(|l| l.as_str()).collect();
+            out.push_str(&format!(
+                "; its stderr reports: {}",
+                escape(&errors.join(" | "))
+            ));
+        }
+        if !last.is_empty() {
             out.push_str(&format!(
                 "; its stderr ends with: {}",
                 escape(&last.join(" | "))
@@ -694,12 +769,17 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         group,
     } = spawn(spec)?;
     let stderr_buf = watch.stderr.clone();
+    let stderr_errors = watch.stderr_errors.clone();
     let stderr_reader = tokio::spawn(async move {
         let mut chunk = [0u8; 1024];
         while let Ok(n) = stderr.read(&mut chunk).await {
             if n == 0 {
                 break;
             }
+            stderr_errors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(&chunk[..n]);
             let mut buf = stderr_buf.lock().unwrap_or_else(|e| e.into_inner());
             buf.extend_from_slice(&chunk[..n]);
             let excess = buf.len().saturating_sub(STDERR_KEEP);
