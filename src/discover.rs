@@ -27,7 +27,9 @@ use crate::error::{Error, ErrorKind, Problem};
 
 use crate::snapshot::read_snapshot_bytes;
 pub use crate::snapshot::{
-    ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
+    ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, NotedArgument, NotedPrompt, NotedResource,
+    ServerNotes, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, read_snapshot_notes,
+    snapshot_bytes, snapshot_bytes_with,
 };
 pub use call::call_tool;
 pub use policy::{discover_policy, lock_policy};
@@ -145,6 +147,8 @@ pub struct Discovered {
     pub pages: usize,
     /// `serverInfo` from the initialize result.
     pub server_info: Option<Value>,
+    /// Its instructions, resources and prompts, as recorded beside `tools`.
+    pub notes: ServerNotes,
     /// The snapshot file now holding `tools`.
     pub snapshot: PathBuf,
     /// Whether the written bytes differ from the file that was there.
@@ -440,7 +444,7 @@ async fn discover_one(
     // is against the snapshot this write replaces, even with another
     // `muster discover` of the same server running.
     let path = spec.snapshot.clone();
-    let bytes = snapshot_bytes(&listing.tools);
+    let bytes = crate::snapshot::snapshot_bytes_with(&listing.tools, &listing.notes);
     snapshot_fits(&spec.name, bytes.len())
         .map_err(|e| Failed::new(FailureReason::ListingTooLarge, e))?;
     let recorded = tokio::task::spawn_blocking(move || {
@@ -471,6 +475,7 @@ async fn discover_one(
         tools: listing.tools,
         pages: listing.pages,
         server_info: listing.server_info,
+        notes: listing.notes,
         snapshot: spec.snapshot.clone(),
         snapshot_changed: recorded.changed,
         previous_unreadable: recorded.previous_unreadable,

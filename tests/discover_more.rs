@@ -170,3 +170,75 @@ fn many_servers_are_listed_a_few_at_a_time_in_declared_order() {
     assert_eq!(got, want);
     assert_eq!(muster::discover::MAX_PARALLEL, 4);
 }
+
+#[test]
+fn instructions_resources_and_prompts_are_kept_in_the_snapshot_and_never_planned() {
+    let everything = reference_server("server-everything");
+    let dir = project(&format!(
+        "[[mcp]]\nname = \"everything\"\ncommand = [\"node\", {}, \"stdio\"]\nsnapshot = \"everything.json\"\ntimeout_secs = 120\n",
+        toml_str(Path::new(&everything))
+    ));
+    let answer = discover(dir.path(), &[]);
+    assert_eq!(answer.listed, 1, "{answer:?}");
+    let snapshot = dir.path().join("policies/mcp/everything.json");
+    let notes = muster::discover::read_snapshot_notes(&snapshot).unwrap();
+    let instructions = notes.instructions.as_deref().unwrap_or_default();
+    assert!(!instructions.is_empty(), "{notes:?}");
+    assert!(instructions.chars().count() <= muster::discover::MAX_INSTRUCTIONS_CHARS);
+    assert!(!notes.resources.is_empty(), "{notes:?}");
+    assert!(notes.resources.iter().all(|r| !r.uri.is_empty()));
+    assert!(!notes.prompts.is_empty(), "{notes:?}");
+    assert!(notes.left_out.is_empty(), "{notes:?}");
+    // The tools read as before.
+    let tools = muster::discover::read_snapshot(&snapshot).unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"));
+
+    // Planned: the tools only, never a resource or a prompt.
+    let plan = common::plan_value(dir.path(), &[]);
+    let text = plan.to_string();
+    for p in &notes.prompts {
+        assert!(
+            !common::names_in(&plan, "roster").contains(&format!("mcp.everything.{}", p.name))
+                || tools.iter().any(|t| t.name == p.name),
+            "prompt {} planned: {text}",
+            p.name
+        );
+    }
+    assert!(!text.contains(&notes.resources[0].uri), "{text}");
+}
+
+#[test]
+fn a_snapshot_written_before_notes_were_kept_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.json");
+    std::fs::write(
+        &path,
+        r#"{"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(muster::discover::read_snapshot(&path).unwrap().len(), 1);
+    let notes = muster::discover::read_snapshot_notes(&path).unwrap();
+    assert_eq!(notes, muster::discover::ServerNotes::default());
+    // And one written with notes reads back through the typed structs.
+    let tools = muster::discover::read_snapshot(&path).unwrap();
+    let written = muster::discover::ServerNotes {
+        instructions: Some("Use search first.".into()),
+        prompts: vec![muster::discover::NotedPrompt {
+            name: "p".into(),
+            title: None,
+            description: Some("d".into()),
+            arguments: Vec::new(),
+        }],
+        ..Default::default()
+    };
+    std::fs::write(
+        &path,
+        muster::discover::snapshot_bytes_with(&tools, &written),
+    )
+    .unwrap();
+    assert_eq!(
+        muster::discover::read_snapshot_notes(&path).unwrap(),
+        written
+    );
+    assert_eq!(muster::discover::read_snapshot(&path).unwrap(), tools);
+}

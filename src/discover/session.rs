@@ -18,7 +18,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
+use rmcp::model::{
+    ClientRequest, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams,
+};
 use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, ServiceExt};
@@ -29,7 +32,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{Event, MAX_LISTING_BYTES, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::contract::FailureReason;
 use crate::names::escape;
-use crate::snapshot::{Checker, ListedTool};
+use crate::snapshot::{Checker, ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, ServerNotes};
 
 const STDERR_KEEP: usize = 2048;
 /// The most stderr lines that hold an error a failure quotes (besides the
@@ -314,6 +317,7 @@ pub(super) struct Listing {
     pub tools: Vec<ListedTool>,
     pub pages: usize,
     pub server_info: Option<Value>,
+    pub notes: ServerNotes,
 }
 
 /// Handles the caller keeps so it can explain a failure after the session
@@ -526,6 +530,28 @@ pub(super) struct Open {
     process: Option<Process>,
     /// `serverInfo` from the initialize result.
     pub server_info: Option<Value>,
+    /// `instructions` from the initialize result.
+    instructions: Option<String>,
+    /// Whether it offers resources, and prompts (its capabilities).
+    offers: (bool, bool),
+}
+
+/// `serverInfo`, `instructions` and whether resources and prompts are
+/// offered, from the initialize result.
+fn peer_facts(
+    client: &RunningService<RoleClient, ()>,
+) -> (Option<Value>, Option<String>, (bool, bool)) {
+    let Some(info) = client.peer_info() else {
+        return (None, None, (false, false));
+    };
+    (
+        serde_json::to_value(&info.server_info).ok(),
+        info.instructions.clone(),
+        (
+            info.capabilities.resources.is_some(),
+            info.capabilities.prompts.is_some(),
+        ),
+    )
 }
 
 /// A stdio server's process.
@@ -822,11 +848,11 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
             });
         }
     };
-    let server_info = client
-        .peer_info()
-        .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    let (server_info, instructions, offers) = peer_facts(&client);
     Ok(Open {
         client,
+        instructions,
+        offers,
         process: Some(Process {
             child,
             stderr_reader: Some(stderr_reader),
@@ -890,11 +916,11 @@ async fn open_http(spec: &ServerSpec, url: &str, watch: &Watch) -> Result<Open, 
             escape(&watch.redact(&e.to_string()))
         ))
     })?;
-    let server_info = client
-        .peer_info()
-        .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    let (server_info, instructions, offers) = peer_facts(&client);
     Ok(Open {
         client,
+        instructions,
+        offers,
         process: None,
         server_info,
     })
@@ -1038,6 +1064,10 @@ pub(super) async fn run(
     });
     watch.set_phase(LISTING);
     let result = list_all(spec, &mut open, watch, events).await;
+    let notes = match &result {
+        Ok(_) => noted(&mut open, watch).await,
+        Err(_) => ServerNotes::default(),
+    };
     let server_info = open.server_info.clone();
     open.close(watch).await;
     let (tools, pages) = result?;
@@ -1045,7 +1075,117 @@ pub(super) async fn run(
         tools,
         pages,
         server_info,
+        notes,
     })
+}
+
+/// The server's instructions, resources and prompts ([`ServerNotes`]):
+/// each list read when the server offers it, page by page up to
+/// [`MAX_PAGES`] and [`MAX_NOTED`] entries. A list that fails is left out
+/// and said so in `left_out`; the tools are recorded all the same.
+async fn noted(open: &mut Open, watch: &Watch) -> ServerNotes {
+    let mut notes = ServerNotes {
+        instructions: open
+            .instructions
+            .as_ref()
+            .filter(|i| !i.trim().is_empty())
+            .map(|i| i.chars().take(MAX_INSTRUCTIONS_CHARS).collect()),
+        ..ServerNotes::default()
+    };
+    if open.offers.0 {
+        watch.set_phase("listing resources");
+        match list_pages(open, watch, "resources", |cursor| {
+            ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
+                PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+        })
+        .await
+        {
+            Ok(items) => {
+                let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
+                notes.resources = kept;
+                if past > 0 {
+                    notes
+                        .left_out
+                        .push(format!("resources: {past} past {MAX_NOTED}"));
+                }
+            }
+            Err(why) => notes
+                .left_out
+                .push(format!("resources: {}", watch.redact(&why))),
+        }
+    }
+    if open.offers.1 {
+        watch.set_phase("listing prompts");
+        match list_pages(open, watch, "prompts", |cursor| {
+            ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(
+                PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+        })
+        .await
+        {
+            Ok(items) => {
+                let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
+                notes.prompts = kept;
+                if past > 0 {
+                    notes
+                        .left_out
+                        .push(format!("prompts: {past} past {MAX_NOTED}"));
+                }
+            }
+            Err(why) => notes
+                .left_out
+                .push(format!("prompts: {}", watch.redact(&why))),
+        }
+    }
+    notes
+}
+
+/// The first [`MAX_NOTED`] items `read` makes something of, and how many
+/// more there were.
+fn noted_items<T>(items: Vec<Value>, read: impl Fn(Value) -> Option<T>) -> (Vec<T>, usize) {
+    let total = items.len();
+    let kept: Vec<T> = items.into_iter().filter_map(read).take(MAX_NOTED).collect();
+    let past = total.saturating_sub(MAX_NOTED);
+    (kept, past)
+}
+
+/// Every item of the paginated list `key` (`resources`, `prompts`), or
+/// why it could not be read.
+async fn list_pages(
+    open: &mut Open,
+    watch: &Watch,
+    key: &str,
+    request: impl Fn(Option<String>) -> ClientRequest,
+) -> Result<Vec<Value>, String> {
+    let mut items = Vec::new();
+    let mut cursor = None;
+    let mut cursors = BTreeSet::new();
+    for page in 1..=MAX_PAGES {
+        let mut response = open
+            .request(
+                watch,
+                request(cursor.clone()),
+                &format!("{key}/list page {page}"),
+            )
+            .await
+            .map_err(|f| f.message)?;
+        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
+            return Err(format!("{key}/list page {page} has no result"));
+        };
+        if let Some(Value::Array(list)) = result.remove(key) {
+            items.extend(list);
+        }
+        if items.len() > MAX_NOTED {
+            break;
+        }
+        cursor = match result.get("nextCursor") {
+            Some(Value::String(c)) if cursors.insert(c.clone()) => Some(c.clone()),
+            Some(Value::String(_)) => return Err(format!("{key}/list repeats a cursor")),
+            _ => return Ok(items),
+        };
+    }
+    Ok(items)
 }
 
 /// A failure for breaking one of the listing's limits.
