@@ -27,7 +27,9 @@ use crate::error::{Error, ErrorKind, Problem};
 
 use crate::snapshot::read_snapshot_bytes;
 pub use crate::snapshot::{
-    ListedTool, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, snapshot_bytes,
+    ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, NotedArgument, NotedPrompt, NotedResource,
+    ServerNotes, SnapshotDiff, ToolChange, diff_snapshots, read_snapshot, read_snapshot_notes,
+    snapshot_bytes, snapshot_bytes_with,
 };
 pub use call::call_tool;
 pub use policy::{discover_policy, lock_policy};
@@ -53,6 +55,11 @@ pub const MAX_TOOLS: usize = 100_000;
 /// [`FailureReason::ListingTooLarge`]; one that repeats a cursor is a
 /// [`FailureReason::BadResponse`] at once.
 pub const MAX_PAGES: usize = 10_000;
+
+/// The most servers discovery reaches at once: 4. The rest wait their
+/// turn (their `timeout` starts when they do); outcomes stay in declared
+/// order whatever order the servers finish in.
+pub const MAX_PARALLEL: usize = 4;
 
 /// How to reach one MCP server (a stdio command, or a Streamable HTTP
 /// `url`) and where its snapshot lives.
@@ -140,6 +147,8 @@ pub struct Discovered {
     pub pages: usize,
     /// `serverInfo` from the initialize result.
     pub server_info: Option<Value>,
+    /// Its instructions, resources and prompts, as recorded beside `tools`.
+    pub notes: ServerNotes,
     /// The snapshot file now holding `tools`.
     pub snapshot: PathBuf,
     /// Whether the written bytes differ from the file that was there.
@@ -191,8 +200,8 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// Discovers every server, concurrently, and returns one outcome per server
-/// in the order given. Never panics on server misbehaviour; one server's
+/// Discovers every server, at most [`MAX_PARALLEL`] at once, and returns
+/// one outcome per server in the order given. Never panics on server misbehaviour; one server's
 /// failure does not stop the others.
 ///
 /// Builds its own tokio runtime, so call it from synchronous code (not from
@@ -232,12 +241,16 @@ pub fn discover(servers: &[ServerSpec], mut on_event: impl FnMut(Event)) -> Vec<
     };
     runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let turns = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL));
         let handles: Vec<_> = servers
             .iter()
             .cloned()
             .map(|spec| {
                 let tx = tx.clone();
+                let turns = turns.clone();
                 tokio::spawn(async move {
+                    // Never closed, so a permit always comes.
+                    let _turn = turns.acquire_owned().await;
                     let _ = tx.send(Event::Starting {
                         server: spec.name.clone(),
                     });
@@ -343,11 +356,11 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
     let tool = tool.map(|t| format!("tool `{t}`: ")).unwrap_or_default();
     mcp_error(
         &spec.name,
-        format!(
+        watch.redact(&format!(
             "{tool}timed out after {:?} while {phase}{after}{}",
             spec.timeout,
             watch.evidence()
-        ),
+        )),
         Some("check that `command` starts an MCP server on stdio, or raise its timeout".into()),
     )
 }
@@ -358,7 +371,7 @@ fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Err
     if f.tools.is_empty() {
         let err = mcp_error(
             &spec.name,
-            format!("{}{}", f.message, watch.evidence()),
+            watch.redact(&format!("{}{}", f.message, watch.evidence())),
             f.help,
         );
         return if f.code.is_empty() {
@@ -377,7 +390,7 @@ fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Err
         .tools
         .into_iter()
         .map(|t| {
-            let p = Problem::new(format!("mcp server `{}`: {t}", spec.name));
+            let p = Problem::new(format!("mcp server `{}`: {}", spec.name, watch.redact(&t)));
             match &f.help {
                 Some(h) => p.help(h.clone()),
                 None => p,
@@ -431,7 +444,7 @@ async fn discover_one(
     // is against the snapshot this write replaces, even with another
     // `muster discover` of the same server running.
     let path = spec.snapshot.clone();
-    let bytes = snapshot_bytes(&listing.tools);
+    let bytes = crate::snapshot::snapshot_bytes_with(&listing.tools, &listing.notes);
     snapshot_fits(&spec.name, bytes.len())
         .map_err(|e| Failed::new(FailureReason::ListingTooLarge, e))?;
     let recorded = tokio::task::spawn_blocking(move || {
@@ -462,6 +475,7 @@ async fn discover_one(
         tools: listing.tools,
         pages: listing.pages,
         server_info: listing.server_info,
+        notes: listing.notes,
         snapshot: spec.snapshot.clone(),
         snapshot_changed: recorded.changed,
         previous_unreadable: recorded.previous_unreadable,

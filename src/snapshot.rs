@@ -278,11 +278,126 @@ pub(crate) fn parse_listing(
 /// order, newline-terminated. serde_json's map is ordered by key, so the
 /// same listing always gives the same bytes.
 pub fn snapshot_bytes(tools: &[ListedTool]) -> Vec<u8> {
+    snapshot_bytes_with(tools, &ServerNotes::default())
+}
+
+/// The most characters of a server's `instructions` a snapshot keeps:
+/// 16,384 (the longest seen on 16 real servers was 2,010). Longer ones are
+/// cut there.
+pub const MAX_INSTRUCTIONS_CHARS: usize = 16_384;
+/// The most resources, and the most prompts, a snapshot keeps of one
+/// server: 10,000 each; the rest are left out and counted in
+/// [`ServerNotes::left_out`].
+pub const MAX_NOTED: usize = 10_000;
+
+/// What a server says besides its tools, kept in its snapshot beside
+/// `tools` for a reader to see and never planned: its initialize
+/// `instructions`, and the names and descriptions of its resources and
+/// prompts when it offers those. Every member is left out of the file when
+/// empty, so a snapshot of a server with none reads as before.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerNotes {
+    /// The initialize result's `instructions`, cut to
+    /// [`MAX_INSTRUCTIONS_CHARS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// `resources/list`, every page: each resource's `uri`, `name` and,
+    /// when given, `title`, `description`, `mimeType`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<NotedResource>,
+    /// `prompts/list`, every page: each prompt's `name` and, when given,
+    /// `title`, `description` and `arguments` (name, description, required).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<NotedPrompt>,
+    /// Resources and prompts past [`MAX_NOTED`], or whose list failed, that
+    /// are not recorded: "resources: 12 past 10,000", "prompts: list failed".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+}
+
+/// One resource a server lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotedResource {
+    /// `uri`.
+    pub uri: String,
+    /// `name`.
+    pub name: String,
+    /// `title`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `description`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `mimeType`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// One prompt a server lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotedPrompt {
+    /// `name`.
+    pub name: String,
+    /// `title`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `description`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `arguments`, when given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<NotedArgument>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NotedArgument {
+    /// `name`.
+    pub name: String,
+    /// `description`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `required`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+}
+
+/// The snapshot file for `tools` and what else the server said: `tools`
+/// first, then `notes`' members that are not empty.
+pub fn snapshot_bytes_with(tools: &[ListedTool], notes: &ServerNotes) -> Vec<u8> {
     let raw: Vec<Listed<'_>> = tools.iter().map(ListedTool::listed).collect();
-    let mut bytes = serde_json::to_vec_pretty(&serde_json::json!({ "tools": raw }))
-        .expect("a JSON value always serializes");
+    let mut doc = serde_json::Map::new();
+    doc.insert("tools".into(), serde_json::json!(raw));
+    if let Ok(Value::Object(extra)) = serde_json::to_value(notes) {
+        doc.extend(extra);
+    }
+    let mut bytes =
+        serde_json::to_vec_pretty(&Value::Object(doc)).expect("a JSON value always serializes");
     bytes.push(b'\n');
     bytes
+}
+
+/// What a snapshot holds besides its tools ([`ServerNotes`]); empty for a
+/// snapshot written before they were kept.
+///
+/// # Errors
+/// As [`read_snapshot`] for a file that cannot be read or is not JSON;
+/// [`ErrorKind::Mcp`] with `invalid-snapshot` when a member is of the wrong
+/// shape.
+pub fn read_snapshot_notes(path: &Path) -> Result<ServerNotes, Error> {
+    let text = crate::input::read_text(path).map_err(|e| e.into_error(path, "the snapshot"))?;
+    serde_json::from_str::<ServerNotes>(&text).map_err(|e| {
+        Error::new(
+            ErrorKind::Mcp,
+            Problem::coded(code::INVALID_SNAPSHOT, format!("snapshot: {e}"))
+                .in_file(path)
+                .at_line(Some(e.line()))
+                .help("run `muster discover` to record it again"),
+        )
+    })
 }
 
 /// Reads a snapshot written by discovery (or recorded by hand).

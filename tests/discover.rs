@@ -95,7 +95,24 @@ fn discovers_the_three_reference_servers_and_reports_drift_on_a_second_run() {
         let back = read_snapshot(&spec.snapshot).unwrap();
         assert_eq!(back, d.tools, "snapshot holds the listing as listed");
         let file: Value = serde_json::from_slice(&std::fs::read(&spec.snapshot).unwrap()).unwrap();
-        assert_eq!(file.as_object().unwrap().len(), 1, "only `tools`");
+        // `tools` first, then only what the server said besides them.
+        let keys: Vec<&str> = file
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys[0], "tools");
+        assert!(
+            keys[1..]
+                .iter()
+                .all(|k| ["instructions", "resources", "prompts", "leftOut"].contains(k)),
+            "{keys:?}"
+        );
+        assert_eq!(
+            muster::discover::read_snapshot_notes(&spec.snapshot).unwrap(),
+            d.notes
+        );
         // Every server reported progress and finished.
         for want in ["starting", "initialized", "page", "finished"] {
             assert!(

@@ -545,26 +545,32 @@ impl Drop for HttpServer {
 fn a_server_over_streamable_http_is_called_and_its_header_secret_stays_out() {
     let remote = HttpServer::start("server-everything");
     let fx = setup("");
-    // The same server as `everything`, reached over HTTP: its recorded
-    // listing is the same.
-    std::fs::copy(
-        fx.path().join("policies/mcp/everything.json"),
-        fx.path().join("policies/mcp/remote.json"),
-    )
-    .unwrap();
     let servers = fx.path().join("policies/mcp/servers.toml");
     let mut text = std::fs::read_to_string(&servers).unwrap();
     text.push_str(&format!(
         "\n[[mcp]]\nname = \"remote\"\nurl = \"{url}\"\nsnapshot = \"remote.json\"\n\
          headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_SECRET}}\" }}\n\
          allow = [\"get-sum\"]\npriority = 20\n\n\
-         [[mcp]]\nname = \"nokey\"\nurl = \"{url}\"\nsnapshot = \"remote.json\"\n\
+         [[mcp]]\nname = \"nokey\"\nurl = \"{url}\"\nsnapshot = \"nokey.json\"\n\
          headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_UNSET}}\" }}\n\
          allow = [\"get-sum\"]\npriority = 20\n",
         url = remote.url
     ));
     std::fs::write(&servers, text).unwrap();
     const SECRET: &str = "s3cr3t-7d1c9e";
+    // Discovered over HTTP too; `nokey` is recorded from `remote`'s listing
+    // (its own cannot be discovered without its variable).
+    let discovered = common::muster(fx.path())
+        .args(["discover", "--server", "remote"])
+        .env("MUSTER_TEST_SECRET", SECRET)
+        .output()
+        .unwrap();
+    assert!(discovered.status.success(), "{discovered:?}");
+    std::fs::copy(
+        fx.path().join("policies/mcp/remote.json"),
+        fx.path().join("policies/mcp/nokey.json"),
+    )
+    .unwrap();
     let log = fx.path().join("gateway.log");
     let mut gw = Piped::start_with(
         &fx.policies(),

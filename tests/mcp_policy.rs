@@ -249,3 +249,17 @@ fn expand_vars_names_the_unset_variable_server_and_key_never_a_value() {
     assert!(!p.message.contains("Bearer"), "{p:?}");
     assert_eq!(expand_vars("a$$b", "gh", "k").unwrap(), "a$b");
 }
+
+#[test]
+fn headers_the_transport_sets_itself_are_refused() {
+    let dir = dir_with(
+        "[[mcp]]\nname = \"x\"\nurl = \"https://h/mcp\"\nsnapshot = \"x.json\"\nheaders = { mcp-session-id = \"1\" }\n",
+    );
+    let got = refusals(dir.path());
+    assert_eq!(got[0].0, code::CONFLICT, "{got:?}");
+    assert_eq!(got[0].1, Some(5));
+    assert!(
+        got[0].2.contains("set by the MCP transport itself"),
+        "{got:?}"
+    );
+}

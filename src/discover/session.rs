@@ -18,7 +18,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams};
+use rmcp::model::{
+    ClientRequest, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams,
+};
 use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, ServiceExt};
@@ -29,9 +32,14 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::{Event, MAX_LISTING_BYTES, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::contract::FailureReason;
 use crate::names::escape;
-use crate::snapshot::{Checker, ListedTool};
+use crate::snapshot::{Checker, ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, ServerNotes};
 
 const STDERR_KEEP: usize = 2048;
+/// The most stderr lines that hold an error a failure quotes (besides the
+/// last 3 lines), each cut to [`STDERR_LINE_CHARS`].
+pub const STDERR_ERROR_LINES: usize = 8;
+/// The longest stderr line a failure quotes, in characters.
+pub const STDERR_LINE_CHARS: usize = 300;
 /// No descriptor is kept where there are none.
 #[cfg(not(unix))]
 type OwnedFd = std::convert::Infallible;
@@ -164,6 +172,46 @@ impl Seen {
     }
 }
 
+/// The stderr lines that say what went wrong: the first
+/// [`STDERR_ERROR_LINES`] that name an error, an exception, a traceback, a
+/// fatal condition or a panic (a stack trace's `at ...` lines after one
+/// would push it out of the last 3).
+#[derive(Default)]
+struct ErrorLines {
+    partial: Vec<u8>,
+    lines: Vec<String>,
+}
+
+impl ErrorLines {
+    fn take(&mut self, fresh: &[u8]) {
+        for &b in fresh {
+            if b == b'\n' {
+                let line = std::mem::take(&mut self.partial);
+                self.line(&String::from_utf8_lossy(&line));
+            } else if self.partial.len() < 4 * STDERR_LINE_CHARS {
+                self.partial.push(b);
+            }
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        let line = line.trim();
+        if self.lines.len() >= STDERR_ERROR_LINES || !names_an_error(line) {
+            return;
+        }
+        self.lines
+            .push(line.chars().take(STDERR_LINE_CHARS).collect());
+    }
+}
+
+/// Whether a stderr line reports an error.
+fn names_an_error(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["error", "exception", "traceback", "fatal", "panic"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
 /// Passes the server's stdout through unchanged, recording what it saw.
 struct Tap<R> {
     inner: R,
@@ -269,6 +317,7 @@ pub(super) struct Listing {
     pub tools: Vec<ListedTool>,
     pub pages: usize,
     pub server_info: Option<Value>,
+    pub notes: ServerNotes,
 }
 
 /// Handles the caller keeps so it can explain a failure after the session
@@ -278,9 +327,50 @@ pub(super) struct Watch {
     pub progress: Arc<Mutex<Progress>>,
     seen: Arc<Mutex<Seen>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The first stderr lines that hold an error, whatever follows them.
+    stderr_errors: Arc<Mutex<ErrorLines>>,
+    /// Values filled in from `${VAR}` (and whole header values holding
+    /// one): never quoted, whatever the server echoes.
+    secrets: Arc<Mutex<Vec<String>>>,
 }
 
 impl Watch {
+    /// Remembers `value` as a secret [`Self::redact`] hides.
+    fn keep_secret(&self, value: &str) {
+        // Shorter values would hide ordinary words.
+        if value.len() >= 4 {
+            let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+            s.push(value.to_string());
+            // Longest first, so a header value goes before the token in it.
+            s.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    /// `text` with every secret replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        secrets
+            .iter()
+            .fold(text.to_string(), |t, s| t.replace(s.as_str(), "[redacted]"))
+    }
+
+    /// `value` (the block's `key`) with `${VAR}` filled, every filled
+    /// variable and the whole value kept as secrets.
+    fn expand(&self, spec: &ServerSpec, key: &str, value: &str) -> Result<String, Failure> {
+        let filled = crate::policy::expand_vars(value, &spec.name, key)
+            .map_err(|e| Failure::unexpanded(&spec.name, &e))?;
+        let vars = crate::policy::vars_named(value);
+        for var in &vars {
+            if let Ok(v) = std::env::var(var) {
+                self.keep_secret(&v);
+            }
+        }
+        if !vars.is_empty() {
+            self.keep_secret(&filled);
+        }
+        Ok(filled)
+    }
+
     /// Records what the session is doing, for a timeout to report.
     pub fn set_phase(&self, phase: &'static str) {
         self.progress
@@ -389,9 +479,37 @@ impl Watch {
         let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         let tail = String::from_utf8_lossy(&err);
         let tail = tail.trim();
-        if !tail.is_empty() {
+        let last: Vec<String> = {
             let last: Vec<&str> = tail.lines().rev().take(3).collect();
-            let last: Vec<&str> = last.into_iter().rev().collect();
+            last.into_iter()
+                .rev()
+                .map(|l| l.trim().chars().take(STDERR_LINE_CHARS).collect())
+                .collect()
+        };
+        drop(err);
+        let mut errors = self
+            .stderr_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .clone();
+        // The last line, still without its newline, may name the error too.
+        if let Some(line) = last.last()
+            && errors.len() < STDERR_ERROR_LINES
+            && names_an_error(line)
+            && !errors.contains(line)
+        {
+            errors.push(line.clone());
+        }
+        let errors: Vec<&String> = errors.iter().filter(|l| !last.contains(l)).collect();
+        if !errors.is_empty() {
+            let errors: Vec<&str> = errors.iter().map(|l| l.as_str()).collect();
+            out.push_str(&format!(
+                "; its stderr reports: {}",
+                escape(&errors.join(" | "))
+            ));
+        }
+        if !last.is_empty() {
             out.push_str(&format!(
                 "; its stderr ends with: {}",
                 escape(&last.join(" | "))
@@ -408,26 +526,58 @@ pub(super) const LISTING: &str = "listing tools";
 /// tools and [`super::call`] calls one; both end with [`Open::close`].
 pub(super) struct Open {
     pub client: RunningService<RoleClient, ()>,
+    /// The server's process, for a stdio server; `None` over HTTP.
+    process: Option<Process>,
+    /// `serverInfo` from the initialize result.
+    pub server_info: Option<Value>,
+    /// `instructions` from the initialize result.
+    instructions: Option<String>,
+    /// Whether it offers resources, and prompts (its capabilities).
+    offers: (bool, bool),
+}
+
+/// `serverInfo`, `instructions` and whether resources and prompts are
+/// offered, from the initialize result.
+fn peer_facts(
+    client: &RunningService<RoleClient, ()>,
+) -> (Option<Value>, Option<String>, (bool, bool)) {
+    let Some(info) = client.peer_info() else {
+        return (None, None, (false, false));
+    };
+    (
+        serde_json::to_value(&info.server_info).ok(),
+        info.instructions.clone(),
+        (
+            info.capabilities.resources.is_some(),
+            info.capabilities.prompts.is_some(),
+        ),
+    )
+}
+
+/// A stdio server's process.
+struct Process {
     child: tokio::process::Child,
     /// Copies the server's stderr into the watch until the server closes it.
     stderr_reader: Option<tokio::task::JoinHandle<()>>,
     /// Kills the server's whole process group when the session ends.
     _group: ProcessGroup,
-    /// `serverInfo` from the initialize result.
-    pub server_info: Option<Value>,
 }
 
 impl Open {
     /// Stops the server: closing stdin is how a stdio server is told to
-    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores it.
+    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores
+    /// it. Over HTTP, rmcp ends the session (a DELETE) as it closes.
     pub async fn close(mut self, watch: &Watch) {
         watch.set_phase("closing");
         let _ = self.client.cancel().await;
-        if tokio::time::timeout(std::time::Duration::from_secs(2), self.child.wait())
+        let Some(process) = self.process.as_mut() else {
+            return;
+        };
+        if tokio::time::timeout(std::time::Duration::from_secs(2), process.child.wait())
             .await
             .is_err()
         {
-            let _ = self.child.kill().await;
+            let _ = process.child.kill().await;
         }
     }
 
@@ -457,6 +607,28 @@ impl Open {
         let id = serde_json::to_value(&handle.id)
             .map(|v| v.to_string())
             .unwrap_or_default();
+        if self.process.is_none() {
+            // Over HTTP there is no byte stream to tap: the typed response,
+            // written back as JSON, is what the server sent as rmcp models
+            // it (a result rmcp cannot type comes whole, as a custom one).
+            return match handle.await_response().await {
+                Ok(result) => {
+                    let response = serde_json::json!({ "result": result });
+                    let len = response.to_string().len();
+                    let mut seen = watch.seen.lock().unwrap_or_else(|e| e.into_inner());
+                    seen.total = seen.total.saturating_add(len);
+                    if seen.total > MAX_LISTING_BYTES {
+                        seen.too_much = true;
+                        drop(seen);
+                        return Err(watch
+                            .stopped_reading()
+                            .unwrap_or_else(|| Failure::new("sent too much")));
+                    }
+                    Ok(response)
+                }
+                Err(e) => Err(self.failed(watch, e, &format!("{what} failed")).await),
+            };
+        }
         match handle.await_response().await {
             Ok(_) | Err(ServiceError::UnexpectedResponse) => {}
             Err(e) => return Err(self.failed(watch, e, &format!("{what} failed")).await),
@@ -475,9 +647,16 @@ impl Open {
         if let Some(f) = watch.stopped_reading() {
             return f;
         }
+        let Some(process) = self.process.as_mut() else {
+            let phase = watch.phase();
+            return Failure::new(format!(
+                "{doing} while {phase}: {}",
+                escape(&watch.redact(&e.to_string()))
+            ));
+        };
         match e {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                let status = exit_status(&mut self.child, self.stderr_reader.take()).await;
+                let status = exit_status(&mut process.child, process.stderr_reader.take()).await;
                 let phase = watch.phase();
                 match status {
                     Some(status) => Failure {
@@ -598,9 +777,16 @@ pub(crate) fn spawn(spec: &ServerSpec) -> Result<Spawned, Failure> {
     })
 }
 
-/// Starts the server in `spec` and completes the MCP handshake.
+/// Starts the server in `spec` (or, with a `url`, connects to it) and
+/// completes the MCP handshake.
 pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
+    if let Some(url) = &spec.url {
+        return open_http(spec, url, watch).await;
+    }
     watch.set_phase("starting");
+    for (key, value) in &spec.env {
+        watch.expand(spec, &format!("env.{key}"), value)?;
+    }
     let Spawned {
         mut child,
         stdin,
@@ -609,12 +795,17 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         group,
     } = spawn(spec)?;
     let stderr_buf = watch.stderr.clone();
+    let stderr_errors = watch.stderr_errors.clone();
     let stderr_reader = tokio::spawn(async move {
         let mut chunk = [0u8; 1024];
         while let Ok(n) = stderr.read(&mut chunk).await {
             if n == 0 {
                 break;
             }
+            stderr_errors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(&chunk[..n]);
             let mut buf = stderr_buf.lock().unwrap_or_else(|e| e.into_inner());
             buf.extend_from_slice(&chunk[..n]);
             let excess = buf.len().saturating_sub(STDERR_KEEP);
@@ -657,14 +848,80 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
             });
         }
     };
-    let server_info = client
-        .peer_info()
-        .and_then(|info| serde_json::to_value(&info.server_info).ok());
+    let (server_info, instructions, offers) = peer_facts(&client);
     Ok(Open {
         client,
-        child,
-        stderr_reader: Some(stderr_reader),
-        _group: group,
+        instructions,
+        offers,
+        process: Some(Process {
+            child,
+            stderr_reader: Some(stderr_reader),
+            _group: group,
+        }),
+        server_info,
+    })
+}
+
+/// Connects to the Streamable HTTP server at `url` with rmcp's client and
+/// completes the MCP handshake. Header values are filled from `${VAR}` here
+/// and go nowhere but the request: they are marked sensitive, and every
+/// filled value is redacted from what a failure quotes. Redirects are not
+/// followed, so headers reach no other host. rmcp refuses any one message
+/// past [`MAX_MESSAGE_BYTES`].
+async fn open_http(spec: &ServerSpec, url: &str, watch: &Watch) -> Result<Open, Failure> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    watch.set_phase("connecting");
+    let mut headers = HashMap::new();
+    for (name, value) in &spec.headers {
+        let key = format!("headers.{name}");
+        let filled = watch.expand(spec, &key, value)?;
+        let cannot = |why: &str| Failure {
+            reason: FailureReason::CannotStart,
+            help: Some("fix the block's `headers`".into()),
+            ..Failure::new(format!("{key} {why}"))
+        };
+        let name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| cannot("is not an HTTP header name"))?;
+        let mut value = http::HeaderValue::from_str(&filled).map_err(|_| {
+            cannot("is, once filled, not an HTTP header value (a line break or control character)")
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    // Whoever installs a provider first wins; ring is muster's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Failure {
+            reason: FailureReason::CannotStart,
+            ..Failure::new(format!(
+                "cannot make an HTTP client: {}",
+                escape(&e.to_string())
+            ))
+        })?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(headers)
+        .max_json_response_size(MAX_MESSAGE_BYTES)
+        .max_sse_event_size(MAX_MESSAGE_BYTES);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    watch.set_phase("initializing");
+    let client = ().serve(transport).await.map_err(|e| Failure {
+        reason: FailureReason::HandshakeFailed,
+        help: Some("check that `url` is the server's Streamable HTTP endpoint, that it is running, and its headers".into()),
+        ..Failure::new(format!(
+            "failed to initialize over HTTP: {}",
+            escape(&watch.redact(&e.to_string()))
+        ))
+    })?;
+    let (server_info, instructions, offers) = peer_facts(&client);
+    Ok(Open {
+        client,
+        instructions,
+        offers,
+        process: None,
         server_info,
     })
 }
@@ -807,6 +1064,10 @@ pub(super) async fn run(
     });
     watch.set_phase(LISTING);
     let result = list_all(spec, &mut open, watch, events).await;
+    let notes = match &result {
+        Ok(_) => noted(&mut open, watch).await,
+        Err(_) => ServerNotes::default(),
+    };
     let server_info = open.server_info.clone();
     open.close(watch).await;
     let (tools, pages) = result?;
@@ -814,7 +1075,117 @@ pub(super) async fn run(
         tools,
         pages,
         server_info,
+        notes,
     })
+}
+
+/// The server's instructions, resources and prompts ([`ServerNotes`]):
+/// each list read when the server offers it, page by page up to
+/// [`MAX_PAGES`] and [`MAX_NOTED`] entries. A list that fails is left out
+/// and said so in `left_out`; the tools are recorded all the same.
+async fn noted(open: &mut Open, watch: &Watch) -> ServerNotes {
+    let mut notes = ServerNotes {
+        instructions: open
+            .instructions
+            .as_ref()
+            .filter(|i| !i.trim().is_empty())
+            .map(|i| i.chars().take(MAX_INSTRUCTIONS_CHARS).collect()),
+        ..ServerNotes::default()
+    };
+    if open.offers.0 {
+        watch.set_phase("listing resources");
+        match list_pages(open, watch, "resources", |cursor| {
+            ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
+                PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+        })
+        .await
+        {
+            Ok(items) => {
+                let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
+                notes.resources = kept;
+                if past > 0 {
+                    notes
+                        .left_out
+                        .push(format!("resources: {past} past {MAX_NOTED}"));
+                }
+            }
+            Err(why) => notes
+                .left_out
+                .push(format!("resources: {}", watch.redact(&why))),
+        }
+    }
+    if open.offers.1 {
+        watch.set_phase("listing prompts");
+        match list_pages(open, watch, "prompts", |cursor| {
+            ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(
+                PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+        })
+        .await
+        {
+            Ok(items) => {
+                let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
+                notes.prompts = kept;
+                if past > 0 {
+                    notes
+                        .left_out
+                        .push(format!("prompts: {past} past {MAX_NOTED}"));
+                }
+            }
+            Err(why) => notes
+                .left_out
+                .push(format!("prompts: {}", watch.redact(&why))),
+        }
+    }
+    notes
+}
+
+/// The first [`MAX_NOTED`] items `read` makes something of, and how many
+/// more there were.
+fn noted_items<T>(items: Vec<Value>, read: impl Fn(Value) -> Option<T>) -> (Vec<T>, usize) {
+    let total = items.len();
+    let kept: Vec<T> = items.into_iter().filter_map(read).take(MAX_NOTED).collect();
+    let past = total.saturating_sub(MAX_NOTED);
+    (kept, past)
+}
+
+/// Every item of the paginated list `key` (`resources`, `prompts`), or
+/// why it could not be read.
+async fn list_pages(
+    open: &mut Open,
+    watch: &Watch,
+    key: &str,
+    request: impl Fn(Option<String>) -> ClientRequest,
+) -> Result<Vec<Value>, String> {
+    let mut items = Vec::new();
+    let mut cursor = None;
+    let mut cursors = BTreeSet::new();
+    for page in 1..=MAX_PAGES {
+        let mut response = open
+            .request(
+                watch,
+                request(cursor.clone()),
+                &format!("{key}/list page {page}"),
+            )
+            .await
+            .map_err(|f| f.message)?;
+        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
+            return Err(format!("{key}/list page {page} has no result"));
+        };
+        if let Some(Value::Array(list)) = result.remove(key) {
+            items.extend(list);
+        }
+        if items.len() > MAX_NOTED {
+            break;
+        }
+        cursor = match result.get("nextCursor") {
+            Some(Value::String(c)) if cursors.insert(c.clone()) => Some(c.clone()),
+            Some(Value::String(_)) => return Err(format!("{key}/list repeats a cursor")),
+            _ => return Ok(items),
+        };
+    }
+    Ok(items)
 }
 
 /// A failure for breaking one of the listing's limits.

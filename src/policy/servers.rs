@@ -255,6 +255,22 @@ impl Loader {
             );
         }
         for (header, value) in &raw.headers {
+            if RESERVED_HEADERS
+                .iter()
+                .any(|r| header.get_ref().eq_ignore_ascii_case(r))
+            {
+                self.problems.push(
+                    src.at(header)
+                        .coded(
+                            code::CONFLICT,
+                            format!(
+                                "{subject}: header {} is set by the MCP transport itself",
+                                header.get_ref()
+                            ),
+                        )
+                        .help("remove it: muster sends Accept, Mcp-Session-Id, MCP-Protocol-Version and Last-Event-ID as the protocol requires"),
+                );
+            }
             if !is_header_name(header.get_ref()) {
                 self.problems.push(
                     src.at(header)
@@ -470,6 +486,15 @@ fn url_problem(url: &str) -> Option<&'static str> {
     }
     None
 }
+
+/// Headers the Streamable HTTP transport sets itself (rmcp refuses them).
+const RESERVED_HEADERS: [&str; 5] = [
+    "Accept",
+    "Content-Type",
+    "Mcp-Session-Id",
+    "MCP-Protocol-Version",
+    "Last-Event-ID",
+];
 
 /// An HTTP header name (RFC 9110 token).
 fn is_header_name(name: &str) -> bool {

@@ -57,6 +57,9 @@ impl Endpoint {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // Whoever installs a provider first wins; ring is muster's (as
+        // discovery's).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
