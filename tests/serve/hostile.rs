@@ -426,18 +426,26 @@ fn a_stopped_check_checks_no_more_calls() {
     assert!(whole.calls.is_empty());
 }
 
-/// The same through the service: a turn of 400 calls that each take the
-/// regex engine's whole budget is answered 503 at the request timeout, and
-/// the check then stops between calls: `muster_work_stopped` counts the
-/// request and `muster_work_items` shows far fewer calls begun than the
-/// turn holds (counted, not timed; the old code checked all 400, minutes
-/// of a core, after its 503).
+/// The same through the service. A turn's pattern work is now bounded per
+/// check (below), so the long turn is a long one: 200,000 calls in a 12 MB
+/// body (the body limit raised for it), answered 503 at a 300 ms request
+/// timeout; the check then stops between calls: `muster_work_stopped`
+/// counts the request and `muster_work_items` shows far fewer calls begun
+/// than the turn holds (counted, not timed).
 #[test]
 fn a_check_answered_by_the_timeout_stops_between_calls() {
-    const CALLS: usize = 400;
+    const CALLS: usize = 200_000;
     let fixture = fixture();
-    let server = Server::start(fixture.path(), &["--request-timeout-ms", "2000"]);
-    let body = json!({"plan": slow_plan(), "turn": slow_turn(CALLS)}).to_string();
+    let server = Server::start(
+        fixture.path(),
+        &["--request-timeout-ms", "300", "--body-limit", "67108864"],
+    );
+    let calls: Vec<Value> = (0..CALLS)
+        .map(|i| json!({"id": format!("c{i}"), "name": "t", "arguments": {"s": "ab"}}))
+        .collect();
+    let plan = json!({"format_version": 3, "roster": [{"name": "t", "check": "strict",
+        "input_schema": {"type": "object", "properties": {"s": {"type": "string"}}}}]});
+    let body = json!({"plan": plan, "turn": {"calls": calls}}).to_string();
     let reply = server.post("/v1/check", body);
     problem(&reply, 503, "timeout");
     let metric = |text: &str, name: &str| -> Option<u64> {
@@ -460,10 +468,41 @@ fn a_check_answered_by_the_timeout_stops_between_calls() {
         Some(1),
         "{metrics}"
     );
-    let begun = metric(&metrics, "muster_work_items_total").expect("calls begun");
+    // No count at all when the timeout came before the first call.
+    let begun = metric(&metrics, "muster_work_items_total").unwrap_or(0);
     assert!(
         begun < CALLS as u64 / 2,
         "{begun} of {CALLS} calls were begun"
     );
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// Issue 24, left open: a `/v1/check` body of a few KB whose values each
+/// make a backtracking `pattern` spend the regex engine's whole limit (a
+/// million steps, ~40 ms each) was checked on the async worker, so a few
+/// such bodies at once stalled the service. The work is now counted per
+/// check: past `check::MAX_CHECK_STEPS` backtracking steps (or
+/// `MAX_VALUE_STEPS` for one value) the call is refused
+/// `check-budget-exceeded`, naming the argument, and the answer is 200.
+#[test]
+fn a_small_check_of_backtracking_patterns_is_refused_past_its_step_budget() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &[]);
+    let turn = slow_turn(200);
+    let body = json!({"plan": slow_plan(), "turn": turn}).to_string();
+    assert!(body.len() < 16 * 1024, "a small body: {} bytes", body.len());
+    let reply = server.post("/v1/check", body);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let report: Value = serde_json::from_str(&reply.body).expect("the check report");
+    let calls = report["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 200);
+    for call in calls {
+        assert_eq!(call["status"], "refused", "{call}");
+        let problem = &call["problems"][0];
+        assert_eq!(problem["code"], "check-budget-exceeded", "{call}");
+        assert_eq!(problem["argument"], "s");
+        assert_eq!(problem["budget"], muster::check::MAX_CHECK_STEPS);
+        assert_eq!(problem["per_value"], muster::check::MAX_VALUE_STEPS);
+    }
     assert_eq!(server.get("/healthz").status, 200);
 }
