@@ -506,3 +506,80 @@ fn a_small_check_of_backtracking_patterns_is_refused_past_its_step_budget() {
     }
     assert_eq!(server.get("/healthz").status, 200);
 }
+
+/// Issue 24, defect 6, over HTTP: loads that each fit, put together in one
+/// document by hand past `max_loaded_tokens` (the document carries no
+/// tokens to zero: each definition is recomputed), are refused 422
+/// `session-tampered` naming the session, as at the command line
+/// (tests/session_guards.rs).
+#[test]
+fn loads_put_together_past_max_loaded_tokens_are_refused_over_http() {
+    use super::common::stdout;
+    let fixture = fixture();
+    let dir = fixture.path();
+    stdout(dir, &["session", "new", "--out", "probe.json"], 0);
+    let roster: Value = serde_json::from_str(&stdout(
+        dir,
+        &["session", "roster", "probe.json", "--format", "json"],
+        0,
+    ))
+    .unwrap();
+    let three: Vec<(String, u64)> = roster["deferred"].as_array().unwrap()[..3]
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let cap = three.iter().map(|(_, t)| t).sum::<u64>() - 1;
+    fixture.edit(
+        "policies/muster.toml",
+        "control_tool = \"tools.load\"",
+        &format!("control_tool = \"tools.load\"\nmax_loaded_tokens = {cap}"),
+    );
+    stdout(dir, &["session", "new", "--out", "a.json"], 0);
+    stdout(dir, &["session", "new", "--out", "c.json"], 0);
+    stdout(
+        dir,
+        &[
+            "session",
+            "load",
+            "a.json",
+            "--name",
+            &three[0].0,
+            "--name",
+            &three[1].0,
+        ],
+        0,
+    );
+    stdout(
+        dir,
+        &["session", "load", "c.json", "--name", &three[2].0],
+        0,
+    );
+    let mut a: Value = serde_json::from_str(&fixture.read("a.json")).unwrap();
+    let c: Value = serde_json::from_str(&fixture.read("c.json")).unwrap();
+    let mut third = c["loaded"][0].clone();
+    third["revision"] = a["revision"].clone();
+    a["loaded"].as_array_mut().unwrap().push(third);
+    let server = Server::start(dir, &[]);
+    let fine = fixture.read("a.json");
+    assert_eq!(
+        server
+            .post("/v1/sessions/roster", format!(r#"{{"session": {fine}}}"#))
+            .status,
+        200
+    );
+    let refused = problem(
+        &server.post("/v1/sessions/roster", format!(r#"{{"session": {a}}}"#)),
+        422,
+        "session-tampered",
+    );
+    assert_eq!(refused.problems[0].field.as_deref(), Some("session"));
+    assert!(
+        refused.problems[0].message.contains("max_loaded_tokens"),
+        "{refused:?}"
+    );
+}
