@@ -114,10 +114,18 @@ fn a_value_whose_pattern_needs_more_than_the_per_value_steps_is_refused_unjudged
         "{:?}",
         call.problems
     );
-    let problem = serde_json::to_value(&call.problems[0]).unwrap();
-    assert_eq!(problem["argument"], "s");
-    assert_eq!(problem["budget"], muster::check::MAX_CHECK_STEPS);
-    assert_eq!(problem["per_value"], 10_000);
+    // The problem as JSON, read back through the contract's own type.
+    let json = serde_json::to_string(&call.problems[0]).unwrap();
+    let read: muster::contract::CheckProblem = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        read.problem,
+        muster::contract::CallProblem::CheckBudgetExceeded {
+            tool: "t".into(),
+            argument: Some("s".into()),
+            budget: muster::check::MAX_CHECK_STEPS,
+            per_value: 10_000,
+        }
+    );
 }
 
 /// The budget is per check, counted in steps: each backtracking match is charged the limits it
