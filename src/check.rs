@@ -8,6 +8,7 @@
 //! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
+mod budget;
 mod cast;
 mod compiled;
 mod deep;
@@ -19,6 +20,7 @@ mod narrow;
 mod numbers;
 mod offered;
 mod path;
+mod pattern;
 mod positional;
 mod quick;
 mod repair;
@@ -37,8 +39,10 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
+pub use budget::MAX_CHECK_STEPS;
 pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
+pub use pattern::MAX_VALUE_STEPS;
 pub use schema::MAX_PROBLEMS;
 pub use turn::{Call, Turn, Unreadable};
 
@@ -263,6 +267,7 @@ pub fn check_turn_until<'t>(
     options: &CheckOptions,
     stop: &mut dyn FnMut() -> bool,
 ) -> Option<Report<'t>> {
+    let _budget = budget::Turn::open(MAX_CHECK_STEPS);
     let mut calls = Vec::with_capacity(turn.calls.len());
     for call in &turn.calls {
         if stop() {
@@ -281,6 +286,7 @@ fn check_turn_with<'t>(
     options: &CheckOptions,
     quick: bool,
 ) -> Report<'t> {
+    let _budget = budget::Turn::open(MAX_CHECK_STEPS);
     let calls = turn
         .calls
         .iter()

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::{Fixture, check_value, plan_value, reference_server, stdout};
 use muster::discover::{ServerSpec, call_tool};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const TOOL: &str = "[[tool]]\nname = \"math.calculate\"\ndescription = \"Evaluate.\"\n";
 
@@ -53,10 +53,10 @@ fn text_of(result: &Value) -> String {
         .join("\n")
 }
 
-fn object(v: &Value) -> Map<String, Value> {
-    v.as_object()
-        .unwrap_or_else(|| panic!("not an object: {v}"))
-        .clone()
+/// `v`, an object, as the text `call_tool` sends.
+fn object(v: &Value) -> String {
+    assert!(v.is_object(), "not an object: {v}");
+    v.to_string()
 }
 
 /// A policy directory with the filesystem server allowed `root/allowed`,
@@ -163,7 +163,7 @@ fn a_narrowed_search_reaches_the_real_server_with_the_policy_path() {
 
     // Forward exactly what the check let through to the real server.
     let server = spec("fs", &["node", &fs, &allowed]);
-    let result = call_tool(&server, "search_files", object(arguments)).unwrap();
+    let result = call_tool(&server, "search_files", &object(arguments)).unwrap();
     assert_ne!(result["isError"], true, "{result:#}");
     let text = text_of(&result);
     let inside_notes = Path::new(&allowed).join("notes.txt");
@@ -183,13 +183,13 @@ fn a_narrowed_search_reaches_the_real_server_with_the_policy_path() {
     // the search in the allowed directory, not the server.
     let root = Path::new(&allowed).parent().unwrap().to_string_lossy();
     let wide = spec("fs-wide", &["node", &fs, &root]);
-    let raw = call_tool(&wide, "search_files", object(&model_wrote)).unwrap();
+    let raw = call_tool(&wide, "search_files", &object(&model_wrote)).unwrap();
     let raw_text = text_of(&raw);
     assert!(
         raw_text.contains(outside_notes.to_str().unwrap()),
         "unnarrowed, the model's path is searched: {raw_text}"
     );
-    let narrowed = call_tool(&wide, "search_files", object(arguments)).unwrap();
+    let narrowed = call_tool(&wide, "search_files", &object(arguments)).unwrap();
     let narrowed_text = text_of(&narrowed);
     assert!(
         narrowed_text.contains(inside_notes.to_str().unwrap())
@@ -251,13 +251,13 @@ fn a_number_sent_as_text_is_coerced_and_the_real_server_sums_it() {
     assert_eq!(arguments, &json!({"a": 2, "b": 3}), "{report:#}");
 
     let server = spec("everything", &command);
-    let result = call_tool(&server, "get-sum", object(arguments)).unwrap();
+    let result = call_tool(&server, "get-sum", &object(arguments)).unwrap();
     assert_ne!(result["isError"], true, "{result:#}");
     let text = text_of(&result);
     assert!(text.contains("is 5"), "{text}");
 
     // What coercion spares the model: the real server rejects "2" for a number.
-    let raw = call_tool(&server, "get-sum", object(&model_wrote)).unwrap();
+    let raw = call_tool(&server, "get-sum", &object(&model_wrote)).unwrap();
     assert_eq!(raw["isError"], true, "{raw:#}");
     assert!(!text_of(&raw).contains("is 5"), "{raw:#}");
 }
@@ -269,7 +269,7 @@ fn an_unknown_server_tool_is_answered_not_panicked() {
     // The reference SDK answers an unknown tool with an error result; a
     // server that answered with a JSON-RPC error would give an Err naming
     // the server and the tool instead.
-    match call_tool(&server, "no-such-tool", Map::new()) {
+    match call_tool(&server, "no-such-tool", "{}") {
         Ok(result) => assert_eq!(result["isError"], true, "{result:#}"),
         Err(e) => {
             let text = e.to_string();
@@ -318,7 +318,7 @@ fn strict_checking_agrees_with_the_real_server() {
         "tool \"mcp.everything.get-resource-links\": argument \"count\" must be at most 10; got the number 50",
         "{report:#}"
     );
-    let raw = call_tool(&server, "get-resource-links", object(&too_many)).unwrap();
+    let raw = call_tool(&server, "get-resource-links", &object(&too_many)).unwrap();
     assert_eq!(raw["isError"], true, "the server rejects it too: {raw:#}");
 
     // The twins: a count in range, and a sum whose "2" the cast makes a number, pass the check
@@ -331,10 +331,64 @@ fn strict_checking_agrees_with_the_real_server() {
     assert_eq!(report["verdict"], "run", "{report:#}");
     let links = &report["calls"][0]["arguments"];
     assert_eq!(links, &json!({"count": 3}));
-    let result = call_tool(&server, "get-resource-links", object(links)).unwrap();
+    let result = call_tool(&server, "get-resource-links", &object(links)).unwrap();
     assert_ne!(result["isError"], true, "{result:#}");
     let sum = &report["calls"][1]["arguments"];
-    let result = call_tool(&server, "get-sum", object(sum)).unwrap();
+    let result = call_tool(&server, "get-sum", &object(sum)).unwrap();
     assert_ne!(result["isError"], true, "{result:#}");
     assert!(text_of(&result).contains("is 5"), "{result:#}");
+}
+
+/// Issue 24, defect 9: `call_tool` sent the arguments through rmcp's map of
+/// `serde_json` values, so `18446744073709551616` reached the server as
+/// `1.8446744073709552e+19` and an integer written `-0` as `-0.0`, where
+/// docs/check.md says numbers go through as written. The official MCP
+/// Python SDK's server shows the difference (its JSON reader keeps a big
+/// integer an `int` and `-0` the integer 0; JavaScript servers read both
+/// forms as the same number): it answers the `repr` of what it received.
+#[test]
+fn numbers_reach_the_server_as_the_model_wrote_them() {
+    use muster::check::{CheckOptions, OfferedPlan, Status, Turn, check_turn};
+    let python = common::python_sdk();
+    let fx = Fixture::new(&[(
+        "echo_server.py",
+        "from typing import Any\n\
+         from mcp.server.mcpserver import MCPServer\n\
+         server = MCPServer(\"echo\")\n\
+         @server.tool()\n\
+         def echo(n: Any = None, items: Any = None) -> str:\n    \
+             \"\"\"Answers the Python repr of what it received.\"\"\"\n    \
+             return repr({\"n\": n, \"items\": items})\n\
+         server.run()\n",
+    )]);
+    let plan = json!({"format_version": 3, "roster": [{"name": "echo", "source": "mcp",
+        "check": "strict", "input_schema": {"type": "object", "properties": {
+            "n": {"type": "integer"}, "items": {"type": "array", "items": {"type": "integer"}}}}}],
+        "deferred": [], "findings": []});
+    let plan = OfferedPlan::from_json(&plan.to_string(), Path::new("plan.json")).unwrap();
+    let turn = r#"{"calls": [{"id": "1", "name": "echo",
+        "arguments": {"n": 18446744073709551616, "items": [-0, 7]}}]}"#;
+    let turn = Turn::from_json(turn, Path::new("turn.json")).unwrap();
+    let report = check_turn(&plan, &turn, &CheckOptions::default());
+    assert_eq!(
+        report.calls[0].status,
+        Status::Ok,
+        "{:?}",
+        report.calls[0].problems
+    );
+    let text = report.calls[0]
+        .arguments_text()
+        .expect("an ok call's arguments");
+    assert_eq!(text, r#"{"n":18446744073709551616,"items":[-0,7]}"#);
+    let script = fx.path().join("echo_server.py");
+    let server = spec(
+        "echo",
+        &[python.to_str().unwrap(), script.to_str().unwrap()],
+    );
+    let result = call_tool(&server, "echo", &text).unwrap();
+    assert_eq!(
+        text_of(&result),
+        "{'n': 18446744073709551616, 'items': [0, 7]}",
+        "{result}"
+    );
 }

@@ -74,6 +74,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "check::MAX_VALUE_STEPS",
+            muster::check::MAX_VALUE_STEPS,
+            false,
+        ),
+        (
+            "check::MAX_CHECK_STEPS",
+            muster::check::MAX_CHECK_STEPS,
+            false,
+        ),
+        (
             "check::MAX_PROBLEMS",
             as_u64(muster::check::MAX_PROBLEMS),
             false,

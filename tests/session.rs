@@ -315,14 +315,14 @@ fn a_session_finds_loads_checks_calls_and_resumes_on_the_real_filesystem_server(
         0,
     );
     assert_eq!(ok["verdict"], "run", "{ok:#}");
-    let arguments = ok["calls"][0]["arguments"].as_object().unwrap().clone();
+    let arguments = ok["calls"][0]["arguments"].to_string();
     let mut server = ServerSpec::new(
         "filesystem",
         vec!["node".into(), fs.clone(), allowed.clone()],
         PathBuf::from("unused.json"),
     );
     server.timeout = Duration::from_secs(60);
-    let result = call_tool(&server, "read_text_file", arguments).unwrap();
+    let result = call_tool(&server, "read_text_file", &arguments).unwrap();
     assert_ne!(result["isError"], true, "{result:#}");
     assert!(
         result.to_string().contains("table for two at seven"),

@@ -399,3 +399,155 @@ fn forged_loads_past_what_deferral_loads_allows_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("deferral.loads allows 31"), "{err}");
 }
+
+/// Issue 24, defect 6: a document's `loaded[].tokens` zeroed let a session
+/// load 1,231 tokens under `max_loaded_tokens = 500`. Documents no longer
+/// carry tokens: each loaded definition is recomputed, so loads that each
+/// fit, put together in one document by hand, are refused for their sum.
+#[test]
+fn loads_put_together_past_max_loaded_tokens_are_refused() {
+    let fx = deferring();
+    stdout(fx.path(), &["session", "new", "--out", "probe.json"], 0);
+    let roster: Value = serde_json::from_str(&stdout(
+        fx.path(),
+        &["session", "roster", "probe.json", "--format", "json"],
+        0,
+    ))
+    .unwrap();
+    let three: Vec<(String, u64)> = roster["deferred"].as_array().unwrap()[..3]
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let sum: u64 = three.iter().map(|(_, t)| t).sum();
+    let cap = sum - 1;
+    fx.edit(
+        "policies/muster.toml",
+        "control_tool = \"tools.load\"",
+        &format!("control_tool = \"tools.load\"\nmax_loaded_tokens = {cap}"),
+    );
+    stdout(fx.path(), &["session", "new", "--out", "a.json"], 0);
+    stdout(fx.path(), &["session", "new", "--out", "c.json"], 0);
+    stdout(
+        fx.path(),
+        &[
+            "session",
+            "load",
+            "a.json",
+            "--name",
+            &three[0].0,
+            "--name",
+            &three[1].0,
+        ],
+        0,
+    );
+    stdout(
+        fx.path(),
+        &["session", "load", "c.json", "--name", &three[2].0],
+        0,
+    );
+    let mut a: Value = serde_json::from_str(&fx.read("a.json")).unwrap();
+    let c: Value = serde_json::from_str(&fx.read("c.json")).unwrap();
+    let mut third = c["loaded"][0].clone();
+    third["revision"] = a["revision"].clone();
+    a["loaded"].as_array_mut().unwrap().push(third);
+    fx.write("m.json", &a.to_string());
+    let (code, _, err) = run(&fx, "", &["session", "roster", "m.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the loaded tools cost {sum} tokens; deferral.max_loaded_tokens allows {cap}"
+        )),
+        "{err}"
+    );
+}
+
+/// Issue 24, defect 9: a UTF-8 byte-order mark before a session document
+/// was "expected value" (turn files accepted one). `session load` through a
+/// symbolic link replaced the link with a regular file and widened mode
+/// 600 to 644: the link stays, the document it points to is the one
+/// written, and its mode is kept.
+#[cfg(unix)]
+#[test]
+fn a_session_document_with_a_byte_order_mark_or_behind_a_link_is_read_and_written_in_place() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = deferring();
+    stdout(fx.path(), &["session", "new", "--out", "s.json"], 0);
+    let text = fx.read("s.json");
+    fx.write("bom.json", &format!("\u{feff}{text}"));
+    stdout(fx.path(), &["session", "roster", "bom.json"], 0);
+
+    std::fs::create_dir(fx.path().join("real")).unwrap();
+    std::fs::rename(fx.path().join("s.json"), fx.path().join("real/s.json")).unwrap();
+    let target = fx.path().join("real/s.json");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("real/s.json", fx.path().join("link.json")).unwrap();
+    stdout(
+        fx.path(),
+        &[
+            "session",
+            "load",
+            "link.json",
+            "--query",
+            "mcp.gmail_read.get_thread",
+        ],
+        0,
+    );
+    let link = std::fs::symlink_metadata(fx.path().join("link.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    let written: Value = serde_json::from_str(&fx.read("real/s.json")).unwrap();
+    assert_eq!(written["loaded"].as_array().unwrap().len(), 1, "{written}");
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+/// Issue 24, defect 6: `control_tool` set to another roster tool made
+/// muster tell the model to call that tool to load, and an edited
+/// `deferred[].definition_hash` or a reversed deferred list passed. The
+/// document no longer carries a control tool (a document naming one is
+/// refused), its deferred set is a count and digest rebuilt from the
+/// policy and compared (an edit is the resume report, exit 1, never
+/// served), and a reordered roster is refused.
+#[test]
+fn a_document_claiming_a_control_tool_or_an_edited_deferred_set_is_not_served() {
+    let fx = deferring();
+    stdout(fx.path(), &["session", "new", "--out", "s.json"], 0);
+    let good: Value = serde_json::from_str(&fx.read("s.json")).unwrap();
+    let roster = |doc: &Value| {
+        fx.write("f.json", &doc.to_string());
+        run(
+            &fx,
+            "",
+            &["session", "roster", "f.json", "--format", "json"],
+        )
+    };
+    let mut control = good.clone();
+    control["control_tool"] = json!("math.calculate");
+    let (code, _, err) = roster(&control);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown field `control_tool`"), "{err}");
+
+    for (field, value) in [
+        ("digest", json!(format!("sha256:{}", "0".repeat(64)))),
+        (
+            "count",
+            json!(good["deferred"]["count"].as_u64().unwrap() - 1),
+        ),
+    ] {
+        let mut edited = good.clone();
+        edited["deferred"][field] = value;
+        let (code, out, err) = roster(&edited);
+        assert_eq!(code, 1, "{field}: {out}{err}");
+        assert!(out.contains("tool-pin-mismatch"), "{field}: {out}");
+    }
+
+    let mut reversed = good.clone();
+    reversed["roster"].as_array_mut().unwrap().reverse();
+    let (code, _, err) = roster(&reversed);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not the ones its fingerprint pins"), "{err}");
+}

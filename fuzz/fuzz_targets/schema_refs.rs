@@ -4,7 +4,9 @@
 //! nested up to 24 levels. The tool is checked strictly: a schema is either refused
 //! `uncheckable-schema` or validated, and either way the answer comes within libFuzzer's
 //! `-timeout` (a "billion laughs" or a self-reference that doubles per level must be caught by
-//! the expansion measure, not run), and the same answer comes twice.
+//! the expansion measure, not run), and the same answer comes twice. Leaves include `pattern`s
+//! that need the backtracking regex engine and texts of up to 60 `a`s, exponential work for
+//! them: the check's budget of steps (`check::MAX_CHECK_STEPS`) must end it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -41,12 +43,14 @@ fn reference(b: &mut Bytes<'_>) -> Value {
 }
 
 fn leaf(b: &mut Bytes<'_>) -> Value {
-    match b.next() % 6 {
+    match b.next() % 8 {
         0 => json!({"type": "string"}),
         1 => json!({"type": "integer", "minimum": 0}),
         2 => json!({"type": "array"}),
         3 => json!({"type": "object"}),
         4 => json!(true),
+        5 => json!({"type": "string", "pattern": "^(a|a)*\\1b$"}),
+        6 => json!({"pattern": "^(?!a)(?=(a+)+$)|^(a+)+\\2c$"}),
         _ => json!({}),
     }
 }
@@ -95,12 +99,13 @@ fn arguments(b: &mut Bytes<'_>, depth: u32) -> Value {
     if depth == 0 {
         return json!("s");
     }
-    match b.next() % 6 {
+    match b.next() % 7 {
         0 => json!([]),
         1 => Value::Array((0..1 + b.next() % 3).map(|_| arguments(b, depth - 1)).collect()),
         2 => json!({"a": arguments(b, depth - 1), "b": arguments(b, depth - 1)}),
         3 => json!({"c": arguments(b, depth - 1)}),
         4 => json!(u64::from(b.next())),
+        5 => json!(format!("{}c", "a".repeat(usize::from(b.next() % 61)))),
         _ => json!("s"),
     }
 }

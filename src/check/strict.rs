@@ -75,8 +75,20 @@ impl Strict {
 pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
     super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
         .map_err(|why| why.to_string())?;
+    if let Some(pattern) = backtracking_pattern_property(schema) {
+        return Err(format!(
+            "its patternProperties pattern \"{pattern}\" needs the backtracking regex engine, whose work per member name cannot be bounded"
+        ));
+    }
     let prepared = defaults_not_required(schema);
-    let mut options = jsonschema::options().should_validate_formats(true);
+    // `pattern` is muster's bounded keyword (charged to the turn's budget); the validator's
+    // own matching, left only to `patternProperties` keys, stops at the same limit per value.
+    let mut options = jsonschema::options()
+        .should_validate_formats(true)
+        .with_keyword("pattern", super::pattern::keyword)
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(
+            usize::try_from(super::pattern::MAX_VALUE_STEPS).unwrap_or(usize::MAX),
+        ));
     for name in super::format::ASSERTED {
         let format = super::format::Format::parse(name).expect("every asserted format parses");
         options = options.with_format(name, move |text: &str| format.conforms(text));
@@ -87,6 +99,39 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
     let built = options.build(&prepared).map_err(|err| err.to_string());
     super::deep::drop_value(prepared);
     built
+}
+
+/// The first `patternProperties` key of `schema` (at any place, values that are data left
+/// out) that needs the backtracking engine. Its matches cannot be charged to the turn's budget
+/// (the validator matches member names itself), so such a schema is uncheckable; none of the
+/// recorded servers' schemas has a `patternProperties` at all.
+fn backtracking_pattern_property(schema: &Value) -> Option<String> {
+    let mut todo = vec![schema];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Array(items) => todo.extend(items),
+            Value::Object(map) => {
+                for (key, child) in map {
+                    match key.as_str() {
+                        "enum" | "const" | "default" | "examples" => {}
+                        "patternProperties" => {
+                            if let Value::Object(members) = child {
+                                if let Some(pattern) =
+                                    members.keys().find(|p| !super::pattern::linear(p))
+                                {
+                                    return Some(pattern.clone());
+                                }
+                                todo.extend(members.values());
+                            }
+                        }
+                        _ => todo.push(child),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `schema` with every `required` name whose member declares a `default` taken out of its
@@ -144,22 +189,57 @@ fn defaults_not_required(schema: &Value) -> Value {
 
 /// Validates `arguments` (what the call would forward, before fixed values are added) with
 /// `validator`, adding one problem per finding of the validator to `found`.
+///
+/// The `pattern`s that need backtracking are charged to the open turn's budget (one is opened
+/// for this call when none is). When a charge is refused during this call, the call gets the
+/// one problem `check-budget-exceeded`, naming the argument whose pattern was refused (or,
+/// when it was refused under `anyOf`, `oneOf`, `not` or `if`, the place those judge), and no
+/// other: the findings of a check cut short are not the schema's answer.
 pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, found: &mut Findings) {
-    for error in validator.iter_errors(arguments) {
-        found.problem(|| problem(tool, &error));
+    let _turn = super::budget::Turn::open(super::budget::MAX_CHECK_STEPS);
+    let refused_before = super::budget::refused();
+    let errors: Vec<ValidationError<'_>> = validator.iter_errors(arguments).collect();
+    if super::budget::refused() > refused_before {
+        let over = errors
+            .iter()
+            .find(|e| over_budget(e))
+            .or_else(|| errors.first());
+        found.problem(|| CallProblem::CheckBudgetExceeded {
+            tool: tool.to_string(),
+            argument: over.and_then(|e| {
+                let steps = steps_of(e);
+                (!steps.is_empty()).then(|| render_steps(&steps))
+            }),
+            budget: super::budget::MAX_CHECK_STEPS,
+            per_value: super::pattern::MAX_VALUE_STEPS,
+        });
+        return;
+    }
+    for error in &errors {
+        found.problem(|| problem(tool, error));
     }
 }
 
-/// The problem for one finding of the validator.
-fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
-    let mut steps: Vec<Step> = error
+/// Whether `error` is a `pattern` match muster refused to run or finish.
+fn over_budget(error: &ValidationError<'_>) -> bool {
+    matches!(error.kind(), ValidationErrorKind::Custom { message, .. } if message == super::pattern::OVER_BUDGET)
+}
+
+/// The argument path of `error`'s value.
+fn steps_of(error: &ValidationError<'_>) -> Vec<Step> {
+    error
         .instance_path()
         .iter()
         .map(|seg| match seg {
             LocationSegment::Property(name) => Step::Key(name.into_owned()),
             LocationSegment::Index(i) => Step::Index(i),
         })
-        .collect();
+        .collect()
+}
+
+/// The problem for one finding of the validator.
+fn problem(tool: &str, error: &ValidationError<'_>) -> CallProblem {
+    let mut steps = steps_of(error);
     let value = error.instance().as_ref();
     let tool = tool.to_string();
     let path = |steps: &[Step]| (!steps.is_empty()).then(|| render_steps(steps));

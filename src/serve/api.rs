@@ -326,88 +326,53 @@ fn gate_paths(dir: &Path, names: &[String]) -> Result<Vec<std::path::PathBuf>, E
               (status = 409, description = "The session's pin no longer holds (`tool-pin-mismatch`), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
 pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
-    // A small body whose plan is already compiled is a few microseconds of
-    // work: answered on the async worker, sparing the hop to the blocking
-    // pool that would cost more than the check. Anything that must plan,
-    // compile or open a session, or a larger body, goes to the pool.
-    // A panic here is answered by the router's catch-panic layer, as for
-    // every handler.
-    let generation = shared.current.load_full();
-    if body.len() <= INLINE_CHECK_BYTES {
-        match check_body(&shared, &generation, &body, None) {
-            Ok(Some(response)) => return response,
-            Ok(None) => {}
-            Err(err) => return err.generation(generation.number).into_response(),
-        }
-    }
-    with_stop(shared, generation, move |shared, g, stop| {
-        check_body(shared, g, &body, Some(stop))?.ok_or_else(|| {
-            ApiError::new(Error::new(
-                ErrorKind::Io,
-                Problem::coded(
-                    code::INTERNAL,
-                    "the check was not answered on the blocking pool",
-                ),
-            ))
-        })
+    // Every check runs on the blocking pool, however small its body: a turn's work is bounded
+    // (references by `check::MAX_SCHEMA_EXPANSION`, backtracking patterns by
+    // `check::MAX_CHECK_STEPS`), but even bounded work on an async worker is work the runtime
+    // cannot spend on `/healthz`, signals and the drain, and many small bodies add up.
+    with_generation_stop(shared, move |shared, g, stop| {
+        check_body(shared, g, &body, stop)
     })
     .await
 }
 
-/// The largest `/v1/check` body answered on the async worker when its plan
-/// is already compiled (a turn of a few dozen calls). Checking such a turn
-/// is bounded: a strict schema whose references expand past
-/// [`crate::check::MAX_SCHEMA_EXPANSION`] nodes, or multiply with the
-/// arguments' nesting, never gets a validator (it is `uncheckable-schema`
-/// and its calls are refused unjudged), so no body answered here runs
-/// unbounded validation on a worker the runtime needs for `/healthz` and
-/// signals.
-const INLINE_CHECK_BYTES: usize = 16 * 1024;
-
-/// `/v1/check`'s answer; `None` when it would have to plan, compile a plan
-/// or open a session and there is no `stop` flag, the sign of work on an
-/// async worker that must not block. With one (on the blocking pool), the
-/// flag is looked at before each call of the turn.
+/// `/v1/check`'s answer, on the blocking pool; `stop` is looked at before each call of the
+/// turn.
 fn check_body(
     shared: &Shared,
     g: &Generation,
     body: &[u8],
-    stop: Option<&AtomicBool>,
-) -> Result<Option<Response>, ApiError> {
-    let may_block = stop.is_some();
+    stop: &AtomicBool,
+) -> Result<Response, ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
-    let Some(offered) = offered_for(shared, g, &req, "/v1/check", may_block)? else {
-        return Ok(None);
-    };
+    let offered = offered_for(shared, g, &req, "/v1/check")?;
     let options = CheckOptions {
         positional: req.positional,
     };
-    let never = AtomicBool::new(false);
     let report = answer::check_until(
         &offered,
         req.turn.get(),
         Path::new("turn"),
         &options,
-        &mut until(shared, "/v1/check", stop.unwrap_or(&never)),
+        &mut until(shared, "/v1/check", stop),
     )?
     .ok_or_else(stopped)?;
     let answer = Answer::of_check(&report);
     if answer.outcome == Outcome::Failed {
         shared.metrics.turn_refused();
     }
-    Ok(Some(answered(shared, "/v1/check", answer, g.number)))
+    Ok(answered(shared, "/v1/check", answer, g.number))
 }
 
 /// What the turn of a `/v1/check` or `/v1/call` request (`endpoint`) is
-/// checked against: the plan, session or fingerprint it names; `None` when
-/// that would block and `may_block` is false.
+/// checked against: the plan, session or fingerprint it names. Runs on the
+/// blocking pool (reading a plan or a session may compile schemas).
 pub(super) fn offered_for(
     shared: &Shared,
     g: &Generation,
     req: &CheckRequest<'_>,
     endpoint: &'static str,
-    may_block: bool,
-) -> Result<Option<Arc<OfferedPlan>>, ApiError> {
+) -> Result<Arc<OfferedPlan>, ApiError> {
     let select = req.select()?;
     if select != answer::Select::default() && req.fingerprint.is_none() {
         return Err(usage(
@@ -419,29 +384,22 @@ pub(super) fn offered_for(
         .into());
     }
     let by_session = req.session.is_some() || req.session_id.is_some();
-    Ok(Some(match (&req.plan, by_session, &req.fingerprint) {
-        (None, false, Some(fingerprint)) => {
-            match offered_now(g, req, &select, fingerprint, may_block)? {
-                None => return Ok(None),
-                Some(Ok(offered)) => offered,
-                Some(Err(changed)) => {
-                    return Err(sessions::conflict(
-                        shared,
-                        endpoint,
-                        Conflict::PlanChanged(changed),
-                    ));
-                }
+    Ok(match (&req.plan, by_session, &req.fingerprint) {
+        (None, false, Some(fingerprint)) => match offered_now(g, req, &select, fingerprint)? {
+            Ok(offered) => offered,
+            Err(changed) => {
+                return Err(sessions::conflict(
+                    shared,
+                    endpoint,
+                    Conflict::PlanChanged(changed),
+                ));
             }
-        }
-        (Some(plan), false, None) => match offered_plan(g, plan.get(), may_block)? {
-            None => return Ok(None),
-            Some(offered) => offered,
         },
+        (Some(plan), false, None) => offered_plan(g, plan.get())?,
         (None, true, None) => {
-            match offered_session(shared, g, req.session, req.session_id.as_deref(), may_block)? {
-                None => return Ok(None),
-                Some(Ok(offered)) => offered,
-                Some(Err(report)) => {
+            match offered_session(shared, g, req.session, req.session_id.as_deref())? {
+                Ok(offered) => offered,
+                Err(report) => {
                     return Err(sessions::conflict(
                         shared,
                         endpoint,
@@ -459,22 +417,15 @@ pub(super) fn offered_for(
             )
             .into());
         }
-    }))
+    })
 }
 
 /// The plan `text` describes, read and compiled once per generation for
 /// the same bytes: a platform checks every turn of a session against the
 /// one plan it was offered.
-fn offered_plan(
-    g: &Generation,
-    text: &str,
-    may_block: bool,
-) -> Result<Option<Arc<OfferedPlan>>, Error> {
+fn offered_plan(g: &Generation, text: &str) -> Result<Arc<OfferedPlan>, Error> {
     if let Some(kept) = g.offered.get(text.as_bytes()) {
-        return Ok(Some(kept));
-    }
-    if !may_block {
-        return Ok(None);
+        return Ok(kept);
     }
     let offered = Arc::new(answer::offered(Offer::Plan {
         text,
@@ -483,7 +434,7 @@ fn offered_plan(
     // Compiled schemas take a few times the text's bytes.
     g.offered
         .insert(text.as_bytes(), offered.clone(), text.len() * 4);
-    Ok(Some(offered))
+    Ok(offered)
 }
 
 /// The offer of the session a check names, compiled once per generation
@@ -498,11 +449,7 @@ fn offered_session(
     g: &Generation,
     document: Option<&RawValue>,
     id: Option<&str>,
-    may_block: bool,
-) -> Result<Option<Result<Arc<OfferedPlan>, ResumeReport>>, ApiError> {
-    if !may_block {
-        return Ok(None);
-    }
+) -> Result<Result<Arc<OfferedPlan>, ResumeReport>, ApiError> {
     let (text, doc) = match (document, id) {
         (Some(raw), None) => (raw.get().to_string(), None),
         _ => {
@@ -513,7 +460,7 @@ fn offered_session(
     let mut key = b"session\0".to_vec();
     key.extend_from_slice(text.as_bytes());
     if let Some(kept) = g.offered.get(&key) {
-        return Ok(Some(Ok(kept)));
+        return Ok(Ok(kept));
     }
     let doc = match doc {
         Some(doc) => doc,
@@ -532,9 +479,9 @@ fn offered_session(
                 file: Path::new("session"),
             })?);
             g.offered.insert(&key, offered.clone(), 64 * 1024);
-            Ok(Some(Ok(offered)))
+            Ok(Ok(offered))
         }
-        Err(report) => Ok(Some(Err(report))),
+        Err(report) => Ok(Err(report)),
     }
 }
 
@@ -548,8 +495,7 @@ fn offered_now(
     req: &CheckRequest<'_>,
     select: &answer::Select,
     fingerprint: &str,
-    may_block: bool,
-) -> Result<Option<Result<Arc<OfferedPlan>, PlanChanged>>, Error> {
+) -> Result<Result<Arc<OfferedPlan>, PlanChanged>, Error> {
     // Plan texts are JSON and so never start with `now`: the two kinds of
     // key cannot meet in the one store.
     let mut key = b"now\0".to_vec();
@@ -572,12 +518,9 @@ fn offered_now(
         )
     })?;
     if let Some(kept) = g.offered.get(&key) {
-        return Ok(Some(Ok(kept)));
+        return Ok(Ok(kept));
     }
-    if !may_block {
-        return Ok(None);
-    }
-    Ok(Some(
+    Ok(
         match answer::offered_now(&g.inputs, select, fingerprint, &mut g.cache())? {
             Ok(offered) => {
                 let offered = Arc::new(offered);
@@ -587,7 +530,7 @@ fn offered_now(
             }
             Err(changed) => Err(changed),
         },
-    ))
+    )
 }
 
 /// Re-reads the policy directory. A policy that fails validation (or a

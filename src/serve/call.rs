@@ -59,7 +59,7 @@ fn checked(
     body: &[u8],
 ) -> Result<(Report<'static>, String), super::problem::ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
-    let offered = api::offered_for(shared, g, &req, "/v1/call", true)?.ok_or_else(api::stopped)?;
+    let offered = api::offered_for(shared, g, &req, "/v1/call")?;
     let options = CheckOptions {
         positional: req.positional,
     };

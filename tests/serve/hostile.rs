@@ -426,18 +426,26 @@ fn a_stopped_check_checks_no_more_calls() {
     assert!(whole.calls.is_empty());
 }
 
-/// The same through the service: a turn of 400 calls that each take the
-/// regex engine's whole budget is answered 503 at the request timeout, and
-/// the check then stops between calls: `muster_work_stopped` counts the
-/// request and `muster_work_items` shows far fewer calls begun than the
-/// turn holds (counted, not timed; the old code checked all 400, minutes
-/// of a core, after its 503).
+/// The same through the service. A turn's pattern work is now bounded per
+/// check (below), so the long turn is a long one: 200,000 calls in a 12 MB
+/// body (the body limit raised for it), answered 503 at a 300 ms request
+/// timeout; the check then stops between calls: `muster_work_stopped`
+/// counts the request and `muster_work_items` shows far fewer calls begun
+/// than the turn holds (counted, not timed).
 #[test]
 fn a_check_answered_by_the_timeout_stops_between_calls() {
-    const CALLS: usize = 400;
+    const CALLS: usize = 200_000;
     let fixture = fixture();
-    let server = Server::start(fixture.path(), &["--request-timeout-ms", "2000"]);
-    let body = json!({"plan": slow_plan(), "turn": slow_turn(CALLS)}).to_string();
+    let server = Server::start(
+        fixture.path(),
+        &["--request-timeout-ms", "300", "--body-limit", "67108864"],
+    );
+    let calls: Vec<Value> = (0..CALLS)
+        .map(|i| json!({"id": format!("c{i}"), "name": "t", "arguments": {"s": "ab"}}))
+        .collect();
+    let plan = json!({"format_version": 3, "roster": [{"name": "t", "check": "strict",
+        "input_schema": {"type": "object", "properties": {"s": {"type": "string"}}}}]});
+    let body = json!({"plan": plan, "turn": {"calls": calls}}).to_string();
     let reply = server.post("/v1/check", body);
     problem(&reply, 503, "timeout");
     let metric = |text: &str, name: &str| -> Option<u64> {
@@ -460,10 +468,118 @@ fn a_check_answered_by_the_timeout_stops_between_calls() {
         Some(1),
         "{metrics}"
     );
-    let begun = metric(&metrics, "muster_work_items_total").expect("calls begun");
+    // No count at all when the timeout came before the first call.
+    let begun = metric(&metrics, "muster_work_items_total").unwrap_or(0);
     assert!(
         begun < CALLS as u64 / 2,
         "{begun} of {CALLS} calls were begun"
     );
     assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// Issue 24, left open: a `/v1/check` body of a few KB whose values each
+/// make a backtracking `pattern` spend the regex engine's whole limit (a
+/// million steps, ~40 ms each) was checked on the async worker, so a few
+/// such bodies at once stalled the service. The work is now counted per
+/// check: past `check::MAX_CHECK_STEPS` backtracking steps (or
+/// `MAX_VALUE_STEPS` for one value) the call is refused
+/// `check-budget-exceeded`, naming the argument, and the answer is 200.
+#[test]
+fn a_small_check_of_backtracking_patterns_is_refused_past_its_step_budget() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &[]);
+    let turn = slow_turn(200);
+    let body = json!({"plan": slow_plan(), "turn": turn}).to_string();
+    assert!(body.len() < 16 * 1024, "a small body: {} bytes", body.len());
+    let reply = server.post("/v1/check", body);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let report: Value = serde_json::from_str(&reply.body).expect("the check report");
+    let calls = report["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 200);
+    for call in calls {
+        assert_eq!(call["status"], "refused", "{call}");
+        let problem = &call["problems"][0];
+        assert_eq!(problem["code"], "check-budget-exceeded", "{call}");
+        assert_eq!(problem["argument"], "s");
+        assert_eq!(problem["budget"], muster::check::MAX_CHECK_STEPS);
+        assert_eq!(problem["per_value"], muster::check::MAX_VALUE_STEPS);
+    }
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// Issue 24, defect 6, over HTTP: loads that each fit, put together in one
+/// document by hand past `max_loaded_tokens` (the document carries no
+/// tokens to zero: each definition is recomputed), are refused 422
+/// `session-tampered` naming the session, as at the command line
+/// (tests/session_guards.rs).
+#[test]
+fn loads_put_together_past_max_loaded_tokens_are_refused_over_http() {
+    use super::common::stdout;
+    let fixture = fixture();
+    let dir = fixture.path();
+    stdout(dir, &["session", "new", "--out", "probe.json"], 0);
+    let roster: Value = serde_json::from_str(&stdout(
+        dir,
+        &["session", "roster", "probe.json", "--format", "json"],
+        0,
+    ))
+    .unwrap();
+    let three: Vec<(String, u64)> = roster["deferred"].as_array().unwrap()[..3]
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let cap = three.iter().map(|(_, t)| t).sum::<u64>() - 1;
+    fixture.edit(
+        "policies/muster.toml",
+        "control_tool = \"tools.load\"",
+        &format!("control_tool = \"tools.load\"\nmax_loaded_tokens = {cap}"),
+    );
+    stdout(dir, &["session", "new", "--out", "a.json"], 0);
+    stdout(dir, &["session", "new", "--out", "c.json"], 0);
+    stdout(
+        dir,
+        &[
+            "session",
+            "load",
+            "a.json",
+            "--name",
+            &three[0].0,
+            "--name",
+            &three[1].0,
+        ],
+        0,
+    );
+    stdout(
+        dir,
+        &["session", "load", "c.json", "--name", &three[2].0],
+        0,
+    );
+    let mut a: Value = serde_json::from_str(&fixture.read("a.json")).unwrap();
+    let c: Value = serde_json::from_str(&fixture.read("c.json")).unwrap();
+    let mut third = c["loaded"][0].clone();
+    third["revision"] = a["revision"].clone();
+    a["loaded"].as_array_mut().unwrap().push(third);
+    let server = Server::start(dir, &[]);
+    let fine = fixture.read("a.json");
+    assert_eq!(
+        server
+            .post("/v1/sessions/roster", format!(r#"{{"session": {fine}}}"#))
+            .status,
+        200
+    );
+    let refused = problem(
+        &server.post("/v1/sessions/roster", format!(r#"{{"session": {a}}}"#)),
+        422,
+        "session-tampered",
+    );
+    assert_eq!(refused.problems[0].field.as_deref(), Some("session"));
+    assert!(
+        refused.problems[0].message.contains("max_loaded_tokens"),
+        "{refused:?}"
+    );
 }

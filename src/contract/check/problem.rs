@@ -150,6 +150,20 @@ pub enum CallProblem {
         /// The validator's reason.
         reason: String,
     },
+    /// Matching a `pattern` that needs the backtracking regex engine would take more work than
+    /// one check may do: more than `per_value` steps for this value, or past the `budget` of
+    /// steps the whole turn may spend. Nothing of the call is judged or sent.
+    CheckBudgetExceeded {
+        /// The tool called.
+        tool: String,
+        /// The argument whose pattern was refused; null when it was refused under a keyword
+        /// that judges the arguments as a whole.
+        argument: Option<String>,
+        /// The backtracking steps one check (the whole turn) may spend.
+        budget: u64,
+        /// The backtracking steps one value may take.
+        per_value: u64,
+    },
     /// The count of problems past the ten listed.
     MoreProblems {
         /// The tool called.
@@ -459,6 +473,21 @@ impl fmt::Display for CallProblem {
                 f,
                 "tool \"{tool}\": its input schema cannot be compiled for strict checking ({reason}), so no call to it can be judged and none is sent; use another tool"
             ),
+            Self::CheckBudgetExceeded {
+                tool,
+                argument,
+                budget,
+                per_value,
+            } => {
+                let at = argument.as_ref().map_or_else(
+                    || "the arguments".to_string(),
+                    |a| format!("argument \"{a}\""),
+                );
+                write!(
+                    f,
+                    "tool \"{tool}\": matching {at} against its schema's pattern needs more work than a check may do (at most {per_value} backtracking steps per value and {budget} per turn), so the call is not judged and not sent; send shorter values, or fewer in one turn"
+                )
+            }
             Self::MoreProblems { tool, more } => write!(
                 f,
                 "tool \"{tool}\": and {more} more problem{} not listed here",
@@ -503,6 +532,7 @@ impl CallProblem {
             Self::UndeclaredArgument { .. } => "undeclared-argument",
             Self::SchemaMismatch { .. } => "schema-mismatch",
             Self::UncheckableSchema { .. } => "uncheckable-schema",
+            Self::CheckBudgetExceeded { .. } => "check-budget-exceeded",
             Self::MoreProblems { .. } => "more-problems",
             Self::NotRun { .. } => "not-run",
         }
