@@ -220,7 +220,7 @@ impl Serve {
     }
 
     fn post_text(&self, body: &str) -> (u16, String, String) {
-        let response = reqwest::blocking::Client::new()
+        let response = common::http_client()
             .post(format!("http://{}/v1/call", self.addr))
             .header("content-type", "application/json")
             .body(body.to_string())
@@ -242,7 +242,9 @@ impl Serve {
     }
 
     fn get(&self, path: &str) -> String {
-        reqwest::blocking::get(format!("http://{}{path}", self.addr))
+        common::http_client()
+            .get(format!("http://{}{path}", self.addr))
+            .send()
             .unwrap()
             .text()
             .unwrap()

@@ -751,7 +751,7 @@ fn the_inspector_cli_keeps_a_chat_addressed_by_path_over_http() {
 fn the_http_transport_refuses_what_it_cannot_serve() {
     let fx = setup("");
     let serve = Serve::start(&fx);
-    let client = reqwest::blocking::Client::new();
+    let client = common::http_client();
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let post = |path: &str, body: &str, headers: &[(&str, &str)]| {
         let mut request = client

@@ -65,7 +65,7 @@ impl Server {
             addr: String::new(),
             start: None,
             stderr,
-            client: reqwest::blocking::Client::new(),
+            client: common::http_client(),
         };
         let start = server.wait_event("start");
         server.addr = start
@@ -1065,7 +1065,7 @@ fn a_request_during_reloads_answers_from_one_generation() {
         let askers: Vec<_> = (0..4)
             .map(|_| {
                 scope.spawn(|| {
-                    let client = reqwest::blocking::Client::new();
+                    let client = common::http_client();
                     let mut seen = Vec::new();
                     // Ask until the reloads are over, then once more.
                     loop {

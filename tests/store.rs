@@ -118,7 +118,7 @@ impl Service {
         Self {
             child,
             addr,
-            client: reqwest::blocking::Client::new(),
+            client: common::http_client(),
         }
     }
 

@@ -7,6 +7,20 @@ pub mod postgres;
 
 use std::path::{Path, PathBuf};
 
+/// A builder for the tests' HTTP clients. muster reaches MCP servers over
+/// https with rustls and the ring provider, which reqwest (its features
+/// unified with muster's in a test build) needs installed process-wide
+/// before any client is built; this installs it first.
+pub fn http_builder() -> reqwest::blocking::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::builder()
+}
+
+/// A test HTTP client with reqwest's defaults ([`http_builder`]).
+pub fn http_client() -> reqwest::blocking::Client {
+    http_builder().build().expect("an HTTP client")
+}
+
 /// A policy directory in a temporary folder, removed on drop.
 pub struct Fixture {
     pub dir: tempfile::TempDir,

@@ -17,7 +17,7 @@ use super::{Server, fixture};
 fn healthz_answers_after_checks_against_a_billion_laughs_schema() {
     let fixture = fixture();
     let server = Server::start(fixture.path(), &[]);
-    let client = reqwest::blocking::Client::builder()
+    let client = crate::common::http_builder()
         .timeout(Duration::from_secs(300))
         .build()
         .expect("client");
