@@ -33,7 +33,7 @@ pub use crate::snapshot::{
 };
 pub use call::call_tool;
 pub use policy::{discover_policy, lock_policy};
-pub(crate) use session::{ProcessGroupHandle, Spawned, spawn};
+pub(crate) use session::{ProcessGroupHandle, Spawned, keep_stderr, spawn};
 
 /// The longest JSON-RPC message (one line on the server's stdout) muster
 /// reads: 16 MiB, the limit rmcp's transports keep by default. A longer

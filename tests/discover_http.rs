@@ -7,68 +7,12 @@
 
 mod common;
 
-use common::{muster, reference_server};
+use common::{HttpServer, muster};
 use muster::contract::{DiscoverAnswer, ServerDiscovery};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 /// The value the secret header's variable holds: recognizable in any output.
 const SECRET: &str = "sekrit-7f3a9c-do-not-print";
-
-/// `server-everything streamableHttp`, killed when dropped.
-struct HttpServer {
-    child: Child,
-    port: u16,
-}
-
-impl HttpServer {
-    fn start() -> Self {
-        let entry = reference_server("server-everything");
-        // A free port: bound, read and let go (the server takes it next).
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = Command::new("node")
-            .arg(&entry)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node starts");
-        // It says so on stderr once it listens.
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(line)) if line.contains("listening on port") => break,
-                Some(Ok(_)) => {}
-                _ => {
-                    let _ = child.kill();
-                    panic!("server-everything stopped before it listened");
-                }
-            }
-        }
-        // Keep draining stderr so the server never blocks on it.
-        std::thread::spawn(move || for _ in lines {});
-        Self { child, port }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A project directory whose `policies/mcp/m.toml` holds `mcp`.
 fn project(mcp: &str) -> tempfile::TempDir {
@@ -120,7 +64,7 @@ fn assert_no_secret(what: &str, text: &str) {
 
 #[test]
 fn server_everything_over_http_is_discovered_locked_and_planned() {
-    let server = HttpServer::start();
+    let server = HttpServer::start("server-everything");
     let dir = project(&format!(
         r#"[[mcp]]
 name = "everything"
@@ -192,7 +136,7 @@ snapshot = "everything.json"
 
 #[test]
 fn a_failing_http_server_never_shows_the_filled_header() {
-    let server = HttpServer::start();
+    let server = HttpServer::start("server-everything");
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()

@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Fixture, inspector, python_sdk, reference_server, stdout};
+use common::{Fixture, HttpServer, inspector, python_sdk, reference_server, stdout};
 use serde_json::{Value, json};
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
@@ -493,54 +493,6 @@ fn a_server_that_changes_a_tool_under_a_chat_is_refused_until_reviewed() {
     );
 }
 
-/// A reference server from npm serving Streamable HTTP on a free loopback
-/// port (`loopback.mjs` keeps it off other interfaces), stopped on drop.
-struct HttpServer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start(package: &str) -> Self {
-        let entry = reference_server(package);
-        let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut child = Command::new("node")
-            .arg("--import")
-            .arg(servers.join("loopback.mjs"))
-            .arg(&entry)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the reference server over HTTP");
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self {
-                    child,
-                    url: format!("http://127.0.0.1:{port}/mcp"),
-                };
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("{package} did not listen on 127.0.0.1:{port}");
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_server_over_streamable_http_is_called_and_its_header_secret_stays_out() {
     let remote = HttpServer::start("server-everything");
@@ -554,7 +506,7 @@ fn a_server_over_streamable_http_is_called_and_its_header_secret_stays_out() {
          [[mcp]]\nname = \"nokey\"\nurl = \"{url}\"\nsnapshot = \"nokey.json\"\n\
          headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_UNSET}}\" }}\n\
          allow = [\"get-sum\"]\npriority = 20\n",
-        url = remote.url
+        url = remote.url("/mcp")
     ));
     std::fs::write(&servers, text).unwrap();
     const SECRET: &str = "s3cr3t-7d1c9e";

@@ -149,22 +149,10 @@ async fn call_once(
         mut child,
         mut stdin,
         stdout,
-        mut stderr,
+        stderr,
         group: _group,
     } = session::spawn(spec)?;
-    let keep = stderr_buf.clone();
-    let stderr_reader = tokio::spawn(async move {
-        let mut chunk = [0u8; 1024];
-        while let Ok(n) = stderr.read(&mut chunk).await {
-            if n == 0 {
-                break;
-            }
-            let mut buf = keep.lock().unwrap_or_else(|e| e.into_inner());
-            buf.extend_from_slice(&chunk[..n]);
-            let excess = buf.len().saturating_sub(STDERR_KEEP);
-            buf.drain(..excess);
-        }
-    });
+    let stderr_reader = session::keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
     let mut stdout = BufReader::new(stdout);
     set("initializing");
     let initialize = format!(

@@ -718,6 +718,30 @@ impl ProcessGroupHandle {
     }
 }
 
+/// Reads a server's `stderr` to its end in a task, keeping its last `keep`
+/// bytes in `buf` (to quote when it fails) and showing each chunk to
+/// `also` first.
+pub(crate) fn keep_stderr(
+    mut stderr: tokio::process::ChildStderr,
+    buf: Arc<Mutex<Vec<u8>>>,
+    keep: usize,
+    mut also: impl FnMut(&[u8]) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut chunk = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut chunk).await {
+            if n == 0 {
+                break;
+            }
+            also(&chunk[..n]);
+            let mut buf = buf.lock().unwrap_or_else(|e| e.into_inner());
+            buf.extend_from_slice(&chunk[..n]);
+            let excess = buf.len().saturating_sub(keep);
+            buf.drain(..excess);
+        }
+    })
+}
+
 /// Starts the server in `spec` with piped stdio, in a process group of its
 /// own tied to muster (see [`tie_to_muster`]): nothing it starts outlives
 /// the [`ProcessGroup`] or muster.
@@ -791,26 +815,15 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         mut child,
         stdin,
         stdout,
-        mut stderr,
+        stderr,
         group,
     } = spawn(spec)?;
-    let stderr_buf = watch.stderr.clone();
     let stderr_errors = watch.stderr_errors.clone();
-    let stderr_reader = tokio::spawn(async move {
-        let mut chunk = [0u8; 1024];
-        while let Ok(n) = stderr.read(&mut chunk).await {
-            if n == 0 {
-                break;
-            }
-            stderr_errors
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(&chunk[..n]);
-            let mut buf = stderr_buf.lock().unwrap_or_else(|e| e.into_inner());
-            buf.extend_from_slice(&chunk[..n]);
-            let excess = buf.len().saturating_sub(STDERR_KEEP);
-            buf.drain(..excess);
-        }
+    let stderr_reader = keep_stderr(stderr, watch.stderr.clone(), STDERR_KEEP, move |chunk| {
+        stderr_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(chunk);
     });
 
     let tap = Tap {

@@ -615,23 +615,11 @@ fn start_process(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
         child,
         stdin,
         stdout,
-        mut stderr,
+        stderr,
         group,
     } = spawned;
     let stderr_buf = Arc::new(Mutex::new(Vec::new()));
-    let keep = stderr_buf.clone();
-    tokio::spawn(async move {
-        let mut chunk = [0u8; 1024];
-        while let Ok(n) = stderr.read(&mut chunk).await {
-            if n == 0 {
-                break;
-            }
-            let mut buf = keep.lock().unwrap_or_else(|e| e.into_inner());
-            buf.extend_from_slice(&chunk[..n]);
-            let excess = buf.len().saturating_sub(STDERR_KEEP);
-            buf.drain(..excess);
-        }
-    });
+    discover::keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
     let conn = Arc::new(Conn::new(
         Wire::Stdio(tokio::sync::Mutex::new(stdin)),
         Some(discover::ProcessGroupHandle::new(group, child)),

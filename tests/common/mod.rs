@@ -145,6 +145,62 @@ pub fn reference_server(package: &str) -> String {
     entry.to_string_lossy().into_owned()
 }
 
+/// A reference server from npm serving Streamable HTTP
+/// (`streamableHttp`) on a free loopback port, stopped on drop. The
+/// servers take only a `PORT` and would listen on every interface;
+/// `tests/mcp-servers/loopback.mjs`, preloaded, binds them to 127.0.0.1.
+pub struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpServer {
+    pub fn start(package: &str) -> Self {
+        let entry = reference_server(package);
+        let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
+        // A free port: bound, read and let go (the server takes it next).
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let mut child = std::process::Command::new("node")
+            .arg("--import")
+            .arg(servers.join("loopback.mjs"))
+            .arg(&entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("node starts");
+        for _ in 0..300 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self { child, port };
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("{package} stopped before it listened: {status}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{package} did not listen on 127.0.0.1:{port}");
+    }
+
+    /// `http://127.0.0.1:PORT{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Runs `npm ci` once: one test process installs while the others (in this
 /// process or another) wait for it.
 fn install_servers(servers: &Path) {
