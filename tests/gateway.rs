@@ -324,6 +324,28 @@ fn bad_json_rpc_gets_its_codes_and_the_gateway_keeps_serving() {
     let listen =
         gw.ask(r#"{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{}}"#);
     assert_eq!(code(&listen), -32602);
+    // At most 16 subscriptions stay open on one connection.
+    for i in 0..16 {
+        gw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":"s{i}","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}}}}}}"#
+        ));
+        let ack = gw.read();
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{ack}"
+        );
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            json!(format!("s{i}"))
+        );
+    }
+    let seventeenth = gw.ask(
+        r#"{"jsonrpc":"2.0","id":"s16","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}"#,
+    );
+    assert_eq!(
+        (code(&seventeenth), &seventeenth["id"]),
+        (-32602, &json!("s16"))
+    );
     let unknown = gw.ask(r#"{"jsonrpc":"2.0","id":"m","method":"resources/list"}"#);
     assert_eq!((code(&unknown), &unknown["id"]), (-32601, &json!("m")));
     let no_name = gw.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#);

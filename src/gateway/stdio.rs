@@ -94,17 +94,25 @@ where
                 subscriptions.modern.store(true, Ordering::Release);
             }
             if let Some((id, tools)) = reply.listen {
-                let asked = if tools {
-                    r#"{"toolsListChanged":true}"#
+                if subscriptions.lock().len() >= MAX_SUBSCRIPTIONS {
+                    let message = format!(
+                        "{MAX_SUBSCRIPTIONS} subscriptions are open on this connection; cancel one first"
+                    );
+                    let failure = rpc::Failure::new(Some(id), rpc::INVALID_PARAMS, message);
+                    lines.push(failure.to_json());
                 } else {
-                    "{}"
-                };
-                lines.push(rpc::tagged(
-                    "notifications/subscriptions/acknowledged",
-                    &id,
-                    &format!(r#"{{"notifications":{asked}}}"#),
-                ));
-                subscriptions.open(id, tools);
+                    let asked = if tools {
+                        r#"{"toolsListChanged":true}"#
+                    } else {
+                        "{}"
+                    };
+                    lines.push(rpc::tagged(
+                        "notifications/subscriptions/acknowledged",
+                        &id,
+                        &format!(r#"{{"notifications":{asked}}}"#),
+                    ));
+                    subscriptions.open(id, tools);
+                }
             }
             if let Some(cancelled) = &reply.cancelled {
                 subscriptions.close(cancelled);
