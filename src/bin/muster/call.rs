@@ -4,6 +4,7 @@
 
 use crate::args::{CallTurn, TextOrJson};
 use crate::{EXIT_FAILED, emit, offered};
+use muster::Error;
 use muster::answer;
 use muster::check::CheckOptions;
 use muster::contract::{CallAnswer, ResultStatus, TurnOutcome};
@@ -11,7 +12,6 @@ use muster::gateway::{CallRecord, Gateway, Options};
 use muster::policy::Inputs;
 use muster::session::SessionKeys;
 use muster::store::MemoryStore;
-use muster::{Error, ErrorKind, Problem};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::sync::Arc;
@@ -54,16 +54,7 @@ pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
         Box::new(MemoryStore::default()),
         observer,
     )?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                Problem::new(format!("cannot start the async runtime: {e}")),
-            )
-        })?;
+    let runtime = crate::gateway::runtime()?;
     let gateway = Arc::new(gateway);
     let ran = runtime.block_on(async {
         let ran = gateway.call_turn(&report, "").await;

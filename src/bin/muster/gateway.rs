@@ -53,16 +53,7 @@ pub(crate) fn run(args: McpGateway) -> Result<u8, Error> {
         "left_to_host": left,
     });
     eprintln!("{notice}");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                Problem::new(format!("cannot start the async runtime: {e}")),
-            )
-        })?;
+    let runtime = runtime()?;
     let gateway = Arc::new(gateway);
     runtime
         .block_on(stdio::serve(
@@ -78,4 +69,22 @@ pub(crate) fn run(args: McpGateway) -> Result<u8, Error> {
             )
         })?;
     Ok(0)
+}
+
+/// The runtime `muster mcp` and `muster call` run the gateway on: two
+/// workers, timers and I/O.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when the runtime cannot start.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                Problem::new(format!("cannot start the async runtime: {e}")),
+            )
+        })
 }
