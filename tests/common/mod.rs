@@ -175,7 +175,7 @@ impl HttpServer {
             .spawn()
             .expect("node starts");
         for _ in 0..300 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if answers_http(port) {
                 return Self { child, port };
             }
             if let Ok(Some(status)) = child.try_wait() {
@@ -192,6 +192,23 @@ impl HttpServer {
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
+}
+
+/// Whether something on 127.0.0.1:`port` answers an HTTP request (any
+/// status): listening alone is not ready.
+fn answers_http(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+    let request =
+        format!("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 5];
+    stream.read_exact(&mut head).is_ok() && &head == b"HTTP/"
 }
 
 impl Drop for HttpServer {
