@@ -9,6 +9,8 @@
 //! the environment. The same entries and query always give the same hits.
 
 mod deferred;
+#[cfg(feature = "encoder")]
+pub mod encoder;
 mod stem;
 mod text;
 mod typo;
