@@ -79,3 +79,45 @@ fn vectors_are_deterministic_and_cached() {
     let cake = embed_cached("bake a chocolate cake");
     assert!(dot(&a, &mail) > dot(&a, &cake) + 0.2);
 }
+
+mod mixed {
+    use muster::search::{Entry, Index};
+
+    fn entries() -> Vec<Entry<'static>> {
+        [
+            ("mcp.finance.get_company_profile", "Company information: sector, employees, market capitalisation, headquarters."),
+            ("mcp.mail.search_threads", "Search email threads by sender, subject or date."),
+            ("mcp.mail.send_message", "Send an email message to one or more recipients."),
+            ("mcp.weather.get_forecast", "Weather forecast for a city for the next days."),
+            ("mcp.files.read_text_file", "Read the complete contents of a text file from disk."),
+            ("mcp.files.write_file", "Create or overwrite a file with new content."),
+        ]
+        .into_iter()
+        .map(|(name, description)| Entry { name, description, input_schema: None })
+        .collect()
+    }
+
+    #[test]
+    fn meaning_finds_a_tool_that_shares_no_word() {
+        let query = "will it rain in Paris tomorrow";
+        // BM25F alone finds nothing: no word is shared.
+        assert!(Index::build(entries()).search(query, 5).is_empty());
+        let index = Index::build_mixed(entries());
+        let hits = index.search(query, 5);
+        assert_eq!(index.name(hits[0].entry), Some("mcp.weather.get_forecast"));
+        assert!(hits[0].score < 1.0);
+    }
+
+    #[test]
+    fn an_unrelated_ask_finds_nothing_and_names_still_win() {
+        let index = Index::build_mixed(entries());
+        assert_eq!(index.search("bake a chocolate cake", 5), vec![]);
+        let hits = index.search("mcp.files.write_file", 5);
+        assert_eq!((hits[0].entry, hits[0].score), (5, 1.0));
+        // A lexical match outranks its near neighbour in meaning.
+        let hits = index.search("read a text file", 5);
+        assert_eq!(index.name(hits[0].entry), Some("mcp.files.read_text_file"));
+        // Same query, same hits, same scores.
+        assert_eq!(index.search("read a text file", 5), hits);
+    }
+}

@@ -70,7 +70,7 @@ impl DeferredIndex {
         let texts: Vec<String> = entries
             .iter()
             .map(|e| match e.kind {
-                EntryKind::Tool => e.description.clone(),
+                EntryKind::Tool => titled(&catalog.candidates[e.tools[0]], &e.description),
                 EntryKind::Kind => {
                     let mut text = e.description.clone();
                     for &i in &e.tools {
@@ -84,7 +84,11 @@ impl DeferredIndex {
                 }
             })
             .collect();
-        let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
+        #[cfg(feature = "encoder")]
+        let build = Index::build_mixed;
+        #[cfg(not(feature = "encoder"))]
+        let build = Index::build;
+        let index = build(entries.iter().zip(&texts).map(|(e, text)| Entry {
             name: &e.name,
             description: text,
             input_schema: match e.kind {
@@ -99,6 +103,31 @@ impl DeferredIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.index.search(query, limit)
     }
+}
+
+/// A tool's description with the titles its server listed before it (the
+/// tool's `title` and `annotations.title`, when they say more than the
+/// name), so they are searched as description words.
+fn titled(c: &crate::catalog::Candidate, description: &str) -> String {
+    let Some(hints) = c.hints.as_deref() else {
+        return description.to_owned();
+    };
+    let annotated = hints.annotations.as_ref().and_then(|a| a.get("title"));
+    let mut titles: Vec<&str> = [hints.title.as_ref(), annotated]
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    titles.dedup();
+    if titles.is_empty() {
+        return description.to_owned();
+    }
+    let mut text = titles.join(". ");
+    text.push_str(". ");
+    text.push_str(description);
+    text
 }
 
 #[cfg(test)]
