@@ -70,7 +70,11 @@ fn main() {
                     at5 += usize::from(hits.iter().any(hit));
                 }
                 let n = queries.len().max(1) as f64;
-                println!("{{\"alpha\":{alpha},\"floor\":{floor},\"recall_at_1\":{:.3},\"recall_at_5\":{:.3}}}", at1 as f64 / n, at5 as f64 / n);
+                println!(
+                    "{{\"alpha\":{alpha},\"floor\":{floor},\"recall_at_1\":{:.3},\"recall_at_5\":{:.3}}}",
+                    at1 as f64 / n,
+                    at5 as f64 / n
+                );
             }
         }
         return;

@@ -414,7 +414,9 @@ impl Index {
             })
             .collect();
         // One sort key per entry: higher score first, then name order.
-        let key = |e: u32, score: u64| ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize]);
+        let key = |e: u32, score: u64| {
+            ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize])
+        };
         #[cfg(feature = "encoder")]
         let mut ranked: Vec<u64> = match &self.vectors {
             Some(vectors) => mix(query, vectors, &lexical, exact, alpha, floor)

@@ -25,7 +25,9 @@ struct Vectors {
 }
 
 fn lines<T: for<'de> Deserialize<'de>>(text: &str) -> Vec<T> {
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -40,7 +42,12 @@ fn tokenizer_matches_the_reference() {
             (ids != c.ids).then(|| format!("{:?}: {ids:?} want {:?}", c.text, c.ids))
         })
         .collect();
-    assert!(wrong.is_empty(), "{} differ: {:#?}", wrong.len(), &wrong[..wrong.len().min(3)]);
+    assert!(
+        wrong.is_empty(),
+        "{} differ: {:#?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(3)]
+    );
     // Truncation keeps [CLS] … [SEP] at 256 tokens.
     let long = cases.iter().map(|c| c.ids.len()).max().unwrap();
     assert_eq!(long, 256);
@@ -54,15 +61,31 @@ fn vectors_match_the_reference() {
     for c in &cases {
         let v = encoder.embed(&c.text);
         assert_eq!(v.len(), DIM);
-        assert!((dot(&v, &v) - 1.0).abs() < 1e-4, "{}: not a unit vector", c.text);
+        assert!(
+            (dot(&v, &v) - 1.0).abs() < 1e-4,
+            "{}: not a unit vector",
+            c.text
+        );
         // The same int8 weights: the forward pass itself agrees closely.
         let same = dot(&v, &c.int8);
-        assert!(same > 0.9999, "{:?}: cosine {same} to the int8 reference", c.text);
-        let max = v.iter().zip(&c.int8).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(
+            same > 0.9999,
+            "{:?}: cosine {same} to the int8 reference",
+            c.text
+        );
+        let max = v
+            .iter()
+            .zip(&c.int8)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(max < 2e-3, "{:?}: component off by {max}", c.text);
         // The upstream f32 model: quantization costs little.
         let upstream = dot(&v, &c.f32);
-        assert!(upstream > 0.99, "{:?}: cosine {upstream} to the f32 model", c.text);
+        assert!(
+            upstream > 0.99,
+            "{:?}: cosine {upstream} to the f32 model",
+            c.text
+        );
     }
 }
 
@@ -85,15 +108,37 @@ mod mixed {
 
     fn entries() -> Vec<Entry<'static>> {
         [
-            ("mcp.finance.get_company_profile", "Company information: sector, employees, market capitalisation, headquarters."),
-            ("mcp.mail.search_threads", "Search email threads by sender, subject or date."),
-            ("mcp.mail.send_message", "Send an email message to one or more recipients."),
-            ("mcp.weather.get_forecast", "Weather forecast for a city for the next days."),
-            ("mcp.files.read_text_file", "Read the complete contents of a text file from disk."),
-            ("mcp.files.write_file", "Create or overwrite a file with new content."),
+            (
+                "mcp.finance.get_company_profile",
+                "Company information: sector, employees, market capitalisation, headquarters.",
+            ),
+            (
+                "mcp.mail.search_threads",
+                "Search email threads by sender, subject or date.",
+            ),
+            (
+                "mcp.mail.send_message",
+                "Send an email message to one or more recipients.",
+            ),
+            (
+                "mcp.weather.get_forecast",
+                "Weather forecast for a city for the next days.",
+            ),
+            (
+                "mcp.files.read_text_file",
+                "Read the complete contents of a text file from disk.",
+            ),
+            (
+                "mcp.files.write_file",
+                "Create or overwrite a file with new content.",
+            ),
         ]
         .into_iter()
-        .map(|(name, description)| Entry { name, description, input_schema: None })
+        .map(|(name, description)| Entry {
+            name,
+            description,
+            input_schema: None,
+        })
         .collect()
     }
 

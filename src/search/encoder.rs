@@ -181,7 +181,11 @@ impl Encoder {
                 }
             })
             .collect();
-        assert_eq!(r.at, MODEL.len(), "models/minilm-l6-v2/model.bin: trailing bytes");
+        assert_eq!(
+            r.at,
+            MODEL.len(),
+            "models/minilm-l6-v2/model.bin: trailing bytes"
+        );
         let vocab: HashMap<&'static str, u32> = VOCAB
             .lines()
             .enumerate()
@@ -586,7 +590,12 @@ mod tests {
 
     #[test]
     fn erf_is_close() {
-        for (x, want) in [(0.0, 0.0), (0.5, 0.520_499_877_8), (1.0, 0.842_700_792_9), (-2.0, -0.995_322_265)] {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_8),
+            (1.0, 0.842_700_792_9),
+            (-2.0, -0.995_322_265),
+        ] {
             assert!((erf(x) - want).abs() < 2e-7, "erf({x})");
         }
     }
