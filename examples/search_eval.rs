@@ -5,7 +5,10 @@
 //! counts and recall@1 / recall@5. With `--ranks FILE` it also writes each
 //! query's top five names, for comparing with another ranker.
 //!
-//!     cargo run --release --example search_eval -- DIR SPLIT [--ranks FILE]
+//!     cargo run --release --example search_eval -- DIR SPLIT [--ranks FILE] [--lexical] [--grid]
+//!
+//! `--lexical` ranks by BM25F alone (as before the encoder); `--grid` prints
+//! recall for a grid of the mix's weight and cosine floor instead.
 
 use muster::schema::Schema;
 use muster::search::{Entry, Index};
@@ -44,11 +47,38 @@ fn main() {
         .map(|i| args[i + 1].clone());
     let tools: Vec<Tool> = lines(&format!("{dir}/tools.jsonl"));
     let queries: Vec<Labelled> = lines(&format!("{dir}/{split}.jsonl"));
-    let index = Index::build(tools.iter().map(|t| Entry {
+    let entries = tools.iter().map(|t| Entry {
         name: &t.name,
         description: &t.description,
         input_schema: t.input_schema.as_ref(),
-    }));
+    });
+    // `--lexical`: BM25F alone, as before the encoder.
+    let index = if args.iter().any(|a| a == "--lexical") {
+        Index::build(entries)
+    } else {
+        Index::build_mixed(entries)
+    };
+    // `--grid`: recall@1/@5 for each (alpha, floor), one line each.
+    if args.iter().any(|a| a == "--grid") {
+        for alpha in [0.0, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0] {
+            for floor in [0.2, 0.3, 0.35, 0.4, 0.5] {
+                let (mut at1, mut at5) = (0usize, 0usize);
+                for q in &queries {
+                    let hits = index.search_tuned(&q.query, 5, alpha, floor);
+                    let hit = |h: &muster::search::Hit| q.expect.contains(&tools[h.entry].name);
+                    at1 += usize::from(hits.first().is_some_and(hit));
+                    at5 += usize::from(hits.iter().any(hit));
+                }
+                let n = queries.len().max(1) as f64;
+                println!(
+                    "{{\"alpha\":{alpha},\"floor\":{floor},\"recall_at_1\":{:.3},\"recall_at_5\":{:.3}}}",
+                    at1 as f64 / n,
+                    at5 as f64 / n
+                );
+            }
+        }
+        return;
+    }
     let mut out = ranks.map(|f| std::fs::File::create(f).expect("ranks file"));
     let (mut at1, mut at5) = (0usize, 0usize);
     for q in &queries {

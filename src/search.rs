@@ -9,6 +9,8 @@
 //! the environment. The same entries and query always give the same hits.
 
 mod deferred;
+#[cfg(feature = "encoder")]
+pub mod encoder;
 mod stem;
 mod text;
 mod typo;
@@ -20,6 +22,8 @@ pub use deferred::{DeferredEntry, DeferredIndex};
 use crate::schema::Schema;
 use serde_json::Value;
 use std::collections::HashMap;
+#[cfg(feature = "encoder")]
+use std::sync::Arc;
 use typo::Neighbours;
 
 /// One searchable entry: a deferred tool, or a group/server entry.
@@ -128,6 +132,9 @@ pub struct Index {
     surface_stem: HashMap<String, String>,
     /// Stem → stems of its synonyms (only those in the index).
     synonyms: HashMap<String, Vec<String>>,
+    /// Each entry's unit vector, when built with [`Index::build_mixed`].
+    #[cfg(feature = "encoder")]
+    vectors: Option<Arc<[encoder::Vector]>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -274,7 +281,25 @@ impl Index {
             surface: Neighbours::build(surface_words),
             surface_stem,
             synonyms,
+            #[cfg(feature = "encoder")]
+            vectors: None,
         }
+    }
+
+    /// [`Index::build`], and each entry's vector from the dense encoder
+    /// (its name's words and description; computed once per distinct text
+    /// in this process, [`encoder::embed_cached`]), so [`Index::search`]
+    /// mixes BM25F with the cosine (`docs/search.md`).
+    #[cfg(feature = "encoder")]
+    pub fn build_mixed<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Index {
+        let entries: Vec<Entry<'a>> = entries.into_iter().collect();
+        let vectors: Arc<[encoder::Vector]> = entries
+            .iter()
+            .map(|e| encoder::embed_cached(&dense_text(e)))
+            .collect();
+        let mut index = Index::build(entries);
+        index.vectors = Some(vectors);
+        index
     }
 
     /// How many entries were indexed.
@@ -315,6 +340,14 @@ impl Index {
     /// assert_eq!(hits[0].entry, 1);
     /// ```
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        self.search_tuned(query, limit, ALPHA, COSINE_FLOOR)
+    }
+
+    /// [`Index::search`] with the mix's weight of BM25F and the cosine
+    /// floor given (for tuning them: `examples/search_eval.rs --grid`).
+    #[doc(hidden)]
+    #[cfg_attr(not(feature = "encoder"), allow(unused_variables))]
+    pub fn search_tuned(&self, query: &str, limit: usize, alpha: f64, floor: f64) -> Vec<Hit> {
         if limit == 0 {
             return Vec::new();
         }
@@ -367,8 +400,8 @@ impl Index {
             }
         }
 
-        // One sort key per entry: higher score first, then name order.
-        let mut ranked: Vec<u64> = touched
+        // Each matched entry's lexical score, in 1/10,000ths.
+        let lexical: Vec<(u32, u64)> = touched
             .into_iter()
             .filter(|&e| Some(e as usize) != exact)
             .filter_map(|e| {
@@ -377,10 +410,23 @@ impl Index {
                 let coord = matched / query_weight;
                 let score = (coord * total / best_possible * 10_000.0).round() as u64;
                 let score = score.min(BELOW_EXACT);
-                (score > 0)
-                    .then(|| ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize]))
+                (score > 0).then_some((e, score))
             })
             .collect();
+        // One sort key per entry: higher score first, then name order.
+        let key = |e: u32, score: u64| {
+            ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize])
+        };
+        #[cfg(feature = "encoder")]
+        let mut ranked: Vec<u64> = match &self.vectors {
+            Some(vectors) => mix(query, vectors, &lexical, exact, alpha, floor)
+                .into_iter()
+                .map(|(e, s)| key(e, s))
+                .collect(),
+            None => lexical.iter().map(|&(e, s)| key(e, s)).collect(),
+        };
+        #[cfg(not(feature = "encoder"))]
+        let mut ranked: Vec<u64> = lexical.iter().map(|&(e, s)| key(e, s)).collect();
         let keep = limit - hits.len();
         if ranked.len() > keep && keep > 0 {
             ranked.select_nth_unstable(keep - 1);
@@ -484,6 +530,64 @@ impl Index {
             Some([left, right])
         })
     }
+}
+
+/// The weight of BM25F in the mix, `α · bm25f/max + (1 − α) · cosine`.
+pub const ALPHA: f64 = 0.25;
+/// The cosine an entry no query word matches needs to be a hit.
+pub const COSINE_FLOOR: f64 = 0.2;
+
+/// The text the encoder reads for an entry: its name's words (the last
+/// segment), then its description.
+#[cfg(feature = "encoder")]
+fn dense_text(entry: &Entry<'_>) -> String {
+    let name = entry.name.rsplit_once('.').map_or(entry.name, |(_, n)| n);
+    let words = text::words(name).join(" ");
+    format!("{words}: {}", entry.description)
+}
+
+/// Mixed scores (1/10,000ths) of the entries that match a query word or
+/// whose cosine to the query reaches `floor`: `alpha` · lexical / best
+/// lexical + (1 − `alpha`) · cosine, each part rounded to 4 decimals
+/// first. The query is encoded once; entry vectors were computed at build.
+#[cfg(feature = "encoder")]
+fn mix(
+    query: &str,
+    vectors: &[encoder::Vector],
+    lexical: &[(u32, u64)],
+    exact: Option<usize>,
+    alpha: f64,
+    floor: f64,
+) -> Vec<(u32, u64)> {
+    let q = encoder::Encoder::get().embed(query);
+    let best = lexical.iter().map(|&(_, s)| s).max().unwrap_or(0);
+    let mut lex = vec![0u64; vectors.len()];
+    for &(e, s) in lexical {
+        lex[e as usize] = s;
+    }
+    let floor = (floor * 10_000.0).round() as i64;
+    let mut out = Vec::new();
+    for (e, v) in vectors.iter().enumerate() {
+        if Some(e) == exact {
+            continue;
+        }
+        let cosine = (f64::from(encoder::dot(&q, v)) * 10_000.0).round() as i64;
+        let l = lex[e];
+        if l == 0 && cosine < floor {
+            continue;
+        }
+        let share = if best > 0 {
+            (l as f64 / best as f64 * 10_000.0).round()
+        } else {
+            0.0
+        };
+        let score = alpha * share + (1.0 - alpha) * cosine.max(0) as f64;
+        let score = (score.round() as u64).min(BELOW_EXACT);
+        if score > 0 {
+            out.push((e as u32, score));
+        }
+    }
+    out
 }
 
 /// The term key of a word as written (a stem never starts with it).

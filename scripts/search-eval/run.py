@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Recall@1 / recall@5 of muster's search and of a plain BM25 on the
-extracted sets, in one run: muster through `examples/search_eval.rs`, and
+extracted sets, in one run: muster through `examples/search_eval.rs` (BM25F
+mixed with the encoder, and `--lexical`, BM25F alone), and
 rank_bm25's BM25Okapi (k1 1.5, b 0.75) over name + description with
 snowball stemming and English stop words, the baseline issue 22 names.
 Fetches nothing. Needs `pip install rank_bm25 snowballstemmer`.
@@ -61,10 +62,12 @@ def main():
         for split in splits:
             if not os.path.exists(os.path.join(set_dir, f"{split}.jsonl")):
                 continue
-            out = json.loads(subprocess.run([binary, set_dir, split], check=True,
-                                            capture_output=True, text=True).stdout)
+            run = lambda *flags: json.loads(subprocess.run([binary, set_dir, split, *flags], check=True,
+                                                           capture_output=True, text=True).stdout)
+            mixed, lexical = run(), run("--lexical")
             b1, b5, nq, nt = bm25(set_dir, split)
-            print(f"{name:12} {split:16} {nq:4} queries {nt:5} tools | muster @1 {out['recall_at_1']:.3f} @5 {out['recall_at_5']:.3f} | bm25 @1 {b1:.3f} @5 {b5:.3f}")
+            print(f"{name:12} {split:16} {nq:4} queries {nt:5} tools | muster mixed @1 {mixed['recall_at_1']:.3f} @5 {mixed['recall_at_5']:.3f}"
+                  f" | muster BM25F @1 {lexical['recall_at_1']:.3f} @5 {lexical['recall_at_5']:.3f} | bm25 @1 {b1:.3f} @5 {b5:.3f}")
 
 
 main()

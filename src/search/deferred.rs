@@ -70,7 +70,7 @@ impl DeferredIndex {
         let texts: Vec<String> = entries
             .iter()
             .map(|e| match e.kind {
-                EntryKind::Tool => e.description.clone(),
+                EntryKind::Tool => titled(&catalog.candidates[e.tools[0]], &e.description),
                 EntryKind::Kind => {
                     let mut text = e.description.clone();
                     for &i in &e.tools {
@@ -84,6 +84,9 @@ impl DeferredIndex {
                 }
             })
             .collect();
+        // BM25F alone for now: the mix (`Index::build_mixed`) changes which
+        // asks load one tool or a choice (tests/session.rs), so the load
+        // floors are to be retuned before it is wired here (docs/search.md).
         let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
             name: &e.name,
             description: text,
@@ -99,6 +102,31 @@ impl DeferredIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.index.search(query, limit)
     }
+}
+
+/// A tool's description with the titles its server listed before it (the
+/// tool's `title` and `annotations.title`, when they say more than the
+/// name), so they are searched as description words.
+fn titled(c: &crate::catalog::Candidate, description: &str) -> String {
+    let Some(hints) = c.hints.as_deref() else {
+        return description.to_owned();
+    };
+    let annotated = hints.annotations.as_ref().and_then(|a| a.get("title"));
+    let mut titles: Vec<&str> = [hints.title.as_ref(), annotated]
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    titles.dedup();
+    if titles.is_empty() {
+        return description.to_owned();
+    }
+    let mut text = titles.join(". ");
+    text.push_str(". ");
+    text.push_str(description);
+    text
 }
 
 #[cfg(test)]

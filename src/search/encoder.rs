@@ -1,0 +1,602 @@
+//! The dense sentence encoder: all-MiniLM-L6-v2 (Apache-2.0, vendored in
+//! `models/minilm-l6-v2/`, int8 with one scale per row), run in Rust. Text
+//! → BERT uncased WordPiece ids → embeddings + 6 transformer layers → mean
+//! pooling → a unit vector of 384 numbers, whose dot product with another
+//! is the cosine the search mixes with BM25F (`docs/search.md`).
+//!
+//! It reads only the weights compiled into the binary: no network, no
+//! files, no clock. Every reduction runs in a fixed order, so the same text
+//! gives the same vector on the same machine (the matrix products pick their
+//! SIMD kernel by CPU, so another CPU may differ in the last bits; scores
+//! are rounded before use).
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::UnicodeNormalization;
+
+/// Length of a vector.
+pub const DIM: usize = 384;
+/// Tokens per text, at most, `[CLS]` and `[SEP]` included (the model's
+/// `max_seq_length`); the rest of a longer text is not read.
+pub const MAX_TOKENS: usize = 256;
+/// A word longer than this (in characters) is `[UNK]`.
+const MAX_WORD_CHARS: usize = 100;
+/// Vectors kept by [`embed_cached`]; past it the cache starts over.
+const CACHE_CAP: usize = 65_536;
+
+static MODEL: &[u8] = include_bytes!("../../models/minilm-l6-v2/model.bin");
+static VOCAB: &str = include_str!("../../models/minilm-l6-v2/vocab.txt");
+const MAGIC: &[u8; 8] = b"MUSTENC1";
+const SPECIAL: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+
+/// A unit vector.
+pub type Vector = Arc<[f32]>;
+
+/// The loaded model. One per process ([`Encoder::get`]).
+pub struct Encoder {
+    vocab: HashMap<&'static str, u32>,
+    unk: u32,
+    cls: u32,
+    sep: u32,
+    heads: usize,
+    /// Word embeddings, int8 rows with their scales, read in place.
+    words: Int8Rows,
+    /// Position embeddings with token type 0 folded in.
+    positions: Vec<f32>,
+    norm: Norm,
+    layers: Vec<Layer>,
+}
+
+struct Int8Rows {
+    bytes: &'static [u8],
+    cols: usize,
+}
+
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+struct Linear {
+    /// Row-major [out × in], dequantized.
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    output: Linear,
+    attention_norm: Norm,
+    intermediate: Linear,
+    down: Linear,
+    output_norm: Norm,
+}
+
+/// Reads `model.bin` (written by `scripts/search-eval/encoder.py export`).
+struct Reader {
+    at: usize,
+}
+
+impl Reader {
+    fn u32(&mut self) -> usize {
+        let v = u32::from_le_bytes(MODEL[self.at..self.at + 4].try_into().expect("4 bytes"));
+        self.at += 4;
+        v as usize
+    }
+
+    fn vector(&mut self, len: usize) -> Vec<f32> {
+        let out = MODEL[self.at..self.at + 4 * len]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect();
+        self.at += 4 * len;
+        out
+    }
+
+    fn rows(&mut self, rows: usize, cols: usize) -> Int8Rows {
+        let len = rows * (4 + cols);
+        let bytes = &MODEL[self.at..self.at + len];
+        self.at += len;
+        Int8Rows { bytes, cols }
+    }
+
+    fn matrix(&mut self, rows: usize, cols: usize) -> Vec<f32> {
+        let m = self.rows(rows, cols);
+        let mut out = vec![0f32; rows * cols];
+        for (r, row) in out.chunks_exact_mut(cols).enumerate() {
+            m.row_into(r, row);
+        }
+        out
+    }
+
+    fn linear(&mut self, outputs: usize, inputs: usize) -> Linear {
+        let weight = self.matrix(outputs, inputs);
+        let bias = self.vector(outputs);
+        Linear {
+            weight,
+            bias,
+            inputs,
+            outputs,
+        }
+    }
+
+    fn norm(&mut self, len: usize) -> Norm {
+        let weight = self.vector(len);
+        let bias = self.vector(len);
+        Norm { weight, bias }
+    }
+}
+
+impl Int8Rows {
+    fn row_into(&self, r: usize, out: &mut [f32]) {
+        let row = &self.bytes[r * (4 + self.cols)..(r + 1) * (4 + self.cols)];
+        let scale = f32::from_le_bytes(row[..4].try_into().expect("4 bytes"));
+        for (o, &q) in out.iter_mut().zip(&row[4..]) {
+            *o = f32::from(q as i8) * scale;
+        }
+    }
+}
+
+impl Encoder {
+    /// The model, loaded (about 40 MB dequantized) on first use.
+    pub fn get() -> &'static Encoder {
+        static ENCODER: OnceLock<Encoder> = OnceLock::new();
+        ENCODER.get_or_init(Encoder::load)
+    }
+
+    fn load() -> Encoder {
+        assert_eq!(&MODEL[..8], MAGIC, "models/minilm-l6-v2/model.bin");
+        let mut r = Reader { at: 8 };
+        let [vocab_len, hidden, layers, heads, inner, positions] = [(); 6].map(|()| r.u32());
+        assert_eq!(hidden, DIM);
+        assert!(positions >= MAX_TOKENS);
+        let words = r.rows(vocab_len, hidden);
+        let positions = r.matrix(positions, hidden);
+        let norm = r.norm(hidden);
+        let layers = (0..layers)
+            .map(|_| {
+                let query = r.linear(hidden, hidden);
+                let key = r.linear(hidden, hidden);
+                let value = r.linear(hidden, hidden);
+                let output = r.linear(hidden, hidden);
+                let attention_norm = r.norm(hidden);
+                let intermediate = r.linear(inner, hidden);
+                let down = r.linear(hidden, inner);
+                let output_norm = r.norm(hidden);
+                Layer {
+                    query,
+                    key,
+                    value,
+                    output,
+                    attention_norm,
+                    intermediate,
+                    down,
+                    output_norm,
+                }
+            })
+            .collect();
+        assert_eq!(
+            r.at,
+            MODEL.len(),
+            "models/minilm-l6-v2/model.bin: trailing bytes"
+        );
+        let vocab: HashMap<&'static str, u32> = VOCAB
+            .lines()
+            .enumerate()
+            .map(|(i, w)| (w, i as u32))
+            .collect();
+        assert_eq!(vocab.len(), vocab_len);
+        Encoder {
+            unk: vocab["[UNK]"],
+            cls: vocab["[CLS]"],
+            sep: vocab["[SEP]"],
+            vocab,
+            heads,
+            words,
+            positions,
+            norm,
+            layers,
+        }
+    }
+
+    /// Token ids of `text` as the model reads it: `[CLS]`, the WordPiece
+    /// ids of its first [`MAX_TOKENS`] − 2 tokens, `[SEP]` (BERT uncased:
+    /// control characters dropped, CJK characters split, accents stripped,
+    /// lowercased, split at white space and punctuation).
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        let mut ids = vec![self.cls];
+        let mut rest = text;
+        while !rest.is_empty() && ids.len() < MAX_TOKENS - 1 {
+            // Special tokens written out in the text are read as themselves.
+            let next = SPECIAL
+                .iter()
+                .filter_map(|s| rest.find(s).map(|at| (at, *s)))
+                .min();
+            let (plain, special) = match next {
+                Some((at, s)) => (&rest[..at], Some(s)),
+                None => (rest, None),
+            };
+            self.wordpieces(plain, &mut ids);
+            match special {
+                Some(s) => {
+                    ids.push(self.vocab[s]);
+                    rest = &rest[plain.len() + s.len()..];
+                }
+                None => rest = "",
+            }
+        }
+        ids.truncate(MAX_TOKENS - 1);
+        ids.push(self.sep);
+        ids
+    }
+
+    fn wordpieces(&self, text: &str, ids: &mut Vec<u32>) {
+        for word in pre_tokenize(&normalize(text)) {
+            if ids.len() >= MAX_TOKENS - 1 {
+                return;
+            }
+            let chars: Vec<(usize, char)> = word.char_indices().collect();
+            if chars.len() > MAX_WORD_CHARS {
+                ids.push(self.unk);
+                continue;
+            }
+            let mark = ids.len();
+            let mut start = 0;
+            let mut piece = String::new();
+            while start < word.len() {
+                // The longest piece from `start` the vocabulary knows.
+                let ends = std::iter::once(word.len()).chain(chars.iter().rev().map(|&(i, _)| i));
+                let found = ends.take_while(|&end| end > start).find_map(|end| {
+                    piece.clear();
+                    if start > 0 {
+                        piece.push_str("##");
+                    }
+                    piece.push_str(&word[start..end]);
+                    self.vocab.get(piece.as_str()).map(|&id| (id, end))
+                });
+                match found {
+                    Some((id, end)) => {
+                        ids.push(id);
+                        start = end;
+                    }
+                    None => {
+                        ids.truncate(mark);
+                        ids.push(self.unk);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The unit vector of `text` (see [`Encoder::tokenize`]).
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        let ids = self.tokenize(text);
+        let n = ids.len();
+        let mut x = vec![0f32; n * DIM];
+        for (t, (&id, row)) in ids.iter().zip(x.chunks_exact_mut(DIM)).enumerate() {
+            self.words.row_into(id as usize, row);
+            for (v, p) in row.iter_mut().zip(&self.positions[t * DIM..(t + 1) * DIM]) {
+                *v += p;
+            }
+        }
+        layer_norm(&mut x, &self.norm);
+        let mut q = vec![0f32; n * DIM];
+        let mut k = vec![0f32; n * DIM];
+        let mut v = vec![0f32; n * DIM];
+        let mut context = vec![0f32; n * DIM];
+        let mut attended = vec![0f32; n * DIM];
+        let mut scores = vec![0f32; n * n];
+        let head = DIM / self.heads;
+        let scale = 1.0 / (head as f32).sqrt();
+        for layer in &self.layers {
+            layer.query.apply(&x, n, &mut q);
+            layer.key.apply(&x, n, &mut k);
+            layer.value.apply(&x, n, &mut v);
+            for h in 0..self.heads {
+                let off = h * head;
+                // scores = q_h · k_hᵀ
+                // SAFETY: each matrix is described by its own buffer's
+                // dimensions and strides; no two overlap.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        n,
+                        head,
+                        n,
+                        scale,
+                        q[off..].as_ptr(),
+                        DIM as isize,
+                        1,
+                        k[off..].as_ptr(),
+                        1,
+                        DIM as isize,
+                        0.0,
+                        scores.as_mut_ptr(),
+                        n as isize,
+                        1,
+                    );
+                }
+                for row in scores.chunks_exact_mut(n) {
+                    softmax(row);
+                }
+                // context_h = scores · v_h
+                // SAFETY: as above.
+                unsafe {
+                    matrixmultiply::sgemm(
+                        n,
+                        n,
+                        head,
+                        1.0,
+                        scores.as_ptr(),
+                        n as isize,
+                        1,
+                        v[off..].as_ptr(),
+                        DIM as isize,
+                        1,
+                        0.0,
+                        context[off..].as_mut_ptr(),
+                        DIM as isize,
+                        1,
+                    );
+                }
+            }
+            layer.output.apply(&context, n, &mut attended);
+            for (a, b) in x.iter_mut().zip(&attended) {
+                *a += b;
+            }
+            layer_norm(&mut x, &layer.attention_norm);
+            let mut inner = vec![0f32; n * layer.intermediate.outputs];
+            layer.intermediate.apply(&x, n, &mut inner);
+            for a in &mut inner {
+                *a = gelu(*a);
+            }
+            layer.down.apply(&inner, n, &mut attended);
+            for (a, b) in x.iter_mut().zip(&attended) {
+                *a += b;
+            }
+            layer_norm(&mut x, &layer.output_norm);
+        }
+        let mut pooled = vec![0f32; DIM];
+        for row in x.chunks_exact(DIM) {
+            for (p, a) in pooled.iter_mut().zip(row) {
+                *p += a;
+            }
+        }
+        let norm = dot(&pooled, &pooled).sqrt();
+        if norm > 0.0 {
+            for p in &mut pooled {
+                *p /= norm;
+            }
+        }
+        pooled
+    }
+}
+
+impl Linear {
+    /// out[n × outputs] = x[n × inputs] · weightᵀ + bias.
+    fn apply(&self, x: &[f32], n: usize, out: &mut [f32]) {
+        debug_assert_eq!(x.len(), n * self.inputs);
+        for row in out.chunks_exact_mut(self.outputs) {
+            row.copy_from_slice(&self.bias);
+        }
+        // SAFETY: `x` is n × inputs, `weight` outputs × inputs read
+        // transposed, `out` n × outputs; all row-major and distinct.
+        unsafe {
+            matrixmultiply::sgemm(
+                n,
+                self.inputs,
+                self.outputs,
+                1.0,
+                x.as_ptr(),
+                self.inputs as isize,
+                1,
+                self.weight.as_ptr(),
+                1,
+                self.inputs as isize,
+                1.0,
+                out.as_mut_ptr(),
+                self.outputs as isize,
+                1,
+            );
+        }
+    }
+}
+
+fn layer_norm(x: &mut [f32], norm: &Norm) {
+    let len = norm.weight.len();
+    for row in x.chunks_exact_mut(len) {
+        let mean = row.iter().map(|&a| f64::from(a)).sum::<f64>() / len as f64;
+        let var = row
+            .iter()
+            .map(|&a| (f64::from(a) - mean).powi(2))
+            .sum::<f64>()
+            / len as f64;
+        let inv = 1.0 / (var + 1e-12).sqrt();
+        for ((a, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+            *a = ((f64::from(*a) - mean) * inv) as f32 * w + b;
+        }
+    }
+}
+
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f32;
+    for a in row.iter_mut() {
+        *a = (*a - max).exp();
+        sum += *a;
+    }
+    for a in row.iter_mut() {
+        *a /= sum;
+    }
+}
+
+/// GELU with the exact error function (BERT's `gelu`), erf to ~1e-7.
+fn gelu(x: f32) -> f32 {
+    let x = f64::from(x);
+    (0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))) as f32
+}
+
+/// Numerical Recipes' `erfcc` (fractional error below 1.2e-7).
+fn erf(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 { 1.0 - erfc } else { erfc - 1.0 }
+}
+
+/// Dot product in a fixed order (eight lanes, then the lanes in order), so
+/// the same vectors always give the same number.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    let mut sum = lanes.iter().sum::<f32>();
+    for (x, y) in ar.iter().zip(br) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// BERT's normalizer: control characters dropped, white space made a
+/// space, CJK ideographs spaced apart, accents stripped (NFD, marks
+/// dropped), lowercased.
+fn normalize(text: &str) -> String {
+    let mut cleaned = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\0' || c == '\u{fffd}' || is_control(c) {
+            continue;
+        }
+        if is_whitespace(c) {
+            cleaned.push(' ');
+        } else if is_chinese(c) {
+            cleaned.push(' ');
+            cleaned.push(c);
+            cleaned.push(' ');
+        } else {
+            cleaned.push(c);
+        }
+    }
+    let mut out = String::with_capacity(cleaned.len());
+    for c in cleaned.nfd() {
+        if get_general_category(c) != GeneralCategory::NonspacingMark {
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Words split at white space, each punctuation character a word of its own.
+fn pre_tokenize(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    for chunk in text.split(is_whitespace) {
+        let mut start = 0;
+        for (i, c) in chunk.char_indices() {
+            if is_punctuation(c) {
+                if start < i {
+                    words.push(&chunk[start..i]);
+                }
+                words.push(&chunk[i..i + c.len_utf8()]);
+                start = i + c.len_utf8();
+            }
+        }
+        if start < chunk.len() {
+            words.push(&chunk[start..]);
+        }
+    }
+    words
+}
+
+fn is_whitespace(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
+}
+
+fn is_control(c: char) -> bool {
+    use GeneralCategory::*;
+    !matches!(c, '\t' | '\n' | '\r')
+        && matches!(
+            get_general_category(c),
+            Control | Format | Surrogate | PrivateUse | Unassigned
+        )
+}
+
+fn is_punctuation(c: char) -> bool {
+    use GeneralCategory::*;
+    c.is_ascii_punctuation()
+        || matches!(
+            get_general_category(c),
+            ConnectorPunctuation
+                | DashPunctuation
+                | OpenPunctuation
+                | ClosePunctuation
+                | InitialPunctuation
+                | FinalPunctuation
+                | OtherPunctuation
+        )
+}
+
+fn is_chinese(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B920..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+/// The vector of `text`, computed once per process: kept by the SHA-256 of
+/// the text (a tool's definition text), so an index rebuilt over the same
+/// tools (a new session, a new generation) encodes nothing again.
+pub fn embed_cached(text: &str) -> Vector {
+    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], Vector>>> = OnceLock::new();
+    let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return v.clone();
+    }
+    let v: Vector = Encoder::get().embed(text).into();
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= CACHE_CAP {
+        map.clear();
+    }
+    map.insert(key, v.clone());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_is_close() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_8),
+            (1.0, 0.842_700_792_9),
+            (-2.0, -0.995_322_265),
+        ] {
+            assert!((erf(x) - want).abs() < 2e-7, "erf({x})");
+        }
+    }
+}
