@@ -41,10 +41,23 @@ pub struct Entry<'a> {
 pub struct Hit {
     /// Index into the entries given to [`Index::build`].
     pub entry: usize,
-    /// 1.0 for an exact name; otherwise the share of the best score the query
-    /// could reach, below 1.0, rounded to 4 decimals.
+    /// What hits are ranked by, from 0 to 1, rounded to 4 decimals: 1.0 for
+    /// an exact name; otherwise [`Hit::lexical`] alone, or mixed with
+    /// [`Hit::cosine`] when the index has vectors (`docs/search.md`).
     pub score: f64,
+    /// The words' evidence: the share of the best score the query's words
+    /// could reach, below 1.0 (1.0 for an exact name, 0 when no word
+    /// matched), rounded to 4 decimals.
+    pub lexical: f64,
+    /// The meaning's evidence: the cosine of the query's and the entry's
+    /// vectors, rounded to 4 decimals; `None` without vectors or for an
+    /// exact name.
+    pub cosine: Option<f64>,
 }
+
+/// A hit being ranked: its sort key, lexical score and cosine, in
+/// 1/10,000ths.
+type Ranked = (u64, u64, Option<i64>);
 
 /// Where a word stands in an entry, and how much a match there counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -354,7 +367,12 @@ impl Index {
         let exact = self.exact(query.trim());
         let terms = self.query_terms(query);
         let mut hits: Vec<Hit> = exact
-            .map(|entry| Hit { entry, score: 1.0 })
+            .map(|entry| Hit {
+                entry,
+                score: 1.0,
+                lexical: 1.0,
+                cosine: None,
+            })
             .into_iter()
             .collect();
         let best_possible: f64 = terms
@@ -413,30 +431,42 @@ impl Index {
                 (score > 0).then_some((e, score))
             })
             .collect();
-        // One sort key per entry: higher score first, then name order.
+        // One sort key per entry (higher score first, then name order),
+        // with the entry's lexical score and cosine.
         let key = |e: u32, score: u64| {
             ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize])
         };
+        let lexical_only = || -> Vec<Ranked> {
+            lexical
+                .iter()
+                .map(|&(e, s)| (key(e, s), s, None))
+                .collect()
+        };
         #[cfg(feature = "encoder")]
-        let mut ranked: Vec<u64> = match &self.vectors {
+        let mut ranked: Vec<Ranked> = match &self.vectors {
             Some(vectors) => mix(query, vectors, &lexical, exact, alpha, floor)
                 .into_iter()
-                .map(|(e, s)| key(e, s))
+                .map(|(e, s, l, c)| (key(e, s), l, Some(c)))
                 .collect(),
-            None => lexical.iter().map(|&(e, s)| key(e, s)).collect(),
+            None => lexical_only(),
         };
         #[cfg(not(feature = "encoder"))]
-        let mut ranked: Vec<u64> = lexical.iter().map(|&(e, s)| key(e, s)).collect();
+        let mut ranked: Vec<Ranked> = lexical_only();
         let keep = limit - hits.len();
         if ranked.len() > keep && keep > 0 {
-            ranked.select_nth_unstable(keep - 1);
+            ranked.select_nth_unstable_by_key(keep - 1, |r| r.0);
             ranked.truncate(keep);
         }
-        ranked.sort_unstable();
-        let unpack = |key: u64| {
+        ranked.sort_unstable_by_key(|r| r.0);
+        let unpack = |(key, lexical, cosine): Ranked| {
             let entry = self.by_rank[(key & u64::from(u32::MAX)) as usize] as usize;
             let score = (BELOW_EXACT - (key >> 32)) as f64 / 10_000.0;
-            Hit { entry, score }
+            Hit {
+                entry,
+                score,
+                lexical: lexical as f64 / 10_000.0,
+                cosine: cosine.map(|c| c as f64 / 10_000.0),
+            }
         };
         hits.extend(ranked.into_iter().take(keep).map(unpack));
         hits
@@ -532,10 +562,13 @@ impl Index {
     }
 }
 
-/// The weight of BM25F in the mix, `α · bm25f/max + (1 − α) · cosine`.
-pub const ALPHA: f64 = 0.25;
-/// The cosine an entry no query word matches needs to be a hit.
-pub const COSINE_FLOOR: f64 = 0.2;
+/// The weight of BM25F in the mix, `α · lexical + (1 − α) · cosine`, the
+/// lexical part being [`Hit::lexical`]. Tuned on MetaTool's tune split and
+/// Seal-Tools dev, reported on other sets (docs/search.md).
+pub const ALPHA: f64 = 0.8;
+/// The cosine an entry no query word matches needs to be a hit (tuned with
+/// [`ALPHA`]).
+pub const COSINE_FLOOR: f64 = 0.1;
 
 /// The text the encoder reads for an entry: its name's words (the last
 /// segment), then its description.
@@ -546,10 +579,14 @@ fn dense_text(entry: &Entry<'_>) -> String {
     format!("{words}: {}", entry.description)
 }
 
-/// Mixed scores (1/10,000ths) of the entries that match a query word or
-/// whose cosine to the query reaches `floor`: `alpha` · lexical / best
-/// lexical + (1 − `alpha`) · cosine, each part rounded to 4 decimals
-/// first. The query is encoded once; entry vectors were computed at build.
+/// Mixed scores of the entries that match a query word or whose cosine to
+/// the query reaches `floor`, with their lexical scores and cosines, all
+/// in 1/10,000ths: `alpha` · lexical + (1 − `alpha`) · cosine, each part
+/// rounded first. The lexical part is not divided by the best hit's: a
+/// query that matches a tool's words well keeps that lead, one that matches
+/// no word well is ranked by meaning, and this ranks best on the public
+/// sets (docs/search.md). The query is encoded once; entry vectors were
+/// computed at build.
 #[cfg(feature = "encoder")]
 fn mix(
     query: &str,
@@ -558,9 +595,8 @@ fn mix(
     exact: Option<usize>,
     alpha: f64,
     floor: f64,
-) -> Vec<(u32, u64)> {
+) -> Vec<(u32, u64, u64, i64)> {
     let q = encoder::Encoder::get().embed(query);
-    let best = lexical.iter().map(|&(_, s)| s).max().unwrap_or(0);
     let mut lex = vec![0u64; vectors.len()];
     for &(e, s) in lexical {
         lex[e as usize] = s;
@@ -576,15 +612,10 @@ fn mix(
         if l == 0 && cosine < floor {
             continue;
         }
-        let share = if best > 0 {
-            (l as f64 / best as f64 * 10_000.0).round()
-        } else {
-            0.0
-        };
-        let score = alpha * share + (1.0 - alpha) * cosine.max(0) as f64;
+        let score = alpha * l as f64 + (1.0 - alpha) * cosine.max(0) as f64;
         let score = (score.round() as u64).min(BELOW_EXACT);
         if score > 0 {
-            out.push((e as u32, score));
+            out.push((e as u32, score, l, cosine));
         }
     }
     out

@@ -686,10 +686,12 @@ fn a_findability_gate_fails_when_a_description_change_hides_a_tool() {
 
     // The server rewrites a description; after review it is locked, and the
     // tool can no longer be found by what users ask for.
+    // (Its name still says "vacation settings", which its meaning finds,
+    // so the new description points elsewhere.)
     fx.edit(
         "policies/mcp/gmail_read.json",
         "Get the vacation auto-reply settings",
-        "Return the settings object",
+        "Return the settings object of the account's spam and junk mail filters",
     );
     stdout(fx.path(), &["lock", "--server", "gmail_read"], 0);
     let failed = gate(1);

@@ -84,17 +84,20 @@ impl DeferredIndex {
                 }
             })
             .collect();
-        // BM25F alone for now: the mix (`Index::build_mixed`) changes which
-        // asks load one tool or a choice (tests/session.rs), so the load
-        // floors are to be retuned before it is wired here (docs/search.md).
-        let index = Index::build(entries.iter().zip(&texts).map(|(e, text)| Entry {
+        let indexed = entries.iter().zip(&texts).map(|(e, text)| Entry {
             name: &e.name,
             description: text,
             input_schema: match e.kind {
                 EntryKind::Tool => Some(&catalog.candidates[e.tools[0]].input_schema),
                 EntryKind::Kind => None,
             },
-        }));
+        });
+        // With the encoder, words and meaning (docs/search.md); the control
+        // tool's floors are set for these scores (`session::load`).
+        #[cfg(feature = "encoder")]
+        let index = Index::build_mixed(indexed);
+        #[cfg(not(feature = "encoder"))]
+        let index = Index::build(indexed);
         DeferredIndex { entries, index }
     }
 

@@ -73,7 +73,9 @@ fn an_exact_name_comes_first_with_a_full_score() {
             hits[0],
             Hit {
                 entry: 1,
-                score: 1.0
+                score: 1.0,
+                lexical: 1.0,
+                cosine: None,
             }
         );
         assert!(hits[1..].iter().all(|h| h.score < 1.0 && h.entry != 1));

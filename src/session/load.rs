@@ -13,10 +13,22 @@ use crate::contract::{
 use crate::plan::Plan;
 use crate::search::DeferredEntry;
 
-/// The least score a query's best match needs for a query in words to load
-/// anything: below it the ask matched nothing well (issue 22: "bake a cake"
-/// loaded two Gmail tools).
+/// The least lexical score ([`crate::search::Hit::lexical`]: the share of
+/// the best score the query's words could reach) that makes a best match
+/// relevant: below it, and without meaning to back it, the ask matched
+/// nothing well (issue 22: "bake a cake" loaded two Gmail tools).
 pub const RELEVANCE_FLOOR: f64 = 0.15;
+/// The least cosine ([`crate::search::Hit::cosine`], with the encoder) that
+/// makes a best match relevant whatever its words: unrelated asks sit
+/// below it over real servers' tools and public sets (docs/search.md).
+#[cfg(feature = "encoder")]
+pub const MEANING_FLOOR: f64 = 0.3;
+/// The least cosine that lets a best match without a near-tie load alone
+/// when its words are below [`RELEVANCE_FLOOR`]: between the two floors the
+/// meaning is related but not sure, so the best few are offered as a
+/// choice. Chosen on the public sets' load outcomes (docs/search.md).
+#[cfg(feature = "encoder")]
+pub const CLEAR_MEANING: f64 = 0.45;
 /// Matches scoring at least this share of the best are near-ties: the
 /// query is answered with them as a choice, and none is loaded.
 pub const NEAR_TIE: f64 = 0.9;
@@ -37,14 +49,17 @@ pub(crate) enum Pick {
 /// The decision for `hits` (best first, as [`crate::search::Index::search`]
 /// gives them): at most `choices` near-ties are offered.
 pub(crate) fn pick(hits: &[crate::search::Hit], choices: usize) -> Pick {
-    let best = match hits.first() {
-        Some(hit) if hit.score >= RELEVANCE_FLOOR => hit.score,
-        _ => return Pick::Nothing,
+    let Some(first) = hits.first() else {
+        return Pick::Nothing;
     };
     // An exact name is a clear winner whatever follows it.
-    if best >= 1.0 {
-        return Pick::One(hits[0].entry);
+    if first.score >= 1.0 {
+        return Pick::One(first.entry);
     }
+    if !relevant(first) {
+        return Pick::Nothing;
+    }
+    let best = first.score;
     let ties: Vec<usize> = hits
         .iter()
         .filter(|h| h.score >= best * NEAR_TIE)
@@ -52,9 +67,31 @@ pub(crate) fn pick(hits: &[crate::search::Hit], choices: usize) -> Pick {
         .map(|h| h.entry)
         .collect();
     match ties[..] {
-        [one] => Pick::One(one),
+        [one] if clear(first) => Pick::One(one),
+        // A winner by a related but unsure meaning: the best few are asked.
+        [_] => Pick::Choose(hits.iter().take(choices.max(2)).map(|h| h.entry).collect()),
         _ => Pick::Choose(ties),
     }
+}
+
+/// Whether a best match with no near-tie is sure enough to load alone: its
+/// words match well, or its meaning does.
+fn clear(hit: &crate::search::Hit) -> bool {
+    #[cfg(feature = "encoder")]
+    if hit.cosine.is_some_and(|c| c >= CLEAR_MEANING) {
+        return true;
+    }
+    hit.lexical >= RELEVANCE_FLOOR
+}
+
+/// Whether a query's best match matches it well enough to load: by its
+/// words, or by its meaning when the index has vectors.
+fn relevant(hit: &crate::search::Hit) -> bool {
+    #[cfg(feature = "encoder")]
+    if hit.cosine.is_some_and(|c| c >= MEANING_FLOOR) {
+        return true;
+    }
+    hit.lexical >= RELEVANCE_FLOOR
 }
 
 impl Live {
@@ -479,4 +516,67 @@ pub enum LoadRequest {
     Query(String),
     /// Exact names of deferred tools or kinds.
     Names(Vec<String>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pick, pick};
+    use crate::search::Hit;
+
+    fn hit(entry: usize, score: f64, lexical: f64, cosine: Option<f64>) -> Hit {
+        Hit {
+            entry,
+            score,
+            lexical,
+            cosine,
+        }
+    }
+
+    #[test]
+    fn an_exact_name_loads_alone_whatever_follows() {
+        let hits = [hit(4, 1.0, 1.0, None), hit(2, 0.99, 0.99, Some(0.9))];
+        assert_eq!(pick(&hits, 3), Pick::One(4));
+    }
+
+    #[test]
+    fn a_best_match_below_the_floors_loads_nothing() {
+        assert_eq!(pick(&[], 3), Pick::Nothing);
+        let weak = [hit(0, 0.14, 0.14, Some(0.29)), hit(1, 0.1, 0.1, None)];
+        assert_eq!(pick(&weak, 3), Pick::Nothing);
+    }
+
+    #[test]
+    fn a_clear_winner_loads_and_near_ties_are_asked() {
+        let clear = [hit(3, 0.8, 0.6, Some(0.7)), hit(1, 0.7, 0.5, Some(0.6))];
+        assert_eq!(pick(&clear, 3), Pick::One(3));
+        let ties = [
+            hit(3, 0.8, 0.6, Some(0.7)),
+            hit(1, 0.75, 0.5, Some(0.6)),
+            hit(5, 0.73, 0.5, Some(0.6)),
+            hit(6, 0.72, 0.5, Some(0.6)),
+            hit(0, 0.5, 0.5, Some(0.6)),
+        ];
+        // At most `choices` of them, best first; never fewer than two.
+        assert_eq!(pick(&ties, 3), Pick::Choose(vec![3, 1, 5]));
+        assert_eq!(pick(&ties, 1), Pick::Choose(vec![3, 1]));
+    }
+
+    /// A winner by words alone loads as before the encoder; one by a
+    /// related but unsure meaning is offered with the runners-up.
+    #[cfg(feature = "encoder")]
+    #[test]
+    fn an_unsure_meaning_is_asked_not_loaded() {
+        let unsure = [
+            hit(2, 0.5, 0.01, Some(0.4)),
+            hit(7, 0.3, 0.0, Some(0.35)),
+            hit(8, 0.2, 0.0, Some(0.2)),
+        ];
+        assert_eq!(pick(&unsure, 3), Pick::Choose(vec![2, 7, 8]));
+        let sure = [hit(2, 0.5, 0.01, Some(0.45)), hit(7, 0.3, 0.0, Some(0.35))];
+        assert_eq!(pick(&sure, 3), Pick::One(2));
+        let worded = [hit(2, 0.5, 0.15, Some(0.1)), hit(7, 0.3, 0.0, Some(0.35))];
+        assert_eq!(pick(&worded, 3), Pick::One(2));
+        let unrelated = [hit(2, 0.5, 0.01, Some(0.29))];
+        assert_eq!(pick(&unrelated, 3), Pick::Nothing);
+    }
 }
