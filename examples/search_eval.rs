@@ -5,7 +5,8 @@
 //! same lexical scores and cosines.
 //!
 //!     cargo run --release --example search_eval -- \
-//!         [--tune SET]... [--report SET]... [--pick SET]... [--pick-dir DIR] [--check N]
+//!         [--tune SET]... [--report SET]... [--pick SET]... [--pick-dir DIR] [--check N] \
+//!         [--alphas A,A,...] [--floors F,F,...] [--norms best,abs]
 //!
 //! A SET is `LABEL=TOOLS_DIR:QUERIES_JSONL[:N]`: the tools of
 //! TOOLS_DIR/tools.jsonl, the queries (`{"query", "expect": [names]}`) of
@@ -16,10 +17,12 @@
 //! - per `--tune` and `--report` set, `"ranker": "bm25f"`: `Index::search`
 //!   on `Index::build` (BM25F alone, as before the encoder);
 //! - per `--tune` set, `"ranker": "mix"` for each point of the grid
-//!   (`ALPHAS` × `FLOORS` × both normalizations, below);
+//!   (`ALPHAS` × `FLOORS` × both normalizations, below, or the values
+//!   given with `--alphas`, `--floors` and `--norms`);
 //! - `"chosen"`: per normalization, the (alpha, floor) with the best mean of
 //!   recall@1 and recall@5 over the tune sets (ties: the earlier grid point),
-//!   and the better of the two;
+//!   and the better of the two (`"winner"`); with no `--tune`, every grid
+//!   point is reported and the winner is the first;
 //! - per `--report` set, `"ranker": "mix"` at each normalization's chosen
 //!   point and at the shipped constants (`search::ALPHA`, `COSINE_FLOOR`).
 //!
@@ -273,7 +276,9 @@ fn recall(counts: (usize, usize), n: usize) -> (f64, f64) {
 }
 
 fn parse_set(spec: &str) -> (String, String, String, Option<usize>) {
-    let (label, rest) = spec.split_once('=').expect("SET is LABEL=TOOLS_DIR:QUERIES[:N]");
+    let (label, rest) = spec
+        .split_once('=')
+        .expect("SET is LABEL=TOOLS_DIR:QUERIES[:N]");
     let mut parts = rest.split(':');
     let tools = parts.next().expect("TOOLS_DIR").to_owned();
     let queries = parts.next().expect("QUERIES_JSONL").to_owned();
@@ -332,7 +337,13 @@ impl Run {
     }
 }
 
-fn print_line(set: &Set, role: &str, extra: serde_json::Value, counts: (usize, usize), tools: usize) {
+fn print_line(
+    set: &Set,
+    role: &str,
+    extra: serde_json::Value,
+    counts: (usize, usize),
+    tools: usize,
+) {
     let (at1, at5) = recall(counts, set.queries.len());
     let mut line = serde_json::json!({
         "set": set.label, "role": role, "tools": tools, "queries": set.queries.len(),
@@ -374,7 +385,10 @@ fn bm25f(run: &Run, set: &Set, role: &str) {
 fn mix_counts(tools: &Tools, set: &Set, scored: &[Scored], point: Point) -> (usize, usize) {
     let mut counts = (0, 0);
     for (q, s) in set.queries.iter().zip(scored) {
-        let ranked: Vec<usize> = mix(tools, s, point, 5).into_iter().map(|(e, _)| e).collect();
+        let ranked: Vec<usize> = mix(tools, s, point, 5)
+            .into_iter()
+            .map(|(e, _)| e)
+            .collect();
         let (a, b) = found(tools, &q.expect, &ranked);
         counts = (counts.0 + a, counts.1 + b);
     }
@@ -391,17 +405,39 @@ fn main() {
             .collect()
     };
     let pick_dir = values("--pick-dir").pop();
-    let check: usize = values("--check").pop().map_or(0, |n| n.parse().expect("--check N"));
+    let check: usize = values("--check")
+        .pop()
+        .map_or(0, |n| n.parse().expect("--check N"));
     let mut run = Run {
         tools: BTreeMap::new(),
     };
 
     // Tuning: the grid on every tune set, from one scoring of each query.
-    let grid: Vec<Point> = NORMS
+    let numbers = |flag: &str, default: &[f64]| -> Vec<f64> {
+        values(flag).pop().map_or(default.to_vec(), |list| {
+            list.split(',')
+                .map(|n| n.parse().expect("a number"))
+                .collect()
+        })
+    };
+    let (alphas, floors) = (numbers("--alphas", &ALPHAS), numbers("--floors", &FLOORS));
+    let norms: Vec<Norm> = values("--norms").pop().map_or(NORMS.to_vec(), |list| {
+        list.split(',')
+            .map(|n| match n {
+                "best" => Norm::Best,
+                "abs" => Norm::Abs,
+                _ => panic!("--norms takes best and abs"),
+            })
+            .collect()
+    });
+    let grid: Vec<Point> = norms
         .iter()
         .flat_map(|&norm| {
-            ALPHAS.iter().flat_map(move |&alpha| {
-                FLOORS.iter().map(move |&floor| Point { norm, alpha, floor })
+            let floors = &floors;
+            alphas.iter().flat_map(move |&alpha| {
+                floors
+                    .iter()
+                    .map(move |&floor| Point { norm, alpha, floor })
             })
         })
         .collect();
@@ -428,7 +464,11 @@ fn main() {
         floor: search::COSINE_FLOOR,
     };
     let mut chosen: Vec<Point> = Vec::new();
-    for norm in NORMS {
+    // No tune set: every grid point is reported.
+    if tune.is_empty() {
+        chosen.clone_from(&grid);
+    }
+    for &norm in norms.iter().filter(|_| !tune.is_empty()) {
         // The first best point: strict improvement only, in grid order.
         let mut best: Option<(usize, f64)> = None;
         for (i, _) in grid.iter().enumerate().filter(|(_, p)| p.norm == norm) {
@@ -448,16 +488,17 @@ fn main() {
     let winner = chosen
         .iter()
         .copied()
+        .filter(|_| !tune.is_empty())
         .max_by(|a, b| {
             let at = |p: &Point| totals[grid.iter().position(|g| g == p).unwrap_or(0)];
             // `max_by` keeps the last of equals: compare so `best` wins ties.
-            at(a).total_cmp(&at(b)).then(b.norm.name().cmp(a.norm.name()).reverse())
+            at(a)
+                .total_cmp(&at(b))
+                .then(b.norm.name().cmp(a.norm.name()).reverse())
         })
+        .or(grid.first().copied())
         .unwrap_or(shipped);
-    println!(
-        "{}",
-        serde_json::json!({"winner": point_json(winner)})
-    );
+    println!("{}", serde_json::json!({"winner": point_json(winner)}));
 
     // Reporting: BM25F, the chosen points and the shipped constants.
     let mut report_points = chosen.clone();
@@ -491,7 +532,11 @@ fn main() {
             let top: Vec<serde_json::Value> = mix(tools, s, winner, 10)
                 .into_iter()
                 .map(|(e, m)| {
-                    let l = if Some(e) == s.exact { 10_000 } else { lex.get(&e).copied().unwrap_or(0) };
+                    let l = if Some(e) == s.exact {
+                        10_000
+                    } else {
+                        lex.get(&e).copied().unwrap_or(0)
+                    };
                     serde_json::json!({
                         "name": tools.tools[e].name,
                         "lex": l as f64 / 10_000.0,

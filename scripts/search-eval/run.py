@@ -4,7 +4,7 @@ extracted sets, and the tuning of the encoder mix, in one run. Fetches
 nothing. Needs `pip install rank_bm25 snowballstemmer`.
 
   run.py EVAL_DIR [--bin BIN] [--tune-sample N] [--test-sample N]
-         [--pick-dir DIR] [--raw FILE] [--check N]
+         [--pick-dir DIR] [--raw FILE] [--check N] [--from-raw FILE]
 
 EVAL_DIR is extract.py's OUT. BIN defaults to
 target/release/examples/search_eval (cargo build --release --example
@@ -83,6 +83,7 @@ def main():
     p.add_argument("--test-sample", type=int, default=3000)
     p.add_argument("--pick-dir")
     p.add_argument("--raw")
+    p.add_argument("--from-raw", help="read BIN's JSON lines from this file (a --raw of an earlier run) instead of running BIN")
     p.add_argument("--check", type=int, default=0,
                    help="compare the example's mix with the library's on the first N tune queries")
     a = p.parse_args()
@@ -106,6 +107,8 @@ def main():
     started = time.time()
     raw = open(a.raw, "w") if a.raw else None
     rows = []
+    if a.from_raw:
+        cmd = ["cat", a.from_raw]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
         for line in proc.stdout:
             rows.append(json.loads(line))
@@ -134,7 +137,7 @@ def main():
             print(json.dumps(row))
 
     print("\nPer set (recall@1 / @5):")
-    chosen = [row["chosen"] for row in rows if "chosen" in row]
+    chosen = [row["chosen"] for row in rows if "tune_mean" in row]
     label = lambda p: f"mix {p['norm']} a={p['alpha']} f={p['floor']}"
     points = chosen + [p for p in ({"norm": "best", "alpha": 0.25, "floor": 0.2},) if p not in [
         {k: c[k] for k in ("norm", "alpha", "floor")} for c in chosen]]
