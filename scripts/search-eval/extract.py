@@ -4,7 +4,8 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 ({"name", "description", "inputSchema"}), OUT/<set>/<split>.jsonl
 ({"query", "expect": [names]}) and OUT/<set>/LICENSE (copied from the repo).
 
-  extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR
+  extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
+      [--mcp SNAPSHOT_DIR]...
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -18,8 +19,23 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
   description); split eval from data/apibench/huggingface_eval.json (the
   instruction text before "###Output", expecting its api_name), and train
   from huggingface_train.json when the repository holds it.
+- metatool: MetaTool's plugin benchmark (github.com/HowieHwong/MetaTool,
+  MIT; the "plugin tools and thousands of single-tool queries" issue 22
+  quotes): the 199 tools of dataset/plugin_des.json (name → description)
+  and the single-tool queries of dataset/data/all_clean_data.csv (Query,
+  Tool). A query listed more than once (50 of them, 11 with different
+  tools) becomes one row expecting every tool it was listed with. Split by
+  the SHA-256 of the query text: tune (first byte < 77, ~30 %) and test
+  (the rest, held out), each file in hash order, so its first N lines are a
+  deterministic sample.
+- mcp: the tools of real MCP servers' snapshots (--mcp, each DIR's *.json,
+  `{"tools": [...]}` as `muster discover` writes them), named
+  mcp.<file stem>.<tool>, the tool's title and annotations.title before
+  its description as the deferred index reads them. No queries: a
+  cross-domain set (another set's queries over these tools) for the
+  control tool's load floor.
 """
-import argparse, json, os, re, subprocess
+import argparse, csv, hashlib, io, json, os, re, subprocess
 
 
 def show(git_dir, path):
@@ -115,16 +131,74 @@ def apibench(repo, out):
                 "under the Apache License 2.0 below.\n\n" + show(g, "LICENSE"))
 
 
+def metatool(repo, out):
+    g = git_dir(repo)
+    out = os.path.join(out, "metatool")
+    os.makedirs(out, exist_ok=True)
+    described = json.loads(show(g, "dataset/plugin_des.json"))
+    write(out, "tools.jsonl", [{"name": n, "description": d} for n, d in described.items()])
+    expect, rows, unknown = {}, 0, {}
+    for row in csv.DictReader(io.StringIO(show(g, "dataset/data/all_clean_data.csv"))):
+        query, tool = row["Query"].strip(), row["Tool"].strip()
+        rows += 1
+        if tool not in described:
+            unknown[tool] = unknown.get(tool, 0) + 1
+            continue
+        if query:
+            expect.setdefault(query, set()).add(tool)
+    digest = lambda q: hashlib.sha256(q.encode()).digest()
+    splits = {"tune": [], "test": []}
+    for query in sorted(expect, key=lambda q: (digest(q), q)):
+        split = "tune" if digest(query)[0] < 77 else "test"
+        splits[split].append({"query": query, "expect": sorted(expect[query])})
+    for split, qs in splits.items():
+        write(out, f"{split}.jsonl", qs)
+    dropped = sum(unknown.values())
+    print(f"metatool: {len(described)} tools, {rows} query rows, {dropped} naming an unknown tool dropped"
+          f" {sorted(unknown.items())}, {len(expect)} distinct queries:"
+          f" tune {len(splits['tune'])}, test {len(splits['test'])}")
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/HowieHwong/MetaTool (dataset/plugin_des.json, "
+                "dataset/data/all_clean_data.csv), under the MIT License below.\n\n" + show(g, "LICENSE"))
+
+
+def mcp(dirs, out):
+    out = os.path.join(out, "mcp")
+    os.makedirs(out, exist_ok=True)
+    tools = []
+    for d in dirs:
+        for file in sorted(os.listdir(d)):
+            if not file.endswith(".json"):
+                continue
+            server = file[: -len(".json")]
+            for t in json.load(open(os.path.join(d, file)))["tools"]:
+                titles = []
+                for title in [t.get("title"), (t.get("annotations") or {}).get("title")]:
+                    if isinstance(title, str) and title.strip() and title.strip() not in titles:
+                        titles.append(title.strip())
+                text = ". ".join(titles + [t.get("description") or ""]) if titles else t.get("description") or ""
+                tools.append({"name": f"mcp.{server}.{t['name']}", "description": text,
+                              "inputSchema": t.get("inputSchema")})
+    write(out, "tools.jsonl", tools)
+    print(f"mcp: {len(tools)} tools from {', '.join(dirs)}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--seal")
     p.add_argument("--gorilla")
+    p.add_argument("--metatool")
+    p.add_argument("--mcp", action="append", default=[])
     a = p.parse_args()
     if a.seal:
         seal(a.seal, a.out)
     if a.gorilla:
         apibench(a.gorilla, a.out)
+    if a.metatool:
+        metatool(a.metatool, a.out)
+    if a.mcp:
+        mcp(a.mcp, a.out)
 
 
 main()
