@@ -567,7 +567,9 @@ fn findability(
                 .is_some_and(|(_, d)| d.status == Status::Offered)
         });
         let hits = index.search(&q.query, f.k as usize);
-        let hit = hits.iter().any(|h| {
+        // A hit counts when the control tool could load it: one too weak to
+        // load (below the relevance floors) is not found.
+        let hit = hits.iter().filter(|h| crate::session::relevant(h)).any(|h| {
             index.entries[h.entry]
                 .tools
                 .iter()

@@ -632,7 +632,7 @@ mod seal;
 pub(crate) use document::json_text;
 pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
-pub(crate) use load::{Pick, pick};
+pub(crate) use load::{Pick, pick, relevant};
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
 

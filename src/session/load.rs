@@ -86,7 +86,7 @@ fn clear(hit: &crate::search::Hit) -> bool {
 
 /// Whether a query's best match matches it well enough to load: by its
 /// words, or by its meaning when the index has vectors.
-fn relevant(hit: &crate::search::Hit) -> bool {
+pub(crate) fn relevant(hit: &crate::search::Hit) -> bool {
     #[cfg(feature = "encoder")]
     if hit.cosine.is_some_and(|c| c >= MEANING_FLOOR) {
         return true;
