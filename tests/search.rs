@@ -292,6 +292,10 @@ fn searches_on_one_thread_do_not_leak_into_each_other() {
     for (i, q) in queries.iter().enumerate() {
         assert_eq!(large.search(q, 10), large_alone[i], "{q}");
         assert_eq!(small.search(q, 10), small_alone[i], "{q}");
-        assert_eq!(large.search(q, 3), large_alone[i][..large_alone[i].len().min(3)], "{q}");
+        assert_eq!(
+            large.search(q, 3),
+            large_alone[i][..large_alone[i].len().min(3)],
+            "{q}"
+        );
     }
 }
