@@ -21,6 +21,7 @@ pub use deferred::{DeferredEntry, DeferredIndex};
 
 use crate::schema::Schema;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::HashMap;
 #[cfg(feature = "encoder")]
 use std::sync::Arc;
@@ -130,8 +131,13 @@ pub struct Index {
     by_name: HashMap<String, usize>,
     /// Stem, or [`SURFACE`] + word, → term id (lookups only; never iterated).
     terms: HashMap<String, u32>,
-    /// Per term: (entry, BM25F saturation in 0..1), entries ascending.
-    postings: Vec<Vec<(u32, f64)>>,
+    /// Per term `t`, its postings are `posting_entry[posting_start[t]..
+    /// posting_start[t + 1]]` (entries ascending), each with its BM25F
+    /// saturation in 0..1 at the same place of `posting_saturation`: flat
+    /// arrays, so a query walks contiguous memory.
+    posting_start: Vec<u32>,
+    posting_entry: Vec<u32>,
+    posting_saturation: Vec<f64>,
     /// Per term: inverse document frequency.
     idf: Vec<f64>,
     /// The idf a term found in one entry would have, charged for query words
@@ -251,6 +257,17 @@ impl Index {
         }
         let idf_of = |df: f64| (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         let idf = postings.iter().map(|p| idf_of(p.len() as f64)).collect();
+        let mut posting_start = Vec::with_capacity(postings.len() + 1);
+        let mut posting_entry = Vec::new();
+        let mut posting_saturation = Vec::new();
+        posting_start.push(0);
+        for list in &postings {
+            for &(entry, saturation) in list {
+                posting_entry.push(entry);
+                posting_saturation.push(saturation);
+            }
+            posting_start.push(posting_entry.len() as u32);
+        }
 
         let mut synonyms = HashMap::new();
         for group in text::SYNONYMS {
@@ -288,7 +305,9 @@ impl Index {
             stems,
             by_name,
             terms,
-            postings,
+            posting_start,
+            posting_entry,
+            posting_saturation,
             idf,
             idf_unmatched: idf_of(1.0),
             surface: Neighbours::build(surface_words),
@@ -390,47 +409,20 @@ impl Index {
             return hits;
         }
 
-        // Per entry: summed score, this word's best expansion, words matched.
-        let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); self.names.len()];
         let query_weight: f64 = terms.iter().map(|t| t.count).sum();
-        let mut touched: Vec<u32> = Vec::new();
-        let mut term_touched: Vec<u32> = Vec::new();
-        for term in &terms {
-            // A word counts once per entry: its best expansion there.
-            for &(id, factor) in &term.expansions {
-                let weight = self.idf[id as usize] * factor;
-                for &(entry, saturation) in &self.postings[id as usize] {
-                    let best = &mut acc[entry as usize].1;
-                    if *best == 0.0 {
-                        term_touched.push(entry);
-                    }
-                    *best = best.max(weight * saturation);
-                }
+        let lexical = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => {
+                self.lexical(&terms, query_weight, best_possible, exact, &mut scratch)
             }
-            for entry in term_touched.drain(..) {
-                let (total, best, matched) = &mut acc[entry as usize];
-                if *total == 0.0 {
-                    touched.push(entry);
-                }
-                *total += term.count * *best;
-                *matched += term.count;
-                *best = 0.0;
-            }
-        }
-
-        // Each matched entry's lexical score, in 1/10,000ths.
-        let lexical: Vec<(u32, u64)> = touched
-            .into_iter()
-            .filter(|&e| Some(e as usize) != exact)
-            .filter_map(|e| {
-                let (total, _, matched) = acc[e as usize];
-                // Lucene's coordination factor: the share of the query matched.
-                let coord = matched / query_weight;
-                let score = (coord * total / best_possible * 10_000.0).round() as u64;
-                let score = score.min(BELOW_EXACT);
-                (score > 0).then_some((e, score))
-            })
-            .collect();
+            // Only reachable if a search ran inside a search on this thread.
+            Err(_) => self.lexical(
+                &terms,
+                query_weight,
+                best_possible,
+                exact,
+                &mut Scratch::default(),
+            ),
+        });
         // One sort key per entry (higher score first, then name order),
         // with the entry's lexical score and cosine.
         let key = |e: u32, score: u64| {
@@ -518,7 +510,88 @@ impl Index {
     }
 }
 
+/// Per-thread buffers a search reuses, so a query over many entries
+/// allocates nothing in proportion to them: per entry, the summed score,
+/// the current word's best expansion and the words matched, all zero
+/// between searches; and the entries touched.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<(f64, f64, f64)>,
+    touched: Vec<u32>,
+    term_touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 impl Index {
+    /// Each matched entry's lexical score, in 1/10,000ths, in the order the
+    /// entries were first matched; `exact` left out.
+    fn lexical(
+        &self,
+        terms: &[QueryTerm],
+        query_weight: f64,
+        best_possible: f64,
+        exact: Option<usize>,
+        scratch: &mut Scratch,
+    ) -> Vec<(u32, u64)> {
+        let Scratch {
+            acc,
+            touched,
+            term_touched,
+        } = scratch;
+        if acc.len() < self.names.len() {
+            acc.resize(self.names.len(), (0.0, 0.0, 0.0));
+        }
+        touched.clear();
+        term_touched.clear();
+        for term in terms {
+            // A word counts once per entry: its best expansion there.
+            for &(id, factor) in &term.expansions {
+                let weight = self.idf[id as usize] * factor;
+                let range = self.posting_start[id as usize] as usize
+                    ..self.posting_start[id as usize + 1] as usize;
+                let postings = self.posting_entry[range.clone()]
+                    .iter()
+                    .zip(&self.posting_saturation[range]);
+                for (&entry, &saturation) in postings {
+                    let best = &mut acc[entry as usize].1;
+                    if *best == 0.0 {
+                        term_touched.push(entry);
+                    }
+                    *best = best.max(weight * saturation);
+                }
+            }
+            for &entry in term_touched.iter() {
+                let (total, best, matched) = &mut acc[entry as usize];
+                if *total == 0.0 {
+                    touched.push(entry);
+                }
+                *total += term.count * *best;
+                *matched += term.count;
+                *best = 0.0;
+            }
+            term_touched.clear();
+        }
+        let mut lexical = Vec::with_capacity(touched.len());
+        for &e in touched.iter() {
+            let (total, _, matched) = std::mem::take(&mut acc[e as usize]);
+            if Some(e as usize) == exact {
+                continue;
+            }
+            // Lucene's coordination factor: the share of the query matched.
+            let coord = matched / query_weight;
+            let score = (coord * total / best_possible * 10_000.0).round() as u64;
+            let score = score.min(BELOW_EXACT);
+            if score > 0 {
+                lexical.push((e, score));
+            }
+        }
+        touched.clear();
+        lexical
+    }
+
     /// Stems a query word unknown to the index may be a longer or shorter
     /// form of: known stems of 5+ letters it starts with (`relationship` →
     /// `relat`), and, for a word of 4+ letters, up to [`MAX_PREFIXED`] known

@@ -261,3 +261,41 @@ fn the_same_corpus_and_query_give_the_same_hits() {
         );
     }
 }
+
+/// A search reuses per-thread buffers sized to the largest index it has
+/// searched; what one search leaves there must never reach the next. The
+/// same queries, interleaved over a large and a small index on one thread,
+/// give what each gives alone on a fresh thread.
+#[test]
+fn searches_on_one_thread_do_not_leak_into_each_other() {
+    let tools = corpus();
+    let many: Vec<Tool> = (0..40)
+        .flat_map(|copy| {
+            tools.iter().map(move |t| Tool {
+                name: t.name.replacen("mcp.", &format!("mcp.copy{copy}_"), 1),
+                description: t.description.clone(),
+                input_schema: t.input_schema.clone(),
+            })
+        })
+        .collect();
+    let (large, small) = (build(&many), build(&tools[..5]));
+    let queries: Vec<String> = queries().into_iter().map(|q| q.query).collect();
+    let alone = |index: &Index| -> Vec<Vec<muster::search::Hit>> {
+        std::thread::scope(|s| {
+            queries
+                .iter()
+                .map(|q| s.spawn(|| index.search(q, 10)).join().expect("search"))
+                .collect()
+        })
+    };
+    let (large_alone, small_alone) = (alone(&large), alone(&small));
+    for (i, q) in queries.iter().enumerate() {
+        assert_eq!(large.search(q, 10), large_alone[i], "{q}");
+        assert_eq!(small.search(q, 10), small_alone[i], "{q}");
+        assert_eq!(
+            large.search(q, 3),
+            large_alone[i][..large_alone[i].len().min(3)],
+            "{q}"
+        );
+    }
+}
