@@ -56,7 +56,10 @@ fn main() {
     let index = if args.iter().any(|a| a == "--lexical") {
         Index::build(entries)
     } else {
-        Index::build_mixed(entries)
+        Index::build_mixed(
+            entries,
+            &mut muster::search::vectors::VectorCache::in_memory(),
+        )
     };
     // `--grid`: recall@1/@5 for each (alpha, floor), one line each.
     if args.iter().any(|a| a == "--grid") {

@@ -14,6 +14,8 @@ pub mod encoder;
 mod stem;
 mod text;
 mod typo;
+#[cfg(feature = "encoder")]
+pub mod vectors;
 
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
@@ -287,16 +289,20 @@ impl Index {
     }
 
     /// [`Index::build`], and each entry's vector from the dense encoder
-    /// (its name's words and description; computed once per distinct text
-    /// in this process, [`encoder::embed_cached`]), so [`Index::search`]
-    /// mixes BM25F with the cosine (`docs/search.md`).
+    /// (its name's words and description), read from `cache` or encoded and
+    /// added to it ([`vectors::VectorCache::vectors`]: only the missing
+    /// texts, on up to two threads), so [`Index::search`] mixes BM25F with
+    /// the cosine (`docs/search.md`). Save the cache afterwards to keep the
+    /// new vectors for the next run.
     #[cfg(feature = "encoder")]
-    pub fn build_mixed<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Index {
+    pub fn build_mixed<'a>(
+        entries: impl IntoIterator<Item = Entry<'a>>,
+        cache: &mut vectors::VectorCache,
+    ) -> Index {
         let entries: Vec<Entry<'a>> = entries.into_iter().collect();
-        let vectors: Arc<[encoder::Vector]> = entries
-            .iter()
-            .map(|e| encoder::embed_cached(&dense_text(e)))
-            .collect();
+        let texts: Vec<String> = entries.iter().map(dense_text).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors: Arc<[encoder::Vector]> = cache.vectors(&texts).into();
         let mut index = Index::build(entries);
         index.vectors = Some(vectors);
         index
