@@ -181,7 +181,7 @@ fn load_tools(dir: &str) -> Tools {
     let lexical = Index::build(entries(&tools));
     let vectors = tools
         .iter()
-        .map(|t| encoder::embed_cached(&dense_text(&t.name, &t.description)))
+        .map(|t| embed_cached(&dense_text(&t.name, &t.description)))
         .collect();
     let mut order: Vec<usize> = (0..tools.len()).collect();
     order.sort_by(|&a, &b| tools[a].name.cmp(&tools[b].name).then(a.cmp(&b)));
@@ -212,7 +212,7 @@ fn score(tools: &Tools, query: &str) -> Scored {
         .map(|h| (h.entry, (h.score * 10_000.0).round() as u64))
         .collect();
     let best = lexical.iter().map(|&(_, s)| s).max().unwrap_or(0);
-    let q = encoder::embed_cached(query);
+    let q = embed_cached(query);
     let cosine = tools
         .vectors
         .iter()
@@ -559,7 +559,12 @@ fn main() {
 /// The example's `best` mix at the shipped constants against the library's
 /// (`Index::build_mixed` + `search`, top 10) on the first `n` queries.
 fn check_library(tools: &Tools, set: &Set, scored: &[Scored], n: usize) {
-    let mixed = Index::build_mixed(entries(&tools.tools));
+    let mixed = Index::build_mixed(
+        entries(&tools.tools),
+        &mut muster::search::vectors::shared()
+            .lock()
+            .expect("the vector cache"),
+    );
     let point = Point {
         norm: Norm::Best,
         alpha: search::ALPHA,
@@ -580,4 +585,13 @@ fn check_library(tools: &Tools, set: &Set, scored: &[Scored], n: usize) {
         "{}",
         serde_json::json!({"check": set.label, "queries": n.min(set.queries.len()), "mismatches": mismatches})
     );
+}
+
+/// The vector of `text`, encoded once per process (the library's shared
+/// in-memory cache).
+fn embed_cached(text: &str) -> encoder::Vector {
+    let mut cache = muster::search::vectors::shared()
+        .lock()
+        .expect("the vector cache");
+    cache.vectors(&[text]).remove(0)
 }

@@ -569,12 +569,15 @@ fn findability(
         let hits = index.search(&q.query, f.k as usize);
         // A hit counts when the control tool could load it: one too weak to
         // load (below the relevance floors) is not found.
-        let hit = hits.iter().filter(|h| crate::session::relevant(h)).any(|h| {
-            index.entries[h.entry]
-                .tools
-                .iter()
-                .any(|&i| q.expect.contains(&catalog.candidates[i].name))
-        });
+        let hit = hits
+            .iter()
+            .filter(|h| crate::session::relevant(h))
+            .any(|h| {
+                index.entries[h.entry]
+                    .tools
+                    .iter()
+                    .any(|&i| q.expect.contains(&catalog.candidates[i].name))
+            });
         if offered || hit {
             found += 1;
         } else if missed.len() < 10 {

@@ -9,11 +9,14 @@
 //! the environment. The same entries and query always give the same hits.
 
 mod deferred;
+/// The dense encoder (crate `muster-encoder`, feature `encoder`).
 #[cfg(feature = "encoder")]
-pub mod encoder;
+pub use muster_encoder as encoder;
 mod stem;
 mod text;
 mod typo;
+#[cfg(feature = "encoder")]
+pub mod vectors;
 
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
@@ -319,16 +322,20 @@ impl Index {
     }
 
     /// [`Index::build`], and each entry's vector from the dense encoder
-    /// (its name's words and description; computed once per distinct text
-    /// in this process, [`encoder::embed_cached`]), so [`Index::search`]
-    /// mixes BM25F with the cosine (`docs/search.md`).
+    /// (its name's words and description), read from `cache` or encoded and
+    /// added to it ([`vectors::VectorCache::vectors`]: only the missing
+    /// texts, on up to two threads), so [`Index::search`] mixes BM25F with
+    /// the cosine (`docs/search.md`). Save the cache afterwards to keep the
+    /// new vectors for the next run.
     #[cfg(feature = "encoder")]
-    pub fn build_mixed<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Index {
+    pub fn build_mixed<'a>(
+        entries: impl IntoIterator<Item = Entry<'a>>,
+        cache: &mut vectors::VectorCache,
+    ) -> Index {
         let entries: Vec<Entry<'a>> = entries.into_iter().collect();
-        let vectors: Arc<[encoder::Vector]> = entries
-            .iter()
-            .map(|e| encoder::embed_cached(&dense_text(e)))
-            .collect();
+        let texts: Vec<String> = entries.iter().map(dense_text).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors: Arc<[encoder::Vector]> = cache.vectors(&texts).into();
         let mut index = Index::build(entries);
         index.vectors = Some(vectors);
         index
@@ -428,12 +435,8 @@ impl Index {
         let key = |e: u32, score: u64| {
             ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize])
         };
-        let lexical_only = || -> Vec<Ranked> {
-            lexical
-                .iter()
-                .map(|&(e, s)| (key(e, s), s, None))
-                .collect()
-        };
+        let lexical_only =
+            || -> Vec<Ranked> { lexical.iter().map(|&(e, s)| (key(e, s), s, None)).collect() };
         #[cfg(feature = "encoder")]
         let mut ranked: Vec<Ranked> = match &self.vectors {
             Some(vectors) => mix(query, vectors, &lexical, exact, alpha, floor)

@@ -3,11 +3,14 @@
 //! model's tokenizer.json) on 362 strings (accents, punctuation, CJK, emoji,
 //! control characters, words past 100 characters, texts past 256 tokens,
 //! Seal-Tools and APIBench queries and tools), and a numpy forward pass from
-//! the upstream f32 weights and from muster's int8 file on 16 of them.
+//! the upstream f32 weights and from muster's int8 file on 16 of them;
+//! and the vectors' exact bits, which make rankings identical everywhere.
 #![cfg(feature = "encoder")]
 
-use muster::search::encoder::{DIM, Encoder, dot, embed_cached};
+use muster::search::encoder::{self, DIM, Encoder, Kernel, dot};
+use muster::search::vectors::VectorCache;
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
 #[derive(Deserialize)]
 struct Tokens {
@@ -95,15 +98,84 @@ fn vectors_are_deterministic_and_cached() {
     let a = Encoder::get().embed(text);
     let b = Encoder::get().embed(text);
     assert_eq!(a, b);
-    let c = embed_cached(text);
-    assert_eq!(&a[..], &c[..]);
+    let mut cache = VectorCache::in_memory();
+    let c = cache.vectors(&[text]);
+    assert_eq!(&a[..], &c[0][..]);
+    assert_eq!(cache.encoded(), 1);
     // Related texts are closer than unrelated ones.
-    let mail = embed_cached("find a message in my inbox");
-    let cake = embed_cached("bake a chocolate cake");
-    assert!(dot(&a, &mail) > dot(&a, &cake) + 0.2);
+    let v = cache.vectors(&[text, "find a message in my inbox", "bake a chocolate cake"]);
+    assert_eq!(cache.encoded(), 3, "the first text was encoded again");
+    assert!(dot(&a, &v[1]) > dot(&a, &v[2]) + 0.2);
+}
+
+/// SHA-256 over the little-endian bits of each text's vector, in order.
+fn digest(vectors: impl IntoIterator<Item = Vec<f32>>) -> String {
+    let mut h = Sha256::new();
+    for v in vectors {
+        for x in v {
+            h.update(x.to_bits().to_le_bytes());
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn pinned_texts() -> Vec<String> {
+    let cases: Vec<Vectors> = lines(include_str!("fixtures/encoder/vectors.jsonl"));
+    let mut texts: Vec<String> = cases.into_iter().map(|c| c.text).collect();
+    // A text past 256 tokens, and an empty one.
+    texts.push("read the file and summarise it; ".repeat(60));
+    texts.push(String::new());
+    texts
+}
+
+/// The exact bits of 18 texts' vectors. Rankings mix rounded cosines, and
+/// cached vectors (`vectors.bin`) are shared between runs and machines:
+/// both are only safe because a text's vector is the same, bit for bit, on
+/// every CPU. That holds while the arithmetic keeps one order (see
+/// `src/search/encoder/kernel.rs`). A change that moves any bit (a new
+/// kernel, a reordered sum, another `exp`) fails here: then change
+/// `encoder::ARITHMETIC`, so caches written before are not reused, and
+/// update the pin.
+#[test]
+fn vectors_are_pinned_to_the_bit() {
+    let encoder = Encoder::get();
+    let texts = pinned_texts();
+    let vectors = texts.iter().map(|t| encoder.embed(t));
+    assert_eq!(
+        (encoder::ARITHMETIC, digest(vectors).as_str()),
+        (
+            "fixed-order-1",
+            "41fbd1605764bfbf9d5d3a0d41ccb471b0528f59840cd1277e5bfcf191ab15e4"
+        ),
+    );
+}
+
+/// The 8-wide AVX build and the baseline build compute the same bits: SIMD
+/// widens across outputs, never within one output's sum. (On a CPU without
+/// AVX both runs take the baseline build.)
+#[test]
+fn every_kernel_gives_the_same_bits() {
+    let encoder = Encoder::get();
+    for text in pinned_texts() {
+        let avx = encoder.embed_with(&text, Kernel::Avx);
+        let portable = encoder.embed_with(&text, Kernel::Portable);
+        assert_eq!(digest([avx]), digest([portable]), "{text:?}");
+    }
+}
+
+#[test]
+fn the_model_id_is_the_digest_of_the_vendored_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm-l6-v2");
+    let mut h = Sha256::new();
+    for file in ["model.bin", "vocab.txt"] {
+        h.update(std::fs::read(dir.join(file)).unwrap());
+    }
+    let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(encoder::MODEL_ID, format!("sha256:{hex}"));
 }
 
 mod mixed {
+    use muster::search::vectors::{self, VectorCache};
     use muster::search::{Entry, Index};
 
     fn entries() -> Vec<Entry<'static>> {
@@ -147,7 +219,7 @@ mod mixed {
         let query = "will it rain in Paris tomorrow";
         // BM25F alone finds nothing: no word is shared.
         assert!(Index::build(entries()).search(query, 5).is_empty());
-        let index = Index::build_mixed(entries());
+        let index = Index::build_mixed(entries(), &mut VectorCache::in_memory());
         let hits = index.search(query, 5);
         assert_eq!(index.name(hits[0].entry), Some("mcp.weather.get_forecast"));
         assert!(hits[0].score < 1.0);
@@ -155,7 +227,7 @@ mod mixed {
 
     #[test]
     fn an_unrelated_ask_finds_nothing_and_names_still_win() {
-        let index = Index::build_mixed(entries());
+        let index = Index::build_mixed(entries(), &mut VectorCache::in_memory());
         // Weak hits by meaning may rank, but none shares a word or comes
         // near the control tool's meaning floor (0.3, docs/session.md).
         let unrelated = index.search("bake a chocolate cake", 5);
@@ -172,5 +244,61 @@ mod mixed {
         assert_eq!(index.name(hits[0].entry), Some("mcp.files.read_text_file"));
         // Same query, same hits, same scores.
         assert_eq!(index.search("read a text file", 5), hits);
+    }
+
+    /// A second process reads every vector from the file the first saved,
+    /// encodes nothing, and ranks exactly as the first did.
+    #[test]
+    fn a_warm_build_encodes_nothing_and_ranks_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(vectors::FILE_NAME);
+        let queries = [
+            "will it rain in Paris tomorrow",
+            "read a text file",
+            "email",
+        ];
+        let mut cold = VectorCache::open(&path);
+        let first = Index::build_mixed(entries(), &mut cold);
+        assert_eq!((cold.encoded(), cold.len()), (6, 6));
+        cold.save().unwrap();
+        let mut warm = VectorCache::open(&path);
+        assert_eq!(warm.len(), 6);
+        let second = Index::build_mixed(entries(), &mut warm);
+        assert_eq!(warm.encoded(), 0);
+        for q in queries {
+            assert_eq!(first.search(q, 5), second.search(q, 5), "{q}");
+        }
+        // One new tool: only its text is encoded.
+        let mut more = entries();
+        more.push(Entry {
+            name: "mcp.calendar.create_event",
+            description: "Create a calendar event with a title, start and end.",
+            input_schema: None,
+        });
+        let third = Index::build_mixed(more, &mut warm);
+        assert_eq!(warm.encoded(), 1);
+        assert_eq!(
+            third.name(third.search("create a calendar event", 1)[0].entry),
+            Some("mcp.calendar.create_event")
+        );
+    }
+
+    /// Missing texts are encoded on two threads; each vector is the one a
+    /// single thread computes.
+    #[test]
+    fn threads_do_not_change_a_vector() {
+        let texts: Vec<String> = (0..7)
+            .map(|i| format!("tool number {i}: does thing {i}"))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut cache = VectorCache::in_memory();
+        let threaded = cache.vectors(&refs);
+        for (t, v) in texts.iter().zip(&threaded) {
+            assert_eq!(
+                &muster::search::encoder::Encoder::get().embed(t)[..],
+                &v[..],
+                "{t}"
+            );
+        }
     }
 }

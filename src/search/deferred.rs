@@ -95,7 +95,16 @@ impl DeferredIndex {
         // With the encoder, words and meaning (docs/search.md); the control
         // tool's floors are set for these scores (`session::load`).
         #[cfg(feature = "encoder")]
-        let index = Index::build_mixed(indexed);
+        let index = {
+            let mut cache = super::vectors::shared()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let index = Index::build_mixed(indexed, &mut cache);
+            // A cache that cannot be written costs the next run time, not
+            // this one its answer.
+            let _ = cache.save();
+            index
+        };
         #[cfg(not(feature = "encoder"))]
         let index = Index::build(indexed);
         DeferredIndex { entries, index }

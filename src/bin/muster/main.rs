@@ -194,22 +194,37 @@ pub(crate) fn selection(select: &Select) -> Selection {
     }
 }
 
-/// The token-count cache: `$MUSTER_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/muster`, else `~/.cache/muster`; in memory only with
-/// `--no-cache` or when none of them is set.
-fn token_cache(disabled: bool) -> TokenCache {
+/// The cache directory: `$MUSTER_CACHE_DIR`, else `$XDG_CACHE_HOME/muster`,
+/// else `~/.cache/muster`; `None` when none of them is set.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let var = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let dir = var("MUSTER_CACHE_DIR")
+    var("MUSTER_CACHE_DIR")
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("muster")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("muster")));
-    match dir {
-        Some(dir) if !disabled => TokenCache::open(&dir.join(tokens::cache::FILE_NAME)),
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("muster")))
+}
+
+/// The token-count cache in [`cache_dir`], and the encoder's vector cache
+/// beside it; in memory only with `--no-cache` or when there is no cache
+/// directory.
+fn token_cache(disabled: bool) -> TokenCache {
+    match cache_dir() {
+        Some(dir) if !disabled => {
+            vector_cache(&dir);
+            TokenCache::open(&dir.join(tokens::cache::FILE_NAME))
+        }
         _ => TokenCache::in_memory(),
     }
+}
+
+/// Keeps the encoder's tool vectors in `dir` (`vectors.bin`), so a tool is
+/// encoded once across runs (docs/search.md).
+pub(crate) fn vector_cache(#[allow(unused_variables)] dir: &std::path::Path) {
+    #[cfg(feature = "encoder")]
+    muster::search::vectors::use_file(&dir.join(muster::search::vectors::FILE_NAME));
 }
 
 /// Saves the counts the run added. A cache that cannot be written costs
@@ -489,11 +504,19 @@ fn run(command: Command) -> Result<u8, Error> {
         #[cfg(feature = "serve")]
         Command::Call(args) => call::run(args),
         #[cfg(feature = "serve")]
-        Command::Mcp(args) => gateway::run(args),
+        Command::Mcp(args) => {
+            if let Some(dir) = cache_dir() {
+                vector_cache(&dir);
+            }
+            gateway::run(args)
+        }
         #[cfg(feature = "serve")]
         Command::Serve(serve) => {
             use std::time::Duration;
             let admin_token = admin_token(serve.admin_token_file.as_deref())?;
+            if let Some(dir) = cache_dir() {
+                vector_cache(&dir);
+            }
             few_malloc_arenas();
             muster::serve::run(muster::serve::Config {
                 policies: serve.policies,

@@ -5,14 +5,17 @@
 //! is the cosine the search mixes with BM25F (`docs/search.md`).
 //!
 //! It reads only the weights compiled into the binary: no network, no
-//! files, no clock. Every reduction runs in a fixed order, so the same text
-//! gives the same vector on the same machine (the matrix products pick their
-//! SIMD kernel by CPU, so another CPU may differ in the last bits; scores
-//! are rounded before use).
+//! files, no clock. Its arithmetic ([`kernel`]) runs every sum in one fixed
+//! order with no fused multiply-add and the pure-Rust `libm`, so the same
+//! text gives the same vector, bit for bit, on any CPU the binary runs on;
+//! a vector cached by one run (muster's `search::vectors`) is the one another run
+//! would compute.
 
-use sha2::{Digest, Sha256};
+mod kernel;
+
+pub use kernel::Kernel;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
@@ -23,11 +26,19 @@ pub const DIM: usize = 384;
 pub const MAX_TOKENS: usize = 256;
 /// A word longer than this (in characters) is `[UNK]`.
 const MAX_WORD_CHARS: usize = 100;
-/// Vectors kept by [`embed_cached`]; past it the cache starts over.
-const CACHE_CAP: usize = 65_536;
+/// The model's identity: SHA-256 over `model.bin`, then `vocab.txt`
+/// (checked by a test). Cached vectors are keyed by it.
+pub const MODEL_ID: &str =
+    "sha256:a6bc66fc74c11b52843961e9f12ae6b47e7e660940f49c9b5754358f031553b6";
+/// The arithmetic's identity. Change it with any change that moves a bit
+/// of a vector (the kernel, the order of a sum, a function's
+/// approximation): `tests/encoder.rs` pins the bits and fails until the
+/// pin is updated, and a new tag keeps older cached vectors from being
+/// used.
+pub const ARITHMETIC: &str = "fixed-order-1";
 
-static MODEL: &[u8] = include_bytes!("../../models/minilm-l6-v2/model.bin");
-static VOCAB: &str = include_str!("../../models/minilm-l6-v2/vocab.txt");
+static MODEL: &[u8] = include_bytes!("../../../models/minilm-l6-v2/model.bin");
+static VOCAB: &str = include_str!("../../../models/minilm-l6-v2/vocab.txt");
 const MAGIC: &[u8; 8] = b"MUSTENC1";
 const SPECIAL: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 
@@ -60,10 +71,9 @@ struct Norm {
 }
 
 struct Linear {
-    /// Row-major [out × in], dequantized.
+    /// Dequantized, packed for [`kernel::linear`].
     weight: Vec<f32>,
     bias: Vec<f32>,
-    inputs: usize,
     outputs: usize,
 }
 
@@ -115,13 +125,14 @@ impl Reader {
         out
     }
 
+    /// Stored [outputs × inputs], one int8 row per output.
     fn linear(&mut self, outputs: usize, inputs: usize) -> Linear {
-        let weight = self.matrix(outputs, inputs);
+        let m = self.rows(outputs, inputs);
+        let weight = kernel::pack(|o, row| m.row_into(o, row), inputs, outputs);
         let bias = self.vector(outputs);
         Linear {
             weight,
             bias,
-            inputs,
             outputs,
         }
     }
@@ -277,6 +288,13 @@ impl Encoder {
 
     /// The unit vector of `text` (see [`Encoder::tokenize`]).
     pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.embed_with(text, Kernel::best())
+    }
+
+    /// [`Encoder::embed`] computed by the given build of the arithmetic
+    /// (the same bits from each; tests compare them). [`Kernel::Avx`] on a
+    /// CPU without AVX runs the portable build.
+    pub fn embed_with(&self, text: &str, kernel: Kernel) -> Vec<f32> {
         let ids = self.tokenize(text);
         let n = ids.len();
         let mut x = vec![0f32; n * DIM];
@@ -292,71 +310,24 @@ impl Encoder {
         let mut v = vec![0f32; n * DIM];
         let mut context = vec![0f32; n * DIM];
         let mut attended = vec![0f32; n * DIM];
-        let mut scores = vec![0f32; n * n];
         let head = DIM / self.heads;
         let scale = 1.0 / (head as f32).sqrt();
         for layer in &self.layers {
-            layer.query.apply(&x, n, &mut q);
-            layer.key.apply(&x, n, &mut k);
-            layer.value.apply(&x, n, &mut v);
-            for h in 0..self.heads {
-                let off = h * head;
-                // scores = q_h · k_hᵀ
-                // SAFETY: each matrix is described by its own buffer's
-                // dimensions and strides; no two overlap.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        n,
-                        head,
-                        n,
-                        scale,
-                        q[off..].as_ptr(),
-                        DIM as isize,
-                        1,
-                        k[off..].as_ptr(),
-                        1,
-                        DIM as isize,
-                        0.0,
-                        scores.as_mut_ptr(),
-                        n as isize,
-                        1,
-                    );
-                }
-                for row in scores.chunks_exact_mut(n) {
-                    softmax(row);
-                }
-                // context_h = scores · v_h
-                // SAFETY: as above.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        n,
-                        n,
-                        head,
-                        1.0,
-                        scores.as_ptr(),
-                        n as isize,
-                        1,
-                        v[off..].as_ptr(),
-                        DIM as isize,
-                        1,
-                        0.0,
-                        context[off..].as_mut_ptr(),
-                        DIM as isize,
-                        1,
-                    );
-                }
-            }
-            layer.output.apply(&context, n, &mut attended);
+            layer.query.apply(kernel, &x, n, &mut q);
+            layer.key.apply(kernel, &x, n, &mut k);
+            layer.value.apply(kernel, &x, n, &mut v);
+            kernel::attention(kernel, (&q, &k, &v), n, self.heads, scale, &mut context);
+            layer.output.apply(kernel, &context, n, &mut attended);
             for (a, b) in x.iter_mut().zip(&attended) {
                 *a += b;
             }
             layer_norm(&mut x, &layer.attention_norm);
             let mut inner = vec![0f32; n * layer.intermediate.outputs];
-            layer.intermediate.apply(&x, n, &mut inner);
+            layer.intermediate.apply(kernel, &x, n, &mut inner);
             for a in &mut inner {
                 *a = gelu(*a);
             }
-            layer.down.apply(&inner, n, &mut attended);
+            layer.down.apply(kernel, &inner, n, &mut attended);
             for (a, b) in x.iter_mut().zip(&attended) {
                 *a += b;
             }
@@ -380,31 +351,8 @@ impl Encoder {
 
 impl Linear {
     /// out[n × outputs] = x[n × inputs] · weightᵀ + bias.
-    fn apply(&self, x: &[f32], n: usize, out: &mut [f32]) {
-        debug_assert_eq!(x.len(), n * self.inputs);
-        for row in out.chunks_exact_mut(self.outputs) {
-            row.copy_from_slice(&self.bias);
-        }
-        // SAFETY: `x` is n × inputs, `weight` outputs × inputs read
-        // transposed, `out` n × outputs; all row-major and distinct.
-        unsafe {
-            matrixmultiply::sgemm(
-                n,
-                self.inputs,
-                self.outputs,
-                1.0,
-                x.as_ptr(),
-                self.inputs as isize,
-                1,
-                self.weight.as_ptr(),
-                1,
-                self.inputs as isize,
-                1.0,
-                out.as_mut_ptr(),
-                self.outputs as isize,
-                1,
-            );
-        }
+    fn apply(&self, kernel: Kernel, x: &[f32], n: usize, out: &mut [f32]) {
+        kernel::linear(kernel, x, n, &self.weight, &self.bias, out);
     }
 }
 
@@ -414,25 +362,13 @@ fn layer_norm(x: &mut [f32], norm: &Norm) {
         let mean = row.iter().map(|&a| f64::from(a)).sum::<f64>() / len as f64;
         let var = row
             .iter()
-            .map(|&a| (f64::from(a) - mean).powi(2))
+            .map(|&a| (f64::from(a) - mean) * (f64::from(a) - mean))
             .sum::<f64>()
             / len as f64;
         let inv = 1.0 / (var + 1e-12).sqrt();
         for ((a, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
             *a = ((f64::from(*a) - mean) * inv) as f32 * w + b;
         }
-    }
-}
-
-fn softmax(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0f32;
-    for a in row.iter_mut() {
-        *a = (*a - max).exp();
-        sum += *a;
-    }
-    for a in row.iter_mut() {
-        *a /= sum;
     }
 }
 
@@ -454,7 +390,7 @@ fn erf(x: f64) -> f64 {
                         + t * (0.278_868_07
                             + t * (-1.135_203_98
                                 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * poly.exp();
+    let erfc = t * libm::exp(poly);
     if x >= 0.0 { 1.0 - erfc } else { erfc - 1.0 }
 }
 
@@ -563,25 +499,6 @@ fn is_chinese(c: char) -> bool {
         | 0x2B920..=0x2CEAF
         | 0xF900..=0xFAFF
         | 0x2F800..=0x2FA1F)
-}
-
-/// The vector of `text`, computed once per process: kept by the SHA-256 of
-/// the text (a tool's definition text), so an index rebuilt over the same
-/// tools (a new session, a new generation) encodes nothing again.
-pub fn embed_cached(text: &str) -> Vector {
-    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], Vector>>> = OnceLock::new();
-    let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return v.clone();
-    }
-    let v: Vector = Encoder::get().embed(text).into();
-    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= CACHE_CAP {
-        map.clear();
-    }
-    map.insert(key, v.clone());
-    v
 }
 
 #[cfg(test)]
