@@ -227,7 +227,7 @@ fn score(tools: &Tools, query: &str) -> Scored {
 }
 
 /// The top `limit` entries by the mix at `point`, with their scores in
-/// 1/10,000ths: `src/search.rs`'s `mix` for `Norm::Best`.
+/// 1/10,000ths: `src/search.rs`'s `mix` for `Norm::Abs`.
 fn mix(tools: &Tools, s: &Scored, point: Point, limit: usize) -> Vec<(usize, u64)> {
     let mut lex = vec![0u64; tools.tools.len()];
     for &(e, l) in &s.lexical {
@@ -556,7 +556,7 @@ fn main() {
     }
 }
 
-/// The example's `best` mix at the shipped constants against the library's
+/// The example's `abs` mix at the shipped constants against the library's
 /// (`Index::build_mixed` + `search`, top 10) on the first `n` queries.
 fn check_library(tools: &Tools, set: &Set, scored: &[Scored], n: usize) {
     let mixed = Index::build_mixed(
@@ -566,7 +566,7 @@ fn check_library(tools: &Tools, set: &Set, scored: &[Scored], n: usize) {
             .expect("the vector cache"),
     );
     let point = Point {
-        norm: Norm::Best,
+        norm: Norm::Abs,
         alpha: search::ALPHA,
         floor: search::COSINE_FLOOR,
     };

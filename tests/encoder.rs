@@ -132,7 +132,7 @@ fn pinned_texts() -> Vec<String> {
 /// cached vectors (`vectors.bin`) are shared between runs and machines:
 /// both are only safe because a text's vector is the same, bit for bit, on
 /// every CPU. That holds while the arithmetic keeps one order (see
-/// `src/search/encoder/kernel.rs`). A change that moves any bit (a new
+/// `crates/muster-encoder/src/kernel.rs`). A change that moves any bit (a new
 /// kernel, a reordered sum, another `exp`) fails here: then change
 /// `encoder::ARITHMETIC`, so caches written before are not reused, and
 /// update the pin.
