@@ -94,6 +94,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "search::vectors::MAX_ENTRIES",
+            as_u64(muster::search::vectors::MAX_ENTRIES),
+            false,
+        ),
+        (
+            "search::encoder::MAX_TOKENS",
+            as_u64(muster::search::encoder::MAX_TOKENS),
+            false,
+        ),
+        (
             "discover::MAX_MESSAGE_BYTES",
             as_u64(muster::discover::MAX_MESSAGE_BYTES),
             true,
