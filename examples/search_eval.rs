@@ -128,43 +128,11 @@ fn lines<T: for<'de> Deserialize<'de>>(path: &str) -> Vec<T> {
 /// The text the encoder reads for an entry, as `src/search.rs` builds it:
 /// the words of the name's last segment, then the description.
 fn dense_text(name: &str, description: &str) -> String {
-    let last = name.rsplit_once('.').map_or(name, |(_, n)| n);
-    format!("{}: {description}", words(last).join(" "))
-}
-
-/// `src/search/text.rs`'s `words` (private there): lowercased words, broken
-/// at non-alphanumerics, camelCase humps, acronym ends and digit runs;
-/// single letters dropped, single digits kept.
-fn words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut Vec<String>| {
-        let keep = word.chars().nth(1).is_some() || word.chars().all(|c| c.is_numeric());
-        if !word.is_empty() && keep {
-            out.push(word.to_lowercase());
-        }
-        word.clear();
-    };
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            flush(&mut word, &mut out);
-            continue;
-        }
-        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
-            let next = chars.get(i + 1).copied();
-            let hump = prev.is_lowercase() && c.is_uppercase();
-            let acronym_end =
-                prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase());
-            let digits = prev.is_alphanumeric() && prev.is_numeric() != c.is_numeric();
-            if hump || acronym_end || digits {
-                flush(&mut word, &mut out);
-            }
-        }
-        word.push(c);
-    }
-    flush(&mut word, &mut out);
-    out
+    search::dense_text(&Entry {
+        name,
+        description,
+        input_schema: None,
+    })
 }
 
 fn entries(tools: &[Tool]) -> impl Iterator<Item = Entry<'_>> {

@@ -647,9 +647,11 @@ pub const ALPHA: f64 = 0.8;
 pub const COSINE_FLOOR: f64 = 0.1;
 
 /// The text the encoder reads for an entry: its name's words (the last
-/// segment), then its description.
+/// segment), then its description. Public for the eval example, which
+/// encodes entries as the index does.
 #[cfg(feature = "encoder")]
-fn dense_text(entry: &Entry<'_>) -> String {
+#[doc(hidden)]
+pub fn dense_text(entry: &Entry<'_>) -> String {
     let name = entry.name.rsplit_once('.').map_or(entry.name, |(_, n)| n);
     let words = text::words(name).join(" ");
     format!("{words}: {}", entry.description)
