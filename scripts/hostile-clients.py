@@ -18,11 +18,26 @@ another, and check each answer is the documented one:
   slow-head    half the headers, then nothing: the connection closed
   half-close   a whole request, then shutdown(SHUT_WR): answered 200
 
+and the kinds issue 30 found trouble with:
+
+  long-word    /mcp/chats/ID, the control tool asked for one 2,000-letter
+               word: 200 (a JSON-RPC answer), never memory exhausted
+  long-query   /v1/sessions/search with a 60,000-character query: 200 or 422
+  edited-plan  /v1/call with the served plan plus a roster entry the policy
+               never offered: 409 or 422, nothing run
+  cross-site   /v1/call as a page on another site sends it (text/plain,
+               foreign Origin): 403 or 415, nothing run
+  big-args     /mcp/chats/ID, a call with 900 KB of arguments: 200 (a
+               JSON-RPC answer); the check runs off the async workers
+  listen-gone  /mcp/chats/ID, subscriptions/listen, the acknowledgement read,
+               then the connection dropped: 200 (soak-serve checks the
+               service's open files fall back once the load ends)
+
 Prints one `HOSTILE <kind> ...` line per kind (requests, statuses, slowest
 answer) and `HOSTILE total ...`; exits 1 when an answer was not the documented
 one (a 500 above all), else 0. Standard library only.
 
-  hostile-clients.py ADDR SECONDS THREADS SESSION_FILE REQUEST_TIMEOUT_S
+  hostile-clients.py ADDR SECONDS THREADS SESSION_FILE REQUEST_TIMEOUT_S PLAN_FILE
 """
 
 import json
@@ -32,13 +47,14 @@ import threading
 import time
 from collections import Counter, defaultdict
 
-host_port, seconds, threads, session_file, timeout_s = sys.argv[1:6]
+host_port, seconds, threads, session_file, timeout_s, plan_file = sys.argv[1:7]
 host, port = host_port.replace("http://", "").split(":")
 port = int(port)
 seconds = float(seconds)
 threads = int(threads)
 timeout_s = float(timeout_s)
 session = open(session_file).read()
+plan = json.loads(open(plan_file).read())
 
 
 def laughs(depth):
@@ -65,12 +81,34 @@ QUERIES = ('{"session": ' + session + ', "queries": ' + json.dumps(["find a file
 DEEP = b'{"flags": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 BOM = b"\xef\xbb\xbf" + b'{"flags": "production"}'
 BAD_UTF8 = b'{"flags": "produc\xff\xfetion"}'
+MODERN = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
 
 
-def request(path, body, content_length=None):
+def rpc(method, params, id_=1):
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": {**params, **MODERN}}).encode()
+
+
+LONG_WORD = rpc("tools/call", {"name": "tools__load", "arguments": {"query": "a" * 2000}})
+LONG_QUERY = ('{"session": ' + session + ', "query": ' + json.dumps("abcdefghijk " * 5000) + "}").encode()
+edited = json.loads(json.dumps(plan))
+edited["roster"].append({"name": "hostile.shell", "check": "lenient",
+                         "input_schema": {"type": "object", "additionalProperties": True}})
+EDITED = json.dumps({"plan": edited, "turn": {"calls": [
+    {"id": "c1", "name": "hostile.shell", "arguments": {"command": "rm -rf /"}}]}}).encode()
+CROSS = json.dumps({"plan": plan, "turn": {"calls": [
+    {"id": "c1", "name": "system.current_time", "arguments": {}}]}}).encode()
+BIG_ARGS = rpc("tools/call", {"name": "mcp__bland_read__list_calls",
+                              "arguments": {"to_number": "1" * (900 << 10)}})
+LISTEN = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+
+
+def request(path, body, content_length=None, headers=None):
     length = len(body) if content_length is None else content_length
-    head = (f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-            f"content-length: {length}\r\nconnection: close\r\n\r\n").encode()
+    fields = {"host": f"{host}:{port}", "content-type": "application/json", **(headers or {})}
+    head = (f"POST {path} HTTP/1.1\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+            + f"content-length: {length}\r\nconnection: close\r\n\r\n").encode()
     return head
 
 
@@ -102,10 +140,10 @@ def connect():
     return sock
 
 
-def send(path, body, half_close=False, content_length=None):
+def send(path, body, half_close=False, content_length=None, headers=None):
     sock = connect()
     try:
-        sock.sendall(request(path, body, content_length) + (body if content_length is None else b""))
+        sock.sendall(request(path, body, content_length, headers) + (body if content_length is None else b""))
         if half_close:
             sock.shutdown(socket.SHUT_WR)
         return read_status(sock)
@@ -141,6 +179,26 @@ def slow_head():
         sock.close()
 
 
+def listen_gone(n=[0]):
+    """A listen stream opened, its acknowledgement read, then dropped."""
+    n[0] += 1
+    sock = connect()
+    try:
+        sock.sendall(request(f"/mcp/chats/hostile-listen-{n[0] % 50}", LISTEN, headers=MCP_HEADERS) + LISTEN)
+        data = b""
+        while b"acknowledged" not in data and len(data) < 65536:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
+        return status if b"acknowledged" in data else -status
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        return 0
+    finally:
+        sock.close()  # no goodbye: the client is simply gone
+
+
 # kind -> (how to send, statuses that are the documented answer)
 KINDS = {
     "laughs": (lambda: send("/v1/check", LAUGHS), {200}),
@@ -153,6 +211,13 @@ KINDS = {
     "slow-body": (slow_body, {503, 0}),
     "slow-head": (slow_head, {0, 408}),
     "half-close": (lambda: send("/v1/plan", b'{"flags": "production"}', half_close=True), {200}),
+    "long-word": (lambda: send("/mcp/chats/hostile-word", LONG_WORD, headers=MCP_HEADERS), {200}),
+    "long-query": (lambda: send("/v1/sessions/search", LONG_QUERY), {200, 422}),
+    "edited-plan": (lambda: send("/v1/call", EDITED), {409, 422}),
+    "cross-site": (lambda: send("/v1/call", CROSS, headers={"content-type": "text/plain",
+                                                          "origin": "https://evil.example"}), {403, 415}),
+    "big-args": (lambda: send("/mcp/chats/hostile-args", BIG_ARGS, headers=MCP_HEADERS), {200}),
+    "listen-gone": (listen_gone, {200}),
 }
 
 lock = threading.Lock()
