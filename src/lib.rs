@@ -107,6 +107,7 @@ pub mod answer;
 /// session documents with it; not part of the host API.
 #[doc(hidden)]
 pub mod atomic;
+pub mod cache_file;
 mod canon;
 pub mod catalog;
 pub mod check;

@@ -22,46 +22,58 @@ fn plan_json(fx: &Fixture, cache_dir: &Path, extra: &[&str]) -> String {
     String::from_utf8(out.get_output().stdout.clone()).unwrap()
 }
 
+/// The cache's two files (the table and its journal, `cache_file`), as
+/// they are now.
+fn files(cache_dir: &Path) -> [Option<Vec<u8>>; 2] {
+    let file = cache_dir.join(FILE_NAME);
+    let journal = muster::cache_file::journal_path(&file);
+    [std::fs::read(&file).ok(), std::fs::read(&journal).ok()]
+}
+
 #[test]
 fn plans_are_byte_identical_cold_warm_damaged_and_without_cache() {
     let fx = Fixture::bundled();
     let cache_dir = fx.path().join("cache");
-    let file = cache_dir.join(FILE_NAME);
 
     let uncached = plan_json(&fx, &cache_dir, &["--no-cache"]);
-    assert!(!file.exists(), "--no-cache wrote the cache");
+    assert_eq!(
+        files(&cache_dir),
+        [None, None],
+        "--no-cache wrote the cache"
+    );
 
     let cold = plan_json(&fx, &cache_dir, &[]);
-    assert!(file.exists(), "a cold run did not write the cache");
-    let written = std::fs::read(&file).unwrap();
-    let warm = plan_json(&fx, &cache_dir, &[]);
-    assert_eq!(
-        std::fs::read(&file).unwrap(),
-        written,
-        "a warm run rewrote the cache"
+    let written = files(&cache_dir);
+    assert!(
+        written.iter().any(Option::is_some),
+        "a cold run did not write the cache"
     );
+    let warm = plan_json(&fx, &cache_dir, &[]);
+    assert_eq!(files(&cache_dir), written, "a warm run rewrote the cache");
     assert_eq!(cold, uncached);
     assert_eq!(warm, uncached);
 
+    let journal = muster::cache_file::journal_path(&cache_dir.join(FILE_NAME));
+    let good = std::fs::read(&journal).unwrap();
     let damaged: [(&str, Vec<u8>); 4] = [
-        ("truncated", written[..written.len() / 2].to_vec()),
+        ("truncated", good[..good.len() / 2 + 3].to_vec()),
         ("empty", Vec::new()),
         ("foreign", b"{\"not\": \"a token cache\"}".to_vec()),
         ("bit-flipped", {
-            let mut b = written.clone();
+            let mut b = good.clone();
             let at = b.len() / 2;
             b[at] ^= 1;
             b
         }),
     ];
     for (what, bytes) in damaged {
-        std::fs::write(&file, &bytes).unwrap();
+        std::fs::write(&journal, &bytes).unwrap();
         assert_eq!(plan_json(&fx, &cache_dir, &[]), uncached, "{what} cache");
-        assert_eq!(
-            std::fs::read(&file).unwrap(),
-            written,
-            "{what} cache not rebuilt"
-        );
+        // What was lost was counted again and kept: the next run is warm
+        // and writes nothing.
+        let mended = files(&cache_dir);
+        assert_eq!(plan_json(&fx, &cache_dir, &[]), uncached, "{what} cache");
+        assert_eq!(files(&cache_dir), mended, "{what} cache not mended");
     }
 }
 
@@ -89,7 +101,8 @@ fn the_cache_lives_under_xdg_cache_home_without_muster_cache_dir() {
         .args(["plan"])
         .assert()
         .code(0);
-    assert!(xdg.join("muster").join(FILE_NAME).is_file());
+    let file = xdg.join("muster").join(FILE_NAME);
+    assert!(muster::cache_file::journal_path(&file).is_file() || file.is_file());
 }
 
 #[test]
@@ -109,7 +122,7 @@ fn gates_use_the_cache_and_agree_without_it() {
     let uncached = gate(&["--no-cache"]);
     assert!(!cache_dir.exists());
     assert_eq!(gate(&[]), uncached);
-    assert!(cache_dir.join(FILE_NAME).is_file());
+    assert!(muster::cache_file::journal_path(&cache_dir.join(FILE_NAME)).is_file());
     assert_eq!(gate(&[]), uncached);
 }
 
@@ -171,4 +184,39 @@ proptest! {
             .collect();
         prop_assert_eq!(other.count_definitions(&definitions, &mut warm), other_fresh);
     }
+}
+
+#[test]
+fn cache_stats_shows_what_is_held_and_clear_removes_it() {
+    let fx = Fixture::bundled();
+    let cache_dir = fx.path().join("cache");
+    plan_json(&fx, &cache_dir, &[]);
+    let stats = |fx: &Fixture| -> Value {
+        let out = muster(fx.path())
+            .env("MUSTER_CACHE_DIR", &cache_dir)
+            .args(["cache", "stats", "--format", "json"])
+            .assert()
+            .code(0);
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    let before = stats(&fx);
+    let tokens = &before["tables"][0];
+    assert_eq!(tokens["name"], "token-counts", "{before}");
+    let held =
+        tokens["base_records"].as_u64().unwrap() + tokens["journal_records"].as_u64().unwrap();
+    assert!(held > 0, "{before}");
+    assert!(tokens["bytes"].as_u64().unwrap() >= held * 32, "{before}");
+    muster(fx.path())
+        .env("MUSTER_CACHE_DIR", &cache_dir)
+        .args(["cache", "clear"])
+        .assert()
+        .code(0);
+    assert_eq!(files(&cache_dir), [None, None]);
+    let after = stats(&fx);
+    assert_eq!(after["tables"][0]["bytes"], 0, "{after}");
+    // The next plan counts again, and answers the same.
+    assert_eq!(
+        plan_json(&fx, &cache_dir, &[]),
+        plan_json(&fx, &cache_dir, &["--no-cache"])
+    );
 }

@@ -99,6 +99,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "tokens::cache::MAX_JOURNAL",
+            as_u64(muster::tokens::cache::MAX_JOURNAL),
+            false,
+        ),
+        (
+            "search::vectors::MAX_JOURNAL",
+            as_u64(muster::search::vectors::MAX_JOURNAL),
+            false,
+        ),
+        (
             "search::encoder::MAX_TOKENS",
             as_u64(muster::search::encoder::MAX_TOKENS),
             false,

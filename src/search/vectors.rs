@@ -10,14 +10,13 @@
 //! compute, and the cache cannot change a ranking.
 //!
 //! The file (`vectors.bin`, [`FILE_NAME`], beside the token-count cache's
-//! `token-counts.bin`) is read whole and checked: format magic, version,
-//! dimension, length, key order, every component finite, and a SHA-256
-//! checksum; a file that fails any check is ignored and rewritten, never
-//! trusted. It is written to a temporary file beside it and renamed, so
-//! concurrent runs see the old file or a new one, never a mix; a run that
-//! writes merges what another wrote meanwhile. It holds at most
-//! [`MAX_ENTRIES`] vectors (1,556 bytes each: 16-byte key, generation,
-//! 384 × f32), dropping those no run has used for longest.
+//! `token-counts.bin`) is a table of muster's checked cache files
+//! ([`crate::cache_file`]): a run reads only the vectors it looks up,
+//! whatever else the file holds, each vector checked (and every component
+//! finite); a damaged one is encoded again, never trusted. Concurrent runs
+//! lose nothing, and the table keeps at most [`MAX_ENTRIES`] vectors
+//! (1,564 bytes each: key, generation, 384 × f32, check), dropping those no
+//! run has used for longest.
 //!
 //! Use: open it where the token cache is opened, hand it to
 //! [`super::Index::build_mixed`], then [`VectorCache::save`]:
@@ -35,16 +34,19 @@
 //! lives. It decides nothing about rankings.
 
 use super::encoder::{self, DIM, Encoder, Vector};
+use crate::cache_file::{self, Kind, Table};
 use crate::error::Error;
-use rustc_hash::FxHashMap as HashMap;
 use sha2::{Digest, Sha256};
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Vectors the file keeps at most; past it, the least recently used go.
 /// 32,768 vectors are a 51 MB file: three catalogs of 10,000 tools fit.
 pub const MAX_ENTRIES: usize = 1 << 15;
+
+/// Vectors a run appends to the journal before they are merged into the
+/// file ([`cache_file`]): 1.6 MB.
+pub const MAX_JOURNAL: usize = 1 << 10;
 
 /// The cache file's name inside the cache directory.
 pub const FILE_NAME: &str = "vectors.bin";
@@ -52,18 +54,21 @@ pub const FILE_NAME: &str = "vectors.bin";
 /// Threads that encode a build's missing texts, at most.
 pub const ENCODE_THREADS: usize = 2;
 
-const MAGIC: &[u8; 8] = b"MSTRVECS";
-/// Bump when the layout or the keys change; files of another version are
-/// ignored.
-const VERSION: u32 = 1;
-const HEADER: usize = 8 + 4 + 4 + 4 + 4;
-const KEY_LEN: usize = 16;
-const ENTRY: usize = KEY_LEN + 4 + 4 * DIM;
-const CHECKSUM: usize = 32;
+/// The table's layout. Version 2: a checked table read by lookups (1 was
+/// one checked block read whole).
+pub const KIND: Kind = Kind {
+    magic: *b"MSTRVECS",
+    version: 2,
+    payload: 4 * DIM,
+    max_entries: MAX_ENTRIES,
+    max_journal: MAX_JOURNAL,
+};
+
+const KEY_LEN: usize = cache_file::KEY_LEN;
 
 /// What a vector is stored under: the first 16 bytes of a SHA-256 over
 /// the model, the arithmetic, muster's version and the text.
-pub type Key = [u8; KEY_LEN];
+pub type Key = cache_file::Key;
 
 /// The key of `text`'s vector.
 pub fn key(text: &str) -> Key {
@@ -84,15 +89,6 @@ pub fn key(text: &str) -> Key {
     key
 }
 
-#[derive(Debug, Clone)]
-struct Slot {
-    vector: Vector,
-    /// The save that last used it (a counter kept in the file).
-    generation: u32,
-    /// Read or added by this run.
-    used: bool,
-}
-
 /// The process's vector cache: in memory until [`use_file`] backs it with
 /// a file. The control tool's indexes ([`super::DeferredIndex`]) read and
 /// fill it, so a process encodes each text once and, with a file, once
@@ -109,67 +105,58 @@ pub fn shared() -> &'static Mutex<VectorCache> {
 pub fn use_file(path: &Path) {
     let mut shared = shared().lock().unwrap_or_else(PoisonError::into_inner);
     let mut file = VectorCache::open(path);
-    for (key, slot) in std::mem::take(&mut shared.entries) {
-        file.entries.entry(key).or_insert(slot);
-        file.added = true;
-    }
+    file.table.take_pending(&mut shared.table);
+    file.encoded = shared.encoded;
     *shared = file;
 }
 
 /// Vectors by key, optionally backed by a file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct VectorCache {
-    path: Option<PathBuf>,
-    entries: HashMap<Key, Slot>,
-    generation: u32,
-    added: bool,
+    table: Table,
     encoded: usize,
+}
+
+impl Default for VectorCache {
+    fn default() -> Self {
+        Self::in_memory()
+    }
 }
 
 impl VectorCache {
     /// A cache that lives only as long as the value: nothing is read or
     /// written. Keep one to encode each text once per process.
     pub fn in_memory() -> Self {
-        Self::default()
+        Self {
+            table: Table::in_memory(KIND),
+            encoded: 0,
+        }
     }
 
     /// The cache kept in `path`. A missing, unreadable, corrupt, truncated
-    /// or foreign file reads as an empty cache (and is replaced by
-    /// [`VectorCache::save`]); opening never fails.
+    /// or foreign file reads as vectors missing (encoded again, and saved
+    /// by [`VectorCache::save`]); opening never fails.
     pub fn open(path: &Path) -> Self {
-        let (generation, entries) = read(path).unwrap_or_default();
         Self {
-            path: Some(path.to_path_buf()),
-            entries: entries
-                .into_iter()
-                .map(|(key, generation, vector)| {
-                    let slot = Slot {
-                        vector,
-                        generation,
-                        used: false,
-                    };
-                    (key, slot)
-                })
-                .collect(),
-            generation,
-            added: false,
+            table: Table::open(KIND, path),
             encoded: 0,
         }
     }
 
     /// The file backing it, if any.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.table.path()
     }
 
-    /// Vectors held.
+    /// Vectors held, at most (one in two of the table's places counts
+    /// twice).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.table.len()
     }
 
     /// Whether it holds no vector.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.table.is_empty()
     }
 
     /// Texts this value encoded (those it did not find), for metrics and
@@ -184,20 +171,21 @@ impl VectorCache {
     }
 
     fn get_key(&mut self, key: &Key) -> Option<Vector> {
-        let slot = self.entries.get_mut(key)?;
-        slot.used = true;
-        Some(slot.vector.clone())
+        let payload = self.table.get(key)?;
+        let vector: Vector = payload
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        // A vector is finite; anything else was not written by an encoder.
+        vector.iter().all(|x| x.is_finite()).then_some(vector)
     }
 
     fn insert_key(&mut self, key: Key, vector: Vector) {
-        self.added = true;
-        let generation = self.generation;
-        let slot = Slot {
-            vector,
-            generation,
-            used: true,
-        };
-        self.entries.insert(key, slot);
+        let mut payload = Vec::with_capacity(4 * DIM);
+        for x in vector.iter() {
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        self.table.insert(key, payload);
     }
 
     /// The vector of each text, in order: cached ones read, the others
@@ -205,64 +193,36 @@ impl VectorCache {
     /// threads; a vector does not depend on the thread) and added.
     pub fn vectors(&mut self, texts: &[&str]) -> Vec<Vector> {
         let keys: Vec<Key> = texts.iter().map(|t| key(t)).collect();
+        let found: Vec<Option<Vector>> = keys.iter().map(|k| self.get_key(k)).collect();
         let mut missing: Vec<(Key, &str)> = keys
             .iter()
             .zip(texts)
-            .filter(|(k, _)| !self.entries.contains_key(*k))
-            .map(|(k, t)| (*k, *t))
+            .zip(&found)
+            .filter(|(_, f)| f.is_none())
+            .map(|((k, t), _)| (*k, *t))
             .collect();
         missing.sort_unstable_by_key(|m| m.0);
         missing.dedup_by_key(|m| m.0);
         self.encoded += missing.len();
-        for (k, v) in encode_all(&missing) {
-            self.insert_key(k, v);
+        let fresh: rustc_hash::FxHashMap<Key, Vector> = encode_all(&missing).into_iter().collect();
+        for (k, v) in &fresh {
+            self.insert_key(*k, v.clone());
         }
         keys.iter()
-            .map(|k| self.get_key(k).expect("every key was just cached"))
+            .zip(found)
+            .map(|(k, f)| f.unwrap_or_else(|| fresh[k].clone()))
             .collect()
     }
 
-    /// Writes the vectors to the file when this run added any; vectors
-    /// another run saved meanwhile are kept. Does nothing for an in-memory
-    /// cache.
+    /// Writes the vectors this run added (or used again) to the file;
+    /// vectors another run saved meanwhile are kept. Does nothing for an
+    /// in-memory cache or a run that added nothing.
     ///
     /// # Errors
     /// [`crate::ErrorKind::Io`] naming the file when its directory cannot be
-    /// created or the file cannot be written; the old file is left as it
-    /// was.
+    /// created or the file cannot be written; the file stays valid.
     pub fn save(&mut self) -> Result<(), Error> {
-        let Some(path) = self.path.clone() else {
-            return Ok(());
-        };
-        if !self.added {
-            return Ok(());
-        }
-        let (on_disk_generation, on_disk) = read(&path).unwrap_or_default();
-        let generation = self.generation.max(on_disk_generation).wrapping_add(1);
-        let mut merged: HashMap<Key, (u32, Vector)> = on_disk
-            .into_iter()
-            .map(|(key, g, vector)| (key, (g, vector)))
-            .collect();
-        for (key, slot) in &self.entries {
-            let g = if slot.used {
-                generation
-            } else {
-                slot.generation
-            };
-            let entry = merged.entry(*key).or_insert((g, slot.vector.clone()));
-            entry.0 = entry.0.max(g);
-        }
-        let mut entries: Entries = merged.into_iter().map(|(k, (g, v))| (k, g, v)).collect();
-        if entries.len() > MAX_ENTRIES {
-            // Most recently used first; the key settles ties.
-            entries.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            entries.truncate(MAX_ENTRIES);
-        }
-        entries.sort_unstable_by_key(|e| e.0);
-        write(&path, &encode(generation, &entries))?;
-        self.generation = generation;
-        self.added = false;
-        Ok(())
+        self.table.save()
     }
 }
 
@@ -298,93 +258,6 @@ fn encode_all(texts: &[(Key, &str)]) -> Vec<(Key, Vector)> {
     })
 }
 
-type Entries = Vec<(Key, u32, Vector)>;
-
-fn encode(generation: u32, entries: &[(Key, u32, Vector)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + entries.len() * ENTRY + CHECKSUM);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&generation.to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(DIM as u32).to_le_bytes());
-    for (key, g, vector) in entries {
-        out.extend_from_slice(key);
-        out.extend_from_slice(&g.to_le_bytes());
-        for x in vector.iter() {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let checksum = Sha256::digest(&out);
-    out.extend_from_slice(&checksum);
-    out
-}
-
-/// The file's generation and entries, or `None` when it is missing or
-/// fails any check.
-fn read(path: &Path) -> Option<(u32, Entries)> {
-    let largest = HEADER + MAX_ENTRIES * ENTRY + CHECKSUM;
-    // A file far past the bound is not ours; do not read it into memory.
-    if std::fs::metadata(path).ok()?.len() > largest as u64 {
-        return None;
-    }
-    decode(&std::fs::read(path).ok()?)
-}
-
-fn decode(bytes: &[u8]) -> Option<(u32, Entries)> {
-    let u32_at = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-    };
-    if bytes.get(..8)? != MAGIC || u32_at(8)? != VERSION || u32_at(20)? != DIM as u32 {
-        return None;
-    }
-    let generation = u32_at(12)?;
-    let count = u32_at(16)? as usize;
-    if count > MAX_ENTRIES || bytes.len() != HEADER + count * ENTRY + CHECKSUM {
-        return None;
-    }
-    let (body, checksum) = bytes.split_at(bytes.len() - CHECKSUM);
-    if Sha256::digest(body).as_slice() != checksum {
-        return None;
-    }
-    let mut entries = Vec::with_capacity(count);
-    for chunk in body[HEADER..].chunks_exact(ENTRY) {
-        let key: Key = chunk[..KEY_LEN].try_into().ok()?;
-        let g = u32::from_le_bytes(chunk[KEY_LEN..KEY_LEN + 4].try_into().ok()?);
-        let vector: Vec<f32> = chunk[KEY_LEN + 4..]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        if !vector.iter().all(|x| x.is_finite()) {
-            return None;
-        }
-        entries.push((key, g, Vector::from(vector)));
-    }
-    // Written sorted with each key once; anything else was not written here.
-    if entries.windows(2).any(|w| w[0].0 >= w[1].0) {
-        return None;
-    }
-    Some((generation, entries))
-}
-
-/// Replaces `path` through a temporary file in the same directory. No
-/// fsync: a cache lost or torn by a crash fails its checksum and is
-/// rebuilt.
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".vectors.")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, &e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io(tmp.path(), &e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, &e.error))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,17 +289,29 @@ mod tests {
             .collect();
         cache.insert_key(key("odd"), odd.clone());
         cache.save().unwrap();
-        let mut again = VectorCache::open(&path);
-        assert_eq!(again.len(), 2);
-        assert_eq!(got(&mut again, 1), Some(v(1)));
-        let back = again.get("odd").unwrap();
-        let bits = |v: &Vector| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&back), bits(&odd));
-        assert_eq!(got(&mut again, 3), None);
-        assert_eq!(
-            std::fs::metadata(&path).unwrap().len() as usize,
-            HEADER + 2 * ENTRY + CHECKSUM
-        );
+        for compacted in [false, true] {
+            if compacted {
+                Table::open(KIND, &path).compact().unwrap();
+            }
+            let mut again = VectorCache::open(&path);
+            assert_eq!(again.len(), 2);
+            assert_eq!(got(&mut again, 1), Some(v(1)));
+            let back = again.get("odd").unwrap();
+            let bits = |v: &Vector| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&back), bits(&odd));
+            assert_eq!(got(&mut again, 3), None);
+        }
+        assert_eq!(cache_file::stats(&KIND, &path).base_records, 2);
+    }
+
+    #[test]
+    fn a_vector_that_is_not_finite_is_not_trusted() {
+        let mut cache = VectorCache::in_memory();
+        let bad: Vector = (0..DIM)
+            .map(|d| if d == 7 { f32::NAN } else { 0.5 })
+            .collect();
+        cache.insert_key(key("bad"), bad);
+        assert_eq!(cache.get("bad"), None);
     }
 
     #[test]
@@ -455,151 +340,5 @@ mod tests {
         let bare: [u8; 32] = Sha256::digest(b"read a file").into();
         assert_ne!(key("read a file")[..], bare[..KEY_LEN]);
         assert!(encoder::MODEL_ID.starts_with("sha256:"));
-    }
-
-    #[test]
-    fn any_damaged_file_reads_as_empty_and_is_rewritten() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        let mut good = VectorCache::open(&path);
-        for i in 0..3 {
-            put(&mut good, i);
-        }
-        good.save().unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(VectorCache::open(&path).len(), 3);
-
-        let resum = |mut body: Vec<u8>| {
-            let sum = Sha256::digest(&body);
-            body.extend_from_slice(&sum);
-            body
-        };
-        let body = bytes[..bytes.len() - CHECKSUM].to_vec();
-        let mut damaged: Vec<Vec<u8>> = vec![
-            Vec::new(),
-            b"not a cache at all".to_vec(),
-            bytes[..bytes.len() - 1].to_vec(),
-            bytes[..HEADER].to_vec(),
-            bytes[..HEADER + ENTRY].to_vec(),
-            [bytes.clone(), vec![0]].concat(),
-        ];
-        // Flipped bytes in the header, a key, a vector and the checksum.
-        for at in (0..HEADER)
-            .chain([HEADER, HEADER + KEY_LEN + 5, HEADER + ENTRY + 100])
-            .chain(bytes.len() - CHECKSUM..bytes.len())
-        {
-            let mut b = bytes.clone();
-            b[at] ^= 0x20;
-            damaged.push(b);
-        }
-        // Another version, checksum made right.
-        let mut other = body.clone();
-        other[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
-        damaged.push(resum(other));
-        // Another dimension, checksum made right.
-        let mut other = body.clone();
-        other[20..24].copy_from_slice(&(DIM as u32 * 2).to_le_bytes());
-        damaged.push(resum(other));
-        // Entries out of order, checksum made right.
-        let mut swapped = body.clone();
-        let (a, b) = (HEADER, HEADER + ENTRY);
-        let first = swapped[a..b].to_vec();
-        let second = swapped[b..b + ENTRY].to_vec();
-        swapped[a..b].copy_from_slice(&second);
-        swapped[b..b + ENTRY].copy_from_slice(&first);
-        damaged.push(resum(swapped));
-        // A NaN component, checksum made right.
-        let mut nan = body.clone();
-        let at = HEADER + KEY_LEN + 4;
-        nan[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
-        damaged.push(resum(nan));
-
-        for (n, bad) in damaged.iter().enumerate() {
-            std::fs::write(&path, bad).unwrap();
-            let mut cache = VectorCache::open(&path);
-            assert!(cache.is_empty(), "damaged file {n} was trusted");
-            put(&mut cache, 9);
-            cache.save().unwrap();
-            let mut again = VectorCache::open(&path);
-            assert_eq!(again.len(), 1, "damaged file {n}");
-            assert_eq!(got(&mut again, 9), Some(v(9)), "damaged file {n}");
-        }
-    }
-
-    #[test]
-    fn a_save_keeps_what_another_run_saved_meanwhile() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        let mut a = VectorCache::open(&path);
-        let mut b = VectorCache::open(&path);
-        put(&mut a, 1);
-        put(&mut b, 2);
-        a.save().unwrap();
-        b.save().unwrap();
-        let mut both = VectorCache::open(&path);
-        assert_eq!(
-            (got(&mut both, 1), got(&mut both, 2)),
-            (Some(v(1)), Some(v(2)))
-        );
-    }
-
-    #[test]
-    fn concurrent_saves_leave_a_whole_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        std::thread::scope(|s| {
-            for t in 0..6u32 {
-                let path = &path;
-                s.spawn(move || {
-                    for round in 0..8u32 {
-                        let mut c = VectorCache::open(path);
-                        put(&mut c, t * 1000 + round);
-                        c.save().unwrap();
-                        // Whatever is there now is a valid cache.
-                        assert!(read(path).is_some());
-                    }
-                });
-            }
-        });
-        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(leftovers, 1, "temporary files left behind");
-        // Each run's last save merged what it read; the last writer's
-        // vectors are all there, and every vector kept is the right one.
-        let mut last = VectorCache::open(&path);
-        assert!(last.len() >= 8);
-        for t in 0..6 {
-            for round in 0..8 {
-                let i = t * 1000 + round;
-                if let Some(found) = got(&mut last, i) {
-                    assert_eq!(found, v(i));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_file_stays_bounded_and_keeps_what_the_last_run_used() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE_NAME);
-        let mut old = VectorCache::open(&path);
-        for i in 0..MAX_ENTRIES as u32 {
-            put(&mut old, i);
-        }
-        old.save().unwrap();
-        let mut next = VectorCache::open(&path);
-        assert_eq!(got(&mut next, 7), Some(v(7)));
-        for i in 0..100 {
-            put(&mut next, 1_000_000 + i);
-        }
-        next.save().unwrap();
-        let bytes = std::fs::metadata(&path).unwrap().len() as usize;
-        assert_eq!(bytes, HEADER + MAX_ENTRIES * ENTRY + CHECKSUM);
-        let mut last = VectorCache::open(&path);
-        assert_eq!(
-            got(&mut last, 7),
-            Some(v(7)),
-            "a vector the last run used was dropped"
-        );
-        assert_eq!(got(&mut last, 1_000_099), Some(v(1_000_099)));
     }
 }

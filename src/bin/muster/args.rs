@@ -115,6 +115,10 @@ pub enum Command {
     /// Agent sessions: pin a roster, find and load deferred tools, resume.
     #[command(subcommand)]
     Session(SessionCommand),
+    /// The cache directory's token counts and tool vectors: how much they
+    /// hold, or remove them (docs/limits.md).
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Serve the verbs over HTTP/JSON (docs/serve.md) until SIGTERM or
     /// SIGINT; SIGHUP reloads the policies.
     #[cfg(feature = "serve")]
@@ -588,4 +592,18 @@ impl CiFormat {
 pub enum TextOrJson {
     Text,
     Json,
+}
+
+/// `muster cache ...`.
+#[derive(Debug, clap::Subcommand)]
+pub enum CacheCommand {
+    /// How many records each cache table holds, and its bytes.
+    Stats {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
+    },
+    /// Remove the cached token counts and vectors (they are counted and
+    /// encoded again when next needed).
+    Clear,
 }

@@ -3,6 +3,7 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+mod cache;
 #[cfg(feature = "serve")]
 mod call;
 mod ci;
@@ -501,6 +502,7 @@ fn run(command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Session(command) => session::run(command),
+        Command::Cache(command) => cache::run(command),
         #[cfg(feature = "serve")]
         Command::Call(args) => call::run(args),
         #[cfg(feature = "serve")]
