@@ -8,6 +8,7 @@
 //! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
+mod arguments;
 mod budget;
 mod cast;
 mod compiled;

@@ -22,6 +22,7 @@
 //! they are held beside it, not inside it.
 
 mod agents;
+mod assemble;
 mod chunks;
 mod inputs;
 mod load;

@@ -18,6 +18,7 @@ mod call;
 mod mcp;
 mod memo;
 mod metrics;
+mod named;
 mod openapi;
 mod problem;
 mod request;

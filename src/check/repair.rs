@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::contract::{CallNote, CheckNote, Held};
 
+use super::arguments::Unreadable;
 use super::compiled::Compiled;
 use super::deep;
-use super::turn::Unreadable;
 
 /// Unwraps JSON-in-a-string in `arguments` (the call's whole arguments) as declared by the
 /// tool's `schema`. Returns the repaired arguments when anything changed (`None` when the call
@@ -77,7 +77,7 @@ fn parse(text: &str) -> Option<Value> {
     if !may_wrap(text) {
         return None;
     }
-    super::turn::parse_arguments(text).ok()
+    super::arguments::parse_arguments(text).ok()
 }
 
 /// What the whole arguments sent as the string `text` are, when the repair did not read them
@@ -88,7 +88,7 @@ pub(crate) fn unread(text: &str) -> Option<Unreadable> {
     if !may_wrap(text) {
         return None;
     }
-    super::turn::parse_arguments(text).err()
+    super::arguments::parse_arguments(text).err()
 }
 
 /// Whether `text` opens a list or object, so the repair would try to read it as JSON.

@@ -8,7 +8,7 @@ use super::request::{
     Body, CheckRequest, CountRequest, GateRequest, PlanRequest, RawBody, Ready, ReloadReport,
     WhyRequest, body_bytes, cap, parse, tools_format, usage,
 };
-use super::{Answered, Generation, Shared, sessions};
+use super::{Answered, Generation, Shared, named};
 use crate::answer::{self, Answer, Offer, Outcome};
 use crate::check::{CheckOptions, OfferedPlan};
 use crate::contract::{PlanChanged, ResumeReport};
@@ -388,7 +388,7 @@ pub(super) fn offered_for(
         (None, false, Some(fingerprint)) => match offered_now(g, req, &select, fingerprint)? {
             Ok(offered) => offered,
             Err(changed) => {
-                return Err(sessions::conflict(
+                return Err(named::conflict(
                     shared,
                     endpoint,
                     Conflict::PlanChanged(changed),
@@ -400,11 +400,7 @@ pub(super) fn offered_for(
             match offered_session(shared, g, req.session, req.session_id.as_deref())? {
                 Ok(offered) => offered,
                 Err(report) => {
-                    return Err(sessions::conflict(
-                        shared,
-                        endpoint,
-                        Conflict::Resume(report),
-                    ));
+                    return Err(named::conflict(shared, endpoint, Conflict::Resume(report)));
                 }
             }
         }
@@ -453,7 +449,7 @@ fn offered_session(
     let (text, doc) = match (document, id) {
         (Some(raw), None) => (raw.get().to_string(), None),
         _ => {
-            let (doc, _) = sessions::named(shared, document, id)?;
+            let (doc, _) = named::named(shared, document, id)?;
             (crate::session::to_json_string(&doc), Some(doc))
         }
     };

@@ -6,6 +6,7 @@
 //! lands, or it is answered 409 `stale-revision` and changes nothing.
 
 use super::api::{JSON, answered, respond, stopped, until, with_generation, with_generation_stop};
+use super::named::{Kept, conflict, fetch, missing, named};
 use super::problem::{ApiError, Conflict};
 use super::request::{
     LoadRequestBody, NewSessionRequest, RosterRequest, SearchRequest, SessionRequest, tools_format,
@@ -14,7 +15,6 @@ use super::request::{
 use super::{Generation, Shared};
 use crate::answer::{self, Answer, Outcome};
 use crate::contract::SessionDocument;
-use crate::error::Problem;
 use crate::error::code;
 use crate::session::{self, Live, LoadRequest};
 use crate::store::{Stored, Swapped};
@@ -28,80 +28,6 @@ use std::sync::Arc;
 /// Most queries one `/v1/sessions/search` may carry: work per request is
 /// bounded, not only its bytes.
 pub const MAX_QUERIES: usize = 1000;
-
-/// Where a session came from: a kept one is written back by revision.
-#[derive(Debug, Clone)]
-pub(super) struct Kept {
-    pub id: String,
-    pub revision: u64,
-}
-
-/// The session document a request names, read and checked whole, with
-/// where it is kept when the store holds it.
-pub(super) fn named(
-    shared: &Shared,
-    document: Option<&RawValue>,
-    id: Option<&str>,
-) -> Result<(SessionDocument, Option<Kept>), ApiError> {
-    match (document, id) {
-        (Some(doc), None) => Ok((session::read(doc.get(), Path::new("session"))?, None)),
-        (None, Some(id)) => {
-            let stored = fetch(shared, id)?;
-            let doc = session::read(&stored.document, Path::new("session_id"))?;
-            Ok((
-                doc,
-                Some(Kept {
-                    id: id.to_string(),
-                    revision: stored.revision,
-                }),
-            ))
-        }
-        _ => Err(usage(
-            code::CONFLICT,
-            "session",
-            "give exactly one of session and session_id",
-            "send the session document as `session`, or the id of a session this service keeps as `session_id`",
-        )
-        .into()),
-    }
-}
-
-/// The stored session `id`: 404 when there is none (never created,
-/// deleted or expired), 422 when the service keeps no sessions.
-fn fetch(shared: &Shared, id: &str) -> Result<Stored, ApiError> {
-    let store = shared.store.as_ref().ok_or_else(|| {
-        ApiError::from(usage(
-            code::UNKNOWN_NAME,
-            "session_id",
-            "this service keeps no sessions, so a session_id names nothing",
-            "send the session document as `session`, or start the service with --sessions sqlite:PATH or postgres://…",
-        ))
-    })?;
-    if !session::is_session_id(id) {
-        return Err(usage(
-            code::INVALID_SESSION_ID,
-            "session_id",
-            &format!("session_id {id:?} is not a session id"),
-            "give the `id` that POST /v1/sessions answered",
-        )
-        .into());
-    }
-    store.get(id, shared.now())?.ok_or_else(|| missing(id))
-}
-
-fn missing(id: &str) -> ApiError {
-    ApiError::http(
-        StatusCode::NOT_FOUND,
-        "session-not-found",
-        "no such session",
-        Problem::coded(
-            code::SESSION_NOT_FOUND,
-            format!("no session {id:?} is kept: never created, deleted, or expired"),
-        )
-        .in_file("session_id")
-        .help("start a new session with POST /v1/sessions"),
-    )
-}
 
 /// Opens the named session against `g`: the live session, or the 409
 /// every session route answers when its pin no longer holds.
@@ -138,12 +64,6 @@ fn open(
             Err(conflict(shared, endpoint, Conflict::Resume(report)))
         }
     }
-}
-
-/// A 409 problem, counted as a pin mismatch.
-pub(super) fn conflict(shared: &Shared, endpoint: &str, conflict: Conflict) -> ApiError {
-    shared.metrics.answer(endpoint, Outcome::PinMismatch);
-    conflict.into_problem()
 }
 
 /// Plans and pins a new session: the document `muster session new --format

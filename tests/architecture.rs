@@ -1,0 +1,163 @@
+//! The crate's shape, checked on its source: no import circles (no two
+//! library files that use each other, directly or in a loop; DESIGN.md's
+//! layers use only those below them). A file's parent module and its
+//! children are one unit here: a child may use what its parent defines.
+//!
+//! Paths are read from `use` items and from `crate::`, `super::` and
+//! `self::` paths in code (comments and `#[cfg(test)] mod tests` left
+//! out), and resolved to the deepest module file they name.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a library file (`src/check/turn.rs` → `check::turn`);
+/// `None` for the binary's files.
+fn module_of(src: &Path, file: &Path) -> Option<Vec<String>> {
+    let rel = file.strip_prefix(src).ok()?.with_extension("");
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match parts.first().map(String::as_str) {
+        Some("bin") => None,
+        Some("lib") if parts.len() == 1 => Some(Vec::new()),
+        _ => Some(parts),
+    }
+}
+
+/// `text` without line comments and without a trailing test module.
+fn code_of(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests {") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) => &line[..at],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every `crate::`/`super::`/`self::` path in `code`, `use` groups
+/// expanded one level (`use super::{a, b::c}` gives `super::a`,
+/// `super::b::c`).
+fn paths_in(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = ["crate::", "super::", "self::"]
+            .iter()
+            .find(|p| bytes[i..].starts_with(p.as_bytes()) && (i == 0 || !ident(bytes[i - 1])));
+        let Some(_) = starts else {
+            i += 1;
+            continue;
+        };
+        let mut end = i;
+        while end < bytes.len() && (ident(bytes[end]) || bytes[end..].starts_with(b"::")) {
+            end += if bytes[end..].starts_with(b"::") {
+                2
+            } else {
+                1
+            };
+        }
+        // Paths are ASCII, so these are char boundaries.
+        let path = code[i..end].trim_end_matches("::").to_string();
+        if code[i..end].ends_with("::") && bytes.get(end) == Some(&b'{') {
+            let close = code[end..].find('}').map_or(bytes.len(), |c| end + c);
+            for item in code[end + 1..close].split(',') {
+                let item = item.split_whitespace().next().unwrap_or("");
+                let item = item.trim_start_matches('{');
+                if !item.is_empty() && item != "self" {
+                    out.push(format!("{path}::{item}"));
+                }
+            }
+        }
+        out.push(path);
+        i = end.max(i + 1);
+    }
+    out
+}
+
+#[test]
+fn no_library_files_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .filter_map(|f| Some((module_of(&src, f)?, f.clone())))
+        .collect();
+    let resolve = |current: &[String], path: &str| -> Option<&PathBuf> {
+        let mut segments = path.split("::");
+        let mut full: Vec<String> = match segments.next()? {
+            "crate" => Vec::new(),
+            "super" => current[..current.len().saturating_sub(1)].to_vec(),
+            _ => current.to_vec(),
+        };
+        for s in segments {
+            if s == "super" {
+                full.pop();
+            } else {
+                full.push(s.to_string());
+            }
+        }
+        (0..=full.len()).rev().find_map(|n| modules.get(&full[..n]))
+    };
+    let related = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    let mut edges: BTreeMap<&PathBuf, BTreeSet<&PathBuf>> = BTreeMap::new();
+    for (module, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        for path in paths_in(&code_of(&text)) {
+            let Some(target) = resolve(module, &path) else {
+                continue;
+            };
+            let target_module = module_of(&src, target).unwrap();
+            if target != file && !related(module, &target_module) {
+                edges.entry(file).or_default().insert(target);
+            }
+        }
+    }
+    // A file that reaches itself through others is in a circle.
+    let mut circles = Vec::new();
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<(&PathBuf, Vec<&PathBuf>)> = vec![(start, vec![start])];
+        while let Some((at, trail)) = stack.pop() {
+            for next in edges.get(at).into_iter().flatten() {
+                if *next == *start {
+                    circles.push(
+                        trail
+                            .iter()
+                            .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" → "),
+                    );
+                } else if seen.insert(*next) {
+                    let mut longer = trail.clone();
+                    longer.push(next);
+                    stack.push((next, longer));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "library files that import each other (move what both need into a lower file):\n{}",
+        circles.join("\n")
+    );
+}
