@@ -104,6 +104,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "search::MAX_EXPANDED_LETTERS",
+            as_u64(muster::search::MAX_EXPANDED_LETTERS),
+            false,
+        ),
+        (
+            "search::MAX_QUERY_WORDS",
+            as_u64(muster::search::MAX_QUERY_WORDS),
+            false,
+        ),
+        (
             "discover::MAX_MESSAGE_BYTES",
             as_u64(muster::discover::MAX_MESSAGE_BYTES),
             true,
