@@ -111,3 +111,117 @@ fn a_thousand_letter_word_in_a_description_costs_nothing_special() {
     let answer: Value = serde_json::from_str(&out).expect("search JSON");
     assert_eq!(answer["results"][0]["name"], "notes.append", "{answer}");
 }
+
+/// A running `muster serve` on a free port, killed on drop.
+struct Serve {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(dir: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 2097152 && exec \"$0\" serve --addr 127.0.0.1:0")
+            .arg(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(dir)
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .env(
+                "MUSTER_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("muster-cache"),
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("muster serve ended before its start line")
+                .expect("stderr line");
+            let Ok(log) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if log["event"] == "start" {
+                break log["addr"].as_str().expect("addr").to_string();
+            }
+        };
+        // Keep reading so the service never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Serve { child, addr }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Posts one JSON-RPC message to `/mcp`: (status, session header, body).
+fn mcp(
+    serve: &Serve,
+    client: &reqwest::blocking::Client,
+    body: &str,
+    session: Option<&str>,
+) -> (u16, Option<String>, String) {
+    let mut request = client
+        .post(serve.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().expect("POST /mcp");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().expect("ascii").to_string());
+    (status, session, response.text().expect("body"))
+}
+
+/// An initialized chat on `/mcp`: its session id.
+fn chat(serve: &Serve, client: &reqwest::blocking::Client) -> String {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, session, body) = mcp(serve, client, init, None);
+    assert_eq!(status, 200, "{body}");
+    let session = session.expect("initialize answers Mcp-Session-Id");
+    let done = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(mcp(serve, client, done, Some(&session)).0, 202);
+    session
+}
+
+#[test]
+fn a_two_thousand_letter_load_query_over_mcp_is_answered_and_healthz_after() {
+    let fx = session_fixture();
+    let serve = Serve::start(fx.path());
+    let client = common::http_builder()
+        .timeout(std::time::Duration::from_secs(300))
+        .build()
+        .expect("client");
+    let session = chat(&serve, &client);
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "tools__load", "arguments": {"query": long_word(2_000)}}})
+    .to_string();
+    assert!(call.len() < 2_200, "a small body: {}", call.len());
+    for _ in 0..2 {
+        let (status, _, body) = mcp(&serve, &client, &call, Some(&session));
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).expect("JSON-RPC");
+        // Answered as the control tool answers a query nothing matches.
+        let load = &answer["result"]["_meta"]["dev.muster/gateway"]["load"];
+        assert_eq!(load["status"], "refused", "{answer}");
+        assert_eq!(load["notes"][0]["code"], "nothing-found", "{answer}");
+    }
+    let health = client.get(serve.url("/healthz")).send().expect("healthz");
+    assert_eq!(health.status().as_u16(), 200);
+}
