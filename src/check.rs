@@ -8,6 +8,7 @@
 //! must not refuse what a tool commonly reads after a cast or what it cannot judge (see
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
+mod branches;
 mod budget;
 mod cast;
 mod compiled;
@@ -39,7 +40,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
-pub use budget::MAX_CHECK_STEPS;
+pub use budget::{MAX_CHECK_BRANCHES, MAX_CHECK_STEPS};
 pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use pattern::MAX_VALUE_STEPS;

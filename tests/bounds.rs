@@ -225,3 +225,47 @@ fn a_two_thousand_letter_load_query_over_mcp_is_answered_and_healthz_after() {
     let health = client.get(serve.url("/healthz")).send().expect("healthz");
     assert_eq!(health.status().as_u16(), 200);
 }
+
+/// A plan of one strict tool whose `xs` items must be one of `branches`
+/// values, as an `enum` or as an `anyOf` of `const`s.
+fn branching_plan(branches: usize, any_of: bool) -> muster::check::OfferedPlan {
+    let values: Vec<String> = (0..branches).map(|i| format!("v{i}")).collect();
+    let items = if any_of {
+        serde_json::json!({"anyOf": values.iter().map(|v| serde_json::json!({"const": v})).collect::<Vec<_>>()})
+    } else {
+        serde_json::json!({ "enum": values })
+    };
+    let plan = serde_json::json!({"format_version": 3, "roster": [{"name": "t", "check": "strict",
+        "input_schema": {"type": "object",
+            "properties": {"xs": {"type": "array", "items": items}}}}]});
+    muster::check::OfferedPlan::from_json(&plan.to_string(), "plan".as_ref()).expect("plan")
+}
+
+/// The report of one call of `t` whose `xs` holds `items` copies of the
+/// last branch's value (each judged against every branch).
+fn check_items(plan: &muster::check::OfferedPlan, branches: usize, items: usize) -> Value {
+    let xs = vec![format!("v{}", branches - 1); items];
+    let turn = serde_json::json!({"calls": [{"id": "1", "name": "t", "arguments": {"xs": xs}}]});
+    let options = muster::check::CheckOptions::default();
+    let report = muster::answer::check(plan, &turn.to_string(), "turn".as_ref(), &options)
+        .expect("the turn reads");
+    serde_json::to_value(&report).expect("report JSON")
+}
+
+#[test]
+fn enum_and_any_of_branches_times_items_are_charged_to_the_check_budget() {
+    for any_of in [false, true] {
+        let plan = branching_plan(2_000, any_of);
+        // 2,000 branches × 2,000 items: past the budget, refused naming the argument.
+        let report = check_items(&plan, 2_000, 2_000);
+        let call = &report["calls"][0];
+        assert_eq!(call["status"], "refused", "{any_of}: {call}");
+        let problem = &call["problems"][0];
+        assert_eq!(problem["code"], "check-budget-exceeded", "{any_of}: {call}");
+        let argument = problem["argument"].as_str().expect("the argument");
+        assert!(argument.starts_with("xs"), "{any_of}: {argument}");
+        // 100 items fit: the call passes.
+        let report = check_items(&plan, 2_000, 100);
+        assert_eq!(report["calls"][0]["status"], "ok", "{any_of}: {report}");
+    }
+}
