@@ -269,3 +269,27 @@ fn enum_and_any_of_branches_times_items_are_charged_to_the_check_budget() {
         assert_eq!(report["calls"][0]["status"], "ok", "{any_of}: {report}");
     }
 }
+
+#[test]
+fn a_bad_queries_file_lists_the_first_problems_and_counts_the_rest() {
+    let fx = session_fixture();
+    let lines = muster::input::MAX_LISTED_PROBLEMS + 150;
+    fx.write("q.jsonl", &"{bad\n".repeat(lines));
+    let out = common::muster(fx.path())
+        .args(["session", "search", "s.json", "--queries", "q.jsonl"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let listed = muster::input::MAX_LISTED_PROBLEMS;
+    assert!(err.contains(&format!("q.jsonl:{listed}:")), "{err}");
+    assert!(!err.contains(&format!("q.jsonl:{}:", listed + 1)), "{err}");
+    // One more error line counts the rest, with its code.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error:")).count(),
+        listed + 1
+    );
+    assert!(
+        err.contains("[more-problems]") || err.contains("150"),
+        "{err}"
+    );
+}

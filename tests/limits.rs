@@ -54,6 +54,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             true,
         ),
         (
+            "input::MAX_LISTED_PROBLEMS",
+            as_u64(muster::input::MAX_LISTED_PROBLEMS),
+            false,
+        ),
+        (
             "names::MAX_NAME_BYTES",
             as_u64(muster::names::MAX_NAME_BYTES),
             false,
