@@ -293,3 +293,41 @@ fn a_bad_queries_file_lists_the_first_problems_and_counts_the_rest() {
         "{err}"
     );
 }
+
+/// docs/limits.md: a schema nested past `canon::MAX_SCHEMA_DEPTH` cuts its
+/// tool as `invalid-schema`. A configured tool's failed the whole policy:
+/// now it is cut with its finding and the rest plans; `validate` still
+/// refuses it (tests/cli.rs).
+#[test]
+fn a_configured_tool_with_a_schema_nested_too_deep_is_cut_not_the_policy() {
+    let mut deep = String::from("{\"type\": \"string\"}");
+    for _ in 0..40 {
+        deep = format!("{{\"type\": \"object\", \"properties\": {{\"a\": {deep}}}}}");
+    }
+    let fx = Fixture::new(&[
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"a.fine\"\ndescription = \"Fine.\"\n\n\
+             [[tool]]\nname = \"a.deep\"\ndescription = \"Deep.\"\ninput_schema_file = \"deep.json\"\n",
+        ),
+        ("policies/tools/deep.json", &deep),
+    ]);
+    let plan = common::plan_value(fx.path(), &[]);
+    assert_eq!(common::names_in(&plan, "roster"), ["a.fine"]);
+    let cut: Vec<(&str, &str)> = plan["cut"]
+        .as_array()
+        .expect("cut")
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(cut, [("a.deep", "invalid-schema")], "{plan}");
+    let err = common::muster(fx.path())
+        .arg("validate")
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("a.deep"), "{err}");
+}
