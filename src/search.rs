@@ -19,7 +19,7 @@ mod typo;
 #[cfg(feature = "encoder")]
 pub mod vectors;
 
-pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_WORDS};
+pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};

@@ -331,3 +331,40 @@ fn a_configured_tool_with_a_schema_nested_too_deep_is_cut_not_the_policy() {
     let err = String::from_utf8_lossy(&err);
     assert!(err.contains("a.deep"), "{err}");
 }
+
+/// The control tool's `query` is words or names, so one past
+/// `search::MAX_QUERY_BYTES` is refused as typed data naming the limit, not
+/// searched and not echoed back.
+#[test]
+fn a_load_query_past_the_byte_limit_is_refused_naming_the_limit() {
+    let fx = session_fixture();
+    let limit = muster::search::MAX_QUERY_BYTES;
+    let query = "read my email ".repeat(limit / 14 + 1);
+    assert!(query.len() > limit);
+    let out = common::muster(fx.path())
+        .args([
+            "session", "load", "s.json", "--query", &query, "--format", "json",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let answer: Value = serde_json::from_slice(&out).expect("load JSON");
+    assert_eq!(answer["status"], "refused", "{answer}");
+    let note = &answer["notes"][0];
+    assert_eq!(note["code"], "query-too-long", "{answer}");
+    assert_eq!(note["limit"], limit);
+    assert_eq!(note["bytes"], query.len());
+    assert!(out.len() < query.len(), "the query is not echoed");
+    // At the limit it is searched.
+    let query = "read my email ".repeat(limit / 14);
+    let out = common::muster(fx.path())
+        .args([
+            "session", "load", "s.json", "--query", &query, "--format", "json",
+        ])
+        .output()
+        .expect("muster runs");
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("load JSON");
+    assert_ne!(answer["notes"][0]["code"], "query-too-long", "{answer}");
+}

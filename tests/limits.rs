@@ -119,6 +119,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "search::MAX_QUERY_BYTES",
+            as_u64(muster::search::MAX_QUERY_BYTES),
+            false,
+        ),
+        (
             "search::MAX_QUERY_WORDS",
             as_u64(muster::search::MAX_QUERY_WORDS),
             false,

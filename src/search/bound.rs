@@ -2,7 +2,7 @@
 //! the cube of its length and its compound splits and prefixes with the
 //! square, so past [`MAX_EXPANDED_LETTERS`] a word matches only as written
 //! and by its stem, in a query or in a tool's text alike; and a query is
-//! read up to [`MAX_QUERY_WORDS`] words. It decides only these bounds; it
+//! read up to [`MAX_QUERY_WORDS`] words; a control-tool query up to [`MAX_QUERY_BYTES`]. It decides only these bounds; it
 //! must not rank or say which words are near.
 
 /// Letters a word may have and still be matched as a typo, a compound or
@@ -12,6 +12,10 @@ pub const MAX_EXPANDED_LETTERS: usize = 32;
 /// Words of a query (stop words not counted) that are searched; the rest
 /// is not read.
 pub const MAX_QUERY_WORDS: usize = 64;
+
+/// Bytes of a control-tool `query` the model may send: words saying what a tool does, or
+/// exact names. A longer one is refused `query-too-long`, not searched and not echoed back.
+pub const MAX_QUERY_BYTES: usize = 4_096;
 
 /// Whether `word` is short enough to expand (typos, compounds, prefixes).
 pub fn expandable(word: &str) -> bool {
