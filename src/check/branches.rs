@@ -38,9 +38,10 @@ pub(crate) fn mark(schema: &mut Value) {
                 }
                 for (key, child) in map.iter_mut() {
                     match key.as_str() {
-                        "enum" | "const" | "default" | "examples" | KEYWORD => {}
+                        "enum" | "const" | "default" | "examples" | "dependentRequired"
+                        | "$vocabulary" | KEYWORD => {}
                         "properties" | "patternProperties" | "$defs" | "definitions"
-                        | "dependentSchemas" => {
+                        | "dependentSchemas" | "dependencies" => {
                             if let Value::Object(members) = child {
                                 todo.extend(members.values_mut());
                             }
@@ -91,7 +92,8 @@ mod tests {
         let mut schema = json!({"type": "object", "properties": {
             "a": {"enum": [1, 2, 3]},
             "b": {"anyOf": [{"type": "string"}, {"enum": [{"enum": [1]}]}], "x-muster-branches": 9},
-            "c": {"x-muster-branches": 7}}});
+            "c": {"x-muster-branches": 7}},
+            "dependentRequired": {"enum": ["c"]}});
         mark(&mut schema);
         assert_eq!(schema["properties"]["a"][KEYWORD], 3);
         assert_eq!(schema["properties"]["b"][KEYWORD], 2);
@@ -101,5 +103,6 @@ mod tests {
             json!({"enum": [1]})
         );
         assert!(schema["properties"]["c"].get(KEYWORD).is_none());
+        assert_eq!(schema["dependentRequired"], json!({"enum": ["c"]}));
     }
 }
