@@ -9,6 +9,7 @@
 //! `docs/check.md`). It reads the plan, never the policy, and never reaches back up the chain.
 
 mod arguments;
+mod branches;
 mod budget;
 mod cast;
 mod compiled;
@@ -40,7 +41,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
-pub use budget::MAX_CHECK_STEPS;
+pub use budget::{MAX_CHECK_BRANCHES, MAX_CHECK_STEPS};
 pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use pattern::MAX_VALUE_STEPS;

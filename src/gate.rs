@@ -603,6 +603,7 @@ fn findability(
         );
     }
     if !problems.is_empty() {
+        let problems = crate::input::cap_problems(problems, &f.queries);
         return Err(Error::many(ErrorKind::Input, problems));
     }
     let recall = (f64::from(found) / f64::from(total) * 10_000.0).round() / 10_000.0;

@@ -673,7 +673,7 @@ impl Gateway {
         let turn = Turn {
             calls: vec![Call::new("call", name.clone(), arguments)],
         };
-        let report = check::check_turn(&view.offered, &turn, &self.options.check);
+        let report = call::checked(&view, turn, &self.options.check, id).await?;
         let checked = &report.calls[0];
         record.codes = checked
             .problems

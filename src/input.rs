@@ -19,6 +19,31 @@ use crate::error::{Error, ErrorKind, Problem, line_of};
 /// low enough that a wrong path cannot take all memory.
 pub const MAX_INPUT_BYTES: u64 = 128 << 20;
 
+/// Problems listed for one line-by-line input (a queries file), at most; the
+/// rest are counted in one more problem, `more-problems` ([`cap_problems`]).
+pub const MAX_LISTED_PROBLEMS: usize = 50;
+
+/// `problems` found in `file` cut to [`MAX_LISTED_PROBLEMS`], the rest
+/// counted in one last problem (code `more-problems`), so a file of a
+/// million bad lines is answered with a screenful.
+pub fn cap_problems(mut problems: Vec<Problem>, file: &Path) -> Vec<Problem> {
+    if problems.len() > MAX_LISTED_PROBLEMS {
+        let more = problems.len() - MAX_LISTED_PROBLEMS;
+        problems.truncate(MAX_LISTED_PROBLEMS);
+        problems.push(
+            Problem::coded(
+                crate::error::code::MORE_PROBLEMS,
+                format!("and {more} more problems, not listed"),
+            )
+            .in_file(file)
+            .help(format!(
+                "fix the first {MAX_LISTED_PROBLEMS} and run again to see the next"
+            )),
+        );
+    }
+    problems
+}
+
 /// Why a file could not be read.
 #[derive(Debug)]
 #[non_exhaustive]

@@ -125,12 +125,18 @@ pub fn code_point(c: char) -> String {
 }
 
 /// Up to `n` of `candidates` most like `name` (Jaro-Winkler similarity above
-/// 0.6), most alike first, ties by name.
+/// 0.6), most alike first, ties by name. A name longer than
+/// [`MAX_NAME_BYTES`] is no slip of a name muster accepts and gets none: the
+/// comparison costs its length times every candidate's (issue 30: a 900 KB
+/// unknown tool name took half a second).
 pub fn closest<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
     n: usize,
 ) -> Vec<&'a str> {
+    if name.len() > MAX_NAME_BYTES {
+        return Vec::new();
+    }
     let mut scored: Vec<(f64, &str)> = candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(name, c), c))
@@ -157,6 +163,15 @@ mod tests {
             ["mcp.bland_read.list_calls", "mcp.bland_read.get_call"]
         );
         assert!(closest("zzzz", names, 3).is_empty());
+    }
+
+    #[test]
+    fn a_name_past_the_length_limit_gets_no_suggestion() {
+        let names = ["mcp.bland_read.list_calls"];
+        let long = format!("mcp.bland_read.list_calls{}", "s".repeat(MAX_NAME_BYTES));
+        assert!(closest(&long, names, 3).is_empty());
+        let fits = format!("mcp.bland_read.list_calls{}", "s".repeat(40));
+        assert_eq!(closest(&fits, names, 3), names);
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod raw;
 mod servers;
 mod settings;
 mod tools;
+pub(crate) use tools::schema_problem;
 mod vars;
 
 use crate::contract::CheckMode;

@@ -8,6 +8,7 @@
 //! deferred tools), and it must not read models, the network, the clock or
 //! the environment. The same entries and query always give the same hits.
 
+mod bound;
 mod deferred;
 /// The dense encoder (crate `muster-encoder`, feature `encoder`).
 #[cfg(feature = "encoder")]
@@ -18,9 +19,11 @@ mod typo;
 #[cfg(feature = "encoder")]
 pub mod vectors;
 
+pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};
+pub use text::one_line;
 
 use crate::schema::Schema;
 use serde_json::Value;
@@ -467,7 +470,9 @@ impl Index {
         hits
     }
 
-    /// The query's words resolved against the vocabulary, repeats merged.
+    /// The query's first [`MAX_QUERY_WORDS`] words resolved against the
+    /// vocabulary, repeats merged; only words up to [`MAX_EXPANDED_LETTERS`]
+    /// are read as typos, compounds or other forms.
     fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
         let mut resolved: Vec<(String, QueryTerm)> = Vec::new();
         let mut push = |key: String, count: f64, expansions: Vec<(u32, f64)>| match resolved
@@ -477,10 +482,9 @@ impl Index {
             Some((_, t)) => t.count += count,
             None => resolved.push((key, QueryTerm { count, expansions })),
         };
-        for word in text::words(query) {
-            let Some(stem) = text::term(&word) else {
-                continue;
-            };
+        let words = text::words(query).into_iter();
+        let terms = words.filter_map(|w| text::term(&w).map(|stem| (w, stem)));
+        for (word, stem) in terms.take(MAX_QUERY_WORDS) {
             let mut expansions = Vec::new();
             if let Some(&id) = self.terms.get(&surface_key(&word)) {
                 expansions.push((id, 1.0));
@@ -491,7 +495,7 @@ impl Index {
             for synonym in self.synonyms.get(&stem).into_iter().flatten() {
                 add_max(&mut expansions, self.terms[synonym], text::SYNONYM_FACTOR);
             }
-            if expansions.is_empty() {
+            if expansions.is_empty() && bound::expandable(&word) {
                 if let Some(halves) = self.compound(&word) {
                     for half in halves {
                         let id = self.terms[&half];
@@ -768,46 +772,6 @@ fn field_texts(entry: &Entry<'_>) -> Vec<(Field, String)> {
         }
     }
     out
-}
-
-/// A one-line description: the first sentence of the first line, cut to
-/// about 120 characters at a word boundary (marked with `…`).
-///
-/// # Example
-/// ```
-/// assert_eq!(
-///     muster::search::one_line("Get one call's details. Returns the status."),
-///     "Get one call's details."
-/// );
-/// ```
-pub fn one_line(description: &str) -> String {
-    const MAX: usize = 120;
-    const ABBREVIATIONS: [&str; 4] = ["e.g.", "i.e.", "etc.", "vs."];
-    let line = description.trim().lines().next().unwrap_or("").trim();
-    let mut end = line.len();
-    let mut chars = line.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let at_space = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
-        if matches!(c, '.' | '!' | '?') && at_space {
-            let word_start = line[..i].rfind(char::is_whitespace).map_or(0, |s| s + 1);
-            let word = line[word_start..=i].to_lowercase();
-            if !ABBREVIATIONS.contains(&word.as_str()) {
-                end = i + c.len_utf8();
-                break;
-            }
-        }
-    }
-    let sentence = &line[..end];
-    if sentence.chars().count() <= MAX {
-        return sentence.to_owned();
-    }
-    let cut = sentence
-        .char_indices()
-        .nth(MAX)
-        .map_or(sentence.len(), |(i, _)| i);
-    let head = &sentence[..cut];
-    let head = head.rfind(char::is_whitespace).map_or(head, |s| &head[..s]);
-    format!("{}…", head.trim_end_matches([',', ';', ':', ' ']))
 }
 
 #[cfg(test)]

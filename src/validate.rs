@@ -43,6 +43,18 @@ pub fn validate_accepted(
     strict: bool,
 ) -> Result<Validation, Error> {
     let policy = &inputs.policy;
+    // A configured tool whose schema plans cut (nested too deep) is the author's to fix.
+    let broken: Vec<crate::error::Problem> = policy
+        .tools
+        .iter()
+        .filter_map(|t| {
+            let problem = t.input_schema.problem()?;
+            Some(crate::policy::schema_problem(&t.name, problem, &t.origin))
+        })
+        .collect();
+    if !broken.is_empty() {
+        return Err(Error::many(crate::error::ErrorKind::Policy, broken));
+    }
     let mut acceptance: Vec<(usize, SweptViolation)> = Vec::new();
     let mut profiles: Vec<Option<String>> = vec![None];
     profiles.extend(policy.profiles.keys().cloned().map(Some));

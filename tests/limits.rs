@@ -54,6 +54,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             true,
         ),
         (
+            "input::MAX_LISTED_PROBLEMS",
+            as_u64(muster::input::MAX_LISTED_PROBLEMS),
+            false,
+        ),
+        (
             "names::MAX_NAME_BYTES",
             as_u64(muster::names::MAX_NAME_BYTES),
             false,
@@ -84,6 +89,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "check::MAX_CHECK_BRANCHES",
+            muster::check::MAX_CHECK_BRANCHES,
+            false,
+        ),
+        (
             "check::MAX_PROBLEMS",
             as_u64(muster::check::MAX_PROBLEMS),
             false,
@@ -111,6 +121,21 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
         (
             "search::encoder::MAX_TOKENS",
             as_u64(muster::search::encoder::MAX_TOKENS),
+            false,
+        ),
+        (
+            "search::MAX_EXPANDED_LETTERS",
+            as_u64(muster::search::MAX_EXPANDED_LETTERS),
+            false,
+        ),
+        (
+            "search::MAX_QUERY_BYTES",
+            as_u64(muster::search::MAX_QUERY_BYTES),
+            false,
+        ),
+        (
+            "search::MAX_QUERY_WORDS",
+            as_u64(muster::search::MAX_QUERY_WORDS),
             false,
         ),
         (

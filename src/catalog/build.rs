@@ -396,6 +396,10 @@ impl<'p> Builder<'p> {
             c.index = index;
             if self.mcp_only {
                 c.exclusion = Some(Box::new(Reason::LeftToHost));
+            } else if let Some(problem) = tool.input_schema.problem() {
+                // Only a schema nested too deep loads (the rest fail the policy).
+                let problem = problem.clone();
+                c.exclusion = Some(Box::new(Reason::InvalidSchema { problem }));
             } else if !self.flag_on(&tool.when) {
                 c.exclusion = Some(Box::new(Reason::FlagOff {
                     flag: tool.when.clone().unwrap_or_default(),

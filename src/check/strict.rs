@@ -80,12 +80,14 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
             "its patternProperties pattern \"{pattern}\" needs the backtracking regex engine, whose work per member name cannot be bounded"
         ));
     }
-    let prepared = defaults_not_required(schema);
+    let mut prepared = defaults_not_required(schema);
+    super::branches::mark(&mut prepared);
     // `pattern` is muster's bounded keyword (charged to the turn's budget); the validator's
     // own matching, left only to `patternProperties` keys, stops at the same limit per value.
     let mut options = jsonschema::options()
         .should_validate_formats(true)
         .with_keyword("pattern", super::pattern::keyword)
+        .with_keyword(super::branches::KEYWORD, super::branches::keyword)
         .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(
             usize::try_from(super::pattern::MAX_VALUE_STEPS).unwrap_or(usize::MAX),
         ));

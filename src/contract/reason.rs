@@ -402,7 +402,7 @@ impl fmt::Display for Reason {
             Reason::DuplicateName { name } => {
                 write!(f, "an earlier candidate is already named {name:?}")
             }
-            Reason::InvalidSchema { problem } => write!(f, "the server's inputSchema {problem}"),
+            Reason::InvalidSchema { problem } => write!(f, "its input schema {problem}"),
             Reason::Denied { server, tool } => {
                 write!(f, "server block {server}'s deny list names {tool}")
             }

@@ -376,6 +376,14 @@ pub enum LoadNote {
     },
     /// The session has no control tool, so nothing can be loaded.
     NoControlTool,
+    /// The query is longer than the control tool reads
+    /// ([`crate::search::MAX_QUERY_BYTES`]); it was not searched.
+    QueryTooLong {
+        /// Its length in bytes.
+        bytes: usize,
+        /// The most a query may have.
+        limit: usize,
+    },
 }
 
 /// One tool a [`LoadNote::Choose`] offers.
@@ -513,6 +521,10 @@ impl fmt::Display for LoadNote {
             }
             LoadNote::NoControlTool => f.write_str(
                 "This session has no tool loading: deferral was off or its control tool did not fit when it was planned.",
+            ),
+            LoadNote::QueryTooLong { bytes, limit } => write!(
+                f,
+                "The query is {bytes} bytes; this tool reads at most {limit}. Ask again in a few words saying what the tool should do, or with exact names."
             ),
         }
     }

@@ -57,6 +57,7 @@ codes! {
     INVALID_LOCK = "invalid-lock", "a lock entry is not `sha256:` and 64 hex digits";
     INVALID_SNAPSHOT = "invalid-snapshot", "a snapshot is not a `tools/list` result muster reads";
     INVALID_FINGERPRINT = "invalid-fingerprint", "a fingerprint is not `sha256:` and 64 lowercase hex digits";
+    MORE_PROBLEMS = "more-problems", "more problems were found in one input than are listed; the last problem counts the rest";
     INVALID_ARGUMENTS = "invalid-arguments", "command-line arguments that cannot go together or are malformed";
 
     // Requests to count.

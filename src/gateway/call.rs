@@ -22,9 +22,10 @@ use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+use super::rpc::{self, Failure};
 use super::upstream::UpstreamError;
-use super::{CallRecord, Drift, Gateway};
-use crate::check::{Report, Status, Verdict};
+use super::{CallRecord, Drift, Gateway, View};
+use crate::check::{self, CheckOptions, Report, Status, Turn, Verdict};
 use crate::contract::{
     CALL_FORMAT_VERSION, CallAnswer, CallResult, ResultStatus, TurnOutcome, UpstreamCode,
     UpstreamFailure,
@@ -52,6 +53,32 @@ enum Refused {
     Upstream(UpstreamError),
     /// The server changed the tool and `lock.on_mismatch` is `cut`.
     Drift(Drift),
+}
+
+/// `work` on the runtime's blocking pool, so a long check never holds an async worker that
+/// `/healthz` and every other chat's requests share.
+async fn off_worker<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    tokio::task::spawn_blocking(work).await
+}
+
+/// A `tools/call`'s turn checked against `view` on the blocking pool (as `/v1/check` is): a
+/// tool with a 1,101-value enum and a megabyte of arguments took seconds of an async worker.
+/// A check that panicked or was dropped at shutdown is an internal error of request `id`.
+pub(super) async fn checked(
+    view: &Arc<View>,
+    turn: Turn,
+    options: &CheckOptions,
+    id: &RawValue,
+) -> Result<Report<'static>, Failure> {
+    let (view, options) = (view.clone(), *options);
+    off_worker(move || check::check_turn(&view.offered, &turn, &options).into_owned())
+        .await
+        .map_err(|e| {
+            let message = format!("the call's check did not finish: {e}");
+            Failure::new(Some(id.to_owned()), rpc::INTERNAL_ERROR, message)
+        })
 }
 
 impl Gateway {
@@ -270,6 +297,25 @@ fn empty_object() -> Box<RawValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 30, item 4: the gateway checked each `tools/call` on the async worker. With one
+    /// worker, work sent off it waits for a task that only that worker can run: inline, it
+    /// would wait forever (the generous timeout makes that a failure, not a hang).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_check_leaves_the_async_worker_free() {
+        let (send, receive) = std::sync::mpsc::channel::<()>();
+        let (started, has_started) = tokio::sync::oneshot::channel::<()>();
+        // On the one worker: the work starts, then waits for `other`.
+        let blocked = tokio::spawn(off_worker(move || {
+            let _ = started.send(());
+            receive.recv_timeout(Duration::from_secs(60))
+        }));
+        has_started.await.expect("the work started");
+        let other = tokio::spawn(async move { send.send(()) });
+        let waited = blocked.await.expect("joined").expect("joined");
+        assert_eq!(waited, Ok(()), "the worker was held by the work");
+        other.await.expect("joined").expect("sent");
+    }
     use std::time::Duration;
 
     #[test]

@@ -5,7 +5,7 @@
 use super::load::{Loader, Source};
 use super::{Origin, ToolDef, bad_name, bad_name_code, raw};
 use crate::contract::SchemaProblem;
-use crate::error::code;
+use crate::error::{Problem, code};
 use crate::schema::Prepared;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -198,24 +198,15 @@ impl Loader {
         problem: Option<&SchemaProblem>,
         at: &Origin,
     ) -> Option<()> {
-        if let Some(problem) = problem {
-            let help = match problem {
-                SchemaProblem::NotObjectType { .. } => {
-                    "tool arguments are always an object; wrap the value in a property"
-                }
-                SchemaProblem::TooDeep { .. } => "flatten the schema or use $ref definitions",
-                _ => "give a JSON Schema object with type = \"object\" and an object of properties",
-            };
-            self.problems.push(
-                at.coded(
-                    code::INVALID_SCHEMA,
-                    format!("tool {tool:?}: input schema {problem}"),
-                )
-                .help(help),
-            );
-            return None;
+        match problem {
+            // Nested too deep, the tool is cut from plans as `invalid-schema` (docs/limits.md),
+            // the rest of the policy kept; `validate` refuses it ([`schema_problem`]).
+            None | Some(SchemaProblem::TooDeep { .. }) => Some(()),
+            Some(problem) => {
+                self.problems.push(schema_problem(tool, problem, at));
+                None
+            }
         }
-        Some(())
     }
 
     fn parameters(
@@ -310,6 +301,23 @@ type ParsedPart = Result<Vec<(Spanned<raw::RawTool>, Option<Prepared>)>, Vec<tom
 
 /// Each part of `text` (by byte range) parsed as a tools file, in order,
 /// on every core.
+/// The problem a configured tool's input schema has, at `at`: the one wording for the loader
+/// and for `validate`.
+pub(crate) fn schema_problem(tool: &str, problem: &SchemaProblem, at: &Origin) -> Problem {
+    let help = match problem {
+        SchemaProblem::NotObjectType { .. } => {
+            "tool arguments are always an object; wrap the value in a property"
+        }
+        SchemaProblem::TooDeep { .. } => "flatten the schema or use $ref definitions",
+        _ => "give a JSON Schema object with type = \"object\" and an object of properties",
+    };
+    at.coded(
+        code::INVALID_SCHEMA,
+        format!("tool {tool:?}: input schema {problem}"),
+    )
+    .help(help)
+}
+
 fn parse_parts(text: &str, parts: &[(usize, usize)]) -> Vec<ParsedPart> {
     let parse = |&(start, end): &(usize, usize)| -> ParsedPart {
         let file: raw::ToolsFile = raw::parse_all(&text[start..end])?;

@@ -150,6 +150,26 @@ fn parameters_are_indexed_one_level_deep() {
     );
 }
 
+/// Issue 30: a query's words are read up to [`MAX_QUERY_WORDS`] (stop
+/// words not counted); the rest cost nothing and match nothing.
+#[test]
+fn a_query_is_read_up_to_its_word_limit() {
+    let schema = schema();
+    let index = Index::build(entries(&schema));
+    let letter = |n: usize| char::from(b'a' + (n % 26) as u8);
+    let words: Vec<String> = (0..MAX_QUERY_WORDS * 3)
+        .map(|i| format!("zq{}{}", letter(i / 26), letter(i)))
+        .collect();
+    let query = format!("the {}", words.join(" of "));
+    // Words with one stem merge, so a few fewer terms than words.
+    let read = index.query_terms(&query).len();
+    assert!(
+        (MAX_QUERY_WORDS - 4..=MAX_QUERY_WORDS).contains(&read),
+        "{read}"
+    );
+    assert_eq!(index.query_terms("the labels of the thread").len(), 2);
+}
+
 #[test]
 fn one_line_takes_the_first_sentence_and_cuts_at_a_word() {
     assert_eq!(

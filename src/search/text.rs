@@ -109,6 +109,46 @@ pub fn synonyms(stem_of_word: &str) -> Vec<String> {
     out
 }
 
+/// A one-line description: the first sentence of the first line, cut to
+/// about 120 characters at a word boundary (marked with `…`).
+///
+/// # Example
+/// ```
+/// assert_eq!(
+///     muster::search::one_line("Get one call's details. Returns the status."),
+///     "Get one call's details."
+/// );
+/// ```
+pub fn one_line(description: &str) -> String {
+    const MAX: usize = 120;
+    const ABBREVIATIONS: [&str; 4] = ["e.g.", "i.e.", "etc.", "vs."];
+    let line = description.trim().lines().next().unwrap_or("").trim();
+    let mut end = line.len();
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at_space = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+        if matches!(c, '.' | '!' | '?') && at_space {
+            let word_start = line[..i].rfind(char::is_whitespace).map_or(0, |s| s + 1);
+            let word = line[word_start..=i].to_lowercase();
+            if !ABBREVIATIONS.contains(&word.as_str()) {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+    }
+    let sentence = &line[..end];
+    if sentence.chars().count() <= MAX {
+        return sentence.to_owned();
+    }
+    let cut = sentence
+        .char_indices()
+        .nth(MAX)
+        .map_or(sentence.len(), |(i, _)| i);
+    let head = &sentence[..cut];
+    let head = head.rfind(char::is_whitespace).map_or(head, |s| &head[..s]);
+    format!("{}…", head.trim_end_matches([',', ';', ':', ' ']))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

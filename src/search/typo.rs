@@ -2,8 +2,11 @@
 //! query word. A symmetric-delete index (every word with up to one or two
 //! letters deleted, pointing back at the word) makes a lookup a few dozen
 //! hash probes however large the vocabulary. It decides only which words are
-//! near; it must not rank (the caller discounts by distance).
+//! near; it must not rank (the caller discounts by distance). A word past
+//! [`MAX_EXPANDED_LETTERS`](super::MAX_EXPANDED_LETTERS) has no neighbourhood, stored or probed: its
+//! deletions would grow with the cube of its length.
 
+use super::bound::expandable;
 use std::collections::HashMap;
 
 /// The largest edit distance (optimal string alignment: insert, delete,
@@ -29,10 +32,14 @@ pub struct Neighbours {
 
 impl Neighbours {
     /// Index `words` (distinct). A word of `n` letters is stored with up to
-    /// the deletions a query of `n + d` letters could need at distance `d`.
+    /// the deletions a query of `n + d` letters could need at distance `d`;
+    /// a word past [`MAX_EXPANDED_LETTERS`](super::MAX_EXPANDED_LETTERS) is not stored.
     pub fn build(words: Vec<String>) -> Neighbours {
         let mut by_delete: HashMap<String, Vec<u32>> = HashMap::new();
         for (id, word) in words.iter().enumerate() {
+            if !expandable(word) {
+                continue;
+            }
             let n = word.chars().count();
             // The longest query that may reach this word decides the depth.
             let depth = (1..=2).filter(|d| allowed_distance(n + d) >= *d).max();
@@ -48,10 +55,11 @@ impl Neighbours {
     }
 
     /// The known words within [`allowed_distance`] of `query` (other than
-    /// `query` itself), each with its distance, in word order.
+    /// `query` itself), each with its distance, in word order; none for a
+    /// query word past [`MAX_EXPANDED_LETTERS`](super::MAX_EXPANDED_LETTERS).
     pub fn near(&self, query: &str) -> Vec<(&str, usize)> {
         let max = allowed_distance(query.chars().count());
-        if max == 0 {
+        if max == 0 || !expandable(query) {
             return Vec::new();
         }
         let mut ids: Vec<u32> = deletes(query, max)
@@ -108,6 +116,7 @@ fn deletes(word: &str, depth: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::MAX_EXPANDED_LETTERS;
 
     fn vocabulary() -> Neighbours {
         let words = [
@@ -156,5 +165,23 @@ mod tests {
         assert!(v.near("cot").is_empty()); // three letters: exact only
         assert!(v.near("emxyl").is_empty()); // two edits at five letters
         assert!(v.near("email").is_empty()); // itself is not a typo
+    }
+
+    /// Issue 30: a 1,000-letter word in a description stored half a million
+    /// deletions, a 2,000-letter query word probed two million.
+    #[test]
+    fn a_word_past_the_bound_has_no_neighbourhood() {
+        let long: String = (0..MAX_EXPANDED_LETTERS + 1)
+            .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
+            .collect();
+        let plain = vocabulary();
+        let mut words = plain.words.clone();
+        words.push(long.clone());
+        let with_long = Neighbours::build(words);
+        assert_eq!(with_long.by_delete.len(), plain.by_delete.len());
+        let mut slip = long.clone();
+        slip.pop();
+        assert!(with_long.near(&slip).is_empty());
+        assert!(with_long.near(&format!("{long}x")).is_empty());
     }
 }

@@ -105,6 +105,13 @@ impl Live {
             Vec::new()
         } else {
             match request {
+                LoadRequest::Query(text) if text.len() > crate::search::MAX_QUERY_BYTES => {
+                    notes.push(LoadNote::QueryTooLong {
+                        bytes: text.len(),
+                        limit: crate::search::MAX_QUERY_BYTES,
+                    });
+                    Vec::new()
+                }
                 LoadRequest::Query(text) => match self.exact_names(text) {
                     Some(names) => self.pick_names(&names, &mut notes),
                     None => self.pick_query(text, &mut notes),
@@ -190,7 +197,7 @@ impl Live {
             LoadNote::Choose { options, .. } => {
                 options.iter_mut().for_each(|o| one(&mut o.name));
             }
-            LoadNote::NoControlTool => {}
+            LoadNote::NoControlTool | LoadNote::QueryTooLong { .. } => {}
         }
     }
 

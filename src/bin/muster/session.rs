@@ -320,6 +320,7 @@ fn search_many(live: &Live, file: &Path, limit: usize) -> Result<u8, Error> {
         }
     }
     if !problems.is_empty() {
+        let problems = muster::input::cap_problems(problems, file);
         return Err(Error::many(ErrorKind::Input, problems));
     }
     emit(&answer::search_lines(
