@@ -250,11 +250,11 @@ impl Gateway {
 
     /// Starts a chat: plans and pins the roster of `agent` (the gateway's
     /// own when `None`) and keeps it under `id` (a new random id when
-    /// `None`). Returns the id.
-    ///
+    /// `None`). Returns the id. A live chat under `id` is kept as it is, so
+    /// several starting one id at once all get the one chat.
     /// # Errors
-    /// The store's errors (an id taken included); the plan's usage errors
-    /// (an agent the policy does not have included).
+    /// The store's errors; the plan's usage errors (an agent the policy
+    /// does not have included).
     pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
         let id = match id {
             Some(id) => id,
@@ -293,7 +293,7 @@ impl Gateway {
             document: session::to_json_string(&doc),
             revision: doc.revision,
         };
-        self.store.insert(&id, &stored, self.expiry())?;
+        self.store.create(&id, &stored, now(), self.expiry())?;
         Ok(id)
     }
 
