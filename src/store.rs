@@ -61,8 +61,7 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// [`ErrorKind::Store`] when the store cannot be reached.
-    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64)
-    -> Result<bool, Error>;
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error>;
 
     /// The session `id`, unless it is missing or expired at `now`.
     ///
@@ -250,13 +249,7 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
 
-    fn create(
-        &self,
-        id: &str,
-        stored: &Stored,
-        now: u64,
-        expires_at: u64,
-    ) -> Result<bool, Error> {
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
         let mut sessions = self.lock();
         if sessions.get(id).is_some_and(|(_, expires)| *expires > now) {
             return Ok(false);

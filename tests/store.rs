@@ -72,7 +72,10 @@ fn contract(store: &dyn SessionStore) {
     assert!(!store.create("c3", &other, 0, 1_000).unwrap(), "c3 lives");
     assert_eq!(store.get("c3", 0).unwrap(), Some(second.clone()));
     store.insert("d4", &first, 100).unwrap();
-    assert!(store.create("d4", &other, 100, 1_000).unwrap(), "d4 expired");
+    assert!(
+        store.create("d4", &other, 100, 1_000).unwrap(),
+        "d4 expired"
+    );
     assert_eq!(store.get("d4", 100).unwrap(), Some(other.clone()));
     let created = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
@@ -346,7 +349,11 @@ fn eight_stdio_gateways_starting_one_new_chat_at_once_all_serve_it() {
         for child in children {
             let out = child.wait_with_output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "round {round}: {}\n{stderr}", out.status);
+            assert!(
+                out.status.success(),
+                "round {round}: {}\n{stderr}",
+                out.status
+            );
             let started: Value = stderr
                 .lines()
                 .find_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -244,13 +244,7 @@ impl SessionStore for Postgres {
         }
     }
 
-    fn create(
-        &self,
-        id: &str,
-        stored: &Stored,
-        now: u64,
-        expires_at: u64,
-    ) -> Result<bool, Error> {
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
         match self.call(
             "cannot store a new session",
             Call::Create(id.to_string(), stored.clone(), now, expires_at),

@@ -73,13 +73,7 @@ impl SessionStore for Sqlite {
         })
     }
 
-    fn create(
-        &self,
-        id: &str,
-        stored: &Stored,
-        now: u64,
-        expires_at: u64,
-    ) -> Result<bool, Error> {
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
         // One statement: a live row is kept, an expired one replaced.
         self.with("cannot store a new session", |c| {
             c.execute(
