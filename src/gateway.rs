@@ -24,6 +24,7 @@
 //! changed.
 
 mod call;
+pub mod listen;
 pub mod rpc;
 pub mod stdio;
 pub mod upstream;
@@ -162,7 +163,7 @@ pub struct Gateway {
     observer: Observer,
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
-    watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<()>>>,
+    watchers: listen::Watchers,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -216,7 +217,7 @@ impl Gateway {
             store,
             upstreams,
             observer,
-            watchers: Mutex::new(HashMap::new()),
+            watchers: listen::Watchers::default(),
         })
     }
 
@@ -324,31 +325,14 @@ impl Gateway {
     /// Stops every server the gateway started, and ends every
     /// subscription stream.
     pub async fn shutdown(&self) {
-        self.lock_watchers().clear();
+        self.watchers.clear();
         self.upstreams.shutdown().await;
     }
 
     /// Told (one `()` per change) each time a load changes chat `chat`'s
     /// list in this process; ends when the gateway shuts down.
     pub fn watch(&self, chat: &str) -> tokio::sync::broadcast::Receiver<()> {
-        let mut watchers = self.lock_watchers();
-        watchers.retain(|_, tx| tx.receiver_count() > 0);
-        watchers
-            .entry(chat.to_string())
-            .or_insert_with(|| tokio::sync::broadcast::channel(16).0)
-            .subscribe()
-    }
-
-    fn announce(&self, chat: &str) {
-        if let Some(tx) = self.lock_watchers().get(chat) {
-            let _ = tx.send(());
-        }
-    }
-
-    fn lock_watchers(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, tokio::sync::broadcast::Sender<()>>> {
-        self.watchers.lock().unwrap_or_else(|e| e.into_inner())
+        self.watchers.watch(chat)
     }
 
     fn expiry(&self) -> u64 {
@@ -822,7 +806,7 @@ impl Gateway {
                 Swapped::Done => {
                     record.verdict = "loaded";
                     *list_changed = true;
-                    self.announce(chat);
+                    self.watchers.announce(chat);
                     return Ok(tool_result(&answer.answer, &meta));
                 }
                 Swapped::Stale { .. } => continue,
