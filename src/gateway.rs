@@ -163,7 +163,7 @@ pub struct Gateway {
     observer: Observer,
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
-    watchers: listen::Watchers,
+    watchers: Arc<listen::Watchers>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -217,7 +217,7 @@ impl Gateway {
             store,
             upstreams,
             observer,
-            watchers: listen::Watchers::default(),
+            watchers: Arc::default(),
         })
     }
 
@@ -325,14 +325,14 @@ impl Gateway {
     /// Stops every server the gateway started, and ends every
     /// subscription stream.
     pub async fn shutdown(&self) {
-        self.watchers.clear();
+        self.watchers.stop();
         self.upstreams.shutdown().await;
     }
 
-    /// Told (one `()` per change) each time a load changes chat `chat`'s
-    /// list in this process; ends when the gateway shuts down.
-    pub fn watch(&self, chat: &str) -> tokio::sync::broadcast::Receiver<()> {
-        self.watchers.watch(chat)
+    /// The listen streams open in this process: opened (bounded) by the
+    /// transport, told of loads, all ended by [`Gateway::shutdown`].
+    pub fn listeners(&self) -> &Arc<listen::Watchers> {
+        &self.watchers
     }
 
     fn expiry(&self) -> u64 {

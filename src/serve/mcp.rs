@@ -33,7 +33,7 @@ use axum::routing::post;
 
 use serde_json::value::RawValue;
 
-use crate::gateway::{Gateway, Reply, rpc};
+use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -206,10 +206,32 @@ async fn post_chat(
 /// The stream answering a `subscriptions/listen` request `id` of `chat`:
 /// the acknowledgement, then, when `tools` was asked for, a tagged
 /// `notifications/tools/list_changed` per load that changed the chat's
-/// list. It stays open until the client closes it or the gateway stops.
+/// list, and a keep-alive comment every [`listen::KEEPALIVE`], whose failed
+/// write ends the stream of a client that went away. When the gateway
+/// stops, the listen request is answered and the stream ends. Past the
+/// bounds on open streams it is refused with 429.
 fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Response {
     use futures_util::StreamExt as _;
-    use tokio::sync::broadcast::error::RecvError;
+    let stream = match gateway.listeners().open(chat) {
+        Ok(stream) => stream,
+        Err(full) => {
+            let mut failure = rpc::Failure::new(Some(id), rpc::TOO_MANY_STREAMS, full.sentence());
+            failure.data = Some(serde_json::json!({
+                "code": listen::Full::CODE,
+                "scope": full.scope,
+                "limit": full.limit,
+            }));
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                failure.to_json(),
+            )
+                .into_response();
+        }
+    };
     let event = |message: String| {
         Ok::<_, std::convert::Infallible>(Bytes::from(format!(
             "event: message\ndata: {message}\n\n"
@@ -226,19 +248,23 @@ fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Resp
         &format!(r#"{{"notifications":{asked}}}"#),
     );
     let first = futures_util::stream::once(std::future::ready(event(ack)));
-    let changes =
-        futures_util::stream::unfold((gateway.watch(chat), id), move |(mut rx, id)| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(()) | Err(RecvError::Lagged(_)) if tools => {
-                        let message = rpc::tagged("notifications/tools/list_changed", &id, "{}");
-                        return Some((event(message), (rx, id)));
-                    }
-                    Ok(()) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return None,
+    let changes = futures_util::stream::unfold(Some((stream, id)), move |state| async move {
+        let (mut stream, id) = state?;
+        loop {
+            match stream.next().await {
+                listen::Next::Stopped => return Some((event(rpc::listen_ended(&id)), None)),
+                listen::Next::Changed if tools => {
+                    let message = rpc::tagged("notifications/tools/list_changed", &id, "{}");
+                    return Some((event(message), Some((stream, id))));
+                }
+                listen::Next::Changed => {}
+                listen::Next::Beat => {
+                    let alive = Ok(Bytes::from_static(b": keep-alive\n\n"));
+                    return Some((alive, Some((stream, id))));
                 }
             }
-        });
+        }
+    });
     (
         [
             (

@@ -154,14 +154,21 @@ pub fn run(config: Config) -> Result<(), Error> {
             admin = shared.admin.code(),
             "listening on http://{addr}"
         );
+        let gateway = shared.gateway.clone();
         let app = router(shared, &config);
+        let stopping = gateway.clone();
         serve(listener, app, &config, async move {
             tokio::select! {
                 _ = terminate.recv() => {}
                 _ = interrupt.recv() => {}
             }
+            // Listen streams never finish on their own: each is answered
+            // and ended now, so the drain waits only for real requests.
+            stopping.listeners().stop();
         })
         .await;
+        // The servers the gateway started are stopped with the service.
+        gateway.shutdown().await;
         Ok::<(), Error>(())
     })?;
     // Work still running on the blocking pool after the drain (a request
