@@ -1,8 +1,9 @@
-//! `subscriptions/listen` streams over `/mcp` (2026-07-28) against a real
-//! `muster serve` (issue 30, item 5): a client that goes away releases its
-//! stream and its socket; streams are bounded per chat; SIGTERM ends every
-//! open stream at once (each answered), so the service stops without
-//! waiting out its drain.
+//! `subscriptions/listen` streams over `/mcp` (2026-07-28) and stopping,
+//! against a real `muster serve` (issue 30, items 5 and 12): a client that
+//! goes away releases its stream and its socket; streams are bounded per
+//! chat; SIGTERM ends every open stream at once (each answered), so the
+//! service stops without waiting out its drain; and a graceful stop leaves
+//! no process an upstream server started, one that called `setsid` included.
 //!
 //! Counts are read from what muster exposes (the
 //! `muster_gateway_listen_streams` gauge at `/metrics`) and from the
@@ -246,4 +247,73 @@ fn sigterm_ends_open_listen_streams_at_once() {
             "a stream ended at shutdown is answered: {rest:?}"
         );
     }
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper is not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// Issue 30, item 12: an upstream server started by `/mcp` that starts a
+/// grandchild in a session of its own (`setsid`) leaves nothing running
+/// once `muster serve` has stopped gracefully (SIGTERM).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_graceful_stop_leaves_no_upstream_process_behind_even_one_that_called_setsid() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp-servers/scripted-server.mjs");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[[agent]]\nname = \"a\"\nversion = 1\ndefault = true\n",
+    )]);
+    let pids = fx.path().join("run");
+    std::fs::create_dir_all(&pids).unwrap();
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"esc\"\ncommand = [\"node\", {script:?}, \"detached\"]\nsnapshot = \"esc.json\"\n\
+             env = {{ SCRIPTED_PID_DIR = {pids:?} }}\n"
+        ),
+    );
+    common::stdout(fx.path(), &["discover"], 0);
+    let _ = std::fs::remove_file(pids.join("pids"));
+    let mut service = Service::start(&fx);
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__esc__alpha","arguments":{"q":"x"}}}"#;
+    let (status, body) = service.request("POST", "/mcp/chats/esc", call);
+    assert_eq!(status, 200, "{body}");
+    let started: Vec<i32> = std::fs::read_to_string(pids.join("pids"))
+        .expect("the server was started and wrote its pids")
+        .split(' ')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(
+        started.len(),
+        3,
+        "the server, its child, its setsid grandchild"
+    );
+    assert!(started.iter().all(|&p| alive(p)));
+    // SAFETY: kill(2) on the child this test started.
+    assert_eq!(
+        unsafe { libc::kill(service.pid() as i32, libc::SIGTERM) },
+        0
+    );
+    assert!(
+        poll(|| service.child.try_wait().unwrap().is_some()).is_some(),
+        "muster serve still running after SIGTERM"
+    );
+    let gone = poll(|| started.iter().all(|&p| !alive(p)));
+    let left: Vec<i32> = started.iter().copied().filter(|&p| alive(p)).collect();
+    for &p in &left {
+        // SAFETY: kill(2); cleans up after a failing test.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    assert!(
+        gone.is_some(),
+        "still running after serve stopped: {left:?} of {started:?}"
+    );
 }
