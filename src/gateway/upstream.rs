@@ -26,14 +26,16 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, oneshot};
 
 mod http;
+mod replies;
 
-use crate::discover::{self, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
+use crate::discover::{self, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool};
+use replies::{read_replies, route};
 
 /// Most calls one server has in flight; more wait for a slot.
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -138,27 +140,6 @@ impl UpstreamError {
             }
         }
     }
-}
-
-/// One message from a server, as much of it as muster routes by.
-#[derive(Deserialize)]
-struct Incoming<'a> {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<RpcError>,
-}
-
-#[derive(Deserialize)]
-struct RpcError {
-    #[serde(default)]
-    code: i64,
-    #[serde(default)]
-    message: String,
 }
 
 /// What a request got back.
@@ -813,61 +794,6 @@ async fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, UpstreamE
         }
     }
     Err(bad(format!("a tools/list over {MAX_PAGES} pages")))
-}
-
-/// Reads the server's stdout line by line and routes each answer to the
-/// call waiting for it, until the server closes stdout.
-async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    let why = loop {
-        line.clear();
-        let read = (&mut reader)
-            .take(MAX_MESSAGE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await;
-        match read {
-            Ok(0) => break "exited (closed its stdout)".to_string(),
-            Err(e) => break format!("could not be read ({e})"),
-            Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
-                break format!("sent a message over {MAX_MESSAGE_BYTES} bytes");
-            }
-            Ok(_) => route(&conn, &line),
-        }
-    };
-    let why = format!("{why}{}", conn.stderr_tail());
-    conn.end(why);
-}
-
-/// Routes one line: a response to the call waiting for it; a
-/// `notifications/tools/list_changed` marks the listing stale. Anything
-/// else (other notifications, logs, progress, requests muster does not
-/// serve) is dropped.
-fn route(conn: &Conn, line: &[u8]) {
-    let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
-        return;
-    };
-    if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
-        conn.tools_changed.store(true, Ordering::Release);
-        return;
-    }
-    let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
-        return;
-    };
-    let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
-        return;
-    };
-    let reply = match (msg.result, msg.error) {
-        (Some(result), _) => Ok(result.to_owned()),
-        (None, Some(error)) => Err(UpstreamError::Rpc {
-            code: error.code,
-            message: escape(&error.message),
-        }),
-        (None, None) => Err(UpstreamError::BadResponse {
-            message: "a response with neither result nor error".into(),
-        }),
-    };
-    let _ = tx.send(reply);
 }
 
 #[cfg(test)]
