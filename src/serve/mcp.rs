@@ -105,6 +105,48 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     )))
 }
 
+/// The header a client names its protocol revision in.
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Refuses a request whose `MCP-Protocol-Version` header names a revision
+/// muster does not speak (or is not a revision at all): `400`, as the
+/// transport requires, with `-32022` and the revisions muster speaks. A
+/// request without the header is served.
+fn version_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
+    let Some(value) = headers.get(VERSION_HEADER) else {
+        return Ok(());
+    };
+    let supported: Vec<&str> = std::iter::once(crate::gateway::MODERN_VERSION)
+        .chain(crate::gateway::DOWNSTREAM_VERSIONS)
+        .collect();
+    let text = value.to_str().unwrap_or_default();
+    if supported.contains(&text) {
+        return Ok(());
+    }
+    let shown = String::from_utf8_lossy(value.as_bytes());
+    let mut failure = rpc::Failure::new(
+        None,
+        rpc::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "the MCP-Protocol-Version header names {:?}, a revision muster does not speak: send one of {}",
+            crate::names::escape(&shown),
+            supported.join(", ")
+        ),
+    );
+    failure.data = Some(serde_json::json!({"supported": supported, "requested": shown}));
+    Err(Box::new(
+        (
+            StatusCode::BAD_REQUEST,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            failure.to_json(),
+        )
+            .into_response(),
+    ))
+}
+
 fn store_failed(e: &crate::Error) -> Response {
     rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -119,7 +161,7 @@ async fn post_root(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers) {
+    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
     let given = headers
@@ -180,7 +222,7 @@ async fn post_chat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers) {
+    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
     match gateway.has_chat(&chat) {

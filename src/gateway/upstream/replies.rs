@@ -52,7 +52,15 @@ pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildS
             Ok(0) => break "exited (closed its stdout)".to_string(),
             Err(e) => break format!("could not be read ({e})"),
             Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
-                break format!("sent a message over {MAX_MESSAGE_BYTES} bytes");
+                // Not a server that went away but one that answered what
+                // muster cannot read: its calls in flight say so.
+                let message = format!("a message over {MAX_MESSAGE_BYTES} bytes");
+                for (_, tx) in conn.lock_pending().drain() {
+                    let _ = tx.send(Err(UpstreamError::BadResponse {
+                        message: message.clone(),
+                    }));
+                }
+                break format!("sent {message}");
             }
             Ok(_) => route(&conn, &line),
         }
@@ -80,7 +88,11 @@ pub(super) fn route(conn: &Conn, line: &[u8]) {
         return;
     };
     let reply = match (msg.result, msg.error) {
-        (Some(result), _) => Ok(result.to_owned()),
+        // JSON-RPC 2.0: a response holds one of the two, never both.
+        (Some(_), Some(_)) => Err(UpstreamError::BadResponse {
+            message: "a response with both result and error, which is not JSON-RPC".into(),
+        }),
+        (Some(result), None) => Ok(result.to_owned()),
         (None, Some(error)) => Err(UpstreamError::Rpc {
             code: error.code,
             message: escape(&error.message),
