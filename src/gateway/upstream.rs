@@ -606,7 +606,7 @@ impl Conn {
 /// discovery's limits (pages, tools, a message's bytes) and its rules for
 /// a listing (each tool an object with a name and an object schema, no
 /// name twice).
-async fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, UpstreamError> {
+async fn list_tools(conn: &Arc<Conn>, timeout: Duration) -> Result<Listing, UpstreamError> {
     #[derive(Deserialize)]
     struct Page {
         tools: Vec<Value>,

@@ -5,6 +5,7 @@
 //! a request gets back; it never starts, stops or retries a server.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -15,10 +16,38 @@ use super::{Conn, Reply, UpstreamError, Wire, http, with_meta};
 
 impl Conn {
     /// Sends `method` with `params` (JSON text) and waits for the answer.
-    pub(super) async fn request(&self, method: &str, params: &str, timeout: Duration) -> Reply {
+    ///
+    /// When the caller stops waiting (its future is dropped: the client
+    /// cancelled the call), the server is told with
+    /// `notifications/cancelled` naming the id muster gave the request.
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: &str,
+        timeout: Duration,
+    ) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.lock_pending().insert(id, tx);
+        let mut waiting = Waiting {
+            conn: self.clone(),
+            id,
+            armed: true,
+        };
+        let reply = self.answer(id, method, params, rx, timeout).await;
+        waiting.armed = false;
+        reply
+    }
+
+    /// Sends request `id` and waits for the answer `rx` receives.
+    async fn answer(
+        &self,
+        id: u64,
+        method: &str,
+        params: &str,
+        rx: oneshot::Receiver<Reply>,
+        timeout: Duration,
+    ) -> Reply {
         let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
         let params = with_meta(params, version);
         let line =
@@ -39,10 +68,7 @@ impl Conn {
             }),
             Err(_) => {
                 self.lock_pending().remove(&id);
-                let cancel = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
-                );
-                let _ = self.send(&cancel).await;
+                let _ = self.send(&cancelled(id, "timed out")).await;
                 Err(UpstreamError::TimedOut { after: timeout })
             }
         }
@@ -89,10 +115,7 @@ impl Conn {
             Ok(reply) => reply,
             Err(_) => {
                 self.lock_pending().remove(&id);
-                let cancel = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
-                );
-                let _ = self.send(&cancel).await;
+                let _ = self.send(&cancelled(id, "timed out")).await;
                 Err(UpstreamError::TimedOut { after: timeout })
             }
         }
@@ -145,6 +168,36 @@ impl Conn {
             let _ = tx.send(Err(UpstreamError::Exited {
                 message: why.clone(),
             }));
+        }
+    }
+}
+
+/// The `notifications/cancelled` for request `id`.
+fn cancelled(id: u64, reason: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"{reason}"}}}}"#
+    )
+}
+
+/// A request whose answer is awaited. Dropped while still armed (the wait
+/// given up before an answer came), it takes the request out of the
+/// pending ones and tells the server it is cancelled.
+struct Waiting {
+    conn: Arc<Conn>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.armed || self.conn.lock_pending().remove(&self.id).is_none() {
+            return;
+        }
+        let (conn, id) = (self.conn.clone(), self.id);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = conn.send(&cancelled(id, "cancelled by the client")).await;
+            });
         }
     }
 }
