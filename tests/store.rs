@@ -13,6 +13,10 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+/// Taken by the tests that start many muster processes, so one does not
+/// starve the other's requests of CPU (the service's request timeout).
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// What every store does, whatever keeps it.
 fn contract(store: &dyn SessionStore) {
     let first = Stored {
@@ -185,6 +189,7 @@ impl Drop for Service {
 
 #[test]
 fn postgres_keeps_the_store_contract_and_replicas_share_it() {
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let pg = Postgres::start("muster_store_test");
     // A password in the address never reaches a message.
     let with_password = pg.url.replacen("muster@", "muster:hunter2hunter2@", 1);
@@ -313,6 +318,7 @@ fn postgres_keeps_the_store_contract_and_replicas_share_it() {
 /// each, so the race is run more than once.
 #[test]
 fn eight_stdio_gateways_starting_one_new_chat_at_once_all_serve_it() {
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let fx = Fixture::bundled();
     let db = fx.path().join("chats.db");
     let sessions = format!("sqlite:{}", db.display());
