@@ -253,6 +253,7 @@ impl Gateway {
     /// own when `None`) and keeps it under `id` (a new random id when
     /// `None`). Returns the id. A live chat under `id` is kept as it is, so
     /// several starting one id at once all get the one chat.
+    ///
     /// # Errors
     /// The store's errors; the plan's usage errors (an agent the policy
     /// does not have included).
