@@ -24,6 +24,7 @@
 //! changed.
 
 mod call;
+pub mod listen;
 pub mod rpc;
 pub mod stdio;
 pub mod upstream;
@@ -162,7 +163,7 @@ pub struct Gateway {
     observer: Observer,
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
-    watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<()>>>,
+    watchers: Arc<listen::Watchers>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -216,7 +217,7 @@ impl Gateway {
             store,
             upstreams,
             observer,
-            watchers: Mutex::new(HashMap::new()),
+            watchers: Arc::default(),
         })
     }
 
@@ -250,11 +251,12 @@ impl Gateway {
 
     /// Starts a chat: plans and pins the roster of `agent` (the gateway's
     /// own when `None`) and keeps it under `id` (a new random id when
-    /// `None`). Returns the id.
+    /// `None`). Returns the id. A live chat under `id` is kept as it is, so
+    /// several starting one id at once all get the one chat.
     ///
     /// # Errors
-    /// The store's errors (an id taken included); the plan's usage errors
-    /// (an agent the policy does not have included).
+    /// The store's errors; the plan's usage errors (an agent the policy
+    /// does not have included).
     pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
         let id = match id {
             Some(id) => id,
@@ -293,7 +295,7 @@ impl Gateway {
             document: session::to_json_string(&doc),
             revision: doc.revision,
         };
-        self.store.insert(&id, &stored, self.expiry())?;
+        self.store.create(&id, &stored, now(), self.expiry())?;
         Ok(id)
     }
 
@@ -324,31 +326,14 @@ impl Gateway {
     /// Stops every server the gateway started, and ends every
     /// subscription stream.
     pub async fn shutdown(&self) {
-        self.lock_watchers().clear();
+        self.watchers.stop();
         self.upstreams.shutdown().await;
     }
 
-    /// Told (one `()` per change) each time a load changes chat `chat`'s
-    /// list in this process; ends when the gateway shuts down.
-    pub fn watch(&self, chat: &str) -> tokio::sync::broadcast::Receiver<()> {
-        let mut watchers = self.lock_watchers();
-        watchers.retain(|_, tx| tx.receiver_count() > 0);
-        watchers
-            .entry(chat.to_string())
-            .or_insert_with(|| tokio::sync::broadcast::channel(16).0)
-            .subscribe()
-    }
-
-    fn announce(&self, chat: &str) {
-        if let Some(tx) = self.lock_watchers().get(chat) {
-            let _ = tx.send(());
-        }
-    }
-
-    fn lock_watchers(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, tokio::sync::broadcast::Sender<()>>> {
-        self.watchers.lock().unwrap_or_else(|e| e.into_inner())
+    /// The listen streams open in this process: opened (bounded) by the
+    /// transport, told of loads, all ended by [`Gateway::shutdown`].
+    pub fn listeners(&self) -> &Arc<listen::Watchers> {
+        &self.watchers
     }
 
     fn expiry(&self) -> u64 {
@@ -822,7 +807,7 @@ impl Gateway {
                 Swapped::Done => {
                     record.verdict = "loaded";
                     *list_changed = true;
-                    self.announce(chat);
+                    self.watchers.announce(chat);
                     return Ok(tool_result(&answer.answer, &meta));
                 }
                 Swapped::Stale { .. } => continue,

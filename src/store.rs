@@ -54,6 +54,15 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// taken.
     fn insert(&self, id: &str, stored: &Stored, expires_at: u64) -> Result<(), Error>;
 
+    /// Stores a new session under `id` unless a live one (not expired at
+    /// `now`) has it already: then that one is kept as it is. Whether this
+    /// call stored it. Idempotent under races: several processes creating
+    /// one id at once all succeed and all see the one session.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when the store cannot be reached.
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error>;
+
     /// The session `id`, unless it is missing or expired at `now`.
     ///
     /// # Errors
@@ -238,6 +247,16 @@ impl SessionStore for MemoryStore {
         }
         sessions.insert(id.to_string(), (stored.clone(), expires_at));
         Ok(())
+    }
+
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
+        let mut sessions = self.lock();
+        if sessions.get(id).is_some_and(|(_, expires)| *expires > now) {
+            return Ok(false);
+        }
+        sessions.remove(id);
+        drop(sessions);
+        self.insert(id, stored, expires_at).map(|()| true)
     }
 
     fn get(&self, id: &str, now: u64) -> Result<Option<Stored>, Error> {

@@ -39,6 +39,21 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::listen::MAX_STREAMS_PER_CHAT",
+            as_u64(muster::gateway::listen::MAX_STREAMS_PER_CHAT),
+            false,
+        ),
+        (
+            "gateway::listen::MAX_STREAMS",
+            as_u64(muster::gateway::listen::MAX_STREAMS),
+            false,
+        ),
+        (
+            "gateway::listen::KEEPALIVE",
+            muster::gateway::listen::KEEPALIVE.as_secs(),
+            false,
+        ),
+        (
             "gateway::upstream::MAX_IN_FLIGHT",
             as_u64(muster::gateway::upstream::MAX_IN_FLIGHT),
             false,

@@ -13,6 +13,10 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+/// Taken by the tests that start many muster processes, so one does not
+/// starve the other's requests of CPU (the service's request timeout).
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// What every store does, whatever keeps it.
 fn contract(store: &dyn SessionStore) {
     let first = Stored {
@@ -63,6 +67,31 @@ fn contract(store: &dyn SessionStore) {
             .count()
     });
     assert_eq!(landed, 1);
+    // Creating is idempotent: a live session is kept, an expired one
+    // replaced, a new id stored; many creators of one id all succeed.
+    let other = Stored {
+        document: "{\"other\":true}".into(),
+        revision: 0,
+    };
+    assert!(!store.create("c3", &other, 0, 1_000).unwrap(), "c3 lives");
+    assert_eq!(store.get("c3", 0).unwrap(), Some(second.clone()));
+    store.insert("d4", &first, 100).unwrap();
+    assert!(
+        store.create("d4", &other, 100, 1_000).unwrap(),
+        "d4 expired"
+    );
+    assert_eq!(store.get("d4", 100).unwrap(), Some(other.clone()));
+    let created = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| scope.spawn(|| store.create("e5", &first, 0, 1_000).unwrap()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|c| *c)
+            .count()
+    });
+    assert_eq!(created, 1);
 }
 
 #[test]
@@ -160,6 +189,7 @@ impl Drop for Service {
 
 #[test]
 fn postgres_keeps_the_store_contract_and_replicas_share_it() {
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
     let pg = Postgres::start("muster_store_test");
     // A password in the address never reaches a message.
     let with_password = pg.url.replacen("muster@", "muster:hunter2hunter2@", 1);
@@ -280,4 +310,73 @@ fn postgres_keeps_the_store_contract_and_replicas_share_it() {
     let (status, gone) = a.post("/v1/sessions/roster", &json!({"session_id": id}));
     assert_eq!(status, 404);
     assert_eq!(gone["type"], "urn:muster:problem:session-not-found");
+}
+
+/// Issue 30, item 8: eight `muster mcp --sessions sqlite:… --chat ID` started
+/// at once on a chat nobody started yet all come up (none exits 2 on the
+/// store's unique id) and all serve the one chat. Four rounds, a new chat
+/// each, so the race is run more than once.
+#[test]
+fn eight_stdio_gateways_starting_one_new_chat_at_once_all_serve_it() {
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let fx = Fixture::bundled();
+    let db = fx.path().join("chats.db");
+    let sessions = format!("sqlite:{}", db.display());
+    let messages = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        "\n"
+    );
+    for round in 0..4 {
+        let chat = format!("race-{round}");
+        let children: Vec<Child> = (0..8)
+            .map(|_| {
+                let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+                    .current_dir(fx.path())
+                    .env("MUSTER_CACHE_DIR", fx.path().join("cache"))
+                    .env("MUSTER_SESSION_KEY", "k1:0123456789abcdef0123456789abcdef")
+                    .env_remove("MUSTER_SESSION_KEY_FILE")
+                    .args(["mcp", "--sessions", &sessions, "--chat", &chat])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("muster mcp");
+                let mut stdin = child.stdin.take().unwrap();
+                std::thread::spawn(move || {
+                    use std::io::Write as _;
+                    let _ = stdin.write_all(messages.as_bytes());
+                });
+                child
+            })
+            .collect();
+        let mut lists = Vec::new();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success(),
+                "round {round}: {}\n{stderr}",
+                out.status
+            );
+            let started: Value = stderr
+                .lines()
+                .find_map(|l| serde_json::from_str::<Value>(l).ok())
+                .filter(|v| v["event"] == "gateway-started")
+                .unwrap_or_else(|| panic!("no start notice: {stderr}"));
+            assert_eq!(started["chat"], chat.as_str());
+            let list = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|v| v["id"] == 2)
+                .unwrap_or_else(|| panic!("no tools/list answer: {stderr}"));
+            assert!(list["result"]["tools"].is_array(), "{list}");
+            lists.push(list);
+        }
+        assert!(
+            lists.windows(2).all(|w| w[0] == w[1]),
+            "every process lists the same chat"
+        );
+    }
 }

@@ -26,6 +26,9 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 pub const TOOL_PIN_MISMATCH: i64 = -32010;
 /// No chat has the id the request addresses.
 pub const CHAT_NOT_FOUND: i64 = -32011;
+/// A `subscriptions/listen` past the bound on open listen streams (per
+/// chat or in all); `data.code` is `too-many-listen-streams`.
+pub const TOO_MANY_STREAMS: i64 = -32012;
 
 /// The most bytes one message may hold: 4 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;

@@ -47,6 +47,7 @@ where
     let mut line = Vec::new();
     let mut tasks = tokio::task::JoinSet::new();
     let subscriptions = Arc::new(Subscriptions::default());
+    let in_flight = Arc::new(InFlight::default());
     loop {
         line.clear();
         let read = (&mut reader)
@@ -86,9 +87,22 @@ where
         let message = std::mem::take(&mut line);
         let (gateway, chat, output) = (gateway.clone(), chat.clone(), output.clone());
         let subscriptions = subscriptions.clone();
-        tasks.spawn(async move {
+        let call = call_id(&message);
+        let own = call.clone();
+        let calls = in_flight.clone();
+        // Held while the task is spawned and kept, so the task's own
+        // removal of its id comes after.
+        let mut kept = in_flight.lock();
+        let handle = tasks.spawn(async move {
             let reply = gateway.handle(&chat, &message).await;
             drop(permit);
+            if let Some(cancelled) = &reply.cancelled
+                && let Some(call) = calls.lock().remove(cancelled)
+            {
+                // The client gave the call up: it is answered nothing, and
+                // dropping it tells its server (`notifications/cancelled`).
+                call.abort();
+            }
             let mut lines = Vec::new();
             if reply.modern {
                 subscriptions.modern.store(true, Ordering::Release);
@@ -121,8 +135,15 @@ where
                 lines.extend(subscriptions.list_changed());
             }
             lines.extend(reply.response);
+            if let Some(id) = &own {
+                calls.lock().remove(id);
+            }
             write_lines(&output, &lines).await
         });
+        if let Some(id) = call {
+            kept.insert(id, handle);
+        }
+        drop(kept);
         while let Some(done) = tasks.try_join_next() {
             if let Ok(Err(e)) = done {
                 return Err(e);
@@ -144,6 +165,37 @@ where
     let _ = write_lines(&output, &ended).await;
     gateway.shutdown().await;
     Ok(())
+}
+
+/// The id (JSON text) of a `tools/call` request, read without the rest.
+fn call_id(message: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let head: Head<'_> = serde_json::from_slice(message).ok()?;
+    if head.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    // As `notifications/cancelled` names it (`Value::to_string`).
+    let id: serde_json::Value = serde_json::from_str(head.id?.get()).ok()?;
+    Some(id.to_string())
+}
+
+/// The `tools/call` requests being answered, by id, so a client's
+/// `notifications/cancelled` can stop one.
+#[derive(Default)]
+struct InFlight(std::sync::Mutex<std::collections::HashMap<String, tokio::task::AbortHandle>>);
+
+impl InFlight {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, tokio::task::AbortHandle>>
+    {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// The `subscriptions/listen` requests a 2026-07-28 client keeps open.

@@ -26,14 +26,16 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Semaphore, oneshot};
 
 mod http;
+mod replies;
+mod request;
 
-use crate::discover::{self, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
+use crate::discover::{self, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool};
+use replies::{read_replies, route};
 
 /// Most calls one server has in flight; more wait for a slot.
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -140,27 +142,6 @@ impl UpstreamError {
     }
 }
 
-/// One message from a server, as much of it as muster routes by.
-#[derive(Deserialize)]
-struct Incoming<'a> {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default, borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<RpcError>,
-}
-
-#[derive(Deserialize)]
-struct RpcError {
-    #[serde(default)]
-    code: i64,
-    #[serde(default)]
-    message: String,
-}
-
 /// What a request got back.
 type Reply = Result<Box<RawValue>, UpstreamError>;
 
@@ -209,140 +190,6 @@ impl Listing {
     /// The tool named `name` and its definition hash, when listed.
     pub fn get(&self, name: &str) -> Option<(&ListedTool, &str)> {
         self.tools.get(name).map(|(t, h)| (t, h.as_str()))
-    }
-}
-
-impl Conn {
-    /// Sends `method` with `params` (JSON text) and waits for the answer.
-    async fn request(&self, method: &str, params: &str, timeout: Duration) -> Reply {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.lock_pending().insert(id, tx);
-        let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-        let params = with_meta(params, version);
-        let line =
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
-        if let Wire::Http(endpoint) = &self.wire {
-            return self.exchange(endpoint, id, method, line, rx, timeout).await;
-        }
-        if let Err(e) = self.send(&line).await {
-            self.lock_pending().remove(&id);
-            return Err(UpstreamError::Exited {
-                message: format!("closed its stdin ({e})"),
-            });
-        }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(UpstreamError::Exited {
-                message: self.ended_text(),
-            }),
-            Err(_) => {
-                self.lock_pending().remove(&id);
-                let cancel = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
-                );
-                let _ = self.send(&cancel).await;
-                Err(UpstreamError::TimedOut { after: timeout })
-            }
-        }
-    }
-
-    /// [`Conn::request`] over HTTP: the POST's answer is read (and each
-    /// message in it routed) until the response to `id` arrives.
-    async fn exchange(
-        &self,
-        endpoint: &http::Endpoint,
-        id: u64,
-        method: &str,
-        body: String,
-        mut rx: oneshot::Receiver<Reply>,
-        timeout: Duration,
-    ) -> Reply {
-        let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-        let exchange = async {
-            let post = endpoint.post(self, method, version, body);
-            tokio::pin!(post);
-            tokio::select! {
-                biased;
-                reply = &mut rx => reply.unwrap_or_else(|_| Err(UpstreamError::Exited {
-                    message: self.ended_text(),
-                })),
-                posted = &mut post => {
-                    if let Err(e) = posted {
-                        self.lock_pending().remove(&id);
-                        return Err(e);
-                    }
-                    match rx.try_recv() {
-                        Ok(reply) => reply,
-                        Err(_) => {
-                            self.lock_pending().remove(&id);
-                            Err(UpstreamError::BadResponse {
-                                message: "an answer to the POST without a response to it".into(),
-                            })
-                        }
-                    }
-                }
-            }
-        };
-        match tokio::time::timeout(timeout, exchange).await {
-            Ok(reply) => reply,
-            Err(_) => {
-                self.lock_pending().remove(&id);
-                let cancel = format!(
-                    r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"timed out"}}}}"#
-                );
-                let _ = self.send(&cancel).await;
-                Err(UpstreamError::TimedOut { after: timeout })
-            }
-        }
-    }
-
-    /// Sends one message that gets no answer (a notification).
-    async fn send(&self, line: &str) -> std::io::Result<()> {
-        match &self.wire {
-            Wire::Stdio(stdin) => {
-                let mut stdin = stdin.lock().await;
-                stdin.write_all(line.as_bytes()).await?;
-                stdin.write_all(b"\n").await?;
-                stdin.flush().await
-            }
-            Wire::Http(endpoint) => {
-                let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-                let post = endpoint.post(self, "notification", version, line.to_string());
-                tokio::time::timeout(Duration::from_secs(5), post)
-                    .await
-                    .map_err(|_| std::io::Error::other("timed out"))?
-                    .map_err(|e| std::io::Error::other(e.code()))
-            }
-        }
-    }
-
-    fn lock_pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Reply>>> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn ended_text(&self) -> String {
-        self.ended
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .unwrap_or_else(|| "stopped".into())
-    }
-
-    /// Marks the connection down with `why` and fails every call in flight.
-    fn end(&self, why: String) {
-        self.alive.store(false, Ordering::Release);
-        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
-        if ended.is_none() {
-            *ended = Some(why.clone());
-        }
-        drop(ended);
-        self.stopped.notify_waiters();
-        for (_, tx) in self.lock_pending().drain() {
-            let _ = tx.send(Err(UpstreamError::Exited {
-                message: why.clone(),
-            }));
-        }
     }
 }
 
@@ -759,7 +606,7 @@ impl Conn {
 /// discovery's limits (pages, tools, a message's bytes) and its rules for
 /// a listing (each tool an object with a name and an object schema, no
 /// name twice).
-async fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, UpstreamError> {
+async fn list_tools(conn: &Arc<Conn>, timeout: Duration) -> Result<Listing, UpstreamError> {
     #[derive(Deserialize)]
     struct Page {
         tools: Vec<Value>,
@@ -813,61 +660,6 @@ async fn list_tools(conn: &Conn, timeout: Duration) -> Result<Listing, UpstreamE
         }
     }
     Err(bad(format!("a tools/list over {MAX_PAGES} pages")))
-}
-
-/// Reads the server's stdout line by line and routes each answer to the
-/// call waiting for it, until the server closes stdout.
-async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
-    let why = loop {
-        line.clear();
-        let read = (&mut reader)
-            .take(MAX_MESSAGE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await;
-        match read {
-            Ok(0) => break "exited (closed its stdout)".to_string(),
-            Err(e) => break format!("could not be read ({e})"),
-            Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
-                break format!("sent a message over {MAX_MESSAGE_BYTES} bytes");
-            }
-            Ok(_) => route(&conn, &line),
-        }
-    };
-    let why = format!("{why}{}", conn.stderr_tail());
-    conn.end(why);
-}
-
-/// Routes one line: a response to the call waiting for it; a
-/// `notifications/tools/list_changed` marks the listing stale. Anything
-/// else (other notifications, logs, progress, requests muster does not
-/// serve) is dropped.
-fn route(conn: &Conn, line: &[u8]) {
-    let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
-        return;
-    };
-    if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
-        conn.tools_changed.store(true, Ordering::Release);
-        return;
-    }
-    let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
-        return;
-    };
-    let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
-        return;
-    };
-    let reply = match (msg.result, msg.error) {
-        (Some(result), _) => Ok(result.to_owned()),
-        (None, Some(error)) => Err(UpstreamError::Rpc {
-            code: error.code,
-            message: escape(&error.message),
-        }),
-        (None, None) => Err(UpstreamError::BadResponse {
-            message: "a response with neither result nor error".into(),
-        }),
-    };
-    let _ = tx.send(reply);
 }
 
 #[cfg(test)]

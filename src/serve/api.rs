@@ -600,6 +600,9 @@ pub async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
 #[utoipa::path(get, path = "/metrics", responses((status = 200, description = "Prometheus text format", body = String, content_type = "text/plain; version=0.0.4")))]
 pub async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
     shared.metrics.memos(&shared.current.load().memo_fills());
+    shared
+        .metrics
+        .listen_streams(shared.gateway.listeners().count());
     let mut response = shared.metrics.encode().into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

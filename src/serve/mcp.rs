@@ -33,7 +33,7 @@ use axum::routing::post;
 
 use serde_json::value::RawValue;
 
-use crate::gateway::{Gateway, Reply, rpc};
+use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -105,6 +105,48 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     )))
 }
 
+/// The header a client names its protocol revision in.
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Refuses a request whose `MCP-Protocol-Version` header names a revision
+/// muster does not speak (or is not a revision at all): `400`, as the
+/// transport requires, with `-32022` and the revisions muster speaks. A
+/// request without the header is served.
+fn version_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
+    let Some(value) = headers.get(VERSION_HEADER) else {
+        return Ok(());
+    };
+    let supported: Vec<&str> = std::iter::once(crate::gateway::MODERN_VERSION)
+        .chain(crate::gateway::DOWNSTREAM_VERSIONS)
+        .collect();
+    let text = value.to_str().unwrap_or_default();
+    if supported.contains(&text) {
+        return Ok(());
+    }
+    let shown = String::from_utf8_lossy(value.as_bytes());
+    let mut failure = rpc::Failure::new(
+        None,
+        rpc::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "the MCP-Protocol-Version header names {:?}, a revision muster does not speak: send one of {}",
+            crate::names::escape(&shown),
+            supported.join(", ")
+        ),
+    );
+    failure.data = Some(serde_json::json!({"supported": supported, "requested": shown}));
+    Err(Box::new(
+        (
+            StatusCode::BAD_REQUEST,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            failure.to_json(),
+        )
+            .into_response(),
+    ))
+}
+
 fn store_failed(e: &crate::Error) -> Response {
     rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -119,7 +161,7 @@ async fn post_root(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers) {
+    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
     let given = headers
@@ -180,7 +222,7 @@ async fn post_chat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers) {
+    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
     match gateway.has_chat(&chat) {
@@ -206,10 +248,32 @@ async fn post_chat(
 /// The stream answering a `subscriptions/listen` request `id` of `chat`:
 /// the acknowledgement, then, when `tools` was asked for, a tagged
 /// `notifications/tools/list_changed` per load that changed the chat's
-/// list. It stays open until the client closes it or the gateway stops.
+/// list, and a keep-alive comment every [`listen::KEEPALIVE`], whose failed
+/// write ends the stream of a client that went away. When the gateway
+/// stops, the listen request is answered and the stream ends. Past the
+/// bounds on open streams it is refused with 429.
 fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Response {
     use futures_util::StreamExt as _;
-    use tokio::sync::broadcast::error::RecvError;
+    let stream = match gateway.listeners().open(chat) {
+        Ok(stream) => stream,
+        Err(full) => {
+            let mut failure = rpc::Failure::new(Some(id), rpc::TOO_MANY_STREAMS, full.sentence());
+            failure.data = Some(serde_json::json!({
+                "code": listen::Full::CODE,
+                "scope": full.scope,
+                "limit": full.limit,
+            }));
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                failure.to_json(),
+            )
+                .into_response();
+        }
+    };
     let event = |message: String| {
         Ok::<_, std::convert::Infallible>(Bytes::from(format!(
             "event: message\ndata: {message}\n\n"
@@ -226,19 +290,23 @@ fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Resp
         &format!(r#"{{"notifications":{asked}}}"#),
     );
     let first = futures_util::stream::once(std::future::ready(event(ack)));
-    let changes =
-        futures_util::stream::unfold((gateway.watch(chat), id), move |(mut rx, id)| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(()) | Err(RecvError::Lagged(_)) if tools => {
-                        let message = rpc::tagged("notifications/tools/list_changed", &id, "{}");
-                        return Some((event(message), (rx, id)));
-                    }
-                    Ok(()) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return None,
+    let changes = futures_util::stream::unfold(Some((stream, id)), move |state| async move {
+        let (mut stream, id) = state?;
+        loop {
+            match stream.next().await {
+                listen::Next::Stopped => return Some((event(rpc::listen_ended(&id)), None)),
+                listen::Next::Changed if tools => {
+                    let message = rpc::tagged("notifications/tools/list_changed", &id, "{}");
+                    return Some((event(message), Some((stream, id))));
+                }
+                listen::Next::Changed => {}
+                listen::Next::Beat => {
+                    let alive = Ok(Bytes::from_static(b": keep-alive\n\n"));
+                    return Some((alive, Some((stream, id))));
                 }
             }
-        });
+        }
+    });
     (
         [
             (

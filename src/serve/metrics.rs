@@ -73,6 +73,7 @@ pub struct Metrics {
     work_stopped: Family<EndpointLabels, Counter>,
     gateway_calls: Family<CallLabels, Counter>,
     gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
+    listen_streams: Gauge,
 }
 
 impl Default for Metrics {
@@ -106,6 +107,12 @@ impl Default for Metrics {
             "muster_gateway_upstream_duration_seconds",
             "Time a server took to answer a forwarded call, by server",
             gateway_upstream.clone(),
+        );
+        let listen_streams = Gauge::default();
+        registry.register(
+            "muster_gateway_listen_streams",
+            "/mcp subscriptions/listen streams open now",
+            listen_streams.clone(),
         );
         registry.register(
             "muster_http_requests",
@@ -183,6 +190,7 @@ impl Default for Metrics {
             work_stopped,
             gateway_calls,
             gateway_upstream,
+            listen_streams,
         }
     }
 }
@@ -295,6 +303,12 @@ impl Metrics {
                 .get_or_create(&labels)
                 .set(gauge(fill.evicted));
         }
+    }
+
+    /// Records how many listen streams are open.
+    pub fn listen_streams(&self, open: usize) {
+        self.listen_streams
+            .set(i64::try_from(open).unwrap_or(i64::MAX));
     }
 
     /// The Prometheus text exposition.

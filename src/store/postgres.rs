@@ -19,6 +19,7 @@ type Reply = sync::SyncSender<Result<Answer, String>>;
 
 enum Call {
     Insert(String, Stored, u64),
+    Create(String, Stored, u64, u64),
     Get(String, u64),
     Swap(String, u64, Stored, u64, u64),
     Delete(String),
@@ -145,6 +146,26 @@ async fn answer(client: &Client, call: Call) -> Result<Answer, tokio_postgres::E
                 .await?;
             Answer::Unit
         }
+        Call::Create(id, stored, now, expires_at) => Answer::Count(
+            // One statement: a live row is kept, an expired one replaced.
+            client
+                .execute(
+                    &format!(
+                        "INSERT INTO {TABLE} (id, revision, document, expires_at) VALUES ($1, $2, $3, $4)
+                         ON CONFLICT (id) DO UPDATE SET revision = excluded.revision,
+                            document = excluded.document, expires_at = excluded.expires_at
+                         WHERE {TABLE}.expires_at <= $5"
+                    ),
+                    &[
+                        &id,
+                        &int(stored.revision),
+                        &stored.document,
+                        &int(expires_at),
+                        &int(now),
+                    ],
+                )
+                .await?,
+        ),
         Call::Get(id, now) => Answer::Row(
             client
                 .query_opt(
@@ -219,6 +240,16 @@ impl SessionStore for Postgres {
             Call::Insert(id.to_string(), stored.clone(), expires_at),
         )? {
             Answer::Unit => Ok(()),
+            _ => Err(unexpected(&self.name)),
+        }
+    }
+
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
+        match self.call(
+            "cannot store a new session",
+            Call::Create(id.to_string(), stored.clone(), now, expires_at),
+        )? {
+            Answer::Count(n) => Ok(n == 1),
             _ => Err(unexpected(&self.name)),
         }
     }

@@ -73,6 +73,28 @@ impl SessionStore for Sqlite {
         })
     }
 
+    fn create(&self, id: &str, stored: &Stored, now: u64, expires_at: u64) -> Result<bool, Error> {
+        // One statement: a live row is kept, an expired one replaced.
+        self.with("cannot store a new session", |c| {
+            c.execute(
+                &format!(
+                    "INSERT INTO {TABLE} (id, revision, document, expires_at) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (id) DO UPDATE SET revision = excluded.revision,
+                        document = excluded.document, expires_at = excluded.expires_at
+                     WHERE {TABLE}.expires_at <= ?5"
+                ),
+                params![
+                    id,
+                    int(stored.revision),
+                    stored.document,
+                    int(expires_at),
+                    int(now)
+                ],
+            )
+            .map(|n| n == 1)
+        })
+    }
+
     fn get(&self, id: &str, now: u64) -> Result<Option<Stored>, Error> {
         self.with("cannot read a session", |c| {
             c.query_row(

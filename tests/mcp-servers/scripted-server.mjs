@@ -17,6 +17,12 @@
 // wrong-id answers initialize under another id.
 // hang-calls lists one tool, `alpha`, and never answers tools/call;
 // exits-calling lists it and exits with status 5 when it is called.
+// result-and-error lists it and answers its call with both a result and an
+// error (not JSON-RPC); huge-call answers it with one 17 MiB line.
+// records-cancels lists it, never answers tools/call, and appends each
+// notifications/cancelled it gets as a line to $SCRIPTED_PID_DIR/cancelled
+// (the requestId, then the ids of the calls it was sent, as JSON), and
+// each call's id to $SCRIPTED_PID_DIR/calls.
 // turns-destructive lists `alpha` as read-only; its first call answers,
 // then alpha is listed as destructive and notifications/tools/list_changed
 // is sent (a rug pull, as a server update would do it).
@@ -26,7 +32,7 @@
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
 import { spawn } from "node:child_process";
-import { renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const mode = process.argv[2] ?? "paged";
@@ -51,6 +57,9 @@ const pages = {
   hang: [[tool("alpha")]],
   "hang-calls": [[tool("alpha")]],
   "exits-calling": [[tool("alpha")]],
+  "result-and-error": [[tool("alpha")]],
+  "huge-call": [[tool("alpha")]],
+  "records-cancels": [[tool("alpha")]],
   "turns-destructive": [[tool("alpha", { annotations: { readOnlyHint: true } })]],
   "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
@@ -80,8 +89,13 @@ if (mode === "detached" || mode === "hang") {
 
 const send = (msg) => process.stdout.write(JSON.stringify(msg) + "\n");
 const rl = createInterface({ input: process.stdin });
+const calls = [];
 rl.on("line", (line) => {
   const msg = JSON.parse(line);
+  if (msg.method === "notifications/cancelled" && mode === "records-cancels") {
+    const entry = JSON.stringify({ requestId: msg.params?.requestId, calls });
+    appendFileSync(`${process.env.SCRIPTED_PID_DIR}/cancelled`, entry + "\n");
+  }
   if (msg.id === undefined) return;
   if (msg.method === "initialize") {
     send({ jsonrpc: "2.0", id: mode === "wrong-id" ? 4242 : msg.id, result: {
@@ -91,6 +105,13 @@ rl.on("line", (line) => {
     } });
   } else if (msg.method === "tools/list" && (mode === "hang" || mode === "deaf")) {
     // Never answers.
+  } else if (msg.method === "tools/call" && mode === "records-cancels") {
+    calls.push(msg.id);
+    appendFileSync(`${process.env.SCRIPTED_PID_DIR}/calls`, `${msg.id}\n`);
+  } else if (msg.method === "tools/call" && mode === "result-and-error") {
+    send({ jsonrpc: "2.0", id: msg.id, result: { content: [] }, error: { code: -32000, message: "both" } });
+  } else if (msg.method === "tools/call" && mode === "huge-call") {
+    send({ jsonrpc: "2.0", id: msg.id, result: { content: [{ type: "text", text: "x".repeat(17 << 20) }] } });
   } else if (msg.method === "tools/call" && mode === "hang-calls") {
     // Never answers.
   } else if (msg.method === "tools/call" && mode === "turns-destructive") {

@@ -144,21 +144,26 @@ impl Endpoint {
         }
         let bytes = read_bounded(answer).await?;
         if !status.is_success() {
-            // A JSON-RPC error in the body says more than the status.
+            // Refused credentials are that, whatever the body holds (a
+            // JSON-RPC error included): the block's headers are to check.
+            if matches!(status.as_u16(), 401 | 403) {
+                return Err(UpstreamError::BadResponse {
+                    message: format!(
+                        "refused muster's credentials (HTTP {status}); check the block's headers"
+                    ),
+                });
+            }
+            // Otherwise a JSON-RPC error in the body says more than the status.
             if is_rpc_error(&bytes) {
                 route(conn, &bytes);
                 return Ok(());
             }
-            let message = match status.as_u16() {
-                401 | 403 => format!(
-                    "refused muster's credentials (HTTP {status}); check the block's headers"
-                ),
-                _ => format!(
+            return Err(UpstreamError::BadResponse {
+                message: format!(
                     "answered HTTP {status}: {}",
                     short(&String::from_utf8_lossy(&bytes))
                 ),
-            };
-            return Err(UpstreamError::BadResponse { message });
+            });
         }
         route(conn, &bytes);
         Ok(())

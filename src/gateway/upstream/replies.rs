@@ -1,0 +1,105 @@
+//! What a server sends back, read: its stdout line by line (each line at
+//! most one message's bytes), and each message routed to the call waiting
+//! for it. It decides what counts as an answer, an error or a broken
+//! response, and marks the listing stale when the server says its tools
+//! changed; it never starts, stops or retries a server.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use super::{Conn, UpstreamError};
+use crate::discover::MAX_MESSAGE_BYTES;
+use crate::names::escape;
+
+/// One message from a server, as much of it as muster routes by.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<RpcError>,
+}
+
+#[derive(Deserialize)]
+struct RpcError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+/// Reads the server's stdout line by line and routes each answer to the
+/// call waiting for it, until the server closes stdout.
+pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    let why = loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_MESSAGE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await;
+        match read {
+            Ok(0) => break "exited (closed its stdout)".to_string(),
+            Err(e) => break format!("could not be read ({e})"),
+            Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
+                // Not a server that went away but one that answered what
+                // muster cannot read: its calls in flight say so.
+                let message = format!("a message over {MAX_MESSAGE_BYTES} bytes");
+                for (_, tx) in conn.lock_pending().drain() {
+                    let _ = tx.send(Err(UpstreamError::BadResponse {
+                        message: message.clone(),
+                    }));
+                }
+                break format!("sent {message}");
+            }
+            Ok(_) => route(&conn, &line),
+        }
+    };
+    let why = format!("{why}{}", conn.stderr_tail());
+    conn.end(why);
+}
+
+/// Routes one line: a response to the call waiting for it; a
+/// `notifications/tools/list_changed` marks the listing stale. Anything
+/// else (other notifications, logs, progress, requests muster does not
+/// serve) is dropped.
+pub(super) fn route(conn: &Conn, line: &[u8]) {
+    let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
+        return;
+    };
+    if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
+        conn.tools_changed.store(true, Ordering::Release);
+        return;
+    }
+    let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
+        return;
+    };
+    let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
+        return;
+    };
+    let reply = match (msg.result, msg.error) {
+        // JSON-RPC 2.0: a response holds one of the two, never both.
+        (Some(_), Some(_)) => Err(UpstreamError::BadResponse {
+            message: "a response with both result and error, which is not JSON-RPC".into(),
+        }),
+        (Some(result), None) => Ok(result.to_owned()),
+        (None, Some(error)) => Err(UpstreamError::Rpc {
+            code: error.code,
+            message: escape(&error.message),
+        }),
+        (None, None) => Err(UpstreamError::BadResponse {
+            message: "a response with neither result nor error".into(),
+        }),
+    };
+    let _ = tx.send(reply);
+}

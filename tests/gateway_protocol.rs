@@ -1,0 +1,362 @@
+//! The gateway keeps to the MCP and JSON-RPC rules where issue 30 (item
+//! 15) found it did not, against real processes: scripted stdio servers
+//! (tests/mcp-servers/scripted-server.mjs), a real HTTP server that refuses
+//! credentials with a JSON body, and `muster mcp` / `muster serve`.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Fixture;
+use serde_json::Value;
+
+const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
+
+/// An HTTP server on a free loopback port that answers every POST `401`
+/// with a JSON-RPC error body, as an MCP server behind a token check does.
+struct Refusing {
+    child: Child,
+    port: u16,
+}
+
+impl Refusing {
+    fn start() -> Self {
+        let script = r#"
+import http.server, json
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        n = int(self.headers.get('content-length', 0))
+        try:
+            asked = json.loads(self.rfile.read(n) or b'{}')
+        except ValueError:
+            asked = {}
+        out = json.dumps({"jsonrpc": "2.0", "id": asked.get("id"),
+                          "error": {"code": -32001, "message": "Unauthorized: invalid token"}}).encode()
+        self.send_response(401)
+        self.send_header('content-type', 'application/json')
+        self.send_header('content-length', str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(('127.0.0.1', 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+        let mut child = Command::new("python3")
+            .args(["-c", script])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the port");
+        Self { child, port }
+    }
+}
+
+impl Drop for Refusing {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A policy over scripted servers `both` (answers a call with a result and
+/// an error), `huge` (answers with a 17 MiB line), `cancels` (never
+/// answers, records what it is told) and, at `refusing`'s port, `locked`;
+/// discovered. The directory the scripted servers write to is `run/`.
+fn setup(refusing: u16) -> Fixture {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 20\n[[agent]]\nname = \"a\"\nversion = 1\ndefault = true\n",
+    )]);
+    let run = fx.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let block = |name: &str, mode: &str| {
+        format!(
+            "[[mcp]]\nname = \"{name}\"\ncommand = [\"node\", {script:?}, \"{mode}\"]\nsnapshot = \"{name}.json\"\n\
+             timeout_secs = 60\nenv = {{ SCRIPTED_PID_DIR = {run:?} }}\n\n"
+        )
+    };
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "{}{}{}",
+            block("both", "result-and-error"),
+            block("huge", "huge-call"),
+            block("cancels", "records-cancels")
+        ),
+    );
+    common::stdout(fx.path(), &["discover"], 0);
+    // `locked` cannot be discovered (it refuses muster): its snapshot is
+    // another server's listing of the same tool.
+    std::fs::copy(
+        fx.path().join("policies/mcp/both.json"),
+        fx.path().join("policies/mcp/locked.json"),
+    )
+    .unwrap();
+    let servers = fx.read("policies/mcp/servers.toml");
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "{servers}[[mcp]]\nname = \"locked\"\nurl = \"http://127.0.0.1:{refusing}/mcp\"\nsnapshot = \"locked.json\"\n"
+        ),
+    );
+    fx
+}
+
+/// `muster mcp` on the fixture, its call log in `log`.
+struct Gateway {
+    child: Child,
+    lines: BufReader<std::process::ChildStdout>,
+    log: PathBuf,
+}
+
+impl Gateway {
+    fn start(fx: &Fixture) -> Self {
+        let log = fx.path().join("gateway.log");
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .args(["mcp", "--policies", "policies"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("muster mcp");
+        let lines = BufReader::new(child.stdout.take().unwrap());
+        Self { child, lines, log }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message with an id.
+    fn answer(&mut self) -> Value {
+        loop {
+            let mut line = String::new();
+            self.lines.read_line(&mut line).unwrap();
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    fn ask(&mut self, line: &str) -> Value {
+        self.send(line);
+        self.answer()
+    }
+
+    /// The call log's line for request `id`.
+    fn logged(&self, id: &str) -> Value {
+        std::fs::read_to_string(&self.log)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["id"] == id)
+            .unwrap_or_else(|| panic!("no call log line for {id}"))
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(id: u32, name: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{"q":"x"}}}}}}"#
+    )
+}
+
+/// Polls `done` for a generous while; whether it came to hold.
+fn poll(mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// (b) A response holding both `result` and `error` is not JSON-RPC: the
+/// call fails as a bad response, not forwarded as a result. (e) A 17 MiB
+/// answer is a bad response too (it was logged `upstream-exited`), in the
+/// answer and in the call log. (d) An HTTP `401` whose body is a JSON-RPC
+/// error is refused credentials, not the server's own error.
+#[test]
+fn invalid_upstream_answers_get_their_codes() {
+    let refusing = Refusing::start();
+    let fx = setup(refusing.port);
+    let mut gw = Gateway::start(&fx);
+
+    let both = gw.ask(&call(1, "mcp__both__alpha"));
+    assert_eq!(both["result"]["isError"], true, "{both}");
+    let upstream = &both["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(upstream["code"], "upstream-bad-response", "{both}");
+    assert_eq!(upstream["server"], "both");
+
+    let huge = gw.ask(&call(2, "mcp__huge__alpha"));
+    let upstream = &huge["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(
+        upstream["code"],
+        "upstream-bad-response",
+        "{}",
+        &huge.to_string()[..300.min(huge.to_string().len())]
+    );
+    assert_eq!(
+        gw.logged("2")["codes"],
+        serde_json::json!(["upstream-bad-response"])
+    );
+
+    let locked = gw.ask(&call(3, "mcp__locked__alpha"));
+    assert_eq!(locked["result"]["isError"], true, "{locked}");
+    let text = locked["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("refused muster's credentials (HTTP 401"),
+        "a 401 with a JSON-RPC body is refused credentials: {text}"
+    );
+}
+
+/// (a) A client's `notifications/cancelled` for a `tools/call`: muster stops
+/// waiting for it, answers nothing for it, and tells the server, naming the
+/// id muster gave the call there.
+#[test]
+fn a_cancelled_call_is_not_answered_and_the_server_is_told() {
+    let refusing = Refusing::start();
+    let fx = setup(refusing.port);
+    let run = fx.path().join("run");
+    let mut gw = Gateway::start(&fx);
+    gw.send(&call(7, "mcp__cancels__alpha"));
+    assert!(
+        poll(|| std::fs::read_to_string(run.join("calls")).is_ok_and(|t| !t.is_empty())),
+        "the call reached the server"
+    );
+    gw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}"#);
+    assert!(
+        poll(|| run.join("cancelled").exists()),
+        "the server was told the call was cancelled"
+    );
+    let told: Value = serde_json::from_str(
+        std::fs::read_to_string(run.join("cancelled"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let upstream_id = told["calls"][0].clone();
+    assert_eq!(
+        told["requestId"], upstream_id,
+        "named by the server's id: {told}"
+    );
+    // Nothing is answered for 7; the gateway goes on.
+    let pong = gw.ask(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#);
+    assert_eq!(pong["id"], 8, "{pong}");
+}
+
+/// `muster serve` on a free loopback port, killed on drop.
+struct Service {
+    child: Child,
+    addr: String,
+}
+
+impl Service {
+    fn start(fx: &Fixture) -> Self {
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("serve ended before it listened")
+                .unwrap();
+            let log: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if log["event"] == "start" {
+                break log["addr"].as_str().unwrap().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, addr }
+    }
+
+    /// A POST of `body` to `path` with `MCP-Protocol-Version: version`.
+    fn post(&self, path: &str, version: &str, body: &str) -> (u16, String) {
+        let mut socket = TcpStream::connect(&self.addr).unwrap();
+        write!(
+            socket,
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut text = String::new();
+        let _ = socket.read_to_string(&mut text);
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, body.to_string())
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// (c) A bad `MCP-Protocol-Version` header on `/mcp` is answered `400`,
+/// with the revisions muster speaks; a supported one is served.
+#[test]
+fn a_bad_protocol_version_header_is_answered_400() {
+    let fx = Fixture::bundled();
+    let service = Service::start(&fx);
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    for bad in ["1900-01-01", "not-a-version", "2099-01-01"] {
+        for path in ["/mcp", "/mcp/chats/versions"] {
+            let (status, body) = service.post(path, bad, ping);
+            assert_eq!(status, 400, "{bad} on {path}: {body}");
+            let error: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(error["error"]["code"], -32022, "{body}");
+            assert_eq!(error["error"]["data"]["requested"], bad);
+            assert!(
+                error["error"]["data"]["supported"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&Value::from("2025-11-25"))
+            );
+        }
+    }
+    for good in ["2025-11-25", "2026-07-28"] {
+        let (status, body) = service.post("/mcp/chats/versions", good, ping);
+        assert_eq!(status, 200, "{good}: {body}");
+    }
+}
