@@ -80,6 +80,7 @@ codes! {
     SESSION_NOT_FOUND = "session-not-found", "no session is kept under this id";
     TOOL_PIN_MISMATCH = "tool-pin-mismatch", "a session's pinned tools are not what the policy gives now";
     PLAN_CHANGED = "plan-changed", "the plan a fingerprint names is not the one the policy makes now";
+    PLAN_NOT_FROM_POLICY = "plan-not-from-policy", "a plan sent to run a turn differs from the plan the policy makes for its selection: it was edited";
     STALE_REVISION = "stale-revision", "the session changed since it was read";
     INTERNAL = "internal", "a bug in muster: report the input that caused it";
 }
