@@ -130,6 +130,7 @@ pub mod input;
 /// [`discover::lock_policy`].
 #[doc(hidden)]
 pub mod lock;
+pub mod loopback;
 /// Escaping of names for display. Public only for the binary's text
 /// rendering; not part of the host API.
 #[doc(hidden)]

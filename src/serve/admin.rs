@@ -110,7 +110,7 @@ impl Admin {
     pub fn new(addr: SocketAddr, token: Option<AdminToken>) -> Self {
         match token {
             Some(token) => Admin::Token(token),
-            None if addr.ip().is_loopback() => Admin::Loopback,
+            None if crate::loopback::ip(addr.ip()) => Admin::Loopback,
             None => Admin::Disabled,
         }
     }

@@ -15,6 +15,32 @@ use axum::response::{IntoResponse, Response};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The `/v1/call` route with its own layers: it waits on MCP servers, so
+/// each forwarded call is bounded by its server's `timeout_secs` (a typed
+/// per-call failure), not by the request timeout, as for `/mcp`.
+pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Router {
+    use axum::middleware::from_fn_with_state;
+    axum::Router::new()
+        .route("/v1/call", axum::routing::post(call))
+        .layer(axum::extract::DefaultBodyLimit::max(config.body_limit))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            config.concurrency,
+        ))
+        .layer(from_fn_with_state(
+            config.body_limit,
+            super::declared_too_large,
+        ))
+        .layer(from_fn_with_state(
+            super::guard::Guard::new(config.addr),
+            super::guard::check,
+        ))
+        .layer(from_fn_with_state(shared.clone(), super::count))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            super::panicked,
+        ))
+        .with_state(shared)
+}
+
 /// Checks a turn and, when every call passes, forwards its MCP calls to
 /// their servers: the body `muster call --format json` prints (200 whether
 /// the turn ran, was refused or had calls fail upstream; 409 as for
