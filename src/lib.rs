@@ -156,6 +156,7 @@ pub mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod tokens;
+mod unique;
 pub mod validate;
 
 // The CI gate people look at (issue 23).
