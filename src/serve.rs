@@ -749,6 +749,7 @@ pub fn run(config: Config) -> Result<(), Error> {
         }
         let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
+        guard::warn_if_open(addr);
         tracing::info!(
             target: LOG_TARGET,
             event = "start",
@@ -760,7 +761,6 @@ pub fn run(config: Config) -> Result<(), Error> {
             admin = shared.admin.code(),
             "listening on http://{addr}"
         );
-        guard::warn_if_open(addr);
         let app = router(shared, &Config { addr, ..config.clone() });
         serve(listener, app, &config, async move {
             tokio::select! {

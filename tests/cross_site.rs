@@ -295,3 +295,37 @@ fn origin_host_and_content_type_rules() {
     let (status, _) = serve.send("/v1/admin/reload", &[], Some(""));
     assert_eq!(status, 200);
 }
+
+/// Issue 30, item 16: bound beyond loopback, the service says at start that
+/// `/mcp` and `/v1/call` are open to whoever reaches it; bound to loopback
+/// it does not.
+#[test]
+fn listening_beyond_loopback_is_warned_about_at_start() {
+    let fx = Fixture::new(&[(
+        "policies/tools/t.toml",
+        "[[tool]]\nname = \"a\"\ndescription = \"A tool.\"\n",
+    )]);
+    std::fs::write(fx.path().join("policies/muster.toml"), "").unwrap();
+    for (addr, warned) in [("0.0.0.0:0", true), ("127.0.0.1:0", false)] {
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .args(["serve", "--addr", addr])
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut events = Vec::new();
+        for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+            let log: Value = serde_json::from_str(&line.unwrap()).unwrap_or_default();
+            events.push((log["event"].clone(), log["level"].clone()));
+            if log["event"] == "start" {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let warning = (json!("open-beyond-loopback"), json!("WARN"));
+        assert_eq!(events.contains(&warning), warned, "{addr}: {events:?}");
+    }
+}
