@@ -229,7 +229,8 @@ mod tests {
             .unwrap()
             .json;
         let plan: Value = serde_json::from_str(&text).unwrap();
-        let edits: [(&str, fn(&mut Value)); 4] = [
+        type Edit = fn(&mut Value);
+        let edits: [(&str, Edit); 4] = [
             ("input_schema", |p| {
                 p["roster"][0]["input_schema"]["additionalProperties"] = Value::Bool(true);
             }),
