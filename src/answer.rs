@@ -24,6 +24,9 @@ use crate::tokens::TokenCache;
 use serde::Serialize;
 use std::path::Path;
 
+mod verified;
+pub use verified::offered_from_policy;
+
 /// Pretty JSON with a trailing newline: the one way muster renders a
 /// machine answer.
 pub fn json_text<T: Serialize>(value: &T) -> String {

@@ -52,6 +52,7 @@ use schema::{Context, Findings};
 use strict::Strict;
 
 pub(crate) use strict::compile_strict;
+pub(crate) use turn::without_bom;
 
 /// How a turn is checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -47,7 +47,8 @@ pub struct CountOptions {
 /// assert_eq!(report.input_tokens, 8);
 /// ```
 pub fn count_text(text: &str, file: &Path, options: &CountOptions) -> Result<CountReport, Error> {
-    let request: Value = serde_json::from_str(text).map_err(|err| {
+    // A member named twice (`"model"` twice would switch the provider) is refused.
+    let request: Value = crate::unique::from_str(text).map_err(|err| {
         Error::json(
             file,
             "request",

@@ -131,6 +131,7 @@ pub mod input;
 /// [`discover::lock_policy`].
 #[doc(hidden)]
 pub mod lock;
+pub mod loopback;
 /// Escaping of names for display. Public only for the binary's text
 /// rendering; not part of the host API.
 #[doc(hidden)]
@@ -156,6 +157,7 @@ pub mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod tokens;
+mod unique;
 pub mod validate;
 
 // The CI gate people look at (issue 23).

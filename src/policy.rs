@@ -27,6 +27,7 @@ mod chunks;
 mod inputs;
 mod load;
 mod raw;
+mod reach;
 mod servers;
 mod settings;
 mod tools;

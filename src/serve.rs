@@ -15,6 +15,7 @@
 mod admin;
 mod api;
 mod call;
+mod guard;
 mod mcp;
 mod memo;
 mod metrics;
@@ -400,22 +401,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
-    // `/v1/call` waits on MCP servers: each forwarded call is bounded by
-    // its server's `timeout_secs` (a typed per-call failure), not by the
-    // request timeout, as for `/mcp`.
-    let call = Router::new()
-        .route("/v1/call", post(call::call))
-        .layer(DefaultBodyLimit::max(config.body_limit))
-        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
-            config.concurrency,
-        ))
-        .layer(middleware::from_fn_with_state(
-            config.body_limit,
-            declared_too_large,
-        ))
-        .layer(middleware::from_fn_with_state(shared.clone(), count))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
-        .with_state(shared.clone());
+    let call = call::routes(shared.clone(), config);
     Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
@@ -450,6 +436,10 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(middleware::from_fn_with_state(
             config.body_limit,
             declared_too_large,
+        ))
+        .layer(middleware::from_fn_with_state(
+            guard::Guard::new(config.addr),
+            guard::check,
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))

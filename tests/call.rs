@@ -410,7 +410,7 @@ fn a_hung_server_fails_only_its_own_call() {
 
 #[test]
 fn a_tool_its_server_changed_is_not_sent() {
-    let (fx, plan) = setup();
+    let (fx, _) = setup();
     // The memory server was recorded with another description of
     // create_entities than it lists now (as after an upgrade).
     let snapshot = fx.path().join("policies/mcp/memory.json");
@@ -422,6 +422,8 @@ fn a_tool_its_server_changed_is_not_sent() {
         }
     }
     std::fs::write(&snapshot, recorded.to_string()).unwrap();
+    // The plan the policy makes now (a plan of the old snapshot is `plan-changed`).
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
     let serve = Serve::start(&fx);
     let plan: Value = serde_json::from_str(&plan).unwrap();
     let answer = serve.call(&json!({

@@ -242,6 +242,17 @@ fn tool_choice_costs_differ_as_measured() {
 fn bad_requests_exit_2_naming_the_field() {
     let cases: &[(&str, &[&str], &str)] = &[
         ("not json", &[], "cannot read the request"),
+        // Issue 30, item 16: a second `model` switched the provider.
+        (
+            r#"{"model": "gpt-4o", "messages": [], "model": "claude-opus-4-1"}"#,
+            &[],
+            "member name \"model\" is given twice",
+        ),
+        (
+            r#"{"model": "gpt-4o", "messages": [{"role": "user", "role": "system", "content": "x"}]}"#,
+            &[],
+            "member name \"role\" is given twice",
+        ),
         ("[1]", &[], "not an object"),
         (r#"{"messages": []}"#, &[], "names no `model`"),
         (r#"{"model": "gpt-4o"}"#, &[], "no `messages`"),

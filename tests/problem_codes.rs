@@ -206,3 +206,49 @@ fn a_missing_policy_directory_has_its_code() {
         "{problems:?}"
     );
 }
+
+/// Issue 30, item 7: a policy that would send muster's own keys to a
+/// server (`${MUSTER_SESSION_KEY}`, `${MUSTER_ADMIN_TOKEN}` in `headers` or
+/// `env`), or reach a remote host over plain `http://`, is refused when it
+/// loads, each problem naming the file, the line and the key.
+#[test]
+fn muster_keys_and_remote_plain_http_are_refused_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("muster.toml"), "").unwrap();
+    std::fs::create_dir(dir.path().join("mcp")).unwrap();
+    std::fs::write(
+        dir.path().join("mcp/s.toml"),
+        "[[mcp]]\nname = \"kb\"\nurl = \"https://kb.example/mcp\"\n\
+         headers = { Authorization = \"Bearer ${MUSTER_SESSION_KEY}\", X-Admin = \"${MUSTER_ADMIN_TOKEN}\" }\n\n\
+         [[mcp]]\nname = \"plain\"\nurl = \"http://kb.example/mcp\"\n\n\
+         [[mcp]]\nname = \"local\"\nurl = \"http://[::ffff:127.0.0.1]:9/mcp\"\n\n\
+         [[mcp]]\nname = \"stdio\"\ncommand = [\"prog\"]\nenv = { KEY = \"${MUSTER_SESSION_KEY_FILE}\", FINE = \"${KB_TOKEN}\" }\n",
+    )
+    .unwrap();
+    let err = Inputs::load(dir.path()).expect_err("the policy is refused");
+    let found: Vec<(&str, Option<usize>, bool)> = err
+        .problems()
+        .iter()
+        .map(|p| {
+            assert!(
+                p.file.as_deref().is_some_and(|f| f.ends_with("mcp/s.toml")),
+                "{p}"
+            );
+            (
+                p.code,
+                p.line,
+                p.message.contains("headers.") || p.message.contains("env."),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (code::OWN_VARIABLE, Some(4), true),
+            (code::OWN_VARIABLE, Some(4), true),
+            (code::INSECURE_URL, Some(8), false),
+            (code::OWN_VARIABLE, Some(17), true),
+        ],
+        "{err}"
+    );
+}

@@ -29,9 +29,7 @@ pub enum Unreadable {
 /// repeated member, with the column where it stands; [`Unreadable::LossyNumber`] naming the
 /// first number that would lose digits.
 pub(crate) fn parse_arguments(text: &str) -> Result<Value, Unreadable> {
-    let value = serde_json::from_str::<Unique>(text)
-        .map_err(|err| Unreadable::Json(reason(&err)))?
-        .0;
+    let value = crate::unique::from_str(text).map_err(|err| Unreadable::Json(reason(&err)))?;
     // Scanned only once the text is known to be JSON, so the scan sees well-formed numbers.
     match super::digits::lossy_number(text) {
         Some(number) => {
@@ -39,80 +37,6 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, Unreadable> {
             Err(Unreadable::LossyNumber(number.to_string()))
         }
         None => Ok(value),
-    }
-}
-
-/// A JSON value read with every object's member names distinct.
-struct Unique(Value);
-
-impl<'de> serde::Deserialize<'de> for Unique {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(UniqueVisitor).map(Unique)
-    }
-}
-
-struct UniqueVisitor;
-
-impl<'de> serde::de::Visitor<'de> for UniqueVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(Unique(item)) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = serde_json::Map::new();
-        while let Some(name) = map.next_key::<String>()? {
-            if members.contains_key(&name) {
-                return Err(serde::de::Error::custom(format!(
-                    "member name {} is given twice",
-                    Value::String(name)
-                )));
-            }
-            let Unique(value) = map.next_value()?;
-            members.insert(name, value);
-        }
-        Ok(Value::Object(members))
     }
 }
 

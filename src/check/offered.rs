@@ -268,6 +268,11 @@ impl OfferedPlan {
         &self.roster
     }
 
+    /// Every deferred tool, in plan order.
+    pub fn deferred_tools(&self) -> &[DeferredTool] {
+        &self.deferred
+    }
+
     /// The deferred tool called `name`, as muster or as providers spell it.
     pub fn deferred(&self, name: &str) -> Option<&DeferredTool> {
         self.deferred.iter().find(|d| d.name == name).or_else(|| {

@@ -50,6 +50,8 @@ codes! {
     NOT_A_CHOICE = "not-a-choice", "a value is not one of the choices allowed";
     INVALID_VALUE = "invalid-value", "a value is not written as its key requires (a URL, a header name, a `${VAR}` reference)";
     ENV_VAR_UNSET = "env-var-unset", "a `${VAR}` in an MCP server's `env` or `headers` names a variable muster's environment does not set";
+    OWN_VARIABLE = "own-variable", "a `${VAR}` in an MCP server's `env` or `headers` names one of muster's own variables (`MUSTER_*`), whose value would be sent to the server";
+    INSECURE_URL = "insecure-url", "an MCP server's `url` is plain `http://` to a host that is not this machine";
     UNKNOWN_NAME = "unknown-name", "a name (agent, version, flag profile, server, gate, tool, model) that nothing declares";
     INVALID_SCHEMA = "invalid-schema", "an input schema is not an object schema muster can use";
     PARAMETER_MISMATCH = "parameter-mismatch", "positional parameters do not match the input schema, repeat, or are in an order a call cannot carry";
@@ -81,6 +83,10 @@ codes! {
     SESSION_NOT_FOUND = "session-not-found", "no session is kept under this id";
     TOOL_PIN_MISMATCH = "tool-pin-mismatch", "a session's pinned tools are not what the policy gives now";
     PLAN_CHANGED = "plan-changed", "the plan a fingerprint names is not the one the policy makes now";
+    PLAN_NOT_FROM_POLICY = "plan-not-from-policy", "a plan sent to run a turn differs from the plan the policy makes for its selection: it was edited";
     STALE_REVISION = "stale-revision", "the session changed since it was read";
+    ORIGIN_REFUSED = "origin-refused", "a browser page on another site (an `Origin` that is not loopback) called the service";
+    HOST_REFUSED = "host-refused", "a service bound to loopback got a request sent to a name that is not loopback or not its port (DNS rebinding)";
+    UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", "a request body is not sent as `application/json`";
     INTERNAL = "internal", "a bug in muster: report the input that caused it";
 }

@@ -231,10 +231,10 @@ impl Loader {
             reach.command = Some(c.clone());
         }
         if let Some(url) = &raw.url {
-            match url_problem(url.get_ref()) {
-                Some(why) => self.problems.push(
+            match super::reach::url_problem(url.get_ref()) {
+                Some((code, why)) => self.problems.push(
                     src.at(url)
-                        .coded(code::INVALID_VALUE, format!("{subject}: url {why}"))
+                        .coded(code, format!("{subject}: url {why}"))
                         .help("url = \"https://host/mcp\" (http:// only for a server on this machine); credentials go in headers"),
                 ),
                 None => reach.url = Some(url.get_ref().clone()),
@@ -343,7 +343,8 @@ impl Loader {
         None
     }
 
-    /// Records a malformed `${...}` in `value`.
+    /// Records a malformed `${...}` in `value`, and one that names a
+    /// variable of muster's own.
     fn var_syntax(&mut self, src: &Source, value: &Spanned<String>, subject: &str, key: &str) {
         if let Some(why) = super::vars::syntax_problem(value.get_ref()) {
             self.problems.push(
@@ -351,6 +352,10 @@ impl Loader {
                     .coded(code::INVALID_VALUE, format!("{subject}: {key} {why}"))
                     .help("write a variable as ${NAME}, and a literal `$` as $$"),
             );
+        }
+        if let Some(problem) = super::reach::own_variable(value.get_ref(), subject, key) {
+            self.problems
+                .push(src.at(value).coded(problem.0, problem.1).help(problem.2));
         }
     }
 
@@ -463,28 +468,6 @@ struct Reach {
     headers: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
     env: BTreeMap<String, String>,
-}
-
-/// Why `url` cannot be reached as a Streamable HTTP endpoint, if it cannot:
-/// `http://` or `https://`, a host, no credentials, no spaces.
-fn url_problem(url: &str) -> Option<&'static str> {
-    let Some(rest) = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-    else {
-        return Some("is not an http:// or https:// URL");
-    };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Some("holds spaces or control characters");
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.contains('@') {
-        return Some("carries credentials before the host, which would be recorded with it");
-    }
-    if authority.is_empty() || authority.starts_with(':') {
-        return Some("has no host");
-    }
-    None
 }
 
 /// Headers the Streamable HTTP transport sets itself (rmcp refuses them).

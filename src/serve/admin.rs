@@ -110,7 +110,7 @@ impl Admin {
     pub fn new(addr: SocketAddr, token: Option<AdminToken>) -> Self {
         match token {
             Some(token) => Admin::Token(token),
-            None if addr.ip().is_loopback() => Admin::Loopback,
+            None if crate::loopback::ip(addr.ip()) => Admin::Loopback,
             None => Admin::Disabled,
         }
     }
@@ -233,6 +233,9 @@ mod tests {
         for (addr, code, answer) in [
             ("127.0.0.1:8080", "loopback", 200),
             ("[::1]:8080", "loopback", 200),
+            // Issue 30, item 16: an IPv4-mapped loopback address is loopback.
+            ("[::ffff:127.0.0.1]:8080", "loopback", 200),
+            ("[::ffff:10.1.2.3]:8080", "disabled", 403),
             ("0.0.0.0:8080", "disabled", 403),
             ("[::]:8080", "disabled", 403),
             ("10.1.2.3:8080", "disabled", 403),

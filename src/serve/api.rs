@@ -395,6 +395,20 @@ pub(super) fn offered_for(
                 ));
             }
         },
+        // `/v1/call` runs what passes: the plan sent only names the plan,
+        // and the one the policy makes is what the turn is checked against.
+        (Some(plan), false, None) if endpoint == "/v1/call" => {
+            match super::call::offered_from_policy(g, plan.get())? {
+                Ok(offered) => offered,
+                Err(changed) => {
+                    return Err(named::conflict(
+                        shared,
+                        endpoint,
+                        Conflict::PlanChanged(changed),
+                    ));
+                }
+            }
+        }
         (Some(plan), false, None) => offered_plan(g, plan.get())?,
         (None, true, None) => {
             match offered_session(shared, g, req.session, req.session_id.as_deref())? {

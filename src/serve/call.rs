@@ -8,12 +8,38 @@ use super::problem::ProblemDocument;
 use super::request::{CheckRequest, RawBody, parse};
 use super::{Generation, Shared};
 use crate::answer::{self, Outcome};
-use crate::check::{CheckOptions, Report};
+use crate::check::{CheckOptions, OfferedPlan, Report};
 use crate::contract::TurnOutcome;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use std::path::Path;
 use std::sync::Arc;
+
+/// The `/v1/call` route with its own layers: it waits on MCP servers, so
+/// each forwarded call is bounded by its server's `timeout_secs` (a typed
+/// per-call failure), not by the request timeout, as for `/mcp`.
+pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Router {
+    use axum::middleware::from_fn_with_state;
+    axum::Router::new()
+        .route("/v1/call", axum::routing::post(call))
+        .layer(axum::extract::DefaultBodyLimit::max(config.body_limit))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            config.concurrency,
+        ))
+        .layer(from_fn_with_state(
+            config.body_limit,
+            super::declared_too_large,
+        ))
+        .layer(from_fn_with_state(
+            super::guard::Guard::new(config.addr),
+            super::guard::check,
+        ))
+        .layer(from_fn_with_state(shared.clone(), super::count))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            super::panicked,
+        ))
+        .with_state(shared)
+}
 
 /// Checks a turn and, when every call passes, forwards its MCP calls to
 /// their servers: the body `muster call --format json` prints (200 whether
@@ -65,4 +91,31 @@ fn checked(
     };
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
     Ok((report, req.session_id.clone().unwrap_or_default()))
+}
+
+/// The plan the policy makes for the plan `text` names, checked against
+/// the text (`plan-not-from-policy` when edited), kept once per generation
+/// for the same bytes; [`PlanChanged`](crate::contract::PlanChanged) when
+/// the policy makes another plan now (never kept).
+pub(super) fn offered_from_policy(
+    g: &Generation,
+    text: &str,
+) -> Result<Result<Arc<OfferedPlan>, crate::contract::PlanChanged>, crate::error::Error> {
+    // Apart from the plans `/v1/check` reads as sent: those were never
+    // compared with the policy.
+    let mut key = b"policy\0".to_vec();
+    key.extend_from_slice(text.as_bytes());
+    if let Some(kept) = g.offered.get(&key) {
+        return Ok(Ok(kept));
+    }
+    Ok(
+        match answer::offered_from_policy(&g.inputs, text, Path::new("plan"), &mut g.cache())? {
+            Ok(offered) => {
+                let offered = Arc::new(offered);
+                g.offered.insert(&key, offered.clone(), text.len() * 4);
+                Ok(offered)
+            }
+            Err(changed) => Err(changed),
+        },
+    )
 }

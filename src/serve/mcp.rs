@@ -78,31 +78,15 @@ fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
 /// Refuses a browser page on another site (DNS rebinding): a request that
 /// carries an `Origin` must come from a loopback origin.
 fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return Ok(());
-    };
-    let text = origin.to_str().unwrap_or_default();
-    let host = text
-        .split_once("://")
-        .map_or(text, |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or_default();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.split_once(']'))
-        .map_or_else(|| host.split(':').next().unwrap_or_default(), |(h, _)| h);
-    if matches!(host, "localhost" | "127.0.0.1" | "::1") {
-        return Ok(());
-    }
-    Err(Box::new(rpc_error(
-        StatusCode::FORBIDDEN,
-        rpc::INVALID_REQUEST,
-        format!(
-            "requests from origin {:?} are refused: only loopback origins may call /mcp from a browser",
-            crate::names::escape(text)
-        ),
-    )))
+    super::guard::origin_allowed(headers).map_err(|origin| {
+        Box::new(rpc_error(
+            StatusCode::FORBIDDEN,
+            rpc::INVALID_REQUEST,
+            format!(
+                "requests from origin {origin:?} are refused: only loopback origins may call /mcp from a browser"
+            ),
+        ))
+    })
 }
 
 /// The header a client names its protocol revision in.

@@ -14,7 +14,7 @@ use serde::Serialize;
 pub const TYPE_PREFIX: &str = "urn:muster:problem:";
 
 /// The problem types the HTTP layer adds to [`ErrorKind`]'s codes.
-pub const HTTP_CODES: [&str; 9] = [
+pub const HTTP_CODES: [&str; 12] = [
     "session-not-found",
     "body-too-large",
     "timeout",
@@ -23,6 +23,9 @@ pub const HTTP_CODES: [&str; 9] = [
     "overloaded",
     "unauthorized",
     "admin-disabled",
+    "origin-refused",
+    "host-refused",
+    "unsupported-media-type",
     "internal",
 ];
 

@@ -143,6 +143,7 @@ pub fn run(config: Config) -> Result<(), Error> {
         }
         let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
+        super::guard::warn_if_open(addr);
         tracing::info!(
             target: LOG_TARGET,
             event = "start",

@@ -26,6 +26,7 @@ pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
         args.fingerprint,
         &args.select,
         args.format,
+        true,
     )? {
         Ok(offered) => offered,
         Err(code) => return Ok(code),

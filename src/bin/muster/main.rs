@@ -260,13 +260,16 @@ pub(crate) fn exit_code(outcome: Outcome) -> u8 {
 
 /// What `check` and `call` check a turn against: the plan, session or
 /// fingerprint given; `Err(exit code)` once a plan-changed answer or a
-/// session's resume report was printed instead.
+/// session's resume report was printed instead. With `from_policy` (`call`,
+/// which runs what passes) a plan file only names the plan: what is checked
+/// is the plan the policy makes for it, and an edited plan is refused.
 pub(crate) fn offered(
     plan: Option<PathBuf>,
     session: Option<PathBuf>,
     fingerprint: Option<String>,
     select: &Select,
     format: TextOrJson,
+    from_policy: bool,
 ) -> Result<Result<check::OfferedPlan, u8>, Error> {
     let read = |path: &std::path::Path, what: &str| {
         muster::input::read_text(path).map_err(|err| err.into_error(path, what))
@@ -279,20 +282,30 @@ pub(crate) fn offered(
         ));
     }
     let policies = &select.policies;
+    let changed = |changed: muster::contract::PlanChanged| -> Result<u8, Error> {
+        let answer = Answer::of_plan_changed(&changed);
+        emit(&match format {
+            TextOrJson::Text => format!("{changed}\n"),
+            TextOrJson::Json => answer.json,
+        })?;
+        Ok(exit_code(answer.outcome))
+    };
     Ok(Ok(match (plan, session, fingerprint) {
         (_, _, Some(fingerprint)) => {
             let inputs = Inputs::load(policies)?;
             let mut cache = token_cache(select.no_cache);
             match answer::offered_now(&inputs, &ask(select), &fingerprint, &mut cache)? {
                 Ok(offered) => offered,
-                Err(changed) => {
-                    let answer = Answer::of_plan_changed(&changed);
-                    emit(&match format {
-                        TextOrJson::Text => format!("{changed}\n"),
-                        TextOrJson::Json => answer.json,
-                    })?;
-                    return Ok(Err(exit_code(answer.outcome)));
-                }
+                Err(plan) => return Ok(Err(changed(plan)?)),
+            }
+        }
+        (Some(plan), _, None) if from_policy => {
+            let text = read(&plan, "the plan")?;
+            let inputs = Inputs::load(policies)?;
+            let mut cache = token_cache(select.no_cache);
+            match answer::offered_from_policy(&inputs, &text, &plan, &mut cache)? {
+                Ok(offered) => offered,
+                Err(plan) => return Ok(Err(changed(plan)?)),
             }
         }
         (Some(plan), _, None) => {
@@ -463,7 +476,7 @@ fn run(command: Command) -> Result<u8, Error> {
             positional,
             format,
         } => {
-            let offered = match offered(plan, session, fingerprint, &select, format)? {
+            let offered = match offered(plan, session, fingerprint, &select, format, false)? {
                 Ok(offered) => offered,
                 Err(code) => return Ok(code),
             };
