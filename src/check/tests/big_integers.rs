@@ -27,11 +27,17 @@ fn same_text(a: &Value, b: &Value) -> bool {
 #[test]
 fn an_integer_past_2_53_is_not_taken_for_its_neighbouring_enum_member() {
     // Before: forwarded as 9007199254740993.
-    let got = forwarded(json!({"enum": [9_007_199_254_740_993u64]}), "9007199254740992");
+    let got = forwarded(
+        json!({"enum": [9_007_199_254_740_993u64]}),
+        "9007199254740992",
+    );
     assert_eq!(got, None, "{got:?}");
     // Its twin: the member itself is kept.
     assert_eq!(
-        forwarded(json!({"enum": [9_007_199_254_740_993u64]}), "9007199254740993"),
+        forwarded(
+            json!({"enum": [9_007_199_254_740_993u64]}),
+            "9007199254740993"
+        ),
         Some(json!(9_007_199_254_740_993u64))
     );
     // As text, the same.
