@@ -30,7 +30,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Semaphore, oneshot};
 
 mod http;
-
+use super::own_meta::from_upstream;
 use crate::discover::{self, MAX_MESSAGE_BYTES, MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool};
@@ -456,7 +456,7 @@ impl Upstreams {
             server.went_down(&conn).await;
         }
         match reply {
-            Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(raw),
+            Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(from_upstream(raw)),
             Ok(raw) => Err(UpstreamError::BadResponse {
                 message: format!("a result that is not an object: {}", short(raw.get())),
             }),
