@@ -23,6 +23,7 @@
 
 mod agents;
 mod chunks;
+mod finite;
 mod inputs;
 mod load;
 mod raw;
