@@ -24,7 +24,7 @@
 //! changed.
 
 mod call;
-mod own_meta;
+pub(crate) mod own_meta;
 pub mod rpc;
 pub mod stdio;
 pub mod upstream;

@@ -138,5 +138,132 @@ fn a_servers_meta_under_musters_own_key_is_moved_not_passed_as_musters() {
         meta["dev.muster/upstream-meta"]["dev.muster/gateway"]["check"]["forged"], true,
         "{answer}"
     );
-    let _ = stdout;
+}
+
+/// The value muster fills into `${MUSTER_TEST_REFLECT}`: what no answer may quote.
+const SECRET: &str = "tok-7f3a9c1e5b2d4086";
+const ENV: [(&str, &str); 1] = [("MUSTER_TEST_REFLECT", SECRET)];
+
+/// Every file under `dir`, for a secret written anywhere.
+fn files_holding(dir: &Path, secret: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, secret));
+        } else if std::fs::read(&path)
+            .unwrap()
+            .windows(secret.len())
+            .any(|w| w == secret.as_bytes())
+        {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn a_filled_env_value_a_stdio_server_echoes_reaches_no_answer_log_or_file() {
+    let fx = setup(
+        "echo",
+        "reflect",
+        "env = { REFLECT_SECRET = \"${MUSTER_TEST_REFLECT}\" }\n",
+        &ENV,
+    );
+    let mut gw = Piped::start(&fx, &ENV);
+    // A JSON-RPC error quoting the value, and stderr quoting it as the server dies.
+    let error = gw.call(1, "mcp__echo__alpha", json!({"q": "error"}));
+    assert!(error.get("error").is_some(), "{error}");
+    assert!(error.to_string().contains("[redacted]"), "{error}");
+    let exited = gw.call(2, "mcp__echo__alpha", json!({"q": "exit"}));
+    assert_eq!(exited["result"]["isError"], true, "{exited}");
+    let ran = gw.call(3, "mcp__echo__alpha", json!({"q": "run"}));
+    let log = gw.finish(&fx);
+    for answer in [&error, &exited, &ran] {
+        assert!(!answer.to_string().contains(SECRET), "{answer}");
+    }
+    assert!(!log.contains(SECRET), "{log}");
+
+    for q in ["error", "exit"] {
+        let (answer, log) = call_cli(&fx, "mcp__echo__alpha", json!({ "q": q }), &ENV);
+        assert_eq!(answer["results"][0]["status"], "failed", "{answer}");
+        assert!(!answer.to_string().contains(SECRET), "{answer}");
+        assert!(!log.contains(SECRET), "{log}");
+    }
+    assert_eq!(files_holding(fx.path(), SECRET), Vec::<String>::new());
+}
+
+#[test]
+fn a_filled_header_an_http_server_echoes_in_a_400_body_reaches_no_answer_log_or_file() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/reflect-http.mjs");
+    /// The server, killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut server = Killed(
+        Command::new("node")
+            .arg(&script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node"),
+    );
+    let mut port = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 8\ntokens = 9000\n[[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+    )]);
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"web\"\nurl = \"http://127.0.0.1:{}/mcp\"\nsnapshot = \"web.json\"\n\
+             headers = {{ Authorization = \"Bearer ${{MUSTER_TEST_REFLECT}}\" }}\n",
+            port.trim()
+        ),
+    );
+    fx.write(
+        "policies/mcp/web.json",
+        &json!({"tools": [{"name": "alpha", "description": "Tool alpha.",
+            "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}]})
+        .to_string(),
+    );
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+
+    let mut gw = Piped::start(&fx, &ENV);
+    let first = gw.call(1, "mcp__web__alpha", json!({"q": "x"}));
+    let again = gw.call(2, "mcp__web__alpha", json!({"q": "x"}));
+    let log = gw.finish(&fx);
+    assert!(first.to_string().contains("[redacted]"), "{first}");
+    for answer in [&first, &again] {
+        assert!(!answer.to_string().contains(SECRET), "{answer}");
+    }
+    assert!(!log.contains(SECRET), "{log}");
+
+    let (answer, log) = call_cli(&fx, "mcp__web__alpha", json!({"q": "x"}), &ENV);
+    assert_eq!(answer["results"][0]["status"], "failed", "{answer}");
+    assert!(!answer.to_string().contains(SECRET), "{answer}");
+    assert!(!log.contains(SECRET), "{log}");
+
+    // Discovery (which redacted before) and its files.
+    let out = muster(fx.path())
+        .args(["discover"])
+        .envs(ENV)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains(SECRET), "{text}");
+    assert_eq!(files_holding(fx.path(), SECRET), Vec::<String>::new());
+    drop(server);
 }
