@@ -25,6 +25,7 @@
 
 mod call;
 pub mod listen;
+pub(crate) mod own_meta;
 pub mod rpc;
 pub mod stdio;
 pub mod upstream;
@@ -50,6 +51,7 @@ use crate::policy::{Inputs, LockMode};
 use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
 use crate::store::{SessionStore, Stored, Swapped};
 use crate::tokens::TokenCache;
+use own_meta::{tool_error, tool_result};
 use rpc::{Failure, Message};
 use upstream::{UpstreamError, Upstreams};
 
@@ -64,8 +66,7 @@ const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// Most views (a chat's offer, ready to check against) kept per policy
 /// generation; chats with the same pins and loads share one.
 const MAX_VIEWS: usize = 4096;
-/// Where muster's own details ride in a result's `_meta`.
-pub const META_KEY: &str = "dev.muster/gateway";
+pub use own_meta::{META_KEY, UPSTREAM_META_KEY};
 
 /// How the gateway plans, signs and checks.
 #[derive(Debug, Clone)]
@@ -962,26 +963,6 @@ fn complete(result: &str) -> String {
         Some(rest) => format!(r#"{{"resultType":"complete",{rest}"#),
         None => result.to_string(),
     }
-}
-
-/// A tool result for the model: `text`, with muster's details in `_meta`.
-fn tool_result(text: &str, meta: &Value) -> String {
-    serde_json::json!({
-        "content": [{"type": "text", "text": text}],
-        "isError": false,
-        "_meta": {META_KEY: meta},
-    })
-    .to_string()
-}
-
-/// A tool error for the model: `text`, with muster's details in `_meta`.
-fn tool_error(text: &str, meta: &Value) -> String {
-    serde_json::json!({
-        "content": [{"type": "text", "text": text}],
-        "isError": true,
-        "_meta": {META_KEY: meta},
-    })
-    .to_string()
 }
 
 /// What kind of JSON value `v` is, for a message.

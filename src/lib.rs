@@ -147,6 +147,9 @@ pub mod policy;
 pub mod provider;
 pub mod schema;
 pub mod search;
+/// The one home of redaction: values muster filled from its environment, hidden from
+/// whatever a server writes back.
+pub mod secrets;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod session;

@@ -119,6 +119,54 @@ pub fn escape(name: &str) -> String {
     out
 }
 
+/// `text` as muster shows it to a person or a CI log: the one guard every human rendering
+/// passes through, so text a server or a file wrote (a schema's `$ref`, a pattern, a file
+/// name) cannot drive a terminal or a CI runner. Every hidden character but a line break and a
+/// tab is written as `\uXXXX` (a JSON escape, so JSON output reads back the same), and, unless
+/// `commands` (GitHub workflow commands muster wrote itself, whose data is escaped by their
+/// renderer), a line whose first non-blank text is `::` gets a backslash before it, so a
+/// runner never reads it as a workflow command.
+pub fn shown_output(text: &str, commands: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_line = |line: &str| !commands && line.trim_start().starts_with("::");
+    let clean = !text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && hidden(c).is_some())
+        && !text.split('\n').any(unsafe_line);
+    if clean {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if unsafe_line(line) {
+            let blank = line.len() - line.trim_start().len();
+            out.push_str(&line[..blank]);
+            out.push('\\');
+            push_escaped(&mut out, &line[blank..]);
+        } else {
+            push_escaped(&mut out, line);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Pushes `line` with every hidden character but a tab as `\uXXXX` (UTF-16 units, as JSON
+/// writes them).
+fn push_escaped(out: &mut String, line: &str) {
+    for c in line.chars() {
+        if c != '\t' && hidden(c).is_some() {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+}
+
 /// `c` as `U+XXXX`.
 pub fn code_point(c: char) -> String {
     format!("U+{:04X}", u32::from(c))
@@ -184,6 +232,27 @@ mod tests {
         assert!(err.to_string().ends_with("[name-too-long]"), "{err}");
         assert_eq!(shown(&long).chars().count(), SHOWN_CHARS + 1);
         assert_eq!(shown("short.name"), "short.name");
+    }
+
+    #[test]
+    fn shown_output_escapes_controls_and_workflow_commands_and_keeps_json_readable() {
+        assert_eq!(shown_output("a\nb\tc", false), "a\nb\tc");
+        assert_eq!(
+            shown_output("x \"(\n::error::pp\u{1b}[\u{7}\"\n  ::warning::y", false),
+            "x \"(\n\\::error::pp\\u001B[\\u0007\"\n  \\::warning::y"
+        );
+        assert_eq!(shown_output("::notice::ok", true), "::notice::ok");
+        assert_eq!(shown_output("::notice::\u{9b}", true), "::notice::\\u009B");
+        let json = serde_json::json!({"a": "\u{9b}\u{200b}\u{E0041}\u{1b}"}).to_string();
+        let shown = shown_output(&json, false);
+        assert!(
+            !shown.contains(['\u{9b}', '\u{200b}', '\u{E0041}']),
+            "{shown}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            serde_json::from_str::<serde_json::Value>(&json).unwrap()
+        );
     }
 
     #[test]

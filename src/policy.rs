@@ -24,6 +24,7 @@
 mod agents;
 mod assemble;
 mod chunks;
+mod finite;
 mod inputs;
 mod load;
 mod raw;
@@ -47,6 +48,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+pub(crate) use vars::expand_with;
 pub use vars::{expand_vars, vars_named};
 
 /// Default item cap: how many tool definitions the model is shown.

@@ -405,3 +405,61 @@ fn every_format_gives_the_same_bytes_twice() {
         assert_eq!(first, second, "{format}");
     }
 }
+
+/// The cells of a markdown table row, split where GitHub splits them: at each `|` not escaped
+/// with a backslash (inside code spans too).
+fn cells(row: &str) -> usize {
+    let mut n = 0;
+    let mut escaped = false;
+    for c in row.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => n += 1,
+            _ => escaped = false,
+        }
+        if c != '\\' {
+            escaped = false;
+        }
+    }
+    n
+}
+
+#[test]
+fn a_bar_or_a_control_character_in_a_tool_name_stays_in_its_markdown_cell() {
+    let fx = incident();
+    let plan = stdout(
+        fx.path(),
+        &[
+            "plan",
+            "--policies",
+            "base",
+            "--flags",
+            "production",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    fx.write("base.json", &plan);
+    let name = "mcp.bland_read.list_calls";
+    assert!(plan.contains(name));
+    fx.write(
+        "head.json",
+        &plan.replace(name, "evil|name`x\\u001b]0;t\\u0007\\nnext|"),
+    );
+    let md = stdout(
+        fx.path(),
+        &["diff", "base.json", "head.json", "--format", "markdown"],
+        0,
+    );
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert!(rows.iter().any(|r| r.contains("evil")), "{md}");
+    for row in rows
+        .iter()
+        .filter(|r| r.starts_with("| entered") || r.starts_with("| left"))
+    {
+        // Seven bars: six cells, like the header.
+        assert_eq!(cells(row), 7, "{row}");
+    }
+    assert!(!md.contains(['\u{1b}', '\u{7}']), "{md:?}");
+}

@@ -103,6 +103,15 @@ fn cases() -> Vec<(Vec<(&'static str, String)>, &'static str)> {
         (
             vec![(
                 "tools/t.toml",
+                format!(
+                    "{TOOL}[tool.input_schema]\ntype = \"object\"\n[tool.input_schema.properties.n]\nmaximum = inf\n"
+                ),
+            )],
+            code::NON_FINITE_NUMBER,
+        ),
+        (
+            vec![(
+                "tools/t.toml",
                 format!("{TOOL}parameters = [\"q\"]\ninput_schema = {{ type = \"object\" }}\n"),
             )],
             code::PARAMETER_MISMATCH,
@@ -251,4 +260,48 @@ fn muster_keys_and_remote_plain_http_are_refused_naming_file_line_and_key() {
         ],
         "{err}"
     );
+}
+
+#[test]
+fn nan_or_inf_in_a_toml_schema_is_refused_naming_file_line_and_place() {
+    // Before: read as null with no word, and `validate --accept` passed.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("muster.toml"), "").unwrap();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::write(
+        dir.path().join("tools/t.toml"),
+        format!(
+            "{TOOL}[tool.input_schema]\ntype = \"object\"\n[tool.input_schema.properties.n]\n\
+             type = \"number\"\nmaximum = inf\nenum = [1, nan]\n"
+        ),
+    )
+    .unwrap();
+    let err = Inputs::load(dir.path()).expect_err("nan and inf are refused");
+    let problems = err.problems();
+    let places: Vec<(&str, Option<usize>, bool)> = problems
+        .iter()
+        .map(|p| {
+            (
+                p.code,
+                p.line,
+                p.file.as_ref().is_some_and(|f| f.ends_with("tools/t.toml")),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (code::NON_FINITE_NUMBER, Some(4), true),
+            (code::NON_FINITE_NUMBER, Some(4), true)
+        ]
+    );
+    assert!(problems[0].message.contains("\"/properties/n/maximum\""));
+    assert!(problems[1].message.contains("\"/properties/n/enum/1\""));
+    // Finite numbers in the same places are read as written.
+    std::fs::write(
+        dir.path().join("tools/t.toml"),
+        format!("{TOOL}[tool.input_schema]\ntype = \"object\"\n[tool.input_schema.properties.n]\nmaximum = 1e300\n"),
+    )
+    .unwrap();
+    Inputs::load(dir.path()).expect("finite numbers load");
 }

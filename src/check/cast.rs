@@ -83,12 +83,8 @@ fn enum_matches(member: &Value, value: &Value) -> bool {
                     .eq(v.chars().flat_map(char::to_lowercase))
         }
         (Value::String(s), Value::Number(n)) | (Value::Number(n), Value::String(s)) => {
-            match (s.trim().parse::<f64>(), n.as_f64()) {
-                (Ok(a), Some(b)) => a == b,
-                _ => false,
-            }
+            text_number(s.trim()).is_some_and(|t| same_number(&t, n))
         }
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
         (Value::String(s), Value::Bool(b)) | (Value::Bool(b), Value::String(s)) => s
             .trim()
             .eq_ignore_ascii_case(if *b { "true" } else { "false" }),
@@ -127,11 +123,38 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     true
 }
 
-/// Whether two JSON numbers are the same number: exactly when both are integers, else as
-/// floats.
+/// Whether two JSON numbers are the same number: exactly when either is an integer (a double
+/// past 2^53 stands for many integers, so doubles never decide between integers), else as
+/// doubles.
 fn same_number(x: &Number, y: &Number) -> bool {
-    match (x.as_i128(), y.as_i128()) {
+    match (exact_integer(x), exact_integer(y)) {
         (Some(a), Some(b)) => a == b,
-        _ => x.as_f64() == y.as_f64(),
+        (None, None) => x.as_f64() == y.as_f64(),
+        // An integer and a number with a fraction, or one no i128 holds.
+        _ => false,
     }
+}
+
+/// The integer `n` is exactly: an `i64` or `u64`, or a double with no fraction that an
+/// `i128` holds (every such double converts exactly).
+fn exact_integer(n: &Number) -> Option<i128> {
+    if let Some(i) = n.as_i128() {
+        return Some(i);
+    }
+    let x = n.as_f64()?;
+    // 2^127 is exact as a double; every double with no fraction below it is an i128.
+    let bound = 170_141_183_460_469_231_731_687_303_715_884_105_728.0_f64;
+    (x.fract() == 0.0 && (-bound..bound).contains(&x)).then_some(x as i128)
+}
+
+/// The number the text `s` spells, read so that its value is kept: digits as an integer, other
+/// decimal text as a double only when the double is exactly what was written.
+fn text_number(s: &str) -> Option<Number> {
+    if let Some(Value::Number(n)) = integer_text(s) {
+        return Some(n);
+    }
+    if is_digits(s) || super::digits::loses_digits(s) {
+        return None;
+    }
+    Number::from_f64(number_text(s)?)
 }

@@ -2,6 +2,7 @@
 //! nearest thing that passes; then property tests. This file holds the fixtures the test
 //! files below share.
 
+mod big_integers;
 mod forwarding;
 mod names;
 mod nesting;

@@ -331,27 +331,20 @@ pub(super) struct Watch {
     stderr_errors: Arc<Mutex<ErrorLines>>,
     /// Values filled in from `${VAR}` (and whole header values holding
     /// one): never quoted, whatever the server echoes.
-    secrets: Arc<Mutex<Vec<String>>>,
+    secrets: Arc<Mutex<crate::secrets::Secrets>>,
 }
 
 impl Watch {
     /// Remembers `value` as a secret [`Self::redact`] hides.
     fn keep_secret(&self, value: &str) {
-        // Shorter values would hide ordinary words.
-        if value.len() >= 4 {
-            let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-            s.push(value.to_string());
-            // Longest first, so a header value goes before the token in it.
-            s.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        }
+        let mut s = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        s.keep(value);
     }
 
-    /// `text` with every secret replaced by `[redacted]`.
+    /// `text` with every secret replaced by `[redacted]` ([`crate::secrets`]).
     pub fn redact(&self, text: &str) -> String {
         let secrets = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
-        secrets
-            .iter()
-            .fold(text.to_string(), |t, s| t.replace(s.as_str(), "[redacted]"))
+        secrets.redact(text).into_owned()
     }
 
     /// `value` (the block's `key`) with `${VAR}` filled, every filled

@@ -54,6 +54,7 @@ codes! {
     INSECURE_URL = "insecure-url", "an MCP server's `url` is plain `http://` to a host that is not this machine";
     UNKNOWN_NAME = "unknown-name", "a name (agent, version, flag profile, server, gate, tool, model) that nothing declares";
     INVALID_SCHEMA = "invalid-schema", "an input schema is not an object schema muster can use";
+    NON_FINITE_NUMBER = "non-finite-number", "a schema written in TOML holds `nan` or `inf`, which JSON cannot hold";
     PARAMETER_MISMATCH = "parameter-mismatch", "positional parameters do not match the input schema, repeat, or are in an order a call cannot carry";
     UNSUPPORTED_VERSION = "unsupported-version", "a file's format version is not one this muster reads";
     INVALID_LOCK = "invalid-lock", "a lock entry is not `sha256:` and 64 hex digits";

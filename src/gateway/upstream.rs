@@ -28,6 +28,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{Semaphore, oneshot};
 
+mod answer;
 mod http;
 mod replies;
 mod request;
@@ -293,7 +294,7 @@ impl Upstreams {
         let Ok(Ok(_slot)) = tokio::time::timeout(timeout, server.slots.acquire()).await else {
             return Err(UpstreamError::Busy { after: timeout });
         };
-        let conn = server.connect().await?;
+        let conn = server.open().await?;
         server.calls.fetch_add(1, Ordering::Relaxed);
         let name = serde_json::to_string(tool).unwrap_or_default();
         let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
@@ -302,13 +303,7 @@ impl Upstreams {
         if !conn.alive.load(Ordering::Acquire) {
             server.went_down(&conn).await;
         }
-        match reply {
-            Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(raw),
-            Ok(raw) => Err(UpstreamError::BadResponse {
-                message: format!("a result that is not an object: {}", short(raw.get())),
-            }),
-            Err(e) => Err(e),
-        }
+        answer::of_call(reply, &server.spec)
     }
 
     /// The tools `server` lists now: listed once per connection (a server
@@ -325,7 +320,7 @@ impl Upstreams {
                 message: "no such server in the policy".into(),
             });
         };
-        let conn = server.connect().await?;
+        let conn = server.open().await?;
         let mut held = conn.listing.lock().await;
         if let Some(listing) = &*held
             && !conn.tools_changed.load(Ordering::Acquire)
@@ -339,7 +334,7 @@ impl Upstreams {
         if !conn.alive.load(Ordering::Acquire) {
             server.went_down(&conn).await;
         }
-        let listing = Arc::new(listed?);
+        let listing = Arc::new(listed.map_err(|e| e.redacted(&server.spec))?);
         server.listings.fetch_add(1, Ordering::Relaxed);
         *held = Some(listing.clone());
         Ok(listing)

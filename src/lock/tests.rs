@@ -12,8 +12,7 @@ fn tool(name: &str, desc: &str, schema: Value) -> ListedTool {
 
 #[test]
 fn canonical_json_sorts_keys_at_every_depth() {
-    let v: Value =
-        serde_json::from_str(r#"{"b": [ {"z": 1, "a": "x\n"} ], "a": null}"#).unwrap();
+    let v: Value = serde_json::from_str(r#"{"b": [ {"z": 1, "a": "x\n"} ], "a": null}"#).unwrap();
     assert_eq!(canonical_json(&v), r#"{"a":null,"b":[{"a":"x\n","z":1}]}"#);
 }
 
@@ -56,8 +55,7 @@ fn hash_covers_name_description_schema_and_what_hosts_act_on() {
 
 #[test]
 fn hash_is_the_digest_of_the_canonical_definition_object() {
-    let schema =
-        json!({"type": "object", "properties": {"b\"": {"enum": [1.5, "x\n"]}, "a": {}}});
+    let schema = json!({"type": "object", "properties": {"b\"": {"enum": [1.5, "x\n"]}, "a": {}}});
     let mut bare = tool("t\u{1}", "", schema.clone());
     bare.description = None;
     for (t, def) in [
@@ -334,8 +332,7 @@ fn hostile_names_round_trip_through_the_file() {
         lock = lock.update(server, &tools).0;
     }
     let text = lock.to_toml();
-    let back =
-        Lock::parse(&text, Path::new("mcp.lock")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let back = Lock::parse(&text, Path::new("mcp.lock")).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(back, lock);
     assert_eq!(back.to_toml(), text);
     for server in names {

@@ -129,7 +129,7 @@ pub struct RawTool {
     pub name: Spanned<String>,
     #[serde(default)]
     pub description: String,
-    pub input_schema: Option<Spanned<serde_json::Value>>,
+    pub input_schema: Option<Spanned<super::finite::TomlJson>>,
     pub input_schema_file: Option<Spanned<String>>,
     pub when: Option<Spanned<String>>,
     #[serde(default = "yes")]

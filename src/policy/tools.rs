@@ -130,7 +130,26 @@ impl Loader {
             }
             (Some(inline), None) => {
                 let at = src.at(&inline);
-                let tree = inline.into_inner();
+                let super::finite::TomlJson {
+                    value: tree,
+                    non_finite,
+                } = inline.into_inner();
+                for (path, x) in &non_finite {
+                    self.problems.push(
+                        at.clone()
+                            .coded(
+                                code::NON_FINITE_NUMBER,
+                                format!(
+                                    "tool {name:?}: its input_schema holds {x} at {}, a number JSON cannot hold",
+                                    if path.is_empty() { "the schema itself".to_string() } else { format!("{path:?}") }
+                                ),
+                            )
+                            .help("write a finite number there, or leave the keyword out"),
+                    );
+                }
+                if !non_finite.is_empty() {
+                    return None;
+                }
                 let prepared = prepared.unwrap_or_else(|| Prepared::new(&tree));
                 self.object_schema(&name, prepared.problem(), &at)?;
                 (prepared, tree)
@@ -336,9 +355,9 @@ fn prepare(mut entry: Spanned<raw::RawTool>) -> (Spanned<raw::RawTool>, Option<P
     let raw = entry.get_mut();
     let tree_needed = raw.parameters.is_some();
     let prepared = raw.input_schema.as_mut().map(|schema| {
-        let prepared = Prepared::new(schema.get_ref());
+        let prepared = Prepared::new(&schema.get_ref().value);
         if !tree_needed {
-            *schema.get_mut() = Value::Null;
+            schema.get_mut().value = Value::Null;
         }
         prepared
     });

@@ -106,7 +106,7 @@ pub fn expand_vars(value: &str, server: &str, key: &str) -> Result<String, Error
 }
 
 /// [`expand_vars`] over `lookup` instead of the process environment.
-fn expand_with(
+pub(crate) fn expand_with(
     value: &str,
     server: &str,
     key: &str,

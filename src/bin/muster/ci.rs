@@ -327,8 +327,8 @@ pub fn markdown(report: &CiReport) -> String {
         out.push_str("\n| level | rule | where | message |\n|---|---|---|---|\n");
         for f in findings {
             let place = match (&f.file, f.line) {
-                (Some(file), Some(line)) => format!("`{}:{line}`", file.replace('`', "'")),
-                (Some(file), None) => format!("`{}`", file.replace('`', "'")),
+                (Some(file), Some(line)) => crate::diff::md_code(&format!("{file}:{line}")),
+                (Some(file), None) => crate::diff::md_code(file),
                 _ => String::new(),
             };
             let mut message = md(&f.message);
@@ -337,9 +337,9 @@ pub fn markdown(report: &CiReport) -> String {
             }
             let _ = writeln!(
                 out,
-                "| {} | `{}` | {place} | {message} |",
+                "| {} | {} | {place} | {message} |",
                 f.level.as_str(),
-                f.rule
+                crate::diff::md_code(&f.rule)
             );
         }
     }

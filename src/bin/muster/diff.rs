@@ -198,7 +198,8 @@ pub fn text(d: &PlanDiff) -> String {
     out
 }
 
-/// Escapes text for a markdown table cell.
+/// Escapes text for a markdown table cell: the one cell escaper of every markdown rendering
+/// (hidden characters are left to [`crate::emit`]'s guard).
 pub fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
@@ -211,6 +212,25 @@ pub fn md(text: &str) -> String {
             _ => out.push(ch),
         }
     }
+    out
+}
+
+/// `text` as a code span in a markdown table cell: a backquote would end the span and is
+/// written `'`; a bar would end the cell even inside the span (GitHub splits the row before
+/// reading spans) and is written `\|`, which GitHub shows as `|`; a line break would end the
+/// row and is written as a blank.
+pub fn md_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('`');
+    for ch in text.chars() {
+        match ch {
+            '`' => out.push('\''),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            _ => out.push(ch),
+        }
+    }
+    out.push('`');
     out
 }
 
@@ -247,9 +267,9 @@ pub fn markdown(d: &PlanDiff) -> String {
     for c in &d.changes {
         let _ = writeln!(
             out,
-            "| {} | `{}` | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             c.change.as_str(),
-            c.name.replace('`', "'"),
+            md_code(&c.name),
             md(&place(c.base.as_ref())),
             md(&place(c.head.as_ref())),
             signed(c.tokens_delta),

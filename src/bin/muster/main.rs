@@ -58,15 +58,31 @@ fn main() -> ExitCode {
             };
             let mut stderr = std::io::stderr().lock();
             for problem in err.problems() {
-                let _ = writeln!(stderr, "{label}: {problem}");
+                let line = format!("{label}: {problem}");
+                let _ = writeln!(stderr, "{}", muster::names::shown_output(&line, false));
             }
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }
 
-/// Writes `text` to stdout in one piece; a closed pipe is not an error.
+/// Writes `text` to stdout in one piece, shown safely ([`muster::names::shown_output`]: no
+/// control character and no line a CI runner reads as a command); a closed pipe is not an
+/// error.
 pub(crate) fn emit(text: &str) -> Result<(), Error> {
+    write_out(&muster::names::shown_output(text, false))
+}
+
+/// [`emit`] for a CI rendering in `format`: GitHub workflow commands keep their own `::`.
+pub(crate) fn emit_ci(format: CiFormat, text: &str) -> Result<(), Error> {
+    write_out(&muster::names::shown_output(
+        text,
+        format == CiFormat::Github,
+    ))
+}
+
+/// Writes `text` to stdout in one piece; a closed pipe is not an error.
+fn write_out(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
@@ -411,11 +427,14 @@ fn run(command: Command) -> Result<u8, Error> {
             let results = answer::gates(&inputs, &gates, (item_cap, token_cap), &mut cache)?;
             save(&mut cache);
             let answer = Answer::of_gates(&results);
-            emit(&match format {
-                CiFormat::Text => render::gate_text(&results),
-                CiFormat::Json => answer.json,
-                other => ci::render(other, &muster::ci::of_gates(&gates, &results)),
-            })?;
+            emit_ci(
+                format,
+                &match format {
+                    CiFormat::Text => render::gate_text(&results),
+                    CiFormat::Json => answer.json,
+                    other => ci::render(other, &muster::ci::of_gates(&gates, &results)),
+                },
+            )?;
             Ok(exit_code(answer.outcome))
         }),
         Command::Discover {
@@ -440,11 +459,14 @@ fn run(command: Command) -> Result<u8, Error> {
             (true, _) => ci_or_error(format, "lock", || {
                 let inputs = Inputs::load(&policies)?;
                 let drift = muster::lock::drift(&inputs, &servers)?;
-                emit(&match format {
-                    CiFormat::Text => render::drift_text(&drift),
-                    CiFormat::Json => answer::json_text(&drift),
-                    other => ci::render(other, &muster::ci::of_lock(&drift)),
-                })?;
+                emit_ci(
+                    format,
+                    &match format {
+                        CiFormat::Text => render::drift_text(&drift),
+                        CiFormat::Json => answer::json_text(&drift),
+                        other => ci::render(other, &muster::ci::of_lock(&drift)),
+                    },
+                )?;
                 Ok(if drift.drift.is_empty() {
                     0
                 } else {
@@ -564,11 +586,14 @@ fn run(command: Command) -> Result<u8, Error> {
             let inputs = Inputs::load(&policies)?;
             let formats: Vec<_> = accept.into_iter().map(Into::into).collect();
             let validation = muster::validate::validate_accepted(&inputs, &formats, strict)?;
-            emit(&match format {
-                CiFormat::Text => render::validate_text(&validation),
-                CiFormat::Json => answer::json_text(&validation),
-                other => ci::render(other, &muster::ci::of_validation(&validation)),
-            })?;
+            emit_ci(
+                format,
+                &match format {
+                    CiFormat::Text => render::validate_text(&validation),
+                    CiFormat::Json => answer::json_text(&validation),
+                    other => ci::render(other, &muster::ci::of_validation(&validation)),
+                },
+            )?;
             Ok(u8::from(!validation.acceptance.is_empty()))
         }),
     }
@@ -584,7 +609,10 @@ fn ci_or_error(
 ) -> Result<u8, Error> {
     match body() {
         Err(err) if format.plain().is_none() => {
-            emit(&ci::render(format, &muster::ci::of_error(command, &err)))?;
+            emit_ci(
+                format,
+                &ci::render(format, &muster::ci::of_error(command, &err)),
+            )?;
             Err(err)
         }
         other => other,

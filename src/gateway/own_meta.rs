@@ -1,0 +1,151 @@
+//! muster's own keys in a result's `_meta`. muster writes its details (a refusal's typed
+//! problems, an upstream failure, a drift) under [`META_KEY`], and a client trusts what it
+//! finds there as muster's. A server's result is forwarded as the server sent it, except that
+//! anything the server put under a key in muster's namespace (`dev.muster/…`) is moved under
+//! [`UPSTREAM_META_KEY`], so no server can speak as muster. It decides nothing else: every
+//! other member, and every byte of the values moved, is kept as sent.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// Where muster's own details ride in a result's `_meta`.
+pub const META_KEY: &str = "dev.muster/gateway";
+/// Where what a server put under muster's own keys is moved, key by key as the server wrote
+/// them.
+pub const UPSTREAM_META_KEY: &str = "dev.muster/upstream-meta";
+/// The namespace muster's keys live in.
+const NAMESPACE: &str = "dev.muster/";
+
+/// A tool result for the model: `text`, with muster's details in `_meta`.
+pub(super) fn tool_result(text: &str, meta: &Value) -> String {
+    wrapped(text, meta, false)
+}
+
+/// A tool error for the model: `text`, with muster's details in `_meta`.
+pub(super) fn tool_error(text: &str, meta: &Value) -> String {
+    wrapped(text, meta, true)
+}
+
+fn wrapped(text: &str, meta: &Value, error: bool) -> String {
+    serde_json::json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": error,
+        "_meta": {META_KEY: meta},
+    })
+    .to_string()
+}
+
+/// The members of a JSON object in the order written, values as written.
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Each;
+        impl<'de> Visitor<'de> for Each {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Each)
+    }
+}
+
+impl Members {
+    fn write(&self) -> String {
+        let mut out = String::from("{");
+        for (i, (name, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&serde_json::to_string(name).unwrap_or_default());
+            out.push(':');
+            out.push_str(value.get());
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// `result` (a server's `tools/call` result object) with what it put under muster's own
+/// `_meta` keys moved under [`UPSTREAM_META_KEY`]; the same text when it put nothing there.
+pub(crate) fn from_upstream(result: Box<RawValue>) -> Box<RawValue> {
+    // A key may be spelt with escapes (`dev\u002emuster/…`): any escape means a full look.
+    let text = result.get();
+    if !text.contains("muster") && !text.contains("\\u") {
+        return result;
+    }
+    match moved(text) {
+        Some(moved) => RawValue::from_string(moved).unwrap_or(result),
+        None => result,
+    }
+}
+
+/// The result text with muster's keys moved, when the server used any.
+fn moved(text: &str) -> Option<String> {
+    let mut top: Members = serde_json::from_str(text).ok()?;
+    let mut changed = false;
+    for (name, value) in &mut top.0 {
+        if name != "_meta" {
+            continue;
+        }
+        let Ok(mut meta) = serde_json::from_str::<Members>(value.get()) else {
+            continue;
+        };
+        let (own, rest): (Vec<_>, Vec<_>) = meta
+            .0
+            .into_iter()
+            .partition(|(key, _)| key.starts_with(NAMESPACE));
+        if own.is_empty() {
+            continue;
+        }
+        meta = Members(rest);
+        let own = RawValue::from_string(Members(own).write()).ok()?;
+        meta.0.push((UPSTREAM_META_KEY.to_string(), own));
+        *value = RawValue::from_string(meta.write()).ok()?;
+        changed = true;
+    }
+    changed.then(|| top.write())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(text: &str) -> String {
+        from_upstream(RawValue::from_string(text.to_string()).unwrap())
+            .get()
+            .to_string()
+    }
+
+    #[test]
+    fn a_servers_keys_in_musters_namespace_are_moved_and_the_rest_kept_as_sent() {
+        let sent = r#"{"content":[],"_meta":{"vendor/x":1.50,"dev.muster/gateway":{"check":"forged","n":18446744073709551616},"dev\u002emuster/other":-0}}"#;
+        let got: Value = serde_json::from_str(&shown(sent)).unwrap();
+        assert!(got["_meta"].get(META_KEY).is_none(), "{got}");
+        assert!(got["_meta"].get("dev.muster/other").is_none(), "{got}");
+        let text = shown(sent);
+        assert!(
+            text.contains(r#""dev.muster/upstream-meta":{"dev.muster/gateway":{"check":"forged","n":18446744073709551616},"dev.muster/other":-0}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""vendor/x":1.50"#), "{text}");
+        // Nothing of muster's: the very same text.
+        for plain in [
+            r#"{"content":[{"type":"text","text":"muster"}],"_meta":{"vendor/x":1}}"#,
+            r#"{"content":[],"structuredContent":{"dev.muster/gateway":1}}"#,
+            "{ \"a\" : 1 }",
+        ] {
+            assert_eq!(shown(plain), plain);
+        }
+    }
+}

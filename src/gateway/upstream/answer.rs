@@ -1,0 +1,95 @@
+//! What a server's answer to `tools/call` becomes before anyone else reads it: a result object
+//! with muster's own `_meta` keys moved ([`super::super::own_meta`]), and every failure's text
+//! (a JSON-RPC error's message, an HTTP body, a stderr tail) with the values muster filled from
+//! its environment redacted ([`crate::secrets`]), so no client, log line or file quotes them.
+
+use super::{Conn, Reply, Server, UpstreamError, short};
+use crate::discover::ServerSpec;
+use crate::gateway::own_meta::from_upstream;
+use crate::secrets::Secrets;
+use std::sync::Arc;
+
+/// The secrets muster fills into what it sends `spec`'s server.
+fn secrets(spec: &ServerSpec) -> Secrets {
+    Secrets::of_written(
+        spec.env
+            .values()
+            .chain(spec.headers.values())
+            .map(String::as_str),
+    )
+}
+
+impl UpstreamError {
+    /// The error with every secret of `spec` redacted from its text.
+    pub(crate) fn redacted(self, spec: &ServerSpec) -> Self {
+        let secrets = secrets(spec);
+        let hide = |message: String| match secrets.redact(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(hidden) => hidden,
+        };
+        match self {
+            UpstreamError::CannotStart { message } => UpstreamError::CannotStart {
+                message: hide(message),
+            },
+            UpstreamError::Down {
+                message,
+                retry_in_secs,
+            } => UpstreamError::Down {
+                message: hide(message),
+                retry_in_secs,
+            },
+            UpstreamError::Exited { message } => UpstreamError::Exited {
+                message: hide(message),
+            },
+            UpstreamError::Rpc { code, message } => UpstreamError::Rpc {
+                code,
+                message: hide(message),
+            },
+            UpstreamError::BadResponse { message } => UpstreamError::BadResponse {
+                message: hide(message),
+            },
+            other @ (UpstreamError::TimedOut { .. } | UpstreamError::Busy { .. }) => other,
+        }
+    }
+}
+
+impl Server {
+    /// [`Server::connect`], with its failure's text redacted.
+    pub(super) async fn open(&self) -> Result<Arc<Conn>, UpstreamError> {
+        self.connect().await.map_err(|e| e.redacted(&self.spec))
+    }
+}
+
+/// The answer `reply` (a `tools/call` response's result, or why there is none) as the gateway
+/// passes it on for `spec`'s server.
+pub(super) fn of_call(reply: Reply, spec: &ServerSpec) -> Reply {
+    match reply {
+        Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(from_upstream(raw)),
+        Ok(raw) => Err(UpstreamError::BadResponse {
+            // Redacted before it is cut short, so no part of a secret is left.
+            message: format!(
+                "a result that is not an object: {}",
+                short(&secrets(spec).redact(raw.get()))
+            ),
+        }),
+        Err(e) => Err(e.redacted(spec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    #[test]
+    fn a_result_that_is_not_an_object_is_a_bad_response_and_an_object_passes() {
+        let spec = ServerSpec::new("s", vec!["x".into()], "s.json".into());
+        let raw = RawValue::from_string("[1]".into()).unwrap();
+        assert!(matches!(
+            of_call(Ok(raw), &spec),
+            Err(UpstreamError::BadResponse { .. })
+        ));
+        let raw = RawValue::from_string("{\"content\":[]}".into()).unwrap();
+        assert_eq!(of_call(Ok(raw), &spec).unwrap().get(), "{\"content\":[]}");
+    }
+}
