@@ -29,6 +29,7 @@ mod inputs;
 mod load;
 mod raw;
 mod reach;
+pub use reach::SECRET_VARIABLES;
 mod servers;
 mod settings;
 mod tools;

@@ -396,6 +396,10 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
             config.concurrency,
         ))
         .layer(middleware::from_fn_with_state(
+            guard::Guard::new(config.addr),
+            guard::host_check,
+        ))
+        .layer(middleware::from_fn_with_state(
             config.body_limit,
             declared_too_large,
         ))

@@ -232,6 +232,7 @@ fn a_page_on_another_origin_cannot_run_a_call() {
 
 #[test]
 fn origin_host_and_content_type_rules() {
+    const ACCEPT: &str = "application/json, text/event-stream";
     let (fx, graph, fingerprint) = setup();
     let serve = Serve::start(fx.path());
     let port = serve.port;
@@ -259,7 +260,23 @@ fn origin_host_and_content_type_rules() {
         assert_eq!(problem["problems"][0]["code"], "host-refused", "{host}");
         let (status, _) = serve.send("/v1/sessions/abc", &[("host", &host)], None);
         assert_eq!(status, 421, "{host}");
+        // The gateway too: a rebound page reaches no chat.
+        let ping = Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        let (status, _) = serve.send(
+            "/mcp/chats/rebound",
+            &[json_type, ("accept", ACCEPT), ("host", &host)],
+            ping,
+        );
+        assert_eq!(status, 421, "/mcp {host}");
     }
+    let ping = Some(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    let here_host = format!("127.0.0.1:{port}");
+    let (status, answer) = serve.send(
+        "/mcp/chats/here",
+        &[json_type, ("accept", ACCEPT), ("host", &here_host)],
+        ping,
+    );
+    assert_eq!(status, 200, "{answer}");
     for host in [
         format!("localhost:{port}"),
         format!("127.0.0.1:{port}"),

@@ -267,3 +267,47 @@ fn a_filled_header_an_http_server_echoes_in_a_400_body_reaches_no_answer_log_or_
     assert_eq!(files_holding(fx.path(), SECRET), Vec::<String>::new());
     drop(server);
 }
+
+/// muster's own secrets (the session key, its file, the admin token) are not inherited by a
+/// server muster starts: a policy cannot name them (`own-variable`), and a server cannot read
+/// them from its environment either. Other variables still reach it.
+#[test]
+fn a_stdio_server_inherits_none_of_musters_secrets() {
+    let scripted =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/scripted-server.mjs");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 8\ntokens = 9000\n[[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+    )]);
+    let seen = fx.path().join("server-env.txt");
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"envy\"\ncommand = [\"sh\", \"-c\", \"env > {seen}; exec node {s} own-meta\"]\nsnapshot = \"envy.json\"\n",
+            seen = seen.display(),
+            s = scripted.display()
+        ),
+    );
+    let secret = "s3cret-0123456789abcdef0123456789abcdef";
+    muster(fx.path())
+        .args(["discover"])
+        .env("MUSTER_SESSION_KEY", secret)
+        .env("MUSTER_SESSION_KEY_FILE", "/nowhere/key")
+        .env("MUSTER_ADMIN_TOKEN", secret)
+        .env("MUSTER_TEST_VISIBLE", "yes")
+        .assert()
+        .code(0);
+    let env = std::fs::read_to_string(&seen).unwrap();
+    assert!(env.contains("MUSTER_TEST_VISIBLE=yes"), "{env}");
+    for name in [
+        "MUSTER_SESSION_KEY",
+        "MUSTER_SESSION_KEY_FILE",
+        "MUSTER_ADMIN_TOKEN",
+    ] {
+        assert!(
+            !env.contains(&format!("{name}=")),
+            "{name} reached the server"
+        );
+    }
+    assert!(!env.contains(secret));
+}

@@ -748,6 +748,9 @@ pub(crate) fn spawn(spec: &ServerSpec) -> Result<Spawned, Failure> {
     };
     let env = expanded_env(spec)?;
     let mut cmd = tokio::process::Command::new(program);
+    for secret in crate::policy::SECRET_VARIABLES {
+        cmd.env_remove(secret);
+    }
     cmd.args(args)
         .envs(env)
         .stdin(Stdio::piped())

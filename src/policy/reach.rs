@@ -19,6 +19,15 @@ pub(crate) const OWN_VARIABLES: [&str; 5] = [
     "MUSTER_DISCOVER_MARK",
 ];
 
+/// The secrets among [`OWN_VARIABLES`]: never inherited by a server muster
+/// starts (a stdio server gets muster's environment less these), so no
+/// policy, and no server, reads muster's keys.
+pub const SECRET_VARIABLES: [&str; 3] = [
+    "MUSTER_SESSION_KEY",
+    "MUSTER_SESSION_KEY_FILE",
+    "MUSTER_ADMIN_TOKEN",
+];
+
 /// Why `url` cannot be reached as a Streamable HTTP endpoint, if it cannot,
 /// with the problem's code: `http://` or `https://`, a host, no
 /// credentials, no spaces, and `http://` only to a loopback host.

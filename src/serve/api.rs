@@ -398,7 +398,7 @@ pub(super) fn offered_for(
         // `/v1/call` runs what passes: the plan sent only names the plan,
         // and the one the policy makes is what the turn is checked against.
         (Some(plan), false, None) if endpoint == "/v1/call" => {
-            match super::call::offered_from_policy(g, plan.get())? {
+            match offered_from_policy(g, plan.get())? {
                 Ok(offered) => offered,
                 Err(changed) => {
                     return Err(named::conflict(
@@ -428,6 +428,33 @@ pub(super) fn offered_for(
             .into());
         }
     })
+}
+
+/// The plan the policy makes for the plan `text` names, checked against
+/// the text (`plan-not-from-policy` when edited), kept once per generation
+/// for the same bytes; [`PlanChanged`](crate::contract::PlanChanged) when
+/// the policy makes another plan now (never kept).
+fn offered_from_policy(
+    g: &Generation,
+    text: &str,
+) -> Result<Result<Arc<OfferedPlan>, crate::contract::PlanChanged>, crate::error::Error> {
+    // Apart from the plans `/v1/check` reads as sent: those were never
+    // compared with the policy.
+    let mut key = b"policy\0".to_vec();
+    key.extend_from_slice(text.as_bytes());
+    if let Some(kept) = g.offered.get(&key) {
+        return Ok(Ok(kept));
+    }
+    Ok(
+        match answer::offered_from_policy(&g.inputs, text, Path::new("plan"), &mut g.cache())? {
+            Ok(offered) => {
+                let offered = Arc::new(offered);
+                g.offered.insert(&key, offered.clone(), text.len() * 4);
+                Ok(offered)
+            }
+            Err(changed) => Err(changed),
+        },
+    )
 }
 
 /// The plan `text` describes, read and compiled once per generation for

@@ -8,7 +8,7 @@ use super::problem::ProblemDocument;
 use super::request::{CheckRequest, RawBody, parse};
 use super::{Generation, Shared};
 use crate::answer::{self, Outcome};
-use crate::check::{CheckOptions, OfferedPlan, Report};
+use crate::check::{CheckOptions, Report};
 use crate::contract::TurnOutcome;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -91,31 +91,4 @@ fn checked(
     };
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
     Ok((report, req.session_id.clone().unwrap_or_default()))
-}
-
-/// The plan the policy makes for the plan `text` names, checked against
-/// the text (`plan-not-from-policy` when edited), kept once per generation
-/// for the same bytes; [`PlanChanged`](crate::contract::PlanChanged) when
-/// the policy makes another plan now (never kept).
-pub(super) fn offered_from_policy(
-    g: &Generation,
-    text: &str,
-) -> Result<Result<Arc<OfferedPlan>, crate::contract::PlanChanged>, crate::error::Error> {
-    // Apart from the plans `/v1/check` reads as sent: those were never
-    // compared with the policy.
-    let mut key = b"policy\0".to_vec();
-    key.extend_from_slice(text.as_bytes());
-    if let Some(kept) = g.offered.get(&key) {
-        return Ok(Ok(kept));
-    }
-    Ok(
-        match answer::offered_from_policy(&g.inputs, text, Path::new("plan"), &mut g.cache())? {
-            Ok(offered) => {
-                let offered = Arc::new(offered);
-                g.offered.insert(&key, offered.clone(), text.len() * 4);
-                Ok(offered)
-            }
-            Err(changed) => Err(changed),
-        },
-    )
 }

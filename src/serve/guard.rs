@@ -67,18 +67,8 @@ pub(super) async fn check(State(guard): State<Guard>, request: Request, next: Ne
             .help("call the service from a program (no Origin header) or from a page served by localhost"),
         );
     }
-    if let Err(host) = host_allowed(guard, &request) {
-        return refuse(
-            StatusCode::MISDIRECTED_REQUEST,
-            code::HOST_REFUSED,
-            "the request names a host this service does not answer for",
-            Problem::coded(
-                code::HOST_REFUSED,
-                format!("the request was sent to host {host:?}, but the service listens on loopback {} and answers only requests sent to a loopback name with that port (a page on another site reaches loopback by rebinding its own name)", guard.bound),
-            )
-            .in_file("host")
-            .help(format!("send the request to http://{}/ or http://localhost:{}/ (behind a proxy: have it send that Host)", guard.bound, guard.bound.port())),
-        );
+    if let Err(refused) = host_refused(guard, &request) {
+        return refused;
     }
     if request.method() == Method::POST
         && has_body(request.headers())
@@ -176,6 +166,38 @@ pub(super) fn warn_if_open(addr: SocketAddr) {
             "listening beyond loopback on {addr}: anyone who reaches it may call /mcp and /v1/call, which run the policy's MCP servers; put an authenticating proxy in front or bind 127.0.0.1"
         );
     }
+}
+
+/// The DNS-rebinding rule alone, for `/mcp` (which keeps its own Origin
+/// answer and reads JSON-RPC bodies itself): a loopback service answers
+/// only requests sent to a loopback name with its port.
+pub(super) async fn host_check(
+    State(guard): State<Guard>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Err(refused) = host_refused(guard, &request) {
+        return refused;
+    }
+    next.run(request).await
+}
+
+/// The 421 for a request whose `Host` a loopback service does not answer.
+fn host_refused(guard: Guard, request: &Request) -> Result<(), Response> {
+    if let Err(host) = host_allowed(guard, request) {
+        return Err(refuse(
+            StatusCode::MISDIRECTED_REQUEST,
+            code::HOST_REFUSED,
+            "the request names a host this service does not answer for",
+            Problem::coded(
+                code::HOST_REFUSED,
+                format!("the request was sent to host {host:?}, but the service listens on loopback {} and answers only requests sent to a loopback name with that port (a page on another site reaches loopback by rebinding its own name)", guard.bound),
+            )
+            .in_file("host")
+            .help(format!("send the request to http://{}/ or http://localhost:{}/ (behind a proxy: have it send that Host)", guard.bound, guard.bound.port())),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

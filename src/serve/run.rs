@@ -156,7 +156,8 @@ pub fn run(config: Config) -> Result<(), Error> {
             "listening on http://{addr}"
         );
         let gateway = shared.gateway.clone();
-        let app = router(shared, &config);
+        // The guard checks `Host` against the port actually bound (`:0` picks one).
+        let app = router(shared, &Config { addr, ..config.clone() });
         let stopping = gateway.clone();
         serve(listener, app, &config, async move {
             tokio::select! {
