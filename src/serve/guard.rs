@@ -67,7 +67,7 @@ pub(super) async fn check(State(guard): State<Guard>, request: Request, next: Ne
             .help("call the service from a program (no Origin header) or from a page served by localhost"),
         );
     }
-    if let Err(refused) = host_refused(guard, &request) {
+    if let Some(refused) = host_refused(guard, &request) {
         return refused;
     }
     if request.method() == Method::POST
@@ -176,16 +176,16 @@ pub(super) async fn host_check(
     request: Request,
     next: Next,
 ) -> Response {
-    if let Err(refused) = host_refused(guard, &request) {
+    if let Some(refused) = host_refused(guard, &request) {
         return refused;
     }
     next.run(request).await
 }
 
 /// The 421 for a request whose `Host` a loopback service does not answer.
-fn host_refused(guard: Guard, request: &Request) -> Result<(), Response> {
-    if let Err(host) = host_allowed(guard, request) {
-        return Err(refuse(
+fn host_refused(guard: Guard, request: &Request) -> Option<Response> {
+    let host = host_allowed(guard, request).err()?;
+    Some(refuse(
             StatusCode::MISDIRECTED_REQUEST,
             code::HOST_REFUSED,
             "the request names a host this service does not answer for",
@@ -195,9 +195,7 @@ fn host_refused(guard: Guard, request: &Request) -> Result<(), Response> {
             )
             .in_file("host")
             .help(format!("send the request to http://{}/ or http://localhost:{}/ (behind a proxy: have it send that Host)", guard.bound, guard.bound.port())),
-        ));
-    }
-    Ok(())
+    ))
 }
 
 #[cfg(test)]
