@@ -1,0 +1,180 @@
+//! A gateway's chats: started (planned for an agent and kept in the store),
+//! looked up, ended and purged, and read back as the view a request
+//! answers from (one view shared by chats with the same pins and loads).
+//! Decides nothing about what a call may do; `gateway` and `gateway::call`
+//! do.
+
+use super::*;
+
+impl Gateway {
+    /// Starts a chat: plans and pins the roster of `agent` (the gateway's
+    /// own when `None`) and keeps it under `id` (a new random id when
+    /// `None`). Returns the id. A live chat under `id` is kept as it is, so
+    /// several starting one id at once all get the one chat.
+    ///
+    /// # Errors
+    /// The store's errors; the plan's usage errors (an agent the policy
+    /// does not have included).
+    pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
+        let id = match id {
+            Some(id) => id,
+            None => crate::store::new_id()?,
+        };
+        if !session::is_session_id(&id) {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                Problem::new(format!("chat id {id:?} is not a session id")).help(
+                    "give 1 to 64 letters, digits, `-` or `_`, or leave it out for a new one",
+                ),
+            ));
+        }
+        let g = self.current.load();
+        let options = NewSession {
+            caps: (None, None),
+            names: NameSpelling::Provider,
+            id: Some(id.clone()),
+        };
+        let mut selection = self.options.selection.clone();
+        if let Some(agent) = agent {
+            selection.agent = Some(agent.to_string());
+            selection.version = None;
+        }
+        let doc = {
+            let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
+            session::new(
+                &g.inputs,
+                &selection,
+                &options,
+                &self.options.keys,
+                &mut cache,
+            )?
+        };
+        let stored = Stored {
+            document: session::to_json_string(&doc),
+            revision: doc.revision,
+        };
+        self.store.create(&id, &stored, now(), self.expiry())?;
+        Ok(id)
+    }
+
+    /// Whether a live chat has `id`.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn has_chat(&self, id: &str) -> Result<bool, Error> {
+        Ok(self.store.get(id, now())?.is_some())
+    }
+
+    /// Ends the chat `id`; whether there was one.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn close_chat(&self, id: &str) -> Result<bool, Error> {
+        self.store.delete(id)
+    }
+
+    /// Drops every chat expired now; how many.
+    ///
+    /// # Errors
+    /// The store's errors.
+    pub fn purge(&self) -> Result<u64, Error> {
+        self.store.purge(now())
+    }
+
+    /// The chat's stored document, read.
+    pub(super) fn stored(
+        &self,
+        chat: &str,
+        id: &RawValue,
+    ) -> Result<(Stored, crate::contract::SessionDocument), Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let stored = self
+            .store
+            .get(chat, now())
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
+            .ok_or_else(|| {
+                failed(
+                    rpc::CHAT_NOT_FOUND,
+                    format!("no chat {chat:?} is kept: never started, ended, or expired; start a new one"),
+                )
+            })?;
+        let doc = session::read(&stored.document, Path::new("chat"))
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+        Ok((stored, doc))
+    }
+
+    /// The chat's session opened against generation `g`: its pin and loads
+    /// re-checked; a pin that no longer holds is [`rpc::TOOL_PIN_MISMATCH`]
+    /// with the resume report.
+    pub(super) fn live(
+        &self,
+        g: &Generation,
+        doc: crate::contract::SessionDocument,
+        id: &RawValue,
+    ) -> Result<Box<session::Live>, Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let opened = {
+            let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
+            session::open(
+                &g.inputs,
+                doc,
+                &self.options.keys,
+                Path::new("chat"),
+                &mut cache,
+            )
+        };
+        match opened {
+            Ok(Opened::Live(live)) => Ok(live),
+            Ok(Opened::Mismatch(report)) => {
+                let mut f = failed(
+                    rpc::TOOL_PIN_MISMATCH,
+                    "tool-pin-mismatch: the tools this chat was pinned to changed under the current policies; start a new chat".into(),
+                );
+                f.data = serde_json::to_value(&report).ok();
+                Err(f)
+            }
+            Err(e) => Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
+        }
+    }
+
+    /// The chat's stored document and its view under the current policies.
+    pub(super) fn view(&self, chat: &str, id: &RawValue) -> Result<(Arc<View>, Stored), Failure> {
+        let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let (stored, doc) = self.stored(chat, id)?;
+        let key = view_key(&doc);
+        let g = self.current.load();
+        if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok((view.clone(), stored));
+        }
+        let live = self.live(&g, doc, id)?;
+        let offered = OfferedPlan::from_json(&live.roster_json(), Path::new("chat"))
+            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
+        let control = offered.control_tool_provider_name().map(str::to_string);
+        let view = Arc::new(View {
+            offered,
+            tools: live.mcp_tools(),
+            control,
+        });
+        let mut views = g.views.lock().unwrap_or_else(|e| e.into_inner());
+        if views.len() >= MAX_VIEWS {
+            views.clear();
+        }
+        views.insert(key, view.clone());
+        Ok((view, stored))
+    }
+}
+
+/// What decides a chat's view: its document without the fields that differ
+/// between chats with the same pins and loads (id, revision, signature).
+fn view_key(doc: &crate::contract::SessionDocument) -> String {
+    let mut doc = doc.clone();
+    doc.id = None;
+    doc.revision = 0;
+    doc.signature = None;
+    for loaded in &mut doc.loaded {
+        loaded.revision = 0;
+    }
+    crate::canon::hex(&crate::canon::digest(
+        &serde_json::to_value(&doc).unwrap_or_default(),
+    ))
+}

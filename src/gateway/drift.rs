@@ -1,0 +1,55 @@
+//! Drift: a tool whose live definition differs from the one a chat was
+//! offered, and the sentence the model and the log read about it. Decides
+//! nothing: the gateway refuses or forwards by `lock.on_mismatch`.
+
+use crate::names::escape;
+use serde::Serialize;
+
+/// A tool whose live definition differs from the one planned.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    /// The server.
+    pub server: String,
+    /// The tool, in the server's name.
+    pub tool: String,
+    /// The planned definition's hash.
+    pub planned: Option<String>,
+    /// The live definition's hash; `None` when the server no longer lists it.
+    pub listed: Option<String>,
+    /// What kind of change it is (empty when the tool is gone).
+    pub changes: Vec<crate::contract::LockChange>,
+    /// Whether the call was refused (`lock.on_mismatch = "cut"`) or
+    /// forwarded with this warning (`"warn"`).
+    pub refused: bool,
+}
+
+impl Drift {
+    /// One sentence for the model and the log.
+    pub fn sentence(&self) -> String {
+        let what = if self.listed.is_none() {
+            "no longer lists".to_string()
+        } else {
+            let kinds: Vec<String> = self
+                .changes
+                .iter()
+                .filter_map(|c| serde_json::to_value(c).ok())
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            if kinds.is_empty() {
+                "now lists a different definition of".to_string()
+            } else {
+                format!("changed ({}) its definition of", kinds.join(", "))
+            }
+        };
+        let then = if self.refused {
+            "muster forwards no call to it until the change is reviewed (`muster discover`, then `muster lock`)"
+        } else {
+            "the call was forwarded (lock.on_mismatch = \"warn\")"
+        };
+        format!(
+            "MCP server `{}` {what} `{}` since this chat was offered it; {then}",
+            self.server,
+            escape(&self.tool)
+        )
+    }
+}
