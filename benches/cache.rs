@@ -22,7 +22,8 @@ fn table(kind: Kind, path: &std::path::Path, own: u64, foreign: u64) {
     let mut t = Table::open(kind, path);
     for i in (0..own).chain(1_000_000_000..1_000_000_000 + foreign) {
         let mut payload = vec![0; kind.payload];
-        payload[..8].copy_from_slice(&i.to_le_bytes());
+        let n = kind.payload.min(8);
+        payload[..n].copy_from_slice(&i.to_le_bytes()[..n]);
         t.insert(k(i), payload);
     }
     t.save().expect("save");
