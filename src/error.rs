@@ -204,15 +204,7 @@ impl Error {
     /// as `what`, with the line serde_json found the problem on.
     pub fn json(file: &Path, what: &str, err: &serde_json::Error, help: &str) -> Self {
         // serde_json appends " at line L column C"; the line goes in its own field instead.
-        let text = err.to_string();
-        let message = match text.rfind(" at line ") {
-            Some(at) if err.line() > 0 => &text[..at],
-            _ => text.as_str(),
-        };
-        let message = match message {
-            "recursion limit exceeded" => "JSON text nested too deep (more than 128 levels)",
-            other => other,
-        };
+        let message = json_message(err);
         let line = (err.line() > 0).then_some(err.line());
         Error::new(
             ErrorKind::Input,
@@ -286,6 +278,23 @@ impl LineIndex {
     /// The 1-based line holding byte `offset`; the same as [`line_of`].
     pub(crate) fn line(&self, offset: usize) -> usize {
         self.starts.partition_point(|&start| start <= offset)
+    }
+}
+
+/// serde_json's reason for `err` without the " at line L column C" it
+/// appends (the place is given apart), and "recursion limit exceeded" said
+/// plainly.
+pub(crate) fn json_message(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(at) if err.line() > 0 => &text[..at],
+        _ => text.as_str(),
+    };
+    match message {
+        "recursion limit exceeded" => {
+            "JSON text nested too deep (more than 128 levels)".to_string()
+        }
+        other => other.to_string(),
     }
 }
 

@@ -43,17 +43,9 @@ pub(crate) fn parse_arguments(text: &str) -> Result<Value, Unreadable> {
 /// serde_json's reason for `err`, with the place it stopped given as a column of the text when
 /// the text is one line, and "recursion limit exceeded" said plainly.
 pub(crate) fn reason(err: &serde_json::Error) -> String {
-    let text = err.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(at) if err.line() > 0 => &text[..at],
-        _ => text.as_str(),
-    };
-    let message = match message {
-        "recursion limit exceeded" => "JSON text nested too deep (more than 128 levels)",
-        other => other,
-    };
+    let message = crate::error::json_message(err);
     match err.line() {
-        0 => message.to_string(),
+        0 => message,
         1 => format!("{message} at column {}", err.column()),
         line => format!("{message} at line {line} column {}", err.column()),
     }
