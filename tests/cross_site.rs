@@ -66,14 +66,7 @@ impl Serve {
             .spawn()
             .expect("start muster serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = loop {
-            let line = lines.next().expect("muster serve started").unwrap();
-            if let Ok(log) = serde_json::from_str::<Value>(&line)
-                && log["event"] == "start"
-            {
-                break log["addr"].as_str().unwrap().to_string();
-            }
-        };
+        let addr = common::serve_address(&mut lines);
         let log = Arc::new(Mutex::new(Vec::new()));
         let kept = log.clone();
         std::thread::spawn(move || {

@@ -607,21 +607,7 @@ impl Serve {
             .spawn()
             .expect("start muster serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("muster serve ended before it started")
-                .unwrap();
-            let Ok(log) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if log["event"] == "start" {
-                break log["addr"]
-                    .as_str()
-                    .expect("the start names its address")
-                    .to_string();
-            }
-        };
+        let addr = common::serve_address(&mut lines);
         // Keep draining stderr so the service never blocks on it.
         std::thread::spawn(move || for _ in lines {});
         Self { child, addr }

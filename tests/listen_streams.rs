@@ -44,16 +44,7 @@ impl Service {
             .spawn()
             .expect("muster serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("muster serve ended before it listened")
-                .unwrap();
-            let log: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
-            if log["event"] == "start" {
-                break log["addr"].as_str().unwrap().to_string();
-            }
-        };
+        let addr = common::serve_address(&mut lines);
         std::thread::spawn(move || for _ in lines {});
         Self { child, addr }
     }

@@ -76,6 +76,27 @@ fn write(root: &Path, path: &str, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
+/// The address `muster serve` logs it listens on: reads its stderr `lines`
+/// up to the `start` event (JSON log lines; others skipped), leaving the
+/// rest for the caller.
+#[allow(dead_code)]
+pub fn serve_address(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
+    loop {
+        let line = lines
+            .next()
+            .expect("muster serve ended before it listened")
+            .expect("muster serve's stderr is readable");
+        if let Ok(log) = serde_json::from_str::<serde_json::Value>(&line)
+            && log["event"] == "start"
+        {
+            return log["addr"]
+                .as_str()
+                .expect("the start event names its address")
+                .to_string();
+        }
+    }
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read_dir") {
