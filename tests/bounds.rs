@@ -136,18 +136,7 @@ impl Serve {
             .spawn()
             .expect("start muster serve");
         let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("muster serve ended before its start line")
-                .expect("stderr line");
-            let Ok(log) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if log["event"] == "start" {
-                break log["addr"].as_str().expect("addr").to_string();
-            }
-        };
+        let addr = common::serve_address(&mut lines);
         // Keep reading so the service never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         Serve { child, addr }

@@ -212,14 +212,7 @@ impl Serve {
             .spawn()
             .expect("start muster serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = loop {
-            let line = lines.next().expect("muster serve started").unwrap();
-            if let Ok(log) = serde_json::from_str::<Value>(&line)
-                && log["event"] == "start"
-            {
-                break log["addr"].as_str().unwrap().to_string();
-            }
-        };
+        let addr = common::serve_address(&mut lines);
         std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
         Self { child, addr }
     }
