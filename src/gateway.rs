@@ -26,6 +26,7 @@
 mod call;
 mod chats;
 mod drift;
+mod follow;
 pub mod listen;
 pub(crate) mod own_meta;
 pub mod rpc;
@@ -52,6 +53,7 @@ use crate::policy::{Inputs, LockMode};
 use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
 use crate::store::{SessionStore, Stored, Swapped};
 use crate::tokens::TokenCache;
+use follow::{Followed, Opening};
 use own_meta::{tool_error, tool_result};
 use rpc::{Failure, Message};
 use upstream::{UpstreamError, Upstreams};
@@ -449,14 +451,20 @@ impl Gateway {
                 ),
             ));
         }
-        let (view, _) = self.view(chat, id)?;
+        let (view, _, repinned) = self.view(chat, id)?;
+        let meta = repinned.map_or_else(String::new, |report| {
+            format!(
+                r#","_meta":{{"{META_KEY}":{{"repinned":{}}}}}"#,
+                serde_json::to_string(&report).unwrap_or_default()
+            )
+        });
         Ok(if modern {
             format!(
-                r#"{{"tools":{},"ttlMs":0,"cacheScope":"private"}}"#,
+                r#"{{"tools":{},"ttlMs":0,"cacheScope":"private"{meta}}}"#,
                 view.tools
             )
         } else {
-            format!(r#"{{"tools":{}}}"#, view.tools)
+            format!(r#"{{"tools":{}{meta}}}"#, view.tools)
         })
     }
 
@@ -490,7 +498,7 @@ impl Gateway {
                 )));
             }
         };
-        let (view, _) = self.view(chat, id)?;
+        let (view, _, repinned) = self.view(chat, id)?;
         let mut record = CallRecord {
             chat: chat.to_string(),
             id: id.get().to_string(),
@@ -502,6 +510,10 @@ impl Gateway {
             total_ms: 0.0,
             arguments: None,
         };
+        if repinned.is_some() {
+            record.codes.push("chat-repinned".into());
+            *list_changed = true;
+        }
         let turn = Turn {
             calls: vec![Call::new("call", name.clone(), arguments)],
         };
@@ -627,7 +639,14 @@ impl Gateway {
         for _ in 0..8 {
             let (stored, doc) = self.stored(chat, id)?;
             let g = self.current.load();
-            let mut live = self.live(&g, doc, id)?;
+            let Opening {
+                mut live,
+                stored,
+                repinned,
+            } = self.live(&g, chat, stored, doc, id)?;
+            if repinned.is_some() {
+                *list_changed = true;
+            }
             let answer = live.load(&LoadRequest::Query(query.to_string()));
             record.codes.extend(answer.notes.iter().filter_map(|n| {
                 let note = serde_json::to_value(n).ok()?;

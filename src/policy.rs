@@ -129,6 +129,18 @@ pub enum LockMode {
     Warn,
 }
 
+/// What the gateway does with an open chat whose pinned tools a reloaded
+/// (reviewed) policy changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatsMode {
+    /// Plan the chat again for its agent, keep its loads that still hold,
+    /// and tell its client the list changed (`notifications/tools/list_changed`).
+    Follow,
+    /// Refuse every request of the chat with `tool-pin-mismatch` until a
+    /// new chat is started.
+    Refuse,
+}
+
 /// The lock of discovered tool definitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockPolicy {
@@ -136,6 +148,8 @@ pub struct LockPolicy {
     pub file: PathBuf,
     /// What a mismatch does.
     pub on_mismatch: LockMode,
+    /// What open chats do when a reviewed change reaches their pins.
+    pub chats: ChatsMode,
 }
 
 /// Deferral: tools that do not fit are reachable through one control tool.

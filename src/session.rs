@@ -99,6 +99,7 @@ pub fn new(
         roster: plan.roster.iter().map(|&i| pinned(&plan, i)).collect(),
         deferred: deferred_pin(&plan),
         loaded: Vec::new(),
+        repinned: None,
         signature: None,
     };
     keys.sign(&mut doc);
@@ -566,8 +567,9 @@ impl Live {
                 ));
             }
         }
-        // Only a load makes a revision: the last load made the document's.
-        if last != self.doc.revision {
+        // Only a load or a re-pin makes a revision: the last of them made
+        // the document's.
+        if last.max(self.doc.repinned.unwrap_or(0)) != self.doc.revision {
             problem(format!(
                 "the document is at revision {}, and its last load made revision {last}",
                 self.doc.revision
@@ -626,6 +628,7 @@ impl Live {
 mod document;
 mod load;
 mod pin;
+mod repin;
 mod roster;
 mod seal;
 
@@ -633,6 +636,7 @@ pub(crate) use document::json_text;
 pub use document::{is_session_id, read, to_json_string};
 pub use load::LoadRequest;
 pub(crate) use load::{Pick, pick, relevant};
+pub use repin::{Repinned, repin};
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
 

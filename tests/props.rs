@@ -227,6 +227,7 @@ fn inputs(w: &World) -> Inputs {
             mcp_check: muster::contract::CheckMode::Strict,
         },
         lock: LockPolicy {
+            chats: muster::policy::ChatsMode::Follow,
             file: PathBuf::from("generated/mcp.lock"),
             on_mismatch: LockMode::Cut,
         },

@@ -48,6 +48,11 @@ pub struct SessionDocument {
     pub deferred: PinnedSet,
     /// Tools loaded since, in load order; each was deferred at the pin.
     pub loaded: Vec<LoadedTool>,
+    /// The revision the session's last re-pin made, when a gateway chat
+    /// followed a reviewed change (`[lock] chats = "follow"`); absent on a
+    /// session never re-pinned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repinned: Option<u64>,
     /// HMAC-SHA256 over the rest of the document, when the service or
     /// command that wrote it holds a session key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -104,14 +104,49 @@ impl Gateway {
     }
 
     /// The chat's session opened against generation `g`: its pin and loads
-    /// re-checked; a pin that no longer holds is [`rpc::TOOL_PIN_MISMATCH`]
-    /// with the resume report.
+    /// re-checked. A pin that no longer holds is re-pinned under
+    /// `[lock] chats = "follow"` (the `repin` module) and is
+    /// [`rpc::TOOL_PIN_MISMATCH`] with the resume report under `"refuse"`.
+    /// Returns the session and the document kept for the chat now.
     pub(super) fn live(
+        &self,
+        g: &Generation,
+        chat: &str,
+        mut stored: Stored,
+        doc: crate::contract::SessionDocument,
+        id: &RawValue,
+    ) -> Result<Opening, Failure> {
+        let mut doc = doc;
+        for _ in 0..8 {
+            match self.open_pinned(g, doc, id)? {
+                Ok(live) => {
+                    return Ok(Opening {
+                        live,
+                        stored,
+                        repinned: None,
+                    });
+                }
+                Err(report) => match self.follow(g, chat, &stored, report, id)? {
+                    Followed::Done(opening) => return Ok(opening),
+                    Followed::Stale => (stored, doc) = self.stored(chat, id)?,
+                },
+            }
+        }
+        Err(Failure::new(
+            Some(id.to_owned()),
+            rpc::INTERNAL_ERROR,
+            "other requests kept changing this chat first; send the request again",
+        ))
+    }
+
+    /// `doc` opened against `g`: the session when its pin holds, the resume
+    /// report when it does not.
+    fn open_pinned(
         &self,
         g: &Generation,
         doc: crate::contract::SessionDocument,
         id: &RawValue,
-    ) -> Result<Box<session::Live>, Failure> {
+    ) -> Result<Result<Box<session::Live>, crate::contract::ResumeReport>, Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
         let opened = {
             let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
@@ -124,29 +159,37 @@ impl Gateway {
             )
         };
         match opened {
-            Ok(Opened::Live(live)) => Ok(live),
-            Ok(Opened::Mismatch(report)) => {
-                let mut f = failed(
-                    rpc::TOOL_PIN_MISMATCH,
-                    "tool-pin-mismatch: the tools this chat was pinned to changed under the current policies; start a new chat".into(),
-                );
-                f.data = serde_json::to_value(&report).ok();
-                Err(f)
-            }
+            Ok(Opened::Live(live)) => Ok(Ok(live)),
+            Ok(Opened::Mismatch(report)) => Ok(Err(report)),
             Err(e) => Err(failed(rpc::INTERNAL_ERROR, e.to_string())),
         }
     }
 
     /// The chat's stored document and its view under the current policies.
-    pub(super) fn view(&self, chat: &str, id: &RawValue) -> Result<(Arc<View>, Stored), Failure> {
+    /// When the chat was re-pinned on the way, the third member is the
+    /// resume report saying what changed.
+    pub(super) fn view(
+        &self,
+        chat: &str,
+        id: &RawValue,
+    ) -> Result<(Arc<View>, Stored, Option<crate::contract::ResumeReport>), Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
         let (stored, doc) = self.stored(chat, id)?;
         let key = view_key(&doc);
         let g = self.current.load();
         if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok((view.clone(), stored));
+            return Ok((view.clone(), stored, None));
         }
-        let live = self.live(&g, doc, id)?;
+        let Opening {
+            live,
+            stored,
+            repinned,
+        } = self.live(&g, chat, stored, doc, id)?;
+        let key = if repinned.is_some() {
+            view_key(live.document())
+        } else {
+            key
+        };
         let offered = OfferedPlan::from_json(&live.roster_json(), Path::new("chat"))
             .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
         let control = offered.control_tool_provider_name().map(str::to_string);
@@ -160,7 +203,7 @@ impl Gateway {
             views.clear();
         }
         views.insert(key, view.clone());
-        Ok((view, stored))
+        Ok((view, stored, repinned))
     }
 }
 

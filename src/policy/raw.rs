@@ -81,6 +81,7 @@ pub struct RawNames {
 pub struct RawLock {
     pub file: Option<String>,
     pub on_mismatch: Option<Spanned<String>>,
+    pub chats: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

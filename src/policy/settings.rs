@@ -4,8 +4,8 @@
 
 use super::load::{Loader, Source};
 use super::{
-    Agent, CallPolicy, Caps, DEFAULT_CONTROL_TOOL, DEFAULT_ITEM_CAP, DEFAULT_TOKEN_CAP, Deferral,
-    Group, Loads, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name,
+    Agent, CallPolicy, Caps, ChatsMode, DEFAULT_CONTROL_TOOL, DEFAULT_ITEM_CAP, DEFAULT_TOKEN_CAP,
+    Deferral, Group, Loads, LockMode, LockPolicy, ServerDef, ToolDef, UnknownArguments, bad_name,
     bad_name_code, raw,
 };
 use crate::contract::CheckMode;
@@ -243,6 +243,7 @@ impl Loader {
         let mut lock = LockPolicy {
             file: self.root.join("mcp.lock"),
             on_mismatch: LockMode::Cut,
+            chats: ChatsMode::Follow,
         };
         let lock_explicit = file.lock.as_ref().is_some_and(|l| l.file.is_some());
         if let Some(l) = &file.lock {
@@ -260,6 +261,17 @@ impl Loader {
                                 format!("lock.on_mismatch {other:?} is not a choice"),
                             )
                             .help("use \"cut\" (keep the tool away until reviewed) or \"warn\""),
+                    ),
+                }
+            }
+            if let Some(mode) = &l.chats {
+                match mode.get_ref().as_str() {
+                    "follow" => lock.chats = ChatsMode::Follow,
+                    "refuse" => lock.chats = ChatsMode::Refuse,
+                    other => self.problems.push(
+                        src.at(mode)
+                            .coded(code::NOT_A_CHOICE, format!("lock.chats {other:?} is not a choice"))
+                            .help("use \"follow\" (open chats are planned again and told the list changed) or \"refuse\" (open chats must start again)"),
                     ),
                 }
             }

@@ -303,6 +303,16 @@ pub enum SessionCommand {
         #[arg(long, value_enum, default_value = "table")]
         format: RosterFormat,
     },
+    /// End a chat kept in a session store (what `muster mcp --sessions`
+    /// and `muster serve --sessions` keep): exit 0 when it was ended, 1
+    /// when the store kept no live chat under the id.
+    End {
+        /// The chat's id.
+        id: String,
+        /// The session store: sqlite:PATH or postgres://…
+        #[arg(long, value_name = "URL")]
+        sessions: String,
+    },
     /// Compare the session's pin with the current policies; exit 1 on a
     /// tool pin mismatch. Never rewrites the document.
     Resume {

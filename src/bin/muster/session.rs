@@ -14,6 +14,17 @@ use std::path::Path;
 
 pub(crate) fn run(command: SessionCommand) -> Result<u8, Error> {
     match command {
+        SessionCommand::End { id, sessions } => {
+            let url = muster::store::StoreUrl::parse(&sessions)?;
+            let ended = url.open()?.delete(&id)?;
+            let id = muster::names::escape(&id);
+            emit(&if ended {
+                format!("ended chat {id} in {}\n", url.redacted())
+            } else {
+                format!("no chat {id} is kept in {}\n", url.redacted())
+            })?;
+            Ok(u8::from(!ended))
+        }
         SessionCommand::New {
             select,
             out,
