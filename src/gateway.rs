@@ -27,9 +27,11 @@ mod call;
 mod chats;
 mod drift;
 mod follow;
+mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
 pub mod rpc;
+mod stateless;
 pub mod stdio;
 pub mod upstream;
 
@@ -54,6 +56,7 @@ use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
 use crate::store::{SessionStore, Stored, Swapped};
 use crate::tokens::TokenCache;
 use follow::{Followed, Opening};
+use handshake::{complete, supported_versions};
 use own_meta::{tool_error, tool_result};
 use rpc::{Failure, Message};
 use upstream::{UpstreamError, Upstreams};
@@ -273,6 +276,12 @@ impl Gateway {
 
     /// Answers one message of chat `chat`.
     pub async fn handle(&self, chat: &str, bytes: &[u8]) -> Reply {
+        self.handle_in(chat, bytes, false).await
+    }
+
+    /// [`Gateway::handle`], in a chat made for this message only when
+    /// `stateless` (the `stateless` module).
+    async fn handle_in(&self, chat: &str, bytes: &[u8], stateless: bool) -> Reply {
         let started = Instant::now();
         let (id, method, params) = match rpc::parse(bytes) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
@@ -349,8 +358,15 @@ impl Gateway {
             "server/discover" => Ok(self.discover()),
             "tools/list" => self.list(chat, &id, params.as_ref(), reply.modern),
             "tools/call" => {
-                self.call(chat, &id, params, started, &mut reply.list_changed)
-                    .await
+                self.call(
+                    chat,
+                    &id,
+                    params,
+                    started,
+                    &mut reply.list_changed,
+                    stateless,
+                )
+                .await
             }
             other => Err(Failure::new(
                 Some(id.clone()),
@@ -367,66 +383,6 @@ impl Gateway {
             Err(failure) => failure.to_json(),
         });
         reply
-    }
-
-    /// The `server/discover` result (2026-07-28): what `initialize`
-    /// answers, for a client that does no handshake.
-    fn discover(&self) -> String {
-        serde_json::json!({
-            "resultType": "complete",
-            "supportedVersions": supported_versions(),
-            "capabilities": {"tools": {"listChanged": true}},
-            "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
-            "cacheScope": "public",
-            "ttlMs": 0,
-        })
-        .to_string()
-    }
-
-    fn initialize(
-        &self,
-        id: &RawValue,
-        params: Option<&Value>,
-    ) -> Result<(String, &'static str), Failure> {
-        let asked = params
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                Failure::new(
-                    Some(id.to_owned()),
-                    rpc::INVALID_PARAMS,
-                    "initialize needs params.protocolVersion (a string such as \"2025-11-25\")",
-                )
-            })?;
-        let version = DOWNSTREAM_VERSIONS
-            .iter()
-            .find(|v| **v == asked)
-            .copied()
-            .unwrap_or(DOWNSTREAM_VERSIONS[0]);
-        let result = serde_json::json!({
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}},
-            "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
-        });
-        Ok((result.to_string(), version))
-    }
-
-    /// What the client is told at start: what the gateway offers and what
-    /// it leaves to the host.
-    fn instructions(&self) -> String {
-        let left = self.left_to_host().unwrap_or_default();
-        let mut text = String::from(
-            "muster checks every tool call against what this chat was offered before it reaches a server.",
-        );
-        if !left.is_empty() {
-            text.push_str(&format!(
-                " Configured tools are not served here; the host runs them: {}.",
-                left.join(", ")
-            ));
-        }
-        text
     }
 
     /// A 2026-07-28 (`modern`) list carries its cache hints: private to
@@ -475,6 +431,7 @@ impl Gateway {
         params: Option<Value>,
         started: Instant,
         list_changed: &mut bool,
+        stateless: bool,
     ) -> Result<String, Failure> {
         let invalid =
             |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
@@ -514,6 +471,11 @@ impl Gateway {
             record.codes.push("chat-repinned".into());
             *list_changed = true;
         }
+        let view = if stateless {
+            self.call_through(chat, id, view, &name, &mut record)?
+        } else {
+            view
+        };
         let turn = Turn {
             calls: vec![Call::new("call", name.clone(), arguments)],
         };
@@ -744,26 +706,6 @@ fn planned(inputs: &Inputs) -> Lock {
         .fold(Lock::default(), |lock, s| {
             lock.update(&s.name, inputs.listings.of(&s.name)).0
         })
-}
-
-/// Every revision muster answers in, newest first.
-fn supported_versions() -> Vec<&'static str> {
-    std::iter::once(MODERN_VERSION)
-        .chain(DOWNSTREAM_VERSIONS)
-        .collect()
-}
-
-/// `result` (an object's text) with 2026-07-28's `resultType: "complete"`.
-/// A result that has one already (a 2026-07-28 server's) is kept as it is.
-fn complete(result: &str) -> String {
-    type Keys<'a> = HashMap<std::borrow::Cow<'a, str>, serde::de::IgnoredAny>;
-    let has = serde_json::from_str::<Keys<'_>>(result).map(|k| k.contains_key("resultType"));
-    match result.trim_start().strip_prefix('{') {
-        _ if has.unwrap_or(true) => result.to_string(),
-        Some(rest) if rest.trim_start().starts_with('}') => r#"{"resultType":"complete"}"#.into(),
-        Some(rest) => format!(r#"{{"resultType":"complete",{rest}"#),
-        None => result.to_string(),
-    }
 }
 
 /// What kind of JSON value `v` is, for a message.

@@ -89,6 +89,32 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     })
 }
 
+/// Whether a message speaks 2026-07-28: its `MCP-Protocol-Version`
+/// header, else its `_meta`, names the revision.
+fn modern(headers: &HeaderMap, body: &[u8]) -> bool {
+    if let Some(value) = headers.get(VERSION_HEADER) {
+        return value.as_bytes() == crate::gateway::MODERN_VERSION.as_bytes();
+    }
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, rename = "_meta")]
+        meta: Option<std::collections::HashMap<std::borrow::Cow<'a, str>, serde_json::Value>>,
+    }
+    serde_json::from_slice::<Message<'_>>(body)
+        .ok()
+        .and_then(|m| m.params?.meta)
+        .and_then(|meta| {
+            meta.get("io.modelcontextprotocol/protocolVersion")
+                .map(|v| v == crate::gateway::MODERN_VERSION)
+        })
+        .unwrap_or(false)
+}
+
 /// The header a client names its protocol revision in.
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
@@ -174,6 +200,19 @@ async fn post_root(
             };
             if matches!(method.as_deref(), Some("server/discover" | "ping")) {
                 let reply = gateway.handle("", &body).await;
+                return answer(reply, &headers, None);
+            }
+            if method.is_some()
+                && method.as_deref() != Some("initialize")
+                && modern(&headers, &body)
+            {
+                // A 2026-07-28 client keeps no chat: each message is its own.
+                let mut reply = gateway
+                    .handle_stateless(agent(&uri).as_deref(), &body)
+                    .await;
+                if let Some((id, tools)) = reply.listen.take() {
+                    return listen(&gateway, "", id, tools);
+                }
                 return answer(reply, &headers, None);
             }
             if method.as_deref() != Some("initialize") {
