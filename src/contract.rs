@@ -38,8 +38,9 @@ pub use diff::{
     TotalsDelta,
 };
 pub use discover::{
-    DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason, LockUpdate,
-    ServerDiscovery, SnapshotDiff, ToolChange,
+    ChangeDetails, DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason,
+    HintChange, LockUpdate, MAX_SCHEMA_PATHS, ServerDiscovery, SnapshotDiff, SpanOp, TextSpan,
+    ToolChange,
 };
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{

@@ -17,8 +17,10 @@ use crate::error::{Error, ErrorKind, Problem};
 use crate::schema::{Schema, Shared};
 
 mod listing;
+mod review;
 
 use listing::read_listing;
+pub use review::{HINTS, MAX_DIFF_CELLS};
 
 /// One tool as a server listed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -477,13 +479,15 @@ pub fn diff_snapshots(old: &[ListedTool], new: &[ListedTool]) -> SnapshotDiff {
             }
             others
         };
-        let change = ToolChange {
+        let mut change = ToolChange {
             name: name.to_string(),
             description: o.description != n.description,
             input_schema: o.input_schema != n.input_schema,
             other: strip(o) != strip(n),
+            details: Default::default(),
         };
         if change.description || change.input_schema || change.other {
+            change.details = review::details(o, n);
             diff.changed.push(change);
         }
     }

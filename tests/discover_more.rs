@@ -242,3 +242,75 @@ fn a_snapshot_written_before_notes_were_kept_still_reads() {
     );
     assert_eq!(muster::discover::read_snapshot(&path).unwrap(), tools);
 }
+
+/// A changed tool is shown as a reviewer needs it (issue 31 item 8): the
+/// description word by word, the schema's paths, in text and JSON, server
+/// text escaped. The recorded snapshot plays the old listing; the real
+/// memory server lists the new one.
+#[test]
+fn discover_shows_what_changed_in_a_tool() {
+    let memory = reference_server("server-memory");
+    let dir = project(&format!(
+        "[[mcp]]\nname = \"memory\"\ncommand = [\"node\", {}]\nsnapshot = \"memory.json\"\n\
+         env = {{ MEMORY_FILE_PATH = {} }}\n",
+        toml_str(Path::new(&memory)),
+        toml_str(&dir_file("graph.jsonl"))
+    ));
+    discover(dir.path(), &[]);
+    let snapshot = dir.path().join("policies/mcp/memory.json");
+    let mut recorded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    let mut real = String::new();
+    for tool in recorded["tools"].as_array_mut().unwrap() {
+        if tool["name"] == "create_entities" {
+            real = tool["description"].as_str().unwrap().to_string();
+            let mut words: Vec<&str> = real.split(' ').collect();
+            words.pop();
+            words.push("\u{1b}[2Jinjected");
+            tool["description"] = serde_json::json!(words.join(" "));
+            tool["inputSchema"]["properties"]["extra"] = serde_json::json!({"type": "string"});
+        }
+    }
+    std::fs::write(&snapshot, recorded.to_string()).unwrap();
+    let last = real.rsplit(' ').next().unwrap().to_string();
+
+    let out = muster(dir.path()).args(["discover"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!text.contains('\u{1b}'), "server text is escaped: {text:?}");
+    assert!(
+        text.contains(&format!("[-\\u{{001B}}[2Jinjected-]{{+{last}+}}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("input schema at: /properties/extra"),
+        "{text}"
+    );
+
+    std::fs::write(&snapshot, recorded.to_string()).unwrap();
+    let json = discover(dir.path(), &[]);
+    let ServerDiscovery::Listed { diff, .. } = &json.servers[0] else {
+        panic!("listed: {json:?}")
+    };
+    let change = diff
+        .changed
+        .iter()
+        .find(|c| c.name == "create_entities")
+        .expect("create_entities changed")
+        .clone();
+    let removed: Vec<&str> = change
+        .details
+        .description
+        .iter()
+        .filter(|s| s.op == muster::contract::SpanOp::Removed)
+        .map(|s| s.text.as_str())
+        .collect();
+    assert_eq!(removed, ["\u{1b}[2Jinjected"]);
+    assert_eq!(change.details.schema_paths, ["/properties/extra"]);
+}
+
+fn dir_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "muster-discover-more-{}-{name}",
+        std::process::id()
+    ))
+}

@@ -174,6 +174,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "snapshot::MAX_DIFF_CELLS",
+            as_u64(muster::snapshot::MAX_DIFF_CELLS),
+            false,
+        ),
+        (
+            "contract::MAX_SCHEMA_PATHS",
+            as_u64(muster::contract::MAX_SCHEMA_PATHS),
+            false,
+        ),
+        (
             "serve::MAX_QUERIES",
             as_u64(muster::serve::MAX_QUERIES),
             false,

@@ -19,15 +19,7 @@ use crate::snapshot::ListedTool;
 /// acts on. Others (`icons`, unknown members) are not hashed.
 pub const HASHED_MEMBERS: [&str; 4] = ["title", "annotations", "outputSchema", "_meta"];
 
-/// The four MCP tool annotations that say how safe a call is, each with the
-/// value MCP gives a tool that does not declare it, and the value that is
-/// the less safe of the two.
-pub const HINTS: [(&str, bool, bool); 4] = [
-    ("readOnlyHint", false, false),
-    ("destructiveHint", true, true),
-    ("idempotentHint", false, false),
-    ("openWorldHint", true, true),
-];
+pub use crate::snapshot::HINTS;
 
 /// Keywords that annotate a schema without changing what it accepts.
 const ANNOTATION_KEYWORDS: [&str; 7] = [

@@ -121,7 +121,58 @@ fn render_diff(out: &mut String, diff: &SnapshotDiff) {
             escape(&change.name),
             what.join(", ")
         );
+        render_details(out, &change.details);
     }
+}
+
+/// What a reviewer reads under a changed tool: the description word by
+/// word (`[-removed-]{+added+}`, long unchanged runs shortened), the
+/// schema's paths, the hints, the other members; server text escaped.
+fn render_details(out: &mut String, details: &muster::contract::ChangeDetails) {
+    use muster::contract::SpanOp;
+    if !details.description.is_empty() {
+        let text: String = details
+            .description
+            .iter()
+            .map(|s| match s.op {
+                SpanOp::Same => shortened(&escape(&s.text)),
+                SpanOp::Removed => format!("[-{}-]", escape(&s.text)),
+                SpanOp::Added => format!("{{+{}+}}", escape(&s.text)),
+            })
+            .collect();
+        let _ = writeln!(out, "         description: {text}");
+    }
+    if !details.schema_paths.is_empty() {
+        let paths: Vec<String> = details.schema_paths.iter().map(|p| escape(p)).collect();
+        let more = match details.schema_paths_more {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        let _ = writeln!(out, "         input schema at: {}{more}", paths.join(", "));
+    }
+    for hint in &details.hints {
+        let _ = writeln!(
+            out,
+            "         {}: {} -> {}",
+            hint.hint, hint.before, hint.after
+        );
+    }
+    if !details.members.is_empty() {
+        let members: Vec<String> = details.members.iter().map(|m| escape(m)).collect();
+        let _ = writeln!(out, "         also changed: {}", members.join(", "));
+    }
+}
+
+/// An unchanged run of a description, its middle left out when long.
+fn shortened(text: &str) -> String {
+    const KEEP: usize = 30;
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= 2 * KEEP + 1 {
+        return text.to_string();
+    }
+    let head: String = chars[..KEEP].iter().collect();
+    let tail: String = chars[chars.len() - KEEP..].iter().collect();
+    format!("{head}…{tail}")
 }
 
 fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
