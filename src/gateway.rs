@@ -552,7 +552,15 @@ impl Gateway {
                     match result {
                         Ok(raw) => {
                             record.verdict = "forwarded";
-                            Ok(raw.get().to_string())
+                            // A drift let through (`on_mismatch = "warn"`)
+                            // rides in the answer, as the log has it.
+                            Ok(match &drift {
+                                Some(drift) => own_meta::with_own(
+                                    raw.get(),
+                                    &serde_json::json!({"drift": drift}),
+                                ),
+                                None => raw.get().to_string(),
+                            })
                         }
                         Err(UpstreamError::Rpc { code, message }) => {
                             record.verdict = "upstream-failed";

@@ -513,6 +513,11 @@ fn a_server_that_changes_a_tool_under_a_chat_is_refused_until_reviewed() {
             .contains("alpha ran"),
         "{warned}"
     );
+    let drift = &warned["result"]["_meta"]["dev.muster/gateway"]["drift"];
+    assert_eq!(
+        drift["refused"], false,
+        "the answer says what the log says: {warned}"
+    );
 }
 
 #[test]
@@ -745,8 +750,13 @@ fn the_http_transport_refuses_what_it_cannot_serve() {
         body.contains(r#""supportedVersions":["2026-07-28""#),
         "{body}"
     );
-    let (status, _, body) = post("/mcp", ping, &[("mcp-session-id", "gone")]);
+    let (status, _, body) = post("/mcp", list, &[("mcp-session-id", "gone")]);
     assert_eq!(status, 404, "{body}");
+    let gone: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        gone["id"], 1,
+        "the error answers the request it is about: {body}"
+    );
     let (status, _, body) = post("/mcp/chats/a", ping, &[("origin", "https://evil.example")]);
     assert_eq!(status, 403, "{body}");
     let (status, _, body) = post("/mcp/chats/bad%20id", ping, &[]);

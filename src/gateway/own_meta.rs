@@ -90,6 +90,39 @@ pub(crate) fn from_upstream(result: Box<RawValue>) -> Box<RawValue> {
     }
 }
 
+/// `result` (a forwarded result object's text, muster's keys already
+/// moved by [`from_upstream`]) with `details` under [`META_KEY`] in its
+/// `_meta`, every other byte as the server sent it; `result` unchanged when
+/// it is not an object (the caller judges that elsewhere).
+pub(super) fn with_own(result: &str, details: &Value) -> String {
+    let Ok(mut top) = serde_json::from_str::<Members>(result) else {
+        return result.to_string();
+    };
+    let Ok(own) = RawValue::from_string(details.to_string()) else {
+        return result.to_string();
+    };
+    match top.0.iter_mut().find(|(name, _)| name == "_meta") {
+        Some((_, value)) => {
+            let mut meta =
+                serde_json::from_str::<Members>(value.get()).unwrap_or(Members(Vec::new()));
+            meta.0.retain(|(key, _)| key != META_KEY);
+            meta.0.push((META_KEY.to_string(), own));
+            match RawValue::from_string(meta.write()) {
+                Ok(written) => *value = written,
+                Err(_) => return result.to_string(),
+            }
+        }
+        None => {
+            let meta = Members(vec![(META_KEY.to_string(), own)]);
+            match RawValue::from_string(meta.write()) {
+                Ok(written) => top.0.push(("_meta".to_string(), written)),
+                Err(_) => return result.to_string(),
+            }
+        }
+    }
+    top.write()
+}
+
 /// The result text with muster's keys moved, when the server used any.
 fn moved(text: &str) -> Option<String> {
     let mut top: Members = serde_json::from_str(text).ok()?;
@@ -125,6 +158,22 @@ mod tests {
         from_upstream(RawValue::from_string(text.to_string()).unwrap())
             .get()
             .to_string()
+    }
+
+    #[test]
+    fn muster_adds_its_details_beside_the_servers_meta() {
+        let details = serde_json::json!({"drift": {"refused": false}});
+        let with = with_own(r#"{"content":[],"_meta":{"vendor/x":1.50}}"#, &details);
+        assert_eq!(
+            with,
+            r#"{"content":[],"_meta":{"vendor/x":1.50,"dev.muster/gateway":{"drift":{"refused":false}}}}"#
+        );
+        let with = with_own(r#"{"content":[]}"#, &details);
+        assert_eq!(
+            with,
+            r#"{"content":[],"_meta":{"dev.muster/gateway":{"drift":{"refused":false}}}}"#
+        );
+        assert_eq!(with_own("[1]", &details), "[1]");
     }
 
     #[test]

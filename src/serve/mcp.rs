@@ -63,7 +63,12 @@ pub fn routes(gateway: Arc<Gateway>, body_limit: usize) -> Router {
 
 /// A JSON-RPC error as an HTTP answer with `status`.
 fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
-    let body = rpc::Failure::new(None, code, message).to_json();
+    rpc_error_to(None, status, code, message)
+}
+
+/// [`rpc_error`] answering the request `id`, when the message's id is known.
+fn rpc_error_to(id: Option<&RawValue>, status: StatusCode, code: i64, message: String) -> Response {
+    let body = rpc::Failure::new(id.map(ToOwned::to_owned), code, message).to_json();
     (
         status,
         [(
@@ -87,6 +92,15 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
             ),
         ))
     })
+}
+
+/// The id of the request in `body`, when it is one: what an error about
+/// it answers to, as JSON-RPC asks.
+fn request_id(body: &[u8]) -> Option<Box<RawValue>> {
+    match rpc::parse(body) {
+        Ok(rpc::Message::Request { id, .. }) => Some(id),
+        _ => None,
+    }
 }
 
 /// Whether a message speaks 2026-07-28: its `MCP-Protocol-Version`
@@ -157,8 +171,9 @@ fn version_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     ))
 }
 
-fn store_failed(e: &crate::Error) -> Response {
-    rpc_error(
+fn store_failed(id: Option<&RawValue>, e: &crate::Error) -> Response {
+    rpc_error_to(
+        id,
         StatusCode::SERVICE_UNAVAILABLE,
         rpc::INTERNAL_ERROR,
         e.to_string(),
@@ -182,7 +197,8 @@ async fn post_root(
         Some(chat) => match gateway.has_chat(&chat) {
             Ok(true) => chat,
             Ok(false) => {
-                return rpc_error(
+                return rpc_error_to(
+                    request_id(&body).as_deref(),
                     StatusCode::NOT_FOUND,
                     rpc::CHAT_NOT_FOUND,
                     format!(
@@ -191,7 +207,7 @@ async fn post_root(
                     ),
                 );
             }
-            Err(e) => return store_failed(&e),
+            Err(e) => return store_failed(request_id(&body).as_deref(), &e),
         },
         None => {
             let method = match rpc::parse(&body) {
@@ -216,7 +232,7 @@ async fn post_root(
                 return answer(reply, &headers, None);
             }
             if method.as_deref() != Some("initialize") {
-                return rpc_error(
+                return rpc_error_to(request_id(&body).as_deref(), 
                     StatusCode::BAD_REQUEST,
                     rpc::INVALID_REQUEST,
                     "no Mcp-Session-Id header: send initialize first and keep the id it answers, or address a chat by path at /mcp/chats/{id}".into(),
@@ -225,9 +241,14 @@ async fn post_root(
             match gateway.open_chat(None, agent(&uri).as_deref()) {
                 Ok(chat) => chat,
                 Err(e) if e.kind() == crate::ErrorKind::Usage => {
-                    return rpc_error(StatusCode::BAD_REQUEST, rpc::INVALID_PARAMS, e.to_string());
+                    return rpc_error_to(
+                        request_id(&body).as_deref(),
+                        StatusCode::BAD_REQUEST,
+                        rpc::INVALID_PARAMS,
+                        e.to_string(),
+                    );
                 }
-                Err(e) => return store_failed(&e),
+                Err(e) => return store_failed(request_id(&body).as_deref(), &e),
             }
         }
     };
@@ -253,13 +274,18 @@ async fn post_chat(
         Ok(false) => match gateway.open_chat(Some(chat.clone()), agent(&uri).as_deref()) {
             Ok(_) => {}
             Err(e) if e.kind() == crate::ErrorKind::Usage => {
-                return rpc_error(StatusCode::BAD_REQUEST, rpc::INVALID_PARAMS, e.to_string());
+                return rpc_error_to(
+                    request_id(&body).as_deref(),
+                    StatusCode::BAD_REQUEST,
+                    rpc::INVALID_PARAMS,
+                    e.to_string(),
+                );
             }
             // Another request started it first.
             Err(_) if gateway.has_chat(&chat).unwrap_or(false) => {}
-            Err(e) => return store_failed(&e),
+            Err(e) => return store_failed(request_id(&body).as_deref(), &e),
         },
-        Err(e) => return store_failed(&e),
+        Err(e) => return store_failed(request_id(&body).as_deref(), &e),
     }
     let mut reply = gateway.handle(&chat, &body).await;
     if let Some((id, tools)) = reply.listen.take() {
@@ -406,7 +432,7 @@ fn end(gateway: &Gateway, chat: &str) -> Response {
             rpc::CHAT_NOT_FOUND,
             format!("no chat {:?} is kept", crate::names::escape(chat)),
         ),
-        Err(e) => store_failed(&e),
+        Err(e) => store_failed(None, &e),
     }
 }
 
