@@ -232,7 +232,8 @@ async fn post_root(
                 return answer(reply, &headers, None);
             }
             if method.as_deref() != Some("initialize") {
-                return rpc_error_to(request_id(&body).as_deref(), 
+                return rpc_error_to(
+                    request_id(&body).as_deref(),
                     StatusCode::BAD_REQUEST,
                     rpc::INVALID_REQUEST,
                     "no Mcp-Session-Id header: send initialize first and keep the id it answers, or address a chat by path at /mcp/chats/{id}".into(),
