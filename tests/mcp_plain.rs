@@ -2,7 +2,7 @@
 //! (docs/gateway.md, "Addressing a chat"): the official MCP Python SDK
 //! lists, calls, and reaches deferred tools by calling them by name, each
 //! message in a chat of its own; a refused call still never reaches the
-//! real memory server.
+//! real memory server. fastmcp's client at its defaults does the same.
 
 mod common;
 
@@ -15,54 +15,79 @@ use serde_json::{Value, json};
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 
+/// A `muster serve` over the everything and memory reference servers, four
+/// items so the memory tools are deferred; stopped on drop.
+struct Serve {
+    fx: Fixture,
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start() -> Self {
+        let memory = reference_server("server-memory");
+        let everything = reference_server("server-everything");
+        let fx = Fixture::new(&[(
+            "policies/muster.toml",
+            "[caps]\nitems = 4\ntokens = 9000\n[deferral]\nenabled = true\n\
+             [[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+        )]);
+        let graph = fx.path().join("graph.jsonl");
+        fx.write(
+            "policies/mcp/servers.toml",
+            &format!(
+                "[[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
+                 allow = [\"get-sum\"]\n\n\
+                 [[mcp]]\nname = \"memory\"\ncommand = [\"node\", {memory:?}]\nsnapshot = \"memory.json\"\n\
+                 env = {{ MEMORY_FILE_PATH = {graph:?} }}\n"
+            ),
+        );
+        stdout(fx.path(), &["discover"], 0);
+        let mut child = Command::new(MUSTER)
+            .current_dir(fx.path())
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = common::serve_address(&mut lines);
+        std::thread::spawn(move || for _ in lines {});
+        Self { fx, child, addr }
+    }
+
+    /// What `script` (in tests/mcp-clients) printed, pointed at plain `/mcp`.
+    fn client(&self, script: &str) -> Value {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/mcp-clients")
+            .join(script);
+        let out = Command::new(python_sdk())
+            .arg(script)
+            .arg(format!("http://{}/mcp", self.addr))
+            .output()
+            .expect("run the client");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "the client failed: {}\n{text}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn the_python_sdk_at_its_defaults_lists_and_calls_at_plain_mcp() {
-    let memory = reference_server("server-memory");
-    let everything = reference_server("server-everything");
-    let fx = Fixture::new(&[(
-        "policies/muster.toml",
-        "[caps]\nitems = 4\ntokens = 9000\n[deferral]\nenabled = true\n\
-         [[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
-    )]);
-    let graph = fx.path().join("graph.jsonl");
-    fx.write(
-        "policies/mcp/servers.toml",
-        &format!(
-            "[[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
-             allow = [\"get-sum\"]\n\n\
-             [[mcp]]\nname = \"memory\"\ncommand = [\"node\", {memory:?}]\nsnapshot = \"memory.json\"\n\
-             env = {{ MEMORY_FILE_PATH = {graph:?} }}\n"
-        ),
-    );
-    stdout(fx.path(), &["discover"], 0);
-    let mut serve = Command::new(MUSTER)
-        .current_dir(fx.path())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start muster serve");
-    let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
-    let addr = common::serve_address(&mut lines);
-    std::thread::spawn(move || for _ in lines {});
-
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/plain.py");
-    let out = Command::new(python_sdk())
-        .arg(script)
-        .arg(format!("http://{addr}/mcp"))
-        .output()
-        .expect("run the MCP Python SDK client");
-    let _ = serve.kill();
-    let _ = serve.wait();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the Python client failed: {}\n{text}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
-
+    let serve = Serve::start();
+    let seen = serve.client("plain.py");
     assert_eq!(seen["protocol_version"], "2026-07-28", "{seen}");
     let tools = seen["tools"].as_array().unwrap();
     assert_eq!(tools[0], "tools__load", "{seen}");
@@ -86,6 +111,18 @@ fn the_python_sdk_at_its_defaults_lists_and_calls_at_plain_mcp() {
     );
     // Nothing outlives a message: the list is the plan's, as at first.
     assert_eq!(seen["tools_after"], seen["tools"], "{seen}");
-    let kept = std::fs::read_to_string(&graph).unwrap();
+    let kept = std::fs::read_to_string(serve.fx.path().join("graph.jsonl")).unwrap();
     assert!(!kept.contains("Bob"), "{kept}");
+}
+
+#[test]
+fn fastmcp_at_its_defaults_lists_and_calls_at_plain_mcp() {
+    let serve = Serve::start();
+    let seen = serve.client("fastmcp_plain.py");
+    let tools = seen["tools"].as_array().unwrap();
+    assert!(tools.contains(&json!("mcp__everything__get-sum")), "{seen}");
+    assert_eq!(seen["sum"], "The sum of 2 and 3 is 5.", "{seen}");
+    // A deferred tool, called through: the memory server's empty graph.
+    let graph: Value = serde_json::from_str(seen["graph"].as_str().unwrap()).unwrap();
+    assert_eq!(graph["entities"], json!([]), "{seen}");
 }

@@ -309,7 +309,14 @@ pub fn python_sdk() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-py");
     let python = venv.join("bin/python");
-    let ready = venv.join(".installed");
+    // The marker names the requirements it was installed from, so a
+    // changed requirements file installs again.
+    let wanted = std::fs::read(root.join("tests/mcp-clients/requirements.txt"))
+        .expect("read tests/mcp-clients/requirements.txt");
+    let stamp = wanted.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let ready = venv.join(format!(".installed-{stamp:016x}"));
     static IN_PROCESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = IN_PROCESS.lock().unwrap_or_else(|e| e.into_inner());
     let lock = venv.with_extension("lock");
