@@ -31,6 +31,7 @@ mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
 pub mod rpc;
+mod spans;
 mod stateless;
 pub mod stdio;
 pub mod upstream;
@@ -137,6 +138,10 @@ pub struct CallRecord {
     /// The arguments forwarded, when `log_arguments` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Box<RawValue>>,
+    /// The caller's trace context (`traceparent`), which the call's span
+    /// joins; never logged.
+    #[serde(skip)]
+    pub parent: Option<crate::trace::TraceParent>,
 }
 
 /// The answer to one message.
@@ -157,6 +162,14 @@ pub struct Reply {
     pub listen: Option<(Box<RawValue>, bool)>,
     /// A `notifications/cancelled`: the request id it names (JSON text).
     pub cancelled: Option<String>,
+}
+
+/// How one `tools/call` came: when, in what kind of chat, under whose
+/// trace.
+struct CallContext {
+    started: Instant,
+    stateless: bool,
+    parent: Option<crate::trace::TraceParent>,
 }
 
 /// Receives each call's record.
@@ -276,12 +289,31 @@ impl Gateway {
 
     /// Answers one message of chat `chat`.
     pub async fn handle(&self, chat: &str, bytes: &[u8]) -> Reply {
-        self.handle_in(chat, bytes, false).await
+        self.handle_in(chat, bytes, false, None).await
+    }
+
+    /// [`Gateway::handle`] for a transport that carried a W3C
+    /// `traceparent` (an HTTP header): the call's span joins that trace.
+    pub async fn handle_traced(
+        &self,
+        chat: &str,
+        bytes: &[u8],
+        traceparent: Option<&str>,
+    ) -> Reply {
+        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
+        self.handle_in(chat, bytes, false, parent).await
     }
 
     /// [`Gateway::handle`], in a chat made for this message only when
-    /// `stateless` (the `stateless` module).
-    async fn handle_in(&self, chat: &str, bytes: &[u8], stateless: bool) -> Reply {
+    /// `stateless` (the `stateless` module), under the caller's trace
+    /// `parent` when the transport carried one.
+    async fn handle_in(
+        &self,
+        chat: &str,
+        bytes: &[u8],
+        stateless: bool,
+        parent: Option<crate::trace::TraceParent>,
+    ) -> Reply {
         let started = Instant::now();
         let (id, method, params) = match rpc::parse(bytes) {
             Ok(Message::Request { id, method, params }) => (id, method, params),
@@ -358,15 +390,13 @@ impl Gateway {
             "server/discover" => Ok(self.discover()),
             "tools/list" => self.list(chat, &id, params.as_ref(), reply.modern),
             "tools/call" => {
-                self.call(
-                    chat,
-                    &id,
-                    params,
+                let cx = CallContext {
                     started,
-                    &mut reply.list_changed,
                     stateless,
-                )
-                .await
+                    parent,
+                };
+                self.call(chat, &id, params, cx, &mut reply.list_changed)
+                    .await
             }
             other => Err(Failure::new(
                 Some(id.clone()),
@@ -429,10 +459,14 @@ impl Gateway {
         chat: &str,
         id: &RawValue,
         params: Option<Value>,
-        started: Instant,
+        cx: CallContext,
         list_changed: &mut bool,
-        stateless: bool,
     ) -> Result<String, Failure> {
+        let CallContext {
+            started,
+            stateless,
+            parent,
+        } = cx;
         let invalid =
             |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
         let Some(Value::Object(mut params)) = params else {
@@ -466,6 +500,10 @@ impl Gateway {
             upstream_ms: None,
             total_ms: 0.0,
             arguments: None,
+            parent: parent.or_else(|| {
+                let meta = params.get("_meta")?.get("traceparent")?.as_str()?;
+                crate::trace::TraceParent::parse(meta)
+            }),
         };
         if repinned.is_some() {
             record.codes.push("chat-repinned".into());
@@ -691,6 +729,7 @@ impl Gateway {
     fn observe(&self, mut record: CallRecord, started: Instant) {
         record.total_ms = started.elapsed().as_secs_f64() * 1000.0;
         (self.observer)(&record);
+        spans::of_call(&record);
     }
 }
 

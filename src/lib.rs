@@ -160,6 +160,10 @@ pub mod snapshot;
 #[cfg(feature = "store")]
 pub mod store;
 pub mod tokens;
+/// OpenTelemetry spans of the gateway's calls over OTLP/HTTP, off unless the
+/// standard `OTEL_EXPORTER_OTLP_*` variables name an endpoint.
+#[cfg(feature = "serve")]
+pub mod trace;
 mod unique;
 pub mod validate;
 

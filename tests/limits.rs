@@ -174,6 +174,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "trace::MAX_QUEUED",
+            as_u64(muster::trace::MAX_QUEUED),
+            false,
+        ),
+        (
+            "trace::BATCH_SPANS",
+            as_u64(muster::trace::BATCH_SPANS),
+            false,
+        ),
+        (
             "snapshot::MAX_DIFF_CELLS",
             as_u64(muster::snapshot::MAX_DIFF_CELLS),
             false,

@@ -133,6 +133,7 @@ impl Gateway {
                 upstream_ms: None,
                 total_ms: 0.0,
                 arguments: None,
+                parent: None,
             })
             .collect();
         let outcome = if report.verdict == Verdict::Refused {

@@ -13,7 +13,13 @@ use super::*;
 
 impl Gateway {
     /// Answers one message in a chat made for it and ended after it.
-    pub async fn handle_stateless(&self, agent: Option<&str>, bytes: &[u8]) -> Reply {
+    /// `traceparent` as for [`Gateway::handle_traced`].
+    pub async fn handle_stateless(
+        &self,
+        agent: Option<&str>,
+        bytes: &[u8],
+        traceparent: Option<&str>,
+    ) -> Reply {
         let chat = match self.open_chat(None, agent) {
             Ok(chat) => chat,
             Err(e) => {
@@ -32,7 +38,8 @@ impl Gateway {
                 };
             }
         };
-        let mut reply = self.handle_in(&chat, bytes, true).await;
+        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
+        let mut reply = self.handle_in(&chat, bytes, true, parent).await;
         // The chat ends with the message: there is no list to change.
         reply.list_changed = false;
         let _ = self.close_chat(&chat);

@@ -94,6 +94,11 @@ fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     })
 }
 
+/// The W3C `traceparent` header, when the request carries one.
+fn traceparent(headers: &HeaderMap) -> Option<&str> {
+    headers.get("traceparent").and_then(|v| v.to_str().ok())
+}
+
 /// The id of the request in `body`, when it is one: what an error about
 /// it answers to, as JSON-RPC asks.
 fn request_id(body: &[u8]) -> Option<Box<RawValue>> {
@@ -224,7 +229,7 @@ async fn post_root(
             {
                 // A 2026-07-28 client keeps no chat: each message is its own.
                 let mut reply = gateway
-                    .handle_stateless(agent(&uri).as_deref(), &body)
+                    .handle_stateless(agent(&uri).as_deref(), &body, traceparent(&headers))
                     .await;
                 if let Some((id, tools)) = reply.listen.take() {
                     return listen(&gateway, "", id, tools);
@@ -253,7 +258,9 @@ async fn post_root(
             }
         }
     };
-    let mut reply = gateway.handle(&chat, &body).await;
+    let mut reply = gateway
+        .handle_traced(&chat, &body, traceparent(&headers))
+        .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }
@@ -288,7 +295,9 @@ async fn post_chat(
         },
         Err(e) => return store_failed(request_id(&body).as_deref(), &e),
     }
-    let mut reply = gateway.handle(&chat, &body).await;
+    let mut reply = gateway
+        .handle_traced(&chat, &body, traceparent(&headers))
+        .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }

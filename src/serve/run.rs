@@ -176,6 +176,8 @@ pub fn run(config: Config) -> Result<(), Error> {
     // Work still running on the blocking pool after the drain (a request
     // dropped at the deadline) is not waited for.
     runtime.shutdown_background();
+    // Spans of the last calls go out before the process does.
+    crate::trace::flush(std::time::Duration::from_secs(2));
     Ok(())
 }
 

@@ -68,6 +68,7 @@ pub(crate) fn run(args: McpGateway) -> Result<u8, Error> {
                 Problem::new(format!("the MCP client's connection failed: {e}")),
             )
         })?;
+    muster::trace::flush(std::time::Duration::from_secs(2));
     Ok(0)
 }
 
