@@ -232,13 +232,18 @@ impl Gateway {
         options.selection.mcp_only = true;
         Catalog::build(&inputs, &options.selection)?;
         let upstreams = Upstreams::new(specs(&inputs));
+        // What other replicas sharing the store announce reaches the
+        // listen streams held here.
+        let watchers: Arc<listen::Watchers> = Arc::default();
+        let told = watchers.clone();
+        store.hear(Box::new(move |chat| told.announce(chat)))?;
         Ok(Self {
             current: ArcSwap::from_pointee(generation(inputs, 1)),
             options,
             store,
             upstreams,
             observer,
-            watchers: Arc::default(),
+            watchers,
         })
     }
 
@@ -681,7 +686,7 @@ impl Gateway {
                 Swapped::Done => {
                     record.verdict = "loaded";
                     *list_changed = true;
-                    self.watchers.announce(chat);
+                    self.announce(chat);
                     return Ok(tool_result(&answer.answer, &meta));
                 }
                 Swapped::Stale { .. } => continue,

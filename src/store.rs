@@ -19,6 +19,7 @@ use crate::error::{Error, ErrorKind, Problem};
 use std::fmt;
 use std::path::PathBuf;
 
+mod notify;
 mod postgres;
 mod sqlite;
 
@@ -94,6 +95,19 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`ErrorKind::Store`] when the store cannot be reached.
     fn purge(&self, now: u64) -> Result<u64, Error>;
+
+    /// Tells every other process sharing this store that chat `id`'s tool
+    /// list changed. A store no other process reads has no one to tell.
+    fn announce(&self, _id: &str) {}
+
+    /// From now on, calls `heard` with each chat id another process sharing
+    /// this store announced. A store no other process reads hears nothing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Store`] when listening cannot start.
+    fn hear(&self, _heard: Box<dyn Fn(&str) + Send + Sync>) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// Where sessions are kept: `sqlite:PATH` or `postgres://…`

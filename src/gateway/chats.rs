@@ -57,6 +57,13 @@ impl Gateway {
         Ok(id)
     }
 
+    /// Tells the chat's listen streams, here and on every replica sharing
+    /// the store, that its tool list changed.
+    pub(super) fn announce(&self, chat: &str) {
+        self.watchers.announce(chat);
+        self.store.announce(chat);
+    }
+
     /// Whether a live chat has `id`.
     ///
     /// # Errors

@@ -80,7 +80,7 @@ impl Gateway {
             .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
         {
             Swapped::Done => {
-                self.watchers.announce(chat);
+                self.announce(chat);
                 Ok(Followed::Done(Opening {
                     live: repinned.live,
                     stored: next,

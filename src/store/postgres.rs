@@ -24,6 +24,7 @@ enum Call {
     Swap(String, u64, Stored, u64, u64),
     Delete(String),
     Purge(u64),
+    Notify(String),
 }
 
 enum Answer {
@@ -37,12 +38,18 @@ enum Answer {
 pub(super) struct Postgres {
     name: String,
     calls: mpsc::UnboundedSender<(Call, Reply)>,
+    /// The connection string, for the listening connection.
+    url: String,
+    /// This store's mark on what it announces, so it does not hear itself.
+    origin: String,
 }
 
 impl Postgres {
     pub(super) fn open(url: &str, name: String) -> Result<Self, Error> {
         let (calls, mut queue) = mpsc::unbounded_channel::<(Call, Reply)>();
         let (ready, started) = sync::sync_channel::<Result<(), String>>(1);
+        let origin = super::notify::origin();
+        let kept = url.to_string();
         let url = url.to_string();
         std::thread::Builder::new()
             .name("muster-postgres".into())
@@ -86,7 +93,12 @@ impl Postgres {
             })
             .map_err(|err| failed(&name, "cannot start its client thread", &err))?;
         match started.recv() {
-            Ok(Ok(())) => Ok(Self { name, calls }),
+            Ok(Ok(())) => Ok(Self {
+                name,
+                calls,
+                url: kept,
+                origin,
+            }),
             Ok(Err(err)) => Err(failed(&name, "cannot connect", &err)),
             Err(err) => Err(failed(&name, "cannot connect", &err)),
         }
@@ -226,6 +238,12 @@ async fn answer(client: &Client, call: Call) -> Result<Answer, tokio_postgres::E
                 )
                 .await?,
         ),
+        Call::Notify(payload) => {
+            client
+                .execute("SELECT pg_notify($1, $2)", &[&super::notify::CHANNEL, &payload])
+                .await?;
+            Answer::Unit
+        }
     })
 }
 
@@ -290,5 +308,17 @@ impl SessionStore for Postgres {
             Answer::Count(n) => Ok(n),
             _ => Err(unexpected(&self.name)),
         }
+    }
+
+    fn announce(&self, id: &str) {
+        // Not waited for: the chat's own change is stored already, and a
+        // replica that misses it hears the next.
+        let (reply, _) = sync::sync_channel(1);
+        let payload = super::notify::payload(&self.origin, id);
+        let _ = self.calls.send((Call::Notify(payload), reply));
+    }
+
+    fn hear(&self, heard: Box<dyn Fn(&str) + Send + Sync>) -> Result<(), Error> {
+        super::notify::listen(&self.name, &self.url, self.origin.clone(), heard)
     }
 }
