@@ -24,11 +24,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use super::session::{self, Failure};
 use super::{MAX_MESSAGE_BYTES, ServerSpec, mcp_error};
 use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
+use crate::mcp_client::{self as session, Failure};
 
 /// The protocol revision asked for in `initialize`; a server answering another it supports
 /// is taken at its word (a `tools/call` reads the same in each).

@@ -12,8 +12,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
+use super::MAX_MESSAGE_BYTES;
 use super::{Conn, UpstreamError};
-use crate::discover::MAX_MESSAGE_BYTES;
 use crate::names::escape;
 
 /// One message from a server, as much of it as muster routes by.

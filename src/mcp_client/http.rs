@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-use super::{Conn, UpstreamError, route, short};
-use crate::discover::{MAX_MESSAGE_BYTES, ServerSpec};
+use super::{Conn, MAX_MESSAGE_BYTES, ServerSpec, UpstreamError, route, short};
 
 const SESSION: &str = "mcp-session-id";
 
