@@ -217,6 +217,9 @@ pub(crate) struct Conn {
     /// Set when the server announces `notifications/tools/list_changed`:
     /// a listing taken before it is stale.
     tools_changed: AtomicBool,
+    /// The result of the handshake as the server sent it: `initialize`'s
+    /// (serverInfo, capabilities, instructions), or `server/discover`'s.
+    handshake: Mutex<Option<Box<RawValue>>>,
 }
 
 /// `params` with the 2026-07-28 request `_meta` added when that revision
@@ -244,14 +247,21 @@ pub(crate) fn short(text: &str) -> String {
 /// 2026-07-28, else the `initialize` handshake at the newest revision the
 /// server answers with.
 pub(crate) async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
-    let conn = match &spec.url {
+    let conn = open(spec)?;
+    negotiate(spec, conn).await
+}
+
+/// Starts the server (or makes the endpoint for its `url`) without the
+/// handshake; [`negotiate`] comes next. A caller that holds the connection
+/// through the handshake can close it when its own deadline passes.
+pub(crate) fn open(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    Ok(match &spec.url {
         Some(url) => {
             let endpoint = http::Endpoint::new(spec, url)?;
             Arc::new(Conn::new(Wire::Http(endpoint), None, Arc::default()))
         }
         None => start_process(spec)?,
-    };
-    negotiate(spec, conn).await
+    })
 }
 
 /// Starts the server's process and the task reading its stdout.
@@ -265,13 +275,13 @@ fn start_process(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
         group,
     } = spawned;
     let stderr_buf = Arc::new(Mutex::new(Vec::new()));
-    keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
+    let stderr_reader = keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
     let conn = Arc::new(Conn::new(
         Wire::Stdio(tokio::sync::Mutex::new(stdin)),
         Some(ProcessGroupHandle::new(group, child)),
         stderr_buf,
     ));
-    tokio::spawn(read_replies(conn.clone(), stdout));
+    tokio::spawn(read_replies(conn.clone(), stdout, stderr_reader));
     Ok(conn)
 }
 
@@ -288,6 +298,7 @@ impl Conn {
             stderr,
             process: Mutex::new(process),
             tools_changed: AtomicBool::new(false),
+            handshake: Mutex::new(None),
         }
     }
 }
@@ -295,7 +306,7 @@ impl Conn {
 /// Negotiates a revision on a new connection: `server/discover` for
 /// 2026-07-28, else the `initialize` handshake at the newest revision the
 /// server answers with.
-async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, String> {
+pub(crate) async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, String> {
     let timeout = spec.timeout;
     let fail = |conn: &Conn, what: String| {
         let tail = conn.stderr_tail();
@@ -307,7 +318,13 @@ async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, Stri
     // initialize instead.
     let discover = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
     let modern = match conn.request("server/discover", discover, timeout).await {
-        Ok(raw) => supports_modern(raw.get()),
+        Ok(raw) => {
+            let modern = supports_modern(raw.get());
+            if modern {
+                conn.keep_handshake(raw);
+            }
+            modern
+        }
         // An HTTP server of an older revision may refuse the unknown
         // method with an HTTP error instead of a JSON-RPC one.
         Err(UpstreamError::Rpc { .. }) => false,
@@ -332,7 +349,9 @@ async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, Stri
         #[serde(rename = "protocolVersion")]
         protocol_version: String,
     }
-    let version = match serde_json::from_str::<Init>(answer.get()) {
+    let read = serde_json::from_str::<Init>(answer.get());
+    conn.keep_handshake(answer);
+    let version = match read {
         Ok(init) => init.protocol_version,
         Err(e) => {
             return Err(fail(
@@ -412,6 +431,26 @@ impl Conn {
     /// announced while it is read marks it stale again).
     pub(crate) fn clear_tools_changed(&self) {
         self.tools_changed.store(false, Ordering::Release);
+    }
+
+    /// The handshake's result as the server sent it (`initialize`'s, or
+    /// `server/discover`'s for 2026-07-28), once negotiated.
+    #[allow(dead_code)] // discovery reads it once it lists through this client
+    pub(crate) fn handshake(&self) -> Option<Box<RawValue>> {
+        self.handshake
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn keep_handshake(&self, raw: Box<RawValue>) {
+        *self.handshake.lock().unwrap_or_else(|e| e.into_inner()) = Some(raw);
+    }
+
+    /// The last lines of the server's stderr, escaped, as a failure quotes
+    /// them (`; its stderr ends with: …`), or nothing.
+    pub(crate) fn stderr_evidence(&self) -> String {
+        self.stderr_tail()
     }
 
     /// Ends the connection: an HTTP session is ended at the server, calls
