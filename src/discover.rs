@@ -16,15 +16,14 @@ mod call;
 mod policy;
 mod session;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::contract::FailureReason;
 use crate::error::{Error, ErrorKind, Problem};
 
+pub use crate::mcp_client::{MAX_MESSAGE_BYTES, ServerSpec};
 use crate::snapshot::read_snapshot_bytes;
 pub use crate::snapshot::{
     ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, NotedArgument, NotedPrompt, NotedResource,
@@ -33,14 +32,7 @@ pub use crate::snapshot::{
 };
 pub use call::call_tool;
 pub use policy::{discover_policy, lock_policy};
-pub(crate) use session::{ProcessGroupHandle, Spawned, keep_stderr, spawn};
 
-/// The longest JSON-RPC message (one line on the server's stdout) muster
-/// reads: 16 MiB, the limit rmcp's transports keep by default. A longer
-/// one ends the session at once as [`FailureReason::ListingTooLarge`];
-/// rmcp is given the same limit, so it never drops a line muster would
-/// read (it used to, silently, and the session waited for its timeout).
-pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
 /// The most muster reads from one server's stdout in one session, every
 /// tools/list page included: 128 MiB, the most any file muster reads may
 /// hold, so the snapshot a listing becomes can be read back. Past it the
@@ -60,48 +52,6 @@ pub const MAX_PAGES: usize = 10_000;
 /// turn (their `timeout` starts when they do); outcomes stay in declared
 /// order whatever order the servers finish in.
 pub const MAX_PARALLEL: usize = 4;
-
-/// How to reach one MCP server (a stdio command, or a Streamable HTTP
-/// `url`) and where its snapshot lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSpec {
-    /// The block's `name`; tools become `mcp.<name>.<tool>`.
-    pub name: String,
-    /// Program and arguments; started directly, not through a shell.
-    /// Empty when the server is reached by `url`.
-    pub command: Vec<String>,
-    /// The Streamable HTTP endpoint; when set, `command` is not used.
-    pub url: Option<String>,
-    /// Headers sent to `url`, values as written: `${VAR}` is filled by
-    /// [`crate::policy::expand_vars`] as the connection is made.
-    pub headers: BTreeMap<String, String>,
-    /// The snapshot file written on success.
-    pub snapshot: PathBuf,
-    /// Longest the whole session (start, initialize, list, close) may take.
-    pub timeout: Duration,
-    /// Extra environment variables for the server, on top of muster's own;
-    /// values as written (`${VAR}` filled as the server starts).
-    pub env: BTreeMap<String, String>,
-    /// Working directory for the server; muster's own when `None`.
-    pub cwd: Option<PathBuf>,
-}
-
-impl ServerSpec {
-    /// A spec with no extra environment, muster's working directory and a
-    /// 30 s timeout.
-    pub fn new(name: impl Into<String>, command: Vec<String>, snapshot: PathBuf) -> Self {
-        Self {
-            name: name.into(),
-            command,
-            url: None,
-            headers: BTreeMap::new(),
-            snapshot,
-            timeout: Duration::from_secs(30),
-            env: BTreeMap::new(),
-            cwd: None,
-        }
-    }
-}
 
 /// Progress of one server, sent as it happens; servers run concurrently so
 /// events of different servers interleave.
@@ -367,7 +317,7 @@ fn timed_out(spec: &ServerSpec, watch: &session::Watch, tool: Option<&str>) -> E
 
 /// The error for a session that failed: one problem naming the server, or
 /// one per tool at fault when that is the failure.
-fn failed(spec: &ServerSpec, watch: &session::Watch, f: session::Failure) -> Error {
+fn failed(spec: &ServerSpec, watch: &session::Watch, f: crate::mcp_client::Failure) -> Error {
     if f.tools.is_empty() {
         let err = mcp_error(
             &spec.name,

@@ -132,6 +132,9 @@ pub mod input;
 #[doc(hidden)]
 pub mod lock;
 pub mod loopback;
+/// The one MCP client (stdio and Streamable HTTP) that discovery, lock,
+/// `muster call` and the gateway speak to MCP servers through.
+mod mcp_client;
 /// Escaping of names for display. Public only for the binary's text
 /// rendering; not part of the host API.
 #[doc(hidden)]

@@ -392,3 +392,29 @@ fn numbers_reach_the_server_as_the_model_wrote_them() {
         "{result}"
     );
 }
+
+/// Issue 34: `call_tool` speaks through the one MCP client, so it negotiates as the gateway
+/// does: the official Python SDK's server, which speaks 2026-07-28, is reached through
+/// `server/discover` at that revision (the old `call_tool` asked `initialize` for 2025-06-18
+/// only, and the server answered at that).
+#[test]
+fn call_tool_negotiates_the_newest_revision_the_server_speaks() {
+    let python = common::python_sdk();
+    let fx = Fixture::new(&[(
+        "version_server.py",
+        "from mcp.server.mcpserver import MCPServer, Context\n\
+         server = MCPServer(\"version\")\n\
+         @server.tool()\n\
+         def version(ctx: Context) -> str:\n    \
+             \"\"\"Answers the protocol revision of the request.\"\"\"\n    \
+             return str(ctx.protocol_version)\n\
+         server.run()\n",
+    )]);
+    let script = fx.path().join("version_server.py");
+    let server = spec(
+        "version",
+        &[python.to_str().unwrap(), script.to_str().unwrap()],
+    );
+    let result = call_tool(&server, "version", "{}").unwrap();
+    assert_eq!(text_of(&result), "2026-07-28", "{result}");
+}

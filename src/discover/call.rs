@@ -9,32 +9,29 @@
 //! end tests in `tests/e2e_call.rs` do exactly that against the reference
 //! servers.
 //!
-//! The server is started as discovery starts it (its own process group, tied to muster), but
-//! the exchange is muster's own JSON-RPC over the server's stdio, not rmcp's: rmcp's request
-//! carries the arguments as a `serde_json` map, in which an integer past `u64`
-//! (`18446744073709551616`) becomes a double (`1.8446744073709552e19`) and `-0` becomes
-//! `-0.0`. Here the arguments are text, sent byte for byte as the check wrote them
-//! ([`crate::check::CallReport::arguments_text`]), as the gateway's upstream client sends
-//! them. One call starts and stops the server: this is a forwarder for checked calls and a
-//! proof, not a pool.
+//! The server is reached through the one MCP client ([`crate::mcp_client`]), as the gateway
+//! and discovery reach it: the same start (its own process group, tied to muster), the same
+//! handshake and protocol-version policy, the same rule for a server that dies. The arguments
+//! are text, sent byte for byte as the check wrote them
+//! ([`crate::check::CallReport::arguments_text`]): a map of `serde_json` values would turn an
+//! integer past `u64` into a double and `-0` into `-0.0`. One call starts and stops the
+//! server: this is a forwarder for checked calls and a proof, not a pool.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use super::session::{self, Failure};
-use super::{MAX_MESSAGE_BYTES, ServerSpec, mcp_error};
+use super::{ServerSpec, mcp_error};
+use crate::contract::FailureReason;
 use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
+use crate::mcp_client::{self, Conn, Failure, UpstreamError};
 
-/// The protocol revision asked for in `initialize`; a server answering another it supports
-/// is taken at its word (a `tools/call` reads the same in each).
-const PROTOCOL_VERSION: &str = "2025-06-18";
-/// How much of the server's stderr is kept to quote when it fails.
-const STDERR_KEEP: usize = 4096;
+/// How much longer than the session's deadline one request may wait, so the
+/// deadline (which names the phase) is what ends a silent server's session.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Starts the server in `spec`, initializes, calls `tool` with `arguments`
 /// (the text of a JSON object, sent byte for byte), shuts the server down
@@ -59,7 +56,7 @@ const STDERR_KEEP: usize = 4096;
 /// [`ErrorKind::Mcp`], naming the server and the tool, when `arguments` is
 /// not the text of a JSON object, when the server cannot be started or
 /// initialized, answers with a JSON-RPC error or without a result object,
-/// sends a line over [`MAX_MESSAGE_BYTES`], stops, or runs past the
+/// sends a line over [`super::MAX_MESSAGE_BYTES`], stops, or runs past the
 /// timeout; and when this is called from inside an async runtime. Never
 /// panics on server misbehaviour.
 pub fn call_tool(spec: &ServerSpec, tool: &str, arguments: &str) -> Result<Value, Error> {
@@ -94,205 +91,118 @@ pub fn call_tool(spec: &ServerSpec, tool: &str, arguments: &str) -> Result<Value
         Err(e) => return fail(format!("cannot start the async runtime: {e}"), None),
     };
     runtime.block_on(async {
-        let phase = Arc::new(Mutex::new("starting"));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let evidence = |stderr: &Mutex<Vec<u8>>| {
-            let err = stderr.lock().unwrap_or_else(|e| e.into_inner());
-            let tail = String::from_utf8_lossy(&err);
-            let last: Vec<&str> = tail.trim().lines().rev().take(3).collect();
-            if last.is_empty() {
-                String::new()
-            } else {
-                let last: Vec<&str> = last.into_iter().rev().collect();
-                format!(
-                    "; its stderr ends with: {}",
-                    crate::names::escape(&last.join(" | "))
-                )
+        let conn = match mcp_client::open(spec) {
+            Ok(conn) => conn,
+            Err(message) => {
+                return fail(
+                    message,
+                    Some("check the block's `command` (or `url`) and `env`".into()),
+                );
             }
         };
-        let once = call_once(spec, tool, arguments, &phase, &stderr);
-        match tokio::time::timeout(spec.timeout, once).await {
+        let phase = Mutex::new("initializing");
+        let once = call_once(spec, &conn, tool, arguments, &phase);
+        let outcome = tokio::time::timeout(spec.timeout, once).await;
+        let doing = *phase.lock().unwrap_or_else(|e| e.into_inner());
+        let evidence = conn.stderr_evidence();
+        // The server is stopped whatever happened: the one client's close
+        // (its process group killed, an HTTP session ended).
+        conn.close("the call is over").await;
+        let secrets = secrets_of(spec);
+        match outcome {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(f)) => Err(mcp_error(
                 &spec.name,
-                format!("tool `{tool}`: {}{}", f.message, evidence(&stderr)),
+                secrets
+                    .redact(&format!("tool `{tool}`: {}", f.message))
+                    .into_owned(),
                 f.help,
             )),
-            Err(_) => {
-                let doing = *phase.lock().unwrap_or_else(|e| e.into_inner());
-                Err(mcp_error(
-                    &spec.name,
-                    format!(
-                        "tool `{tool}`: timed out after {:?} while {doing}{}",
+            Err(_) => Err(mcp_error(
+                &spec.name,
+                secrets
+                    .redact(&format!(
+                        "tool `{tool}`: timed out after {:?} while {doing}{evidence}",
                         spec.timeout,
-                        evidence(&stderr)
-                    ),
-                    Some(
-                        "check that `command` starts an MCP server on stdio, or raise its timeout"
-                            .into(),
-                    ),
-                ))
-            }
+                    ))
+                    .into_owned(),
+                Some(
+                    "check that `command` starts an MCP server on stdio, or raise its timeout"
+                        .into(),
+                ),
+            )),
         }
     })
 }
 
+/// The secrets muster fills into what it sends `spec`'s server, never quoted.
+fn secrets_of(spec: &ServerSpec) -> crate::secrets::Secrets {
+    crate::secrets::Secrets::of_written(
+        spec.env
+            .values()
+            .chain(spec.headers.values())
+            .map(String::as_str),
+    )
+}
+
+/// The handshake (the one client's version policy) and the call, on `conn`.
 async fn call_once(
     spec: &ServerSpec,
+    conn: &Arc<Conn>,
     tool: &str,
     arguments: &str,
     phase: &Mutex<&'static str>,
-    stderr_buf: &Arc<Mutex<Vec<u8>>>,
 ) -> Result<Value, Failure> {
-    let set = |now: &'static str| *phase.lock().unwrap_or_else(|e| e.into_inner()) = now;
-    let session::Spawned {
-        mut child,
-        mut stdin,
-        stdout,
-        stderr,
-        group: _group,
-    } = session::spawn(spec)?;
-    let stderr_reader = session::keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
-    let mut stdout = BufReader::new(stdout);
-    set("initializing");
-    let initialize = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"muster","version":"{}"}}}}}}"#,
-        env!("CARGO_PKG_VERSION")
-    );
-    let outcome = async {
-        send(&mut stdin, &initialize).await?;
-        let init = answer(&mut stdout, &mut stdin, 1, "initialize").await?;
-        if init.get("result").is_none_or(|r| !r.is_object()) {
-            return Err(Failure::new(format!(
-                "answered initialize without a result object: {}",
-                crate::names::escape(&init.get("error").unwrap_or(&init).to_string())
-            )));
-        }
-        send(
-            &mut stdin,
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        )
-        .await?;
-        set("calling the tool");
-        let name = serde_json::to_string(tool).unwrap_or_default();
-        let call = format!(
-            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":{name},"arguments":{arguments}}}}}"#
-        );
-        send(&mut stdin, &call).await?;
-        answer(&mut stdout, &mut stdin, 2, "tools/call").await
-    }
-    .await;
-    set("closing");
-    // Closing stdin is how a stdio server is told to stop; the process
-    // group's kill is the backstop for one that ignores it.
-    drop(stdin);
-    let status = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
-    if status.is_err() {
-        let _ = child.kill().await;
-    }
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), stderr_reader).await;
-    match outcome {
-        Ok(response) => result_of(response),
-        Err(mut f) => {
-            // A server that closed its pipes and exited is told as what it did.
-            if let Ok(Ok(status)) = status
-                && (f.message.starts_with("closed its stdout")
-                    || f.message.starts_with("closed its stdin"))
-            {
-                f.message = format!("exited ({status}): {}", f.message);
-            }
-            Err(f)
-        }
-    }
-}
-
-/// Writes one JSON-RPC message, a line.
-async fn send(stdin: &mut tokio::process::ChildStdin, line: &str) -> Result<(), Failure> {
-    let mut bytes = Vec::with_capacity(line.len() + 1);
-    bytes.extend_from_slice(line.as_bytes());
-    bytes.push(b'\n');
-    stdin
-        .write_all(&bytes)
+    let started = std::time::Instant::now();
+    let prefix = format!("MCP server `{}` ", spec.name);
+    let words = |sentence: String| match sentence.strip_prefix(&prefix) {
+        Some(rest) => rest.to_string(),
+        None => sentence,
+    };
+    // The caller's deadline bounds the whole session and says what it was
+    // doing when it passed; the requests' own waits run a little longer.
+    let mut waits = spec.clone();
+    waits.timeout = spec.timeout + GRACE;
+    mcp_client::negotiate(&waits, conn.clone())
         .await
-        .and(stdin.flush().await)
-        .map_err(|e| Failure::new(format!("closed its stdin ({e})")))
-}
-
-/// Reads lines until the response to request `id`, answering a `ping` the
-/// server sends meanwhile and refusing any other request of its own;
-/// notifications are skipped. A line over [`MAX_MESSAGE_BYTES`] or that is
-/// not JSON ends the session.
-async fn answer(
-    stdout: &mut BufReader<tokio::process::ChildStdout>,
-    stdin: &mut tokio::process::ChildStdin,
-    id: u64,
-    what: &str,
-) -> Result<Value, Failure> {
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let limit = u64::try_from(MAX_MESSAGE_BYTES).unwrap_or(u64::MAX) + 1;
-        let read = (&mut *stdout)
-            .take(limit)
-            .read_until(b'\n', &mut line)
-            .await
-            .map_err(|e| {
-                Failure::new(format!("could not be read while waiting for {what}: {e}"))
-            })?;
-        if read == 0 {
-            return Err(Failure::new(format!(
-                "closed its stdout before answering {what}"
-            )));
-        }
-        if line.len() > MAX_MESSAGE_BYTES {
-            return Err(Failure::new(format!(
-                "sent a line over {MAX_MESSAGE_BYTES} bytes while muster waited for {what}"
-            )));
-        }
-        let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let message: Value = serde_json::from_str(text.trim()).map_err(|_| {
-            Failure::new(format!(
-                "printed a line that is not JSON-RPC on stdout: `{}`",
-                crate::names::escape(&text.chars().take(200).collect::<String>())
-            ))
+        .map_err(|message| Failure {
+            reason: FailureReason::HandshakeFailed,
+            ..Failure::new(words(message))
         })?;
-        let method = message.get("method").and_then(Value::as_str);
-        match (method, message.get("id")) {
-            // A request of the server's own: a ping is answered, others refused.
-            (Some(method), Some(theirs)) => {
-                let reply = if method == "ping" {
-                    serde_json::json!({"jsonrpc": "2.0", "id": theirs, "result": {}})
-                } else {
-                    serde_json::json!({"jsonrpc": "2.0", "id": theirs,
-                        "error": {"code": -32601, "message": "muster does not serve this method"}})
-                };
-                send(stdin, &reply.to_string()).await?;
-            }
-            (Some(_), None) => {}
-            (None, Some(theirs)) if theirs.as_u64() == Some(id) => return Ok(message),
-            (None, Some(theirs)) => {
-                return Err(Failure::new(format!(
-                    "answered {what} under id {}, not the request's id {id}",
-                    crate::names::escape(&theirs.to_string())
-                )));
-            }
-            (None, None) => {
-                return Err(Failure::new(format!(
-                    "sent a message that is neither a request nor a response while muster waited for {what}"
-                )));
-            }
+    *phase.lock().unwrap_or_else(|e| e.into_inner()) = "calling the tool";
+    let name = serde_json::to_string(tool).unwrap_or_default();
+    let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
+    let left = spec.timeout.saturating_sub(started.elapsed()) + GRACE;
+    let response = match conn.request("tools/call", &params, left).await {
+        Ok(raw) => {
+            let result: Value = serde_json::from_str(raw.get()).map_err(|e| {
+                Failure::new(format!(
+                    "answered tools/call with a result muster cannot read ({e})"
+                ))
+            })?;
+            serde_json::json!({ "result": result })
         }
-    }
+        Err(UpstreamError::Rpc { code, message }) => {
+            serde_json::json!({ "error": { "code": code, "message": message } })
+        }
+        Err(e) => {
+            return Err(Failure {
+                reason: match e {
+                    UpstreamError::Exited { .. } => FailureReason::Exited,
+                    _ => FailureReason::BadResponse,
+                },
+                ..Failure::new(words(e.sentence(&spec.name)))
+            });
+        }
+    };
+    result_of(response)
 }
 
 /// The `result` object of a raw `tools/call` response.
-fn result_of(response: Value) -> Result<Value, session::Failure> {
+fn result_of(response: Value) -> Result<Value, Failure> {
     match response.get("result") {
         Some(result @ Value::Object(_)) => Ok(result.clone()),
-        _ => Err(session::Failure::new(format!(
+        _ => Err(Failure::new(format!(
             "answered tools/call without a result object: {}",
             crate::names::escape(&response.get("error").unwrap_or(&response).to_string())
         ))),

@@ -14,8 +14,7 @@ use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-use super::{Conn, UpstreamError, route, short};
-use crate::discover::{MAX_MESSAGE_BYTES, ServerSpec};
+use super::{Conn, MAX_MESSAGE_BYTES, ServerSpec, UpstreamError, route, short};
 
 const SESSION: &str = "mcp-session-id";
 
@@ -155,7 +154,7 @@ impl Endpoint {
             }
             // Otherwise a JSON-RPC error in the body says more than the status.
             if is_rpc_error(&bytes) {
-                route(conn, &bytes);
+                let _ = route(conn, &bytes);
                 return Ok(());
             }
             return Err(UpstreamError::BadResponse {
@@ -165,7 +164,9 @@ impl Endpoint {
                 ),
             });
         }
-        route(conn, &bytes);
+        // A server request over HTTP gets no answer here: muster keeps no
+        // stream open to answer on.
+        let _ = route(conn, &bytes);
         Ok(())
     }
 
@@ -215,7 +216,7 @@ async fn read_events(conn: &Conn, mut answer: reqwest::Response) -> Result<(), U
         message: format!("broke off its event stream ({})", e.without_url()),
     })? {
         for message in events.push(&chunk)? {
-            route(conn, &message);
+            let _ = route(conn, &message);
         }
     }
     Ok(())

@@ -20,7 +20,7 @@ impl Conn {
     /// When the caller stops waiting (its future is dropped: the client
     /// cancelled the call), the server is told with
     /// `notifications/cancelled` naming the id muster gave the request.
-    pub(super) async fn request(
+    pub(crate) async fn request(
         self: &Arc<Self>,
         method: &str,
         params: &str,
@@ -147,7 +147,7 @@ impl Conn {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn ended_text(&self) -> String {
+    pub(crate) fn ended_text(&self) -> String {
         self.ended
             .lock()
             .unwrap_or_else(|e| e.into_inner())

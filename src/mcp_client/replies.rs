@@ -6,14 +6,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
+use super::MAX_MESSAGE_BYTES;
 use super::{Conn, UpstreamError};
-use crate::discover::MAX_MESSAGE_BYTES;
 use crate::names::escape;
 
 /// One message from a server, as much of it as muster routes by.
@@ -39,7 +40,11 @@ struct RpcError {
 
 /// Reads the server's stdout line by line and routes each answer to the
 /// call waiting for it, until the server closes stdout.
-pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildStdout) {
+pub(super) async fn read_replies(
+    conn: Arc<Conn>,
+    stdout: tokio::process::ChildStdout,
+    stderr_reader: tokio::task::JoinHandle<()>,
+) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let why = loop {
@@ -49,7 +54,12 @@ pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildS
             .read_until(b'\n', &mut line)
             .await;
         match read {
-            Ok(0) => break "exited (closed its stdout)".to_string(),
+            Ok(0) => {
+                // A server that exits writes its last words to stderr as it
+                // goes: read them to the end (briefly) so the failure quotes them.
+                let _ = tokio::time::timeout(Duration::from_millis(500), stderr_reader).await;
+                break "exited (closed its stdout)".to_string();
+            }
             Err(e) => break format!("could not be read ({e})"),
             Ok(_) if line.len() > MAX_MESSAGE_BYTES => {
                 // Not a server that went away but one that answered what
@@ -62,7 +72,11 @@ pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildS
                 }
                 break format!("sent {message}");
             }
-            Ok(_) => route(&conn, &line),
+            Ok(_) => {
+                if let Some(reply) = route(&conn, &line) {
+                    let _ = conn.send(&reply).await;
+                }
+            }
         }
     };
     let why = format!("{why}{}", conn.stderr_tail());
@@ -70,23 +84,31 @@ pub(super) async fn read_replies(conn: Arc<Conn>, stdout: tokio::process::ChildS
 }
 
 /// Routes one line: a response to the call waiting for it; a
-/// `notifications/tools/list_changed` marks the listing stale. Anything
-/// else (other notifications, logs, progress, requests muster does not
-/// serve) is dropped.
-pub(super) fn route(conn: &Conn, line: &[u8]) {
-    let Ok(msg) = serde_json::from_slice::<Incoming<'_>>(line) else {
-        return;
-    };
+/// `notifications/tools/list_changed` marks the listing stale; a request of
+/// the server's own is answered (returned, for the caller to send): a
+/// `ping` with an empty result, anything else with "method not found", as
+/// muster serves nothing to a server. Anything else (other notifications,
+/// logs, progress) is dropped.
+pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
+    let msg = serde_json::from_slice::<Incoming<'_>>(line).ok()?;
     if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
         conn.tools_changed.store(true, Ordering::Release);
-        return;
+        return None;
+    }
+    if let (Some(method), Some(theirs)) = (&msg.method, &msg.id) {
+        let theirs = serde_json::to_string(theirs).ok()?;
+        return Some(if method == "ping" {
+            format!(r#"{{"jsonrpc":"2.0","id":{theirs},"result":{{}}}}"#)
+        } else {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{theirs},"error":{{"code":-32601,"message":"muster does not serve this method"}}}}"#
+            )
+        });
     }
     let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
-        return;
+        return None;
     };
-    let Some(tx) = id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) else {
-        return;
-    };
+    let tx = id.as_u64().and_then(|id| conn.lock_pending().remove(&id))?;
     let reply = match (msg.result, msg.error) {
         // JSON-RPC 2.0: a response holds one of the two, never both.
         (Some(_), Some(_)) => Err(UpstreamError::BadResponse {
@@ -102,4 +124,5 @@ pub(super) fn route(conn: &Conn, line: &[u8]) {
         }),
     };
     let _ = tx.send(reply);
+    None
 }

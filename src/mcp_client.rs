@@ -1,0 +1,500 @@
+//! The one MCP client muster speaks to the policy's MCP servers with: it
+//! starts a stdio server (in its own process group, tied to muster, see
+//! `process`) or connects to a Streamable HTTP `url` (see `http`), runs
+//! the one handshake and protocol-version policy ([`UPSTREAM_VERSIONS`]:
+//! 2026-07-28 through `server/discover`, else `initialize` at 2025-11-25
+//! or 2025-06-18), and sends JSON-RPC requests on one connection, many in
+//! flight. Arguments are sent as text, byte for byte (integers as the model
+//! wrote them, not as doubles), and results come back as the raw text the
+//! server sent, fields muster does not model included.
+//!
+//! It decides the one rule for a server that dies: a server that exits,
+//! closes its stdout or answers what muster cannot read ends its
+//! connection, and every call in flight fails at once with a typed
+//! [`UpstreamError`]. It keeps no pool and never starts a server again:
+//! discovery, lock and `muster call` use one connection and close it; the
+//! gateway keeps a pool on top (slots, backoff, restart, listing cache).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+
+mod failure;
+mod http;
+mod process;
+mod replies;
+mod request;
+
+use crate::names::escape;
+pub(crate) use failure::Failure;
+pub(crate) use process::{ProcessGroup, ProcessGroupHandle, Spawned, keep_stderr, spawn};
+use replies::{read_replies, route};
+
+/// The longest JSON-RPC message (one line on the server's stdout) muster
+/// reads: 16 MiB, the limit rmcp's transports keep by default. A longer
+/// one ends the session at once as [`crate::contract::FailureReason::ListingTooLarge`];
+/// rmcp is given the same limit, so it never drops a line muster would
+/// read (it used to, silently, and the session waited for its timeout).
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+/// How to reach one MCP server (a stdio command, or a Streamable HTTP
+/// `url`) and where its snapshot lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// The block's `name`; tools become `mcp.<name>.<tool>`.
+    pub name: String,
+    /// Program and arguments; started directly, not through a shell.
+    /// Empty when the server is reached by `url`.
+    pub command: Vec<String>,
+    /// The Streamable HTTP endpoint; when set, `command` is not used.
+    pub url: Option<String>,
+    /// Headers sent to `url`, values as written: `${VAR}` is filled by
+    /// [`crate::policy::expand_vars`] as the connection is made.
+    pub headers: BTreeMap<String, String>,
+    /// The snapshot file written on success.
+    pub snapshot: PathBuf,
+    /// Longest the whole session (start, initialize, list, close) may take.
+    pub timeout: Duration,
+    /// Extra environment variables for the server, on top of muster's own;
+    /// values as written (`${VAR}` filled as the server starts).
+    pub env: BTreeMap<String, String>,
+    /// Working directory for the server; muster's own when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl ServerSpec {
+    /// A spec with no extra environment, muster's working directory and a
+    /// 30 s timeout.
+    pub fn new(name: impl Into<String>, command: Vec<String>, snapshot: PathBuf) -> Self {
+        Self {
+            name: name.into(),
+            command,
+            url: None,
+            headers: BTreeMap::new(),
+            snapshot,
+            timeout: Duration::from_secs(30),
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+}
+
+/// Most calls one server has in flight through the gateway's pool; more
+/// wait for a slot ([`UpstreamError::Busy`] names it).
+pub const MAX_IN_FLIGHT: usize = 16;
+/// How much of a server's stderr a connection keeps to quote when it fails.
+const STDERR_KEEP: usize = 4096;
+
+/// The protocol revisions muster speaks to a server, newest first. The
+/// newest (2026-07-28) is asked for with `server/discover`; the others
+/// with the `initialize` handshake.
+pub const UPSTREAM_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-06-18"];
+
+/// Why a forwarded call got no result from its server. Each kind has a
+/// stable code ([`UpstreamError::code`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamError {
+    /// The server could not be started or initialized; it is marked down.
+    CannotStart {
+        /// What happened, with the server's own words where it gave any.
+        message: String,
+    },
+    /// The server is down after a failure, waiting out its backoff.
+    Down {
+        /// The failure that put it down.
+        message: String,
+        /// Seconds until it is started again.
+        retry_in_secs: u64,
+    },
+    /// The server exited or closed its stdout with the call in flight.
+    Exited {
+        /// How it ended.
+        message: String,
+    },
+    /// No answer within the server's timeout.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+    /// Every slot was busy for the whole timeout.
+    Busy {
+        /// The timeout.
+        after: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    Rpc {
+        /// The error's code.
+        code: i64,
+        /// The error's message, escaped.
+        message: String,
+    },
+    /// The server answered with something that is not a result object.
+    BadResponse {
+        /// What came.
+        message: String,
+    },
+}
+
+impl UpstreamError {
+    /// The stable kebab-case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            UpstreamError::CannotStart { .. } => "upstream-cannot-start",
+            UpstreamError::Down { .. } => "upstream-down",
+            UpstreamError::Exited { .. } => "upstream-exited",
+            UpstreamError::TimedOut { .. } => "upstream-timed-out",
+            UpstreamError::Busy { .. } => "upstream-busy",
+            UpstreamError::Rpc { .. } => "upstream-error",
+            UpstreamError::BadResponse { .. } => "upstream-bad-response",
+        }
+    }
+
+    /// One sentence naming `server`.
+    pub fn sentence(&self, server: &str) -> String {
+        match self {
+            UpstreamError::CannotStart { message } => {
+                format!("MCP server `{server}` could not be started: {message}")
+            }
+            UpstreamError::Down {
+                message,
+                retry_in_secs,
+            } => format!(
+                "MCP server `{server}` is down ({message}); muster starts it again in {retry_in_secs} s"
+            ),
+            UpstreamError::Exited { message } => {
+                format!("MCP server `{server}` {message} before answering")
+            }
+            UpstreamError::TimedOut { after } => {
+                format!("MCP server `{server}` did not answer within {after:?}")
+            }
+            UpstreamError::Busy { after } => format!(
+                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {after:?}; try again"
+            ),
+            UpstreamError::Rpc { code, message } => {
+                format!("MCP server `{server}` answered with error {code}: {message}")
+            }
+            UpstreamError::BadResponse { message } => {
+                format!("MCP server `{server}` answered what muster cannot read: {message}")
+            }
+        }
+    }
+}
+
+/// What a request got back.
+pub(crate) type Reply = Result<Box<RawValue>, UpstreamError>;
+
+/// How messages reach a server.
+enum Wire {
+    /// Lines on a started process's stdin; answers come from its stdout.
+    Stdio(tokio::sync::Mutex<tokio::process::ChildStdin>),
+    /// One POST per message to a Streamable HTTP endpoint; answers come
+    /// in each POST's body (JSON or an event stream).
+    Http(http::Endpoint),
+}
+
+/// A live connection to one started server.
+pub(crate) struct Conn {
+    wire: Wire,
+    /// Woken when the connection ends, for tasks that wait on it.
+    stopped: tokio::sync::Notify,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    next_id: AtomicU64,
+    alive: AtomicBool,
+    /// Why it went down, once it has.
+    ended: Mutex<Option<String>>,
+    /// The negotiated revision.
+    version: Mutex<&'static str>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// The server's process and group; taking it out kills them (the
+    /// reader task holds the connection until the server's stdout ends, so
+    /// dropping the last other handle is not enough).
+    process: Mutex<Option<ProcessGroupHandle>>,
+    /// Set when the server announces `notifications/tools/list_changed`:
+    /// a listing taken before it is stale.
+    tools_changed: AtomicBool,
+    /// The result of the handshake as the server sent it: `initialize`'s
+    /// (serverInfo, capabilities, instructions), or `server/discover`'s.
+    handshake: Mutex<Option<Box<RawValue>>>,
+}
+
+/// `params` with the 2026-07-28 request `_meta` added when that revision
+/// was negotiated (every request carries its version then).
+fn with_meta(params: &str, version: &str) -> String {
+    if version != UPSTREAM_VERSIONS[0] {
+        return params.to_string();
+    }
+    let meta = format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}}}"#,
+        env!("CARGO_PKG_VERSION")
+    );
+    match params.trim_start().strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => format!("{{{meta}}}"),
+        Some(rest) => format!("{{{meta},{rest}"),
+        None => params.to_string(),
+    }
+}
+
+pub(crate) fn short(text: &str) -> String {
+    escape(&text.chars().take(200).collect::<String>())
+}
+
+/// Starts the server and negotiates a revision: `server/discover` for
+/// 2026-07-28, else the `initialize` handshake at the newest revision the
+/// server answers with.
+pub(crate) async fn start(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    let conn = open(spec)?;
+    negotiate(spec, conn).await
+}
+
+/// Starts the server (or makes the endpoint for its `url`) without the
+/// handshake; [`negotiate`] comes next. A caller that holds the connection
+/// through the handshake can close it when its own deadline passes.
+pub(crate) fn open(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    Ok(match &spec.url {
+        Some(url) => {
+            let endpoint = http::Endpoint::new(spec, url)?;
+            Arc::new(Conn::new(Wire::Http(endpoint), None, Arc::default()))
+        }
+        None => start_process(spec)?,
+    })
+}
+
+/// Starts the server's process and the task reading its stdout.
+fn start_process(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
+    let spawned = spawn(spec).map_err(|f| f.message)?;
+    let Spawned {
+        child,
+        stdin,
+        stdout,
+        stderr,
+        group,
+    } = spawned;
+    let stderr_buf = Arc::new(Mutex::new(Vec::new()));
+    let stderr_reader = keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
+    let conn = Arc::new(Conn::new(
+        Wire::Stdio(tokio::sync::Mutex::new(stdin)),
+        Some(ProcessGroupHandle::new(group, child)),
+        stderr_buf,
+    ));
+    tokio::spawn(read_replies(conn.clone(), stdout, stderr_reader));
+    Ok(conn)
+}
+
+impl Conn {
+    fn new(wire: Wire, process: Option<ProcessGroupHandle>, stderr: Arc<Mutex<Vec<u8>>>) -> Self {
+        Conn {
+            wire,
+            stopped: tokio::sync::Notify::new(),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            alive: AtomicBool::new(true),
+            ended: Mutex::new(None),
+            version: Mutex::new(UPSTREAM_VERSIONS[1]),
+            stderr,
+            process: Mutex::new(process),
+            tools_changed: AtomicBool::new(false),
+            handshake: Mutex::new(None),
+        }
+    }
+}
+
+/// Negotiates a revision on a new connection: `server/discover` for
+/// 2026-07-28, else the `initialize` handshake at the newest revision the
+/// server answers with.
+pub(crate) async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, String> {
+    let timeout = spec.timeout;
+    let fail = |conn: &Conn, what: String| {
+        let tail = conn.stderr_tail();
+        conn.end(what.clone());
+        format!("{what}{tail}")
+    };
+    // 2026-07-28 first: a server that does not know server/discover
+    // answers with an error (or an empty result) and is asked to
+    // initialize instead.
+    let discover = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+    let modern = match conn.request("server/discover", discover, timeout).await {
+        Ok(raw) => {
+            let modern = supports_modern(raw.get());
+            if modern {
+                conn.keep_handshake(raw);
+            }
+            modern
+        }
+        // An HTTP server of an older revision may refuse the unknown
+        // method with an HTTP error instead of a JSON-RPC one.
+        Err(UpstreamError::Rpc { .. }) => false,
+        Err(UpstreamError::BadResponse { .. }) if spec.url.is_some() => false,
+        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
+    };
+    if modern {
+        *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = UPSTREAM_VERSIONS[0];
+        return Ok(conn);
+    }
+    let init = format!(
+        r#"{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"muster","version":"{}"}}}}"#,
+        UPSTREAM_VERSIONS[1],
+        env!("CARGO_PKG_VERSION")
+    );
+    let answer = match conn.request("initialize", &init, timeout).await {
+        Ok(raw) => raw,
+        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
+    };
+    #[derive(Deserialize)]
+    struct Init {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+    }
+    let read = serde_json::from_str::<Init>(answer.get());
+    conn.keep_handshake(answer);
+    let version = match read {
+        Ok(init) => init.protocol_version,
+        Err(e) => {
+            return Err(fail(
+                &conn,
+                format!("answered initialize without a protocolVersion ({e})"),
+            ));
+        }
+    };
+    let Some(&known) = UPSTREAM_VERSIONS[1..].iter().find(|v| **v == version) else {
+        return Err(fail(
+            &conn,
+            format!(
+                "answered initialize with protocol revision {:?}; muster speaks {}",
+                short(&version),
+                UPSTREAM_VERSIONS.join(", ")
+            ),
+        ));
+    };
+    *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = known;
+    if let Err(e) = conn
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await
+    {
+        return Err(fail(
+            &conn,
+            format!("refused notifications/initialized ({e})"),
+        ));
+    }
+    if let Wire::Http(_) = &conn.wire {
+        tokio::spawn(http::listen(conn.clone()));
+    }
+    Ok(conn)
+}
+
+/// Whether a `server/discover` result lists 2026-07-28.
+fn supports_modern(result: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Discovered {
+        #[serde(rename = "supportedVersions", default)]
+        supported: Vec<String>,
+    }
+    serde_json::from_str::<Discovered>(result)
+        .is_ok_and(|d| d.supported.iter().any(|v| v == UPSTREAM_VERSIONS[0]))
+}
+
+impl Conn {
+    /// The last lines of the server's stderr, escaped, for a failure.
+    fn stderr_tail(&self) -> String {
+        let err = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let text = String::from_utf8_lossy(&err);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if lines.is_empty() {
+            return String::new();
+        }
+        let last = &lines[lines.len().saturating_sub(3)..];
+        format!("; its stderr ends with: {}", escape(&last.join(" | ")))
+    }
+}
+
+impl Conn {
+    /// Whether the connection is still up.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire)
+    }
+
+    /// Whether the server announced `notifications/tools/list_changed`
+    /// since [`Conn::clear_tools_changed`] last cleared it.
+    pub(crate) fn tools_changed(&self) -> bool {
+        self.tools_changed.load(Ordering::Acquire)
+    }
+
+    /// Clears the tools-changed mark (before a listing is read, so a change
+    /// announced while it is read marks it stale again).
+    pub(crate) fn clear_tools_changed(&self) {
+        self.tools_changed.store(false, Ordering::Release);
+    }
+
+    /// The handshake's result as the server sent it (`initialize`'s, or
+    /// `server/discover`'s for 2026-07-28), once negotiated.
+    #[allow(dead_code)] // discovery reads it once it lists through this client
+    pub(crate) fn handshake(&self) -> Option<Box<RawValue>> {
+        self.handshake
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn keep_handshake(&self, raw: Box<RawValue>) {
+        *self.handshake.lock().unwrap_or_else(|e| e.into_inner()) = Some(raw);
+    }
+
+    /// The last lines of the server's stderr, escaped, as a failure quotes
+    /// them (`; its stderr ends with: …`), or nothing.
+    pub(crate) fn stderr_evidence(&self) -> String {
+        self.stderr_tail()
+    }
+
+    /// Ends the connection: an HTTP session is ended at the server, calls
+    /// in flight fail with `why`, and a stdio server's process group is
+    /// killed.
+    pub(crate) async fn close(&self, why: &str) {
+        if let Wire::Http(endpoint) = &self.wire {
+            endpoint.close().await;
+        }
+        self.end(why.into());
+        drop(
+            self.process
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn meta_is_added_only_for_the_newest_revision() {
+        assert_eq!(with_meta("{}", "2025-11-25"), "{}");
+        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28");
+        let v: Value = serde_json::from_str(&with).unwrap();
+        assert_eq!(v["name"], "t");
+        assert_eq!(
+            v["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let empty: Value = serde_json::from_str(&with_meta("{}", "2026-07-28")).unwrap();
+        assert!(empty["_meta"].is_object());
+    }
+
+    #[test]
+    fn discover_results_are_read_for_the_newest_revision() {
+        assert!(supports_modern(
+            r#"{"supportedVersions":["2025-11-25","2026-07-28"]}"#
+        ));
+        assert!(!supports_modern(r#"{"supportedVersions":["2025-11-25"]}"#));
+        assert!(!supports_modern("{}"));
+    }
+}
