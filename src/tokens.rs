@@ -52,6 +52,7 @@
 mod bpe;
 pub mod cache;
 
+pub use bpe::SCAN_MERGE_MAX;
 pub use cache::TokenCache;
 
 pub use crate::contract::Provider;

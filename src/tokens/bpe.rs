@@ -44,7 +44,7 @@ const SPACES: &str = "\\s+";
 /// Pieces up to this many bytes merge by scanning every pair (tiktoken's
 /// own loop, quadratic in the piece); longer ones through a heap, so a
 /// hostile megabyte-long word costs `n log n`, not `n²`.
-const SCAN_MERGE_MAX: usize = 128;
+pub const SCAN_MERGE_MAX: usize = 128;
 
 static O200K_BASE: LazyLock<Tokenizer> = LazyLock::new(|| Tokenizer::build(O200K_GZ, O200K_SPLIT));
 static CL100K_BASE: LazyLock<Tokenizer> =
