@@ -11,7 +11,7 @@
 //! ```
 //!
 //! `build` only builds the tokenizer (every mode pays it); `each` counts
-//! each text on its own with bpe-openai; `pieces` counts the batch on one
+//! each text on its own with muster's tokenizer; `pieces` counts the batch on one
 //! thread remembering each piece's count; `all-cores` is what the planner
 //! does. The texts are the bundled production catalog's definitions
 //! repeated under new names to 1,000, as `benches/plan.rs` builds them.

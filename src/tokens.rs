@@ -23,9 +23,9 @@
 //! ```
 //!
 //! muster renders each definition that way and counts it with the OpenAI
-//! encodings as `bpe-openai` implements them: the counts are tiktoken's
-//! (`tests/tokenizer.rs` proves it against tiktoken-rs), and its tokenizer
-//! is about three times quicker to build.
+//! encodings, built on first use from OpenAI's rank files ([`bpe`]): the
+//! counts are tiktoken's (`tests/tokenizer.rs` proves it against
+//! tiktoken-rs), and a run builds only the encoding it counts with.
 //! A tool's cost is the tokens of its own block (from its `//` description
 //! line to the blank line after `=> any;`). The namespace wrapper is paid
 //! once per request, whatever the number of tools, and is reported as
@@ -49,8 +49,10 @@
 //!
 //! This module only counts; it never decides what fits.
 
+mod bpe;
 pub mod cache;
 
+pub use bpe::SCAN_MERGE_MAX;
 pub use cache::TokenCache;
 
 pub use crate::contract::Provider;
@@ -121,12 +123,12 @@ impl Encoding {
 
     /// The tokenizer, built on first use (it takes longer than the rest
     /// of a run) and then shared.
-    fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+    fn tokenizer(self) -> &'static bpe::Tokenizer {
         #[cfg(test)]
         tests::TOKENIZER_ASKED.with(|n| n.set(n.get() + 1));
         match self {
-            Self::O200kBase => bpe_openai::o200k_base(),
-            Self::Cl100kBase => bpe_openai::cl100k_base(),
+            Self::O200kBase => bpe::o200k_base(),
+            Self::Cl100kBase => bpe::cl100k_base(),
         }
     }
 
@@ -301,7 +303,7 @@ impl Encoding {
 /// ` the`, `?:`), and looking one up costs less than encoding it again.
 /// `tests/tokenizer.rs` checks batches counted this way against tiktoken.
 struct Pieces {
-    tokenizer: &'static bpe_openai::Tokenizer,
+    tokenizer: &'static bpe::Tokenizer,
     known: rustc_hash::FxHashMap<Box<str>, u32>,
 }
 
@@ -321,7 +323,7 @@ impl Pieces {
             let tokens = match self.known.get(piece) {
                 Some(&tokens) => tokens,
                 None => {
-                    let tokens = self.tokenizer.bpe.count(piece.as_bytes());
+                    let tokens = self.tokenizer.count_piece(piece.as_bytes());
                     let tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
                     self.known.insert(piece.into(), tokens);
                     tokens

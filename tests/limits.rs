@@ -208,6 +208,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             as_u64(muster::serve::MIN_TOKEN_BYTES),
             false,
         ),
+        (
+            "tokens::SCAN_MERGE_MAX",
+            as_u64(muster::tokens::SCAN_MERGE_MAX),
+            false,
+        ),
     ];
     for (name, value, bytes) in constants {
         let row = docs

@@ -1,4 +1,5 @@
-//! muster counts with `bpe-openai`; tiktoken-rs is the reference. The two
+//! muster counts with OpenAI's rank files and tiktoken's merge
+//! (`src/tokens/bpe.rs`); tiktoken-rs is the reference. The two
 //! give the same count for every definition in the test data (the bundled
 //! policies and snapshots, the MCP fixtures), in both encodings, and for
 //! generated text.
@@ -140,7 +141,7 @@ fn the_baseline_catalog_counts_as_tiktoken_counts_it() {
 
 #[test]
 fn whitespace_and_lookahead_edges_count_as_tiktoken_counts_them() {
-    // The pre-tokenizer's `\s+(?!\S)` is emulated in bpe-openai; these are
+    // The pre-tokenizer's `\s+(?!\S)` is emulated (as bpe-openai does); these are
     // the places it could differ.
     for text in [
         "",
@@ -169,6 +170,33 @@ fn whitespace_and_lookahead_edges_count_as_tiktoken_counts_them() {
         "   \u{1f600}",
     ] {
         assert_same(text, "edge case");
+    }
+}
+
+#[test]
+fn long_pieces_count_as_tiktoken_counts_them() {
+    // Pieces past 128 bytes merge through a heap, not tiktoken's scan:
+    // long words, repeats whose pairs tie, long runs of symbols and digits
+    // after spaces, and long non-Latin words.
+    let words = [
+        "antidisestablishmentarianism",
+        "ab",
+        "aaaa",
+        "Pneumonoultramicroscopicsilicovolcanoconiosis",
+        "xQz",
+        "\u{e9}t\u{e9}",
+        "\u{1f600}",
+        "\u{4e2d}\u{6587}",
+        "\u{0442}\u{0435}\u{043a}",
+        "{}[]()=>;",
+    ];
+    for (i, a) in words.iter().enumerate() {
+        let b = words[(i + 3) % words.len()];
+        for times in [5, 17, 60, 300] {
+            let piece = format!("{a}{b}").repeat(times);
+            assert_same(&piece, "long piece");
+            assert_same(&format!(" {piece}"), "long piece after a space");
+        }
     }
 }
 
