@@ -122,17 +122,7 @@ struct Serve {
 
 impl Serve {
     fn start(fx: &Fixture) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || for _ in lines {});
+        let (child, addr) = common::start_serve(fx.path(), &[], &[]);
         Self { child, addr }
     }
 

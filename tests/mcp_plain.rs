@@ -6,14 +6,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{Fixture, python_sdk, reference_server, stdout};
 use serde_json::{Value, json};
-
-const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 
 /// A `muster serve` over the everything and memory reference servers, four
 /// items so the memory tools are deferred; stopped on drop.
@@ -43,16 +40,7 @@ impl Serve {
             ),
         );
         stdout(fx.path(), &["discover"], 0);
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || for _ in lines {});
+        let (child, addr) = common::start_serve(fx.path(), &[], &[]);
         Self { fx, child, addr }
     }
 

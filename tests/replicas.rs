@@ -6,16 +6,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use common::postgres::Postgres;
 use common::{Fixture, reference_server, stdout};
 use serde_json::{Value, json};
 
-const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
 struct Replica {
@@ -25,16 +24,7 @@ struct Replica {
 
 impl Replica {
     fn start(fx: &Fixture, sessions: &str) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0", "--sessions", sessions])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || for _ in lines {});
+        let (child, addr) = common::start_serve(fx.path(), &["--sessions", sessions], &[]);
         Self { child, addr }
     }
 

@@ -155,20 +155,14 @@ fn a_forwarded_call_over_stdio_leaves_its_spans_under_the_callers_trace() {
 fn a_forwarded_call_over_http_joins_the_traceparent_header() {
     let fx = setup();
     let receiver = Receiver::start();
-    let mut serve = Command::new(MUSTER)
-        .current_dir(fx.path())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env(
+    let (mut serve, addr) = common::start_serve(
+        fx.path(),
+        &[],
+        &[(
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
             format!("http://127.0.0.1:{}/v1/traces", receiver.port),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start muster serve");
-    let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
-    let addr = common::serve_address(&mut lines);
-    std::thread::spawn(move || for _ in lines {});
+        )],
+    );
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}}});
     let answer = common::http_client()

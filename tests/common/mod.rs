@@ -76,6 +76,33 @@ fn write(root: &Path, path: &str, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
+/// `muster serve --addr 127.0.0.1:0` started in `dir` with `args` added and
+/// `env` set, stdout dropped and stderr drained after the start line:
+/// the process and the address it listens on. The caller stops it.
+#[allow(dead_code)]
+pub fn start_serve(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+        .current_dir(dir)
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env_remove("MUSTER_ADMIN_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start muster serve");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = serve_address(&mut lines);
+    // Keep draining stderr so the service never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
 /// The address `muster serve` logs it listens on: reads its stderr `lines`
 /// up to the `start` event (JSON log lines; others skipped), leaving the
 /// rest for the caller.
