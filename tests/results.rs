@@ -223,7 +223,7 @@ fn a_two_mib_file_arrives_within_its_budget_through_the_gateway_and_muster_call(
 
 #[test]
 fn a_result_that_breaks_its_output_schema_is_not_passed_on_as_a_success() {
-    let (fx, _, _) = setup("");
+    let (fx, _, _) = setup("[results]\nmax_result_tokens = 5000\n");
     let seen = through_mcp(
         &fx,
         &json!([
@@ -321,4 +321,50 @@ fn a_budget_below_the_least_is_refused_naming_its_line() {
             || text.contains("results.on_output_mismatch \"drop\""),
         "{text}"
     );
+}
+
+#[test]
+fn a_turns_results_share_the_turns_budget_in_the_turns_order() {
+    let (fx, file, text) = setup("[results]\nmax_turn_result_tokens = 3000\n");
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    let read = |id: &str| json!({"id": id, "name": "mcp__fs__read_text_file", "arguments": {"path": file}});
+    fx.write(
+        "turn.json",
+        &json!({"calls": [read("first"), read("second")]}).to_string(),
+    );
+    let out = muster(fx.path())
+        .args([
+            "call",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(0);
+    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let counts: Vec<Counted> = (0..2)
+        .map(|i| counted(&answer["results"][i]["result"]["_meta"]["dev.muster/gateway"]))
+        .collect();
+    assert_eq!(
+        counts[0].budget,
+        Some(2000),
+        "the call's own budget is the smaller"
+    );
+    assert_eq!(
+        counts[1].budget,
+        Some(3000 - counts[0].tokens_after),
+        "the second gets what the first left of the turn's"
+    );
+    assert!(
+        counts[0].tokens_after + counts[1].tokens_after <= 3000,
+        "{counts:?}"
+    );
+    let second = answer["results"][1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.starts_with(second) && second.len() > 1000);
 }

@@ -168,6 +168,15 @@ fn finish(
     codes.extend(mismatches.iter().map(|m| m.code.as_str().to_string()));
     codes.dedup();
     let tokens = count.tokens_after;
+    // With no budget, no mismatch and nothing else to say, the result goes as it was sent,
+    // byte for byte; the call log still counts it.
+    if count.budget.is_none() && mismatches.is_empty() && details.is_empty() {
+        return Shaped {
+            text: sent.to_string(),
+            tokens,
+            codes,
+        };
+    }
     details.insert(
         "result".into(),
         serde_json::to_value(&count).unwrap_or_default(),
