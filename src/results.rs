@@ -51,6 +51,9 @@ pub const PAGING_ARGUMENTS: [&str; 18] = [
     "length",
 ];
 
+/// The most paging arguments a note names.
+pub const MAX_PAGING_NAMES: usize = 8;
+
 /// How one result is shaped.
 #[derive(Debug, Clone, Copy)]
 pub struct Shaping<'a> {
@@ -91,7 +94,7 @@ pub fn paging_arguments(input_schema: &Value) -> Vec<String> {
                 .collect();
             PAGING_ARGUMENTS.contains(&plain.as_str())
         })
-        .take(8)
+        .take(MAX_PAGING_NAMES)
         .cloned()
         .collect()
 }
@@ -223,9 +226,11 @@ pub fn shape(result: &str, how: &Shaping<'_>) -> Shaped {
     let Some(Value::Array(items)) = top.get("content") else {
         return Shaped { text: None, count };
     };
-    // Whatever the budget, a result no longer in bytes than it is in tokens fits: a token
-    // spans at least one byte.
-    let budget = how.budget.filter(|&b| bytes_before > b);
+    // Whatever the budget, a text result no longer in bytes than its budget fits: a token
+    // spans at least one byte (an image may cost more than its bytes, so not with one).
+    let budget = how
+        .budget
+        .filter(|&b| bytes_before > b || items.iter().any(|i| media_of(i).is_some()));
     let room = budget.map(|b| b.saturating_sub(note_room(how, b)));
     let mut kept: Vec<Value> = Vec::with_capacity(items.len());
     let (mut spent, mut left_out, mut cutting) = (0u64, 0u64, false);
@@ -286,5 +291,64 @@ pub fn shape(result: &str, how: &Shaping<'_>) -> Shaped {
     Shaped {
         text: Some(Value::Object(top).to_string()),
         count,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn how(budget: u64) -> Shaping<'static> {
+        Shaping {
+            tool: "t",
+            encoding: Encoding::O200kBase,
+            provider: Provider::Openai,
+            budget: Some(budget),
+            paging: &[],
+        }
+    }
+
+    #[test]
+    fn an_image_over_what_is_left_is_left_out_and_later_text_kept() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAEAAAABAACAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+        let result = json!({"content": [
+            {"type": "text", "text": "before"},
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "text", "text": "after"},
+        ]})
+        .to_string();
+        let shaped = shape(&result, &how(400));
+        let back: Value = serde_json::from_str(shaped.text.as_deref().unwrap()).unwrap();
+        let types: Vec<&str> = back["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(types, ["text", "text", "text"], "{back}");
+        assert_eq!(back["content"][1]["text"], "after");
+        let note = shaped.count.note.unwrap();
+        assert_eq!(note.items_left_out, 1);
+        // A 4096×4096 PNG: 765 tokens as OpenAI bills it, counted though left out.
+        assert!(shaped.count.tokens_before > 765);
+        assert!(shaped.count.tokens_after <= 400);
+    }
+
+    #[test]
+    fn what_is_not_a_result_object_is_sent_as_it_came() {
+        for odd in ["[1]", "{\"content\": 3}", "not json", "{}"] {
+            let shaped = shape(odd, &how(200));
+            assert_eq!(shaped.text, None);
+            assert!(!shaped.count.cut);
+        }
+    }
+
+    #[test]
+    fn paging_arguments_are_found_in_the_schemas_order() {
+        let schema =
+            json!({"properties": {"path": {}, "Max-Results": {}, "page_token": {}, "q": {}}});
+        assert_eq!(paging_arguments(&schema), ["Max-Results", "page_token"]);
+        assert!(paging_arguments(&json!({"type": "object"})).is_empty());
     }
 }

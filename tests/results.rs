@@ -368,3 +368,27 @@ fn a_turns_results_share_the_turns_budget_in_the_turns_order() {
         .unwrap();
     assert!(text.starts_with(second) && second.len() > 1000);
 }
+
+#[test]
+fn a_calls_budget_is_the_smaller_of_its_servers_and_its_agents_else_the_default() {
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[results]\nmax_result_tokens = 9000\n\
+             [[agent]]\nname = \"tight\"\nmax_result_tokens = 1500\n\
+             [[agent]]\nname = \"loose\"\n",
+        ),
+        (
+            "policies/mcp/servers.toml",
+            "[[mcp]]\nname = \"small\"\ncommand = [\"small\"]\nmax_result_tokens = 2000\n\n[[mcp]]\nname = \"open\"\ncommand = [\"open\"]\n",
+        ),
+    ]);
+    let inputs = muster::policy::Inputs::load(&fx.policies()).expect("a valid policy");
+    let policy = &inputs.policy;
+    let agent = |name: &str| policy.agent(Some(name), None);
+    assert_eq!(policy.result_budget("small", agent("tight")), Some(1500));
+    assert_eq!(policy.result_budget("small", agent("loose")), Some(2000));
+    assert_eq!(policy.result_budget("open", agent("tight")), Some(1500));
+    assert_eq!(policy.result_budget("open", agent("loose")), Some(9000));
+    assert_eq!(policy.results.max_turn_result_tokens, None);
+}

@@ -158,3 +158,19 @@ impl fmt::Display for OutputMismatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_documented() {
+        let docs = include_str!("../../docs/problems.md");
+        for code in ResultCode::ALL {
+            let row = format!("| `{}` |", code.as_str());
+            assert!(docs.contains(&row), "docs/problems.md lists {row}");
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+}
