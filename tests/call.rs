@@ -297,6 +297,11 @@ fn one_request_creates_an_entity_and_reads_it_back() {
         metrics.contains(r#"muster_gateway_calls_total{server="none",verdict="host"} 1"#),
         "{metrics}"
     );
+    // And each forwarded result's tokens, by tool (docs/results.md).
+    assert!(
+        metrics.contains(r#"muster_gateway_result_tokens_count{server="memory",tool="mcp__memory__read_graph"} 1"#),
+        "{metrics}"
+    );
     // And logged with no argument values.
     let log = serve.log.lock().unwrap().clone();
     let logged: Vec<&String> = log
