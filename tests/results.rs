@@ -118,6 +118,33 @@ fn through_mcp(fx: &Fixture, calls: &Value) -> Vec<Seen> {
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
+/// `calls` run as one turn by `muster call` over the policy's plan: the answer and the call
+/// log's lines.
+fn muster_call(fx: &Fixture, calls: &Value) -> (Value, Vec<Value>) {
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    fx.write("turn.json", &json!({ "calls": calls }).to_string());
+    let out = muster(fx.path())
+        .args([
+            "call",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(0);
+    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let lines = String::from_utf8_lossy(&out.get_output().stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l.get("verdict").is_some())
+        .collect();
+    (answer, lines)
+}
+
 fn counted(meta: &Value) -> Counted {
     serde_json::from_value(meta["result"].clone()).unwrap_or_else(|e| panic!("{e}: {meta:#}"))
 }
@@ -183,26 +210,10 @@ fn a_two_mib_file_arrives_within_its_budget_through_the_gateway_and_muster_call(
     );
 
     // The same budget through `muster call`.
-    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
-    fx.write("plan.json", &plan);
-    fx.write(
-        "turn.json",
-        &json!({"calls": [{"id": "c1", "name": "mcp__fs__read_text_file", "arguments": {"path": file}}]})
-            .to_string(),
+    let (answer, log) = muster_call(
+        &fx,
+        &json!([{"id": "c1", "name": "mcp__fs__read_text_file", "arguments": {"path": file}}]),
     );
-    let out = muster(fx.path())
-        .args([
-            "call",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ])
-        .assert()
-        .code(0);
-    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let result = &answer["results"][0]["result"];
     let texts: Vec<String> = result["content"]
         .as_array()
@@ -212,8 +223,7 @@ fn a_two_mib_file_arrives_within_its_budget_through_the_gateway_and_muster_call(
         .collect();
     assert_cut(&texts, &result["_meta"]["dev.muster/gateway"], &text);
     // The call log counts what the client got.
-    let err = String::from_utf8_lossy(&out.get_output().stderr);
-    let line: Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
+    let line = &log[0];
     assert_eq!(line["codes"], json!(["result-cut"]), "{line}");
     assert_eq!(
         line["result_tokens"].as_u64(),
@@ -263,26 +273,10 @@ fn with_warn_a_mismatch_passes_with_its_warning() {
     // Through `muster call`: the Python SDK client validates structured results itself and
     // would raise on what muster lets through here.
     let (fx, _, _) = setup("[results]\non_output_mismatch = \"warn\"\n");
-    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
-    fx.write("plan.json", &plan);
-    fx.write(
-        "turn.json",
-        &json!({"calls": [{"id": "w", "name": "mcp__weather__weather", "arguments": {"city": "Oslo"}}]})
-            .to_string(),
+    let (answer, log) = muster_call(
+        &fx,
+        &json!([{"id": "w", "name": "mcp__weather__weather", "arguments": {"city": "Oslo"}}]),
     );
-    let out = muster(fx.path())
-        .args([
-            "call",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ])
-        .assert()
-        .code(0);
-    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let result = &answer["results"][0]["result"];
     assert_eq!(result["isError"], false, "{result:#}");
     assert_eq!(result["structuredContent"], json!({"temp": "hot"}));
@@ -292,8 +286,7 @@ fn with_warn_a_mismatch_passes_with_its_warning() {
         "{meta:#}"
     );
     assert_eq!(meta["output"][0]["path"], "temp");
-    let err = String::from_utf8_lossy(&out.get_output().stderr);
-    let line: Value = serde_json::from_str(err.lines().next().unwrap()).unwrap();
+    let line = &log[0];
     assert_eq!(line["codes"], json!(["output-schema-mismatch"]), "{line}");
 }
 
@@ -326,26 +319,8 @@ fn a_budget_below_the_least_is_refused_naming_its_line() {
 #[test]
 fn a_turns_results_share_the_turns_budget_in_the_turns_order() {
     let (fx, file, text) = setup("[results]\nmax_turn_result_tokens = 3000\n");
-    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
-    fx.write("plan.json", &plan);
     let read = |id: &str| json!({"id": id, "name": "mcp__fs__read_text_file", "arguments": {"path": file}});
-    fx.write(
-        "turn.json",
-        &json!({"calls": [read("first"), read("second")]}).to_string(),
-    );
-    let out = muster(fx.path())
-        .args([
-            "call",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ])
-        .assert()
-        .code(0);
-    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let (answer, _) = muster_call(&fx, &json!([read("first"), read("second")]));
     let counts: Vec<Counted> = (0..2)
         .map(|i| counted(&answer["results"][i]["result"]["_meta"]["dev.muster/gateway"]))
         .collect();
