@@ -179,6 +179,26 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "results::MIN_RESULT_TOKENS",
+            u64::from(muster::results::MIN_RESULT_TOKENS),
+            false,
+        ),
+        (
+            "results::UNKNOWN_MEDIA_TOKENS",
+            muster::results::UNKNOWN_MEDIA_TOKENS,
+            false,
+        ),
+        (
+            "results::MAX_OUTPUT_PROBLEMS",
+            as_u64(muster::results::MAX_OUTPUT_PROBLEMS),
+            false,
+        ),
+        (
+            "results::MAX_PAGING_NAMES",
+            as_u64(muster::results::MAX_PAGING_NAMES),
+            false,
+        ),
+        (
             "trace::BATCH_SPANS",
             as_u64(muster::trace::BATCH_SPANS),
             false,
