@@ -97,6 +97,7 @@ impl Loader {
             agents,
             default_agent,
             current_versions,
+            auth,
         } = settings;
         let policy = Policy {
             root: self.root,
@@ -114,6 +115,7 @@ impl Loader {
             tools,
             servers,
             profiles,
+            auth,
         };
         Ok(Inputs {
             policy,
