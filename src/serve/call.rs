@@ -30,6 +30,7 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
             config.body_limit,
             super::declared_too_large,
         ))
+        .layer(from_fn_with_state(shared.clone(), super::auth::require))
         .layer(from_fn_with_state(
             super::guard::Guard::new(config.addr),
             super::guard::check,
