@@ -221,8 +221,8 @@ impl Authenticator {
 
     /// The token's claims when it passes every check.
     async fn verify(&self, token: &str) -> Result<Map<String, Value>, Refusal> {
-        let header =
-            jsonwebtoken::decode_header(token).map_err(|e| Refusal::Invalid(invalid(&e)))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| Refusal::Invalid(unreadable_header(token, &e)))?;
         let Some((_, validation)) = self.validations.iter().find(|(a, _)| *a == header.alg) else {
             return Err(Refusal::Invalid(Invalid::Algorithm));
         };
@@ -254,6 +254,23 @@ fn bearer(value: &[u8]) -> Option<&str> {
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && !token.contains(' '))
         .then_some(token)
+}
+
+/// Why a header jsonwebtoken cannot read was refused: an `alg` it does
+/// not know (`none`, say) is [`Invalid::Algorithm`], else as the error says.
+fn unreadable_header(token: &str, e: &jsonwebtoken::errors::Error) -> Invalid {
+    use base64::Engine as _;
+    let alg = token
+        .split('.')
+        .next()
+        .and_then(|h| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(h)
+                .ok()
+        })
+        .and_then(|bytes| serde_json::from_slice::<Map<String, Value>>(&bytes).ok())
+        .is_some_and(|h| h.get("alg").is_some_and(Value::is_string));
+    if alg { Invalid::Algorithm } else { invalid(e) }
 }
 
 /// The reason a jsonwebtoken error stands for.

@@ -72,8 +72,8 @@ impl Admitted {
         };
         let now = Instant::now();
         let taken = limiter
-            .request(&self.caller.sub, now)
-            .and_then(|()| limiter.tool_call(&self.caller.sub, tool, now));
+            .tool_call(&self.caller.sub, tool, now)
+            .and_then(|()| limiter.request(&self.caller.sub, now));
         if let Err(limited) = &taken {
             self.shared
                 .metrics
