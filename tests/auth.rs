@@ -447,6 +447,19 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
         "{created}"
     );
     assert!(!serve.graph().contains("Mallory"), "{}", serve.graph());
+    // Nor run the writer's turns through /v1/call (its default agent is the
+    // writer's): refused before anything runs.
+    for body in [
+        json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64))}),
+        json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64)), "agent": "writer"}),
+    ] {
+        let (status, kind, _) = refusal(serve.post("/v1/call", Some(&reader), &body));
+        assert_eq!(
+            (status, kind.as_str()),
+            (403, "urn:muster:problem:insufficient-scope"),
+            "{body}"
+        );
+    }
     // A reader may not ask for the writer's agent.
     let (status, kind, _) = refusal(serve.post(
         "/mcp/chats/sneaky?agent=writer",
@@ -458,6 +471,14 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
         (403, "urn:muster:problem:insufficient-scope")
     );
 
+    // The writer's grants open it: its call gets past the agent check (to
+    // the fingerprint's, which this made-up one fails).
+    let past = serve.post(
+        "/v1/call",
+        Some(&writer),
+        &json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64))}),
+    );
+    assert_eq!(past.status(), 409, "{}", past.text().unwrap());
     // A writer lists it and its call reaches the server.
     let tools = serve.tools("writers-chat", &writer);
     assert!(
