@@ -498,8 +498,12 @@ fn gateway(
     let count = metrics.gateway_observer();
     let observer = Box::new(move |record: &crate::gateway::CallRecord| {
         count(record);
+        let who = auth::audited().unwrap_or_default();
         tracing::info!(
             target: "muster::gateway",
+            caller = who.sub.as_str(),
+            client_id = who.client_id.as_str(),
+            agent = who.agent.as_str(),
             chat = record.chat.as_str(),
             id = record.id.as_str(),
             tool = record.tool.as_str(),

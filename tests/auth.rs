@@ -164,6 +164,8 @@ struct Serve {
     child: Child,
     addr: String,
     graph: PathBuf,
+    /// Its stderr's log lines, as they come.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Serve {
@@ -188,13 +190,40 @@ impl Serve {
             ),
         );
         stdout(fx.path(), &["discover"], 0);
-        let (child, addr) = common::start_serve(fx.path(), &[], &[]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(fx.path())
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = common::serve_address(&mut lines);
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
         Self {
             fx,
             child,
             addr,
             graph,
+            log,
         }
+    }
+
+    /// The gateway's call log lines so far, read.
+    fn calls_logged(&self) -> Vec<Value> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["target"] == "muster::gateway")
+            .collect()
     }
 
     fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::blocking::Response {
@@ -447,6 +476,31 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
         "{created}"
     );
     assert!(!serve.graph().contains("Mallory"), "{}", serve.graph());
+    // The call log names the caller, its client, the agent and the verdict
+    // (its line may reach the log reader a moment after the answer).
+    let fields = |l: &Value| -> Value {
+        if l["fields"].is_object() {
+            l["fields"].clone()
+        } else {
+            l.clone()
+        }
+    };
+    let mut logged = Vec::new();
+    for _ in 0..200 {
+        logged = serve.calls_logged();
+        if logged.iter().any(|l| fields(l)["caller"] == "reader") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let f = logged
+        .iter()
+        .map(fields)
+        .find(|f| f["tool"] == "mcp__memory__create_entities" && f["caller"] == "reader")
+        .unwrap_or_else(|| panic!("no call logged for the reader: {logged:?}"));
+    assert_eq!(f["client_id"], "reader", "{f}");
+    assert_eq!(f["agent"], "reader", "{f}");
+    assert_ne!(f["verdict"], "forwarded", "{f}");
     // Nor run the writer's turns through /v1/call (its default agent is the
     // writer's): refused before anything runs.
     for body in [

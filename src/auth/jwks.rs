@@ -98,7 +98,8 @@ impl Keys {
         let set = self.current();
         let stale = set.fetched.is_none_or(|at| at.elapsed() >= MAX_AGE);
         let found = matching(&set, kid, alg);
-        if !found.is_empty() && !(stale && self.url.is_some()) {
+        let refetch = found.is_empty() || (stale && self.url.is_some());
+        if !refetch {
             return Ok(found);
         }
         if self.url.is_none() {

@@ -92,16 +92,17 @@ impl Gateway {
     }
 
     /// Whose chat `id` is: `None` when no live chat has it, else the
-    /// `owner` its document names (`Some(None)`: started without a caller).
+    /// `owner` its document names (`None` there: started without a
+    /// caller) and the agent it was planned for.
     ///
     /// # Errors
     /// The store's errors; a document that cannot be read.
-    pub fn chat_owner(&self, id: &str) -> Result<Option<Option<String>>, Error> {
+    pub fn chat_owner(&self, id: &str) -> Result<Option<(Option<String>, String)>, Error> {
         let Some(stored) = self.store.get(id, now())? else {
             return Ok(None);
         };
         let doc = session::read(&stored.document, Path::new("chat"))?;
-        Ok(Some(doc.owner))
+        Ok(Some((doc.owner, doc.agent.name)))
     }
 
     /// Ends the chat `id`; whether there was one.

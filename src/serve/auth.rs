@@ -83,6 +83,44 @@ impl Admitted {
     }
 }
 
+/// Whom a message's calls are logged for: the caller, its client and the
+/// chat's agent (docs/auth.md, "Metrics and logs").
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Audit {
+    pub(crate) sub: String,
+    pub(crate) client_id: String,
+    pub(crate) agent: String,
+}
+
+tokio::task_local! {
+    /// The audit of the message being answered, read by the call log.
+    static AUDIT: Audit;
+}
+
+impl Admitted {
+    /// The audit of this caller's calls in a chat of `agent`.
+    pub(crate) fn audit(&self, agent: String) -> Audit {
+        Audit {
+            sub: self.caller.sub.clone(),
+            client_id: self.caller.client_id.clone().unwrap_or_default(),
+            agent,
+        }
+    }
+}
+
+/// Runs `work` with its calls logged under `audit`.
+pub(crate) async fn audited_by<F: std::future::Future>(audit: Option<Audit>, work: F) -> F::Output {
+    match audit {
+        Some(audit) => AUDIT.scope(audit, work).await,
+        None => work.await,
+    }
+}
+
+/// The audit of the message being answered, when `[auth]` let it in.
+pub(crate) fn audited() -> Option<Audit> {
+    AUDIT.try_with(Clone::clone).ok()
+}
+
 /// Whether `path` is open whatever `[auth]` says.
 fn open(path: &str, metrics: MetricsAccess) -> bool {
     matches!(path, "/healthz" | "/readyz" | "/openapi.json")
@@ -122,13 +160,14 @@ pub(super) async fn require(
             return refused(&state, &refusal, request.headers(), is_mcp);
         }
     };
-    if !is_mcp && let Some(limiter) = &state.limiter {
-        if let Err(limited) = limiter.request(&caller.sub, Instant::now()) {
-            shared
-                .metrics
-                .rate_limited(caller.agent(None).unwrap_or(""), limited.scope);
-            return too_many(&limited);
-        }
+    if !is_mcp
+        && let Some(limiter) = &state.limiter
+        && let Err(limited) = limiter.request(&caller.sub, Instant::now())
+    {
+        shared
+            .metrics
+            .rate_limited(caller.agent(None).unwrap_or(""), limited.scope);
+        return too_many(&limited);
     }
     request.extensions_mut().insert(Admitted {
         caller,

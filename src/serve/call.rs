@@ -58,16 +58,18 @@ pub async fn call(
     let generation = shared.current.load_full();
     let number = generation.number;
     let work = shared.clone();
-    let agents = who.map(|w| w.0.caller.agents);
+    let who = who.map(|w| w.0);
+    let agents = who.as_ref().map(|w| w.caller.agents.clone());
     let checked =
         tokio::task::spawn_blocking(move || checked(&work, &generation, &body, agents.as_deref()))
             .await;
-    let (report, chat) = match checked {
+    let (report, chat, agent) = match checked {
         Ok(Ok(checked)) => checked,
         Ok(Err(err)) => return err.generation(number).into_response(),
         Err(_) => return api::internal(number),
     };
-    let ran = shared.gateway.call_turn(&report, &chat).await;
+    let audit = who.map(|w| w.audit(agent.unwrap_or_default()));
+    let ran = super::auth::audited_by(audit, shared.gateway.call_turn(&report, &chat)).await;
     let outcome = match ran.outcome {
         TurnOutcome::Ran => Outcome::Done,
         TurnOutcome::Refused => {
@@ -92,8 +94,9 @@ fn checked(
     g: &Generation,
     body: &[u8],
     agents: Option<&[String]>,
-) -> Result<(Report<'static>, String), super::problem::ApiError> {
+) -> Result<(Report<'static>, String, Option<String>), super::problem::ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
+    let mut checked_agent = None;
     if let Some(agents) = agents {
         let agent = agent_of(shared, g, &req)?;
         if !agents.contains(&agent) {
@@ -113,13 +116,18 @@ fn checked(
                 .help("send a turn of a plan or session of one of the caller's agents"),
             ));
         }
+        checked_agent = Some(agent);
     }
     let offered = api::offered_for(shared, g, &req, "/v1/call")?;
     let options = CheckOptions {
         positional: req.positional,
     };
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
-    Ok((report, req.session_id.clone().unwrap_or_default()))
+    Ok((
+        report,
+        req.session_id.clone().unwrap_or_default(),
+        checked_agent,
+    ))
 }
 
 /// The agent whose roster a `/v1/call` body names: its plan's or session

@@ -33,6 +33,7 @@ use axum::routing::post;
 
 use serde_json::value::RawValue;
 
+use super::auth::{Audit, audited_by};
 use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
@@ -66,18 +67,26 @@ fn chat_agent(who: &Who, uri: &Uri) -> Result<Option<String>, Box<Response>> {
     }
 }
 
-/// Whether chat `chat` is live and the caller's (without `[auth]`: live).
-/// Another caller's chat is answered as one that does not exist: 404,
-/// never confirming it does.
-fn reach(gateway: &Gateway, who: &Who, chat: &str, body: &[u8]) -> Result<bool, Box<Response>> {
+/// Whether chat `chat` is live and the caller's (without `[auth]`: live):
+/// with `[auth]`, what its calls are logged under. Another caller's chat
+/// is answered as one that does not exist: 404, never confirming it does.
+fn reach(
+    gateway: &Gateway,
+    who: &Who,
+    chat: &str,
+    body: &[u8],
+) -> Result<Option<Option<Audit>>, Box<Response>> {
     let Some(who) = who else {
-        return gateway
-            .has_chat(chat)
-            .map_err(|e| Box::new(store_failed(request_id(body).as_deref(), &e)));
+        return match gateway.has_chat(chat) {
+            Ok(live) => Ok(live.then_some(None)),
+            Err(e) => Err(Box::new(store_failed(request_id(body).as_deref(), &e))),
+        };
     };
     match gateway.chat_owner(chat) {
-        Ok(None) => Ok(false),
-        Ok(Some(owner)) if owner.as_deref() == Some(who.caller.sub.as_str()) => Ok(true),
+        Ok(None) => Ok(None),
+        Ok(Some((owner, agent))) if owner.as_deref() == Some(who.caller.sub.as_str()) => {
+            Ok(Some(Some(who.audit(agent))))
+        }
         Ok(Some(_)) => Err(Box::new(no_chat(request_id(body).as_deref(), chat))),
         Err(e) => Err(Box::new(store_failed(request_id(body).as_deref(), &e))),
     }
@@ -294,10 +303,10 @@ async fn post_root(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let chat = match given {
+    let (chat, audit) = match given {
         Some(chat) => match reach(&gateway, &who, &chat, &body) {
-            Ok(true) => chat,
-            Ok(false) => return no_chat(request_id(&body).as_deref(), &chat),
+            Ok(Some(audit)) => (chat, audit),
+            Ok(None) => return no_chat(request_id(&body).as_deref(), &chat),
             Err(refused) => return *refused,
         },
         None => {
@@ -321,9 +330,14 @@ async fn post_root(
                     return limited;
                 }
                 // A 2026-07-28 client keeps no chat: each message is its own.
-                let mut reply = gateway
-                    .handle_stateless(agent.as_deref(), &body, traceparent(&headers))
-                    .await;
+                let audit = who
+                    .as_ref()
+                    .map(|w| w.audit(agent.clone().unwrap_or_default()));
+                let mut reply = audited_by(
+                    audit,
+                    gateway.handle_stateless(agent.as_deref(), &body, traceparent(&headers)),
+                )
+                .await;
                 if let Some((id, tools)) = reply.listen.take() {
                     return listen(&gateway, "", id, tools);
                 }
@@ -338,8 +352,11 @@ async fn post_root(
                 );
             }
             let owner = who.as_ref().map(|w| w.caller.sub.as_str());
+            let audit = who
+                .as_ref()
+                .map(|w| w.audit(agent.clone().unwrap_or_default()));
             match gateway.open_chat_for(None, agent.as_deref(), owner) {
-                Ok(chat) => chat,
+                Ok(chat) => (chat, audit),
                 Err(e) if e.kind() == crate::ErrorKind::Usage => {
                     return rpc_error_to(
                         request_id(&body).as_deref(),
@@ -355,9 +372,11 @@ async fn post_root(
     if let Some(limited) = limited(&who, &body) {
         return limited;
     }
-    let mut reply = gateway
-        .handle_traced(&chat, &body, traceparent(&headers))
-        .await;
+    let mut reply = audited_by(
+        audit,
+        gateway.handle_traced(&chat, &body, traceparent(&headers)),
+    )
+    .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }
@@ -375,9 +394,9 @@ async fn post_chat(
     if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
-    match reach(&gateway, &who, &chat, &body) {
-        Ok(true) => {}
-        Ok(false) => {
+    let audit = match reach(&gateway, &who, &chat, &body) {
+        Ok(Some(audit)) => audit,
+        Ok(None) => {
             let agent = match chat_agent(&who, &uri) {
                 Ok(agent) => agent,
                 Err(refused) => return *refused,
@@ -399,19 +418,21 @@ async fn post_chat(
             }
             // Whoever started it, it must be this caller's.
             match reach(&gateway, &who, &chat, &body) {
-                Ok(true) => {}
-                Ok(false) => return no_chat(request_id(&body).as_deref(), &chat),
+                Ok(Some(audit)) => audit,
+                Ok(None) => return no_chat(request_id(&body).as_deref(), &chat),
                 Err(refused) => return *refused,
             }
         }
         Err(refused) => return *refused,
-    }
+    };
     if let Some(limited) = limited(&who, &body) {
         return limited;
     }
-    let mut reply = gateway
-        .handle_traced(&chat, &body, traceparent(&headers))
-        .await;
+    let mut reply = audited_by(
+        audit,
+        gateway.handle_traced(&chat, &body, traceparent(&headers)),
+    )
+    .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }
@@ -559,8 +580,8 @@ async fn delete_chat(
 fn end(gateway: &Gateway, who: &Who, chat: &str) -> Response {
     if who.is_some() {
         match reach(gateway, who, chat, b"") {
-            Ok(true) => {}
-            Ok(false) => return no_chat(None, chat),
+            Ok(Some(_)) => {}
+            Ok(None) => return no_chat(None, chat),
             Err(refused) => return *refused,
         }
     }
