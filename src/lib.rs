@@ -107,6 +107,10 @@ pub mod answer;
 /// session documents with it; not part of the host API.
 #[doc(hidden)]
 pub mod atomic;
+/// Who is asking `muster serve`: bearer tokens checked against `[auth]`,
+/// grants, limits (docs/auth.md).
+#[cfg(feature = "serve")]
+pub mod auth;
 pub mod cache_file;
 mod canon;
 pub mod catalog;

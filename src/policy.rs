@@ -23,6 +23,11 @@
 
 mod agents;
 mod assemble;
+mod auth;
+pub use auth::{
+    AuthPolicy, CallLimits, DEFAULT_JWKS_REFETCH_SECS, DEFAULT_LEEWAY_SECS, DEFAULT_LIMIT_CALLERS,
+    Grant, GrantMatch, JwksSource, MAX_LEEWAY_SECS, MetricsAccess,
+};
 mod chunks;
 mod finite;
 mod inputs;
@@ -436,6 +441,8 @@ pub struct Policy {
     pub servers: Vec<ServerDef>,
     /// Flag profiles by name.
     pub profiles: BTreeMap<String, Profile>,
+    /// `[auth]`: who may call `muster serve` (none: anyone who reaches it).
+    pub auth: Option<AuthPolicy>,
 }
 
 impl Policy {

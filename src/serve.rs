@@ -14,6 +14,7 @@
 
 mod admin;
 mod api;
+mod auth;
 mod call;
 mod guard;
 mod mcp;
@@ -257,6 +258,8 @@ pub struct Shared {
     session_ttl: Duration,
     /// The MCP gateway at `/mcp`.
     gateway: Arc<crate::gateway::Gateway>,
+    /// `[auth]` in force: none when the policy has none.
+    auth: arc_swap::ArcSwapOption<auth::AuthState>,
 }
 
 impl Shared {
@@ -277,7 +280,9 @@ impl Shared {
             bytes: config.memo_bytes,
         };
         let gateway = gateway(config, inputs.clone(), &metrics)?;
+        let auth = auth::AuthState::new(inputs.policy.auth.as_ref(), None)?;
         Ok(Arc::new(Self {
+            auth: arc_swap::ArcSwapOption::new(auth),
             policies: config.policies.clone(),
             gates: config.gates.clone(),
             memo,
@@ -351,8 +356,14 @@ async fn reload(shared: &Arc<Shared>, trigger: Trigger) -> Result<u64, (u64, Err
         });
     let serving = shared.current.load().number;
     let policies = shared.policies.display().to_string();
+    let loaded = loaded.and_then(|inputs| {
+        let previous = shared.auth.load_full();
+        let auth = auth::AuthState::new(inputs.policy.auth.as_ref(), previous.as_deref())?;
+        Ok((inputs, auth))
+    });
     match loaded {
-        Ok(inputs) => {
+        Ok((inputs, auth)) => {
+            shared.auth.store(auth);
             let number = serving + 1;
             shared.gateway.reload(inputs.clone());
             shared
@@ -396,6 +407,10 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
             config.concurrency,
         ))
         .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            auth::require,
+        ))
+        .layer(middleware::from_fn_with_state(
             guard::Guard::new(config.addr),
             guard::host_check,
         ))
@@ -426,6 +441,11 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .route("/readyz", get(api::readyz))
         .route("/metrics", get(api::metrics))
         .route("/openapi.json", get(openapi::openapi))
+        .route(auth::METADATA_PATH, get(auth::metadata))
+        .route(
+            "/.well-known/oauth-protected-resource/{*resource}",
+            get(auth::metadata),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(config.body_limit))
@@ -440,6 +460,10 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(middleware::from_fn_with_state(
             config.body_limit,
             declared_too_large,
+        ))
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            auth::require,
         ))
         .layer(middleware::from_fn_with_state(
             guard::Guard::new(config.addr),
@@ -474,8 +498,12 @@ fn gateway(
     let count = metrics.gateway_observer();
     let observer = Box::new(move |record: &crate::gateway::CallRecord| {
         count(record);
+        let who = auth::audited().unwrap_or_default();
         tracing::info!(
             target: "muster::gateway",
+            caller = who.sub.as_str(),
+            client_id = who.client_id.as_str(),
+            agent = who.agent.as_str(),
             chat = record.chat.as_str(),
             id = record.id.as_str(),
             tool = record.tool.as_str(),

@@ -100,6 +100,7 @@ pub fn new(
         deferred: deferred_pin(&plan),
         loaded: Vec::new(),
         repinned: None,
+        owner: None,
         signature: None,
     };
     keys.sign(&mut doc);

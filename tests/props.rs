@@ -261,6 +261,7 @@ fn inputs(w: &World) -> Inputs {
         tools,
         servers,
         profiles,
+        auth: None,
     };
     Inputs {
         policy,

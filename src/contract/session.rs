@@ -53,6 +53,11 @@ pub struct SessionDocument {
     /// session never re-pinned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repinned: Option<u64>,
+    /// The `sub` of the caller who started the chat, when `muster serve`
+    /// checks tokens (`[auth]`, docs/auth.md): only that caller reaches it.
+    /// Absent otherwise (and in documents written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
     /// HMAC-SHA256 over the rest of the document, when the service or
     /// command that wrote it holds a session key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,21 @@ impl Gateway {
     /// The store's errors; the plan's usage errors (an agent the policy
     /// does not have included).
     pub fn open_chat(&self, id: Option<String>, agent: Option<&str>) -> Result<String, Error> {
+        self.open_chat_for(id, agent, None)
+    }
+
+    /// [`Gateway::open_chat`] for the caller `owner` (a token's `sub`):
+    /// the chat's document names it, and only it reaches the chat
+    /// ([`Gateway::chat_owner`]).
+    ///
+    /// # Errors
+    /// As [`Gateway::open_chat`].
+    pub fn open_chat_for(
+        &self,
+        id: Option<String>,
+        agent: Option<&str>,
+        owner: Option<&str>,
+    ) -> Result<String, Error> {
         let id = match id {
             Some(id) => id,
             None => crate::store::new_id()?,
@@ -39,7 +54,7 @@ impl Gateway {
             selection.agent = Some(agent.to_string());
             selection.version = None;
         }
-        let doc = {
+        let mut doc = {
             let mut cache = g.cache.lock().unwrap_or_else(|e| e.into_inner());
             session::new(
                 &g.inputs,
@@ -49,6 +64,10 @@ impl Gateway {
                 &mut cache,
             )?
         };
+        if let Some(owner) = owner {
+            doc.owner = Some(owner.to_string());
+            self.options.keys.sign(&mut doc);
+        }
         let stored = Stored {
             document: session::to_json_string(&doc),
             revision: doc.revision,
@@ -70,6 +89,20 @@ impl Gateway {
     /// The store's errors.
     pub fn has_chat(&self, id: &str) -> Result<bool, Error> {
         Ok(self.store.get(id, now())?.is_some())
+    }
+
+    /// Whose chat `id` is: `None` when no live chat has it, else the
+    /// `owner` its document names (`None` there: started without a
+    /// caller) and the agent it was planned for.
+    ///
+    /// # Errors
+    /// The store's errors; a document that cannot be read.
+    pub fn chat_owner(&self, id: &str) -> Result<Option<(Option<String>, String)>, Error> {
+        let Some(stored) = self.store.get(id, now())? else {
+            return Ok(None);
+        };
+        let doc = session::read(&stored.document, Path::new("chat"))?;
+        Ok(Some((doc.owner, doc.agent.name)))
     }
 
     /// Ends the chat `id`; whether there was one.
@@ -221,6 +254,7 @@ fn view_key(doc: &crate::contract::SessionDocument) -> String {
     doc.id = None;
     doc.revision = 0;
     doc.signature = None;
+    doc.owner = None;
     for loaded in &mut doc.loaded {
         loaded.revision = 0;
     }

@@ -29,6 +29,10 @@ pub const CHAT_NOT_FOUND: i64 = -32011;
 /// A `subscriptions/listen` past the bound on open listen streams (per
 /// chat or in all); `data.code` is `too-many-listen-streams`.
 pub const TOO_MANY_STREAMS: i64 = -32012;
+/// A `tools/call` past the caller's limit (`[auth.limits]`, docs/auth.md);
+/// `data` holds `code` (`rate-limited`), `scope` (`caller` or `tool`),
+/// `per_minute` and `retry_after_secs`.
+pub const RATE_LIMITED: i64 = -32013;
 
 /// The most bytes one message may hold: 4 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;

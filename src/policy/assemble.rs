@@ -98,6 +98,7 @@ impl Loader {
             agents,
             default_agent,
             current_versions,
+            auth,
         } = settings;
         let policy = Policy {
             root: self.root,
@@ -116,6 +117,7 @@ impl Loader {
             tools,
             servers,
             profiles,
+            auth,
         };
         Ok(Inputs {
             policy,

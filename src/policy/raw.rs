@@ -28,6 +28,43 @@ pub struct MusterFile {
     pub group: Vec<Spanned<RawGroup>>,
     #[serde(default)]
     pub agent: Vec<Spanned<RawAgent>>,
+    #[serde(default)]
+    pub auth: Option<Spanned<RawAuth>>,
+}
+
+/// `[auth]`: who may call `muster serve` (docs/auth.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    pub issuer: Spanned<String>,
+    pub audience: Spanned<String>,
+    pub jwks: Spanned<String>,
+    pub authorization_servers: Option<Spanned<Vec<Spanned<String>>>>,
+    pub leeway_secs: Option<Spanned<i64>>,
+    pub jwks_refetch_secs: Option<Spanned<i64>>,
+    pub metrics: Option<Spanned<String>>,
+    #[serde(default)]
+    pub grant: Vec<Spanned<RawGrant>>,
+    pub limits: Option<Spanned<RawLimits>>,
+}
+
+/// `[[auth.grant]]`: a scope (or a claim's value) and the agents it opens.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGrant {
+    pub scope: Option<Spanned<String>>,
+    pub claim: Option<Spanned<String>>,
+    pub value: Option<Spanned<String>>,
+    pub agents: Spanned<Vec<Spanned<String>>>,
+}
+
+/// `[auth.limits]`: calls per minute per caller and per (caller, tool).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub calls_per_minute: Option<Spanned<i64>>,
+    pub tool_calls_per_minute: Option<Spanned<i64>>,
+    pub callers: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -28,6 +28,7 @@ pub(super) struct Settings {
     pub(super) agents: Vec<Agent>,
     pub(super) default_agent: usize,
     pub(super) current_versions: BTreeMap<String, usize>,
+    pub(super) auth: Option<super::AuthPolicy>,
 }
 
 impl Loader {
@@ -281,6 +282,7 @@ impl Loader {
         let groups = self.groups(src, &file.group);
         let (agents, default_agent, current_versions) =
             self.agents(src, &file.agent, servers, encoding);
+        let auth = self.auth(src, file.auth.as_ref(), &agents);
         Settings {
             caps,
             encoding,
@@ -295,6 +297,7 @@ impl Loader {
             agents,
             default_agent,
             current_versions,
+            auth,
         }
     }
 

@@ -30,6 +30,7 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
             config.body_limit,
             super::declared_too_large,
         ))
+        .layer(from_fn_with_state(shared.clone(), super::auth::require))
         .layer(from_fn_with_state(
             super::guard::Guard::new(config.addr),
             super::guard::check,
@@ -49,17 +50,26 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
     responses((status = 200, description = "The turn checked and its calls' results (docs/call.md)", body = crate::contract::CallAnswer, content_type = "application/json"),
               (status = 409, description = "The session's pin no longer holds (`tool-pin-mismatch`), or the plan a fingerprint names is not the one this generation makes (`plan-changed`)", body = ProblemDocument, content_type = "application/problem+json"),
               (status = "4XX", description = "Bad input", body = ProblemDocument, content_type = "application/problem+json")))]
-pub async fn call(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) -> Response {
+pub async fn call(
+    State(shared): State<Arc<Shared>>,
+    who: Option<axum::Extension<super::auth::Admitted>>,
+    RawBody(body): RawBody,
+) -> Response {
     let generation = shared.current.load_full();
     let number = generation.number;
     let work = shared.clone();
-    let checked = tokio::task::spawn_blocking(move || checked(&work, &generation, &body)).await;
-    let (report, chat) = match checked {
+    let who = who.map(|w| w.0);
+    let agents = who.as_ref().map(|w| w.caller.agents.clone());
+    let checked =
+        tokio::task::spawn_blocking(move || checked(&work, &generation, &body, agents.as_deref()))
+            .await;
+    let (report, chat, agent) = match checked {
         Ok(Ok(checked)) => checked,
         Ok(Err(err)) => return err.generation(number).into_response(),
         Err(_) => return api::internal(number),
     };
-    let ran = shared.gateway.call_turn(&report, &chat).await;
+    let audit = who.map(|w| w.audit(agent.unwrap_or_default()));
+    let ran = super::auth::audited_by(audit, shared.gateway.call_turn(&report, &chat)).await;
     let outcome = match ran.outcome {
         TurnOutcome::Ran => Outcome::Done,
         TurnOutcome::Refused => {
@@ -83,12 +93,74 @@ fn checked(
     shared: &Shared,
     g: &Generation,
     body: &[u8],
-) -> Result<(Report<'static>, String), super::problem::ApiError> {
+    agents: Option<&[String]>,
+) -> Result<(Report<'static>, String, Option<String>), super::problem::ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
+    let mut checked_agent = None;
+    if let Some(agents) = agents {
+        let agent = agent_of(shared, g, &req)?;
+        if !agents.contains(&agent) {
+            return Err(super::problem::ApiError::http(
+                axum::http::StatusCode::FORBIDDEN,
+                crate::error::code::INSUFFICIENT_SCOPE,
+                "the token's grants do not open this agent",
+                crate::error::Problem::coded(
+                    crate::error::code::INSUFFICIENT_SCOPE,
+                    format!(
+                        "the turn was offered by agent {:?}; the caller may use [{}]",
+                        crate::names::escape(&agent),
+                        agents.join(", ")
+                    ),
+                )
+                .in_file("agent")
+                .help("send a turn of a plan or session of one of the caller's agents"),
+            ));
+        }
+        checked_agent = Some(agent);
+    }
     let offered = api::offered_for(shared, g, &req, "/v1/call")?;
     let options = CheckOptions {
         positional: req.positional,
     };
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
-    Ok((report, req.session_id.clone().unwrap_or_default()))
+    Ok((
+        report,
+        req.session_id.clone().unwrap_or_default(),
+        checked_agent,
+    ))
+}
+
+/// The agent whose roster a `/v1/call` body names: its plan's or session
+/// document's `agent.name` (a kept session's, read from the store), else
+/// `agent` (with a fingerprint), else the policy's default.
+fn agent_of(
+    shared: &Shared,
+    g: &Generation,
+    req: &CheckRequest<'_>,
+) -> Result<String, super::problem::ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        agent: Agent,
+    }
+    #[derive(serde::Deserialize)]
+    struct Agent {
+        name: String,
+    }
+    let named = |raw: &serde_json::value::RawValue| {
+        serde_json::from_str::<Named>(raw.get())
+            .map(|n| n.agent.name)
+            .unwrap_or_default()
+    };
+    if let Some(plan) = req.plan {
+        return Ok(named(plan));
+    }
+    if req.session.is_some() || req.session_id.is_some() {
+        let (doc, _) = super::named::named(shared, req.session, req.session_id.as_deref())?;
+        return Ok(doc.agent.name);
+    }
+    Ok(req
+        .agent
+        .clone()
+        .or_else(|| g.inputs.policy.agent(None, None).map(|a| a.name.clone()))
+        .unwrap_or_default())
 }

@@ -33,6 +33,7 @@ use axum::routing::post;
 
 use serde_json::value::RawValue;
 
+use super::auth::{Audit, audited_by};
 use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
@@ -44,6 +45,109 @@ fn agent(uri: &Uri) -> Option<String> {
         .split('&')
         .find_map(|pair| pair.strip_prefix("agent="))
         .map(str::to_string)
+}
+
+/// What the auth layer let in, when `[auth]` is set.
+type Who = Option<axum::Extension<super::auth::Admitted>>;
+
+/// The agent a new chat is planned for: `?agent=` (the caller's default
+/// when it names none); with `[auth]`, only an agent the caller's grants
+/// open (else 403 `insufficient-scope`).
+fn chat_agent(who: &Who, uri: &Uri) -> Result<Option<String>, Box<Response>> {
+    let asked = agent(uri);
+    let Some(who) = who else {
+        return Ok(asked);
+    };
+    match who.caller.agent(asked.as_deref()) {
+        Some(agent) => Ok(Some(agent.to_string())),
+        None => Err(Box::new(super::auth::agent_refused(
+            &who.caller,
+            asked.as_deref().unwrap_or_default(),
+        ))),
+    }
+}
+
+/// Whether chat `chat` is live and the caller's (without `[auth]`: live):
+/// with `[auth]`, what its calls are logged under. Another caller's chat
+/// is answered as one that does not exist: 404, never confirming it does.
+fn reach(
+    gateway: &Gateway,
+    who: &Who,
+    chat: &str,
+    body: &[u8],
+) -> Result<Option<Option<Audit>>, Box<Response>> {
+    let Some(who) = who else {
+        return match gateway.has_chat(chat) {
+            Ok(live) => Ok(live.then_some(None)),
+            Err(e) => Err(Box::new(store_failed(request_id(body).as_deref(), &e))),
+        };
+    };
+    match gateway.chat_owner(chat) {
+        Ok(None) => Ok(None),
+        Ok(Some((owner, agent))) if owner.as_deref() == Some(who.caller.sub.as_str()) => {
+            Ok(Some(Some(who.audit(agent))))
+        }
+        Ok(Some(_)) => Err(Box::new(no_chat(request_id(body).as_deref(), chat))),
+        Err(e) => Err(Box::new(store_failed(request_id(body).as_deref(), &e))),
+    }
+}
+
+/// The 404 for a chat that is not kept (or not the caller's).
+fn no_chat(id: Option<&RawValue>, chat: &str) -> Response {
+    rpc_error_to(
+        id,
+        StatusCode::NOT_FOUND,
+        rpc::CHAT_NOT_FOUND,
+        format!(
+            "no chat {:?} is kept (ended or expired): initialize again without Mcp-Session-Id",
+            crate::names::escape(chat)
+        ),
+    )
+}
+
+/// With `[auth.limits]`, a `tools/call` takes one from the caller's
+/// bucket and its (caller, tool) bucket; past either, a JSON-RPC error the
+/// model can read (`-32013`, HTTP 200) with when to try again.
+fn limited(who: &Who, body: &[u8]) -> Option<Response> {
+    let who = who.as_ref()?;
+    let Ok(rpc::Message::Request { id, method, params }) = rpc::parse(body) else {
+        return None;
+    };
+    if method != "tools/call" {
+        return None;
+    }
+    let tool = params.as_ref()?.get("name")?.as_str()?;
+    let over = who.tool_call(tool).err()?;
+    let mut failure = rpc::Failure::new(
+        Some(id),
+        rpc::RATE_LIMITED,
+        format!(
+            "rate limited: more than {} {} per minute; try again in {} s",
+            over.per_minute,
+            if over.scope == "tool" {
+                "calls to this tool"
+            } else {
+                "calls"
+            },
+            over.retry_after_secs
+        ),
+    );
+    failure.data = Some(serde_json::json!({
+        "code": crate::error::code::RATE_LIMITED,
+        "scope": over.scope,
+        "per_minute": over.per_minute,
+        "retry_after_secs": over.retry_after_secs,
+    }));
+    Some(
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            failure.to_json(),
+        )
+            .into_response(),
+    )
 }
 
 /// The `/mcp` routes, with their own body limit and no request timeout:
@@ -187,6 +291,7 @@ fn store_failed(id: Option<&RawValue>, e: &crate::Error) -> Response {
 
 async fn post_root(
     State(gateway): State<Arc<Gateway>>,
+    who: Who,
     uri: Uri,
     headers: HeaderMap,
     body: Bytes,
@@ -198,21 +303,11 @@ async fn post_root(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let chat = match given {
-        Some(chat) => match gateway.has_chat(&chat) {
-            Ok(true) => chat,
-            Ok(false) => {
-                return rpc_error_to(
-                    request_id(&body).as_deref(),
-                    StatusCode::NOT_FOUND,
-                    rpc::CHAT_NOT_FOUND,
-                    format!(
-                        "no chat {:?} is kept (ended or expired): initialize again without Mcp-Session-Id",
-                        crate::names::escape(&chat)
-                    ),
-                );
-            }
-            Err(e) => return store_failed(request_id(&body).as_deref(), &e),
+    let (chat, audit) = match given {
+        Some(chat) => match reach(&gateway, &who, &chat, &body) {
+            Ok(Some(audit)) => (chat, audit),
+            Ok(None) => return no_chat(request_id(&body).as_deref(), &chat),
+            Err(refused) => return *refused,
         },
         None => {
             let method = match rpc::parse(&body) {
@@ -223,14 +318,26 @@ async fn post_root(
                 let reply = gateway.handle("", &body).await;
                 return answer(reply, &headers, None);
             }
+            let agent = match chat_agent(&who, &uri) {
+                Ok(agent) => agent,
+                Err(refused) => return *refused,
+            };
             if method.is_some()
                 && method.as_deref() != Some("initialize")
                 && modern(&headers, &body)
             {
+                if let Some(limited) = limited(&who, &body) {
+                    return limited;
+                }
                 // A 2026-07-28 client keeps no chat: each message is its own.
-                let mut reply = gateway
-                    .handle_stateless(agent(&uri).as_deref(), &body, traceparent(&headers))
-                    .await;
+                let audit = who
+                    .as_ref()
+                    .map(|w| w.audit(agent.clone().unwrap_or_default()));
+                let mut reply = audited_by(
+                    audit,
+                    gateway.handle_stateless(agent.as_deref(), &body, traceparent(&headers)),
+                )
+                .await;
                 if let Some((id, tools)) = reply.listen.take() {
                     return listen(&gateway, "", id, tools);
                 }
@@ -244,8 +351,12 @@ async fn post_root(
                     "no Mcp-Session-Id header: send initialize first and keep the id it answers, or address a chat by path at /mcp/chats/{id}".into(),
                 );
             }
-            match gateway.open_chat(None, agent(&uri).as_deref()) {
-                Ok(chat) => chat,
+            let owner = who.as_ref().map(|w| w.caller.sub.as_str());
+            let audit = who
+                .as_ref()
+                .map(|w| w.audit(agent.clone().unwrap_or_default()));
+            match gateway.open_chat_for(None, agent.as_deref(), owner) {
+                Ok(chat) => (chat, audit),
                 Err(e) if e.kind() == crate::ErrorKind::Usage => {
                     return rpc_error_to(
                         request_id(&body).as_deref(),
@@ -258,9 +369,14 @@ async fn post_root(
             }
         }
     };
-    let mut reply = gateway
-        .handle_traced(&chat, &body, traceparent(&headers))
-        .await;
+    if let Some(limited) = limited(&who, &body) {
+        return limited;
+    }
+    let mut reply = audited_by(
+        audit,
+        gateway.handle_traced(&chat, &body, traceparent(&headers)),
+    )
+    .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }
@@ -269,6 +385,7 @@ async fn post_root(
 
 async fn post_chat(
     State(gateway): State<Arc<Gateway>>,
+    who: Who,
     Path(chat): Path<String>,
     uri: Uri,
     headers: HeaderMap,
@@ -277,27 +394,45 @@ async fn post_chat(
     if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
         return *refused;
     }
-    match gateway.has_chat(&chat) {
-        Ok(true) => {}
-        Ok(false) => match gateway.open_chat(Some(chat.clone()), agent(&uri).as_deref()) {
-            Ok(_) => {}
-            Err(e) if e.kind() == crate::ErrorKind::Usage => {
-                return rpc_error_to(
-                    request_id(&body).as_deref(),
-                    StatusCode::BAD_REQUEST,
-                    rpc::INVALID_PARAMS,
-                    e.to_string(),
-                );
+    let audit = match reach(&gateway, &who, &chat, &body) {
+        Ok(Some(audit)) => audit,
+        Ok(None) => {
+            let agent = match chat_agent(&who, &uri) {
+                Ok(agent) => agent,
+                Err(refused) => return *refused,
+            };
+            let owner = who.as_ref().map(|w| w.caller.sub.as_str());
+            match gateway.open_chat_for(Some(chat.clone()), agent.as_deref(), owner) {
+                Ok(_) => {}
+                Err(e) if e.kind() == crate::ErrorKind::Usage => {
+                    return rpc_error_to(
+                        request_id(&body).as_deref(),
+                        StatusCode::BAD_REQUEST,
+                        rpc::INVALID_PARAMS,
+                        e.to_string(),
+                    );
+                }
+                // Another request started it first.
+                Err(_) if gateway.has_chat(&chat).unwrap_or(false) => {}
+                Err(e) => return store_failed(request_id(&body).as_deref(), &e),
             }
-            // Another request started it first.
-            Err(_) if gateway.has_chat(&chat).unwrap_or(false) => {}
-            Err(e) => return store_failed(request_id(&body).as_deref(), &e),
-        },
-        Err(e) => return store_failed(request_id(&body).as_deref(), &e),
+            // Whoever started it, it must be this caller's.
+            match reach(&gateway, &who, &chat, &body) {
+                Ok(Some(audit)) => audit,
+                Ok(None) => return no_chat(request_id(&body).as_deref(), &chat),
+                Err(refused) => return *refused,
+            }
+        }
+        Err(refused) => return *refused,
+    };
+    if let Some(limited) = limited(&who, &body) {
+        return limited;
     }
-    let mut reply = gateway
-        .handle_traced(&chat, &body, traceparent(&headers))
-        .await;
+    let mut reply = audited_by(
+        audit,
+        gateway.handle_traced(&chat, &body, traceparent(&headers)),
+    )
+    .await;
     if let Some((id, tools)) = reply.listen.take() {
         return listen(&gateway, &chat, id, tools);
     }
@@ -419,7 +554,11 @@ fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response 
     out
 }
 
-async fn delete_root(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+async fn delete_root(
+    State(gateway): State<Arc<Gateway>>,
+    who: Who,
+    headers: HeaderMap,
+) -> Response {
     let Some(chat) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -427,14 +566,25 @@ async fn delete_root(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) ->
             "DELETE /mcp ends the chat its Mcp-Session-Id header names; there is none".into(),
         );
     };
-    end(&gateway, chat)
+    end(&gateway, &who, chat)
 }
 
-async fn delete_chat(State(gateway): State<Arc<Gateway>>, Path(chat): Path<String>) -> Response {
-    end(&gateway, &chat)
+async fn delete_chat(
+    State(gateway): State<Arc<Gateway>>,
+    who: Who,
+    Path(chat): Path<String>,
+) -> Response {
+    end(&gateway, &who, &chat)
 }
 
-fn end(gateway: &Gateway, chat: &str) -> Response {
+fn end(gateway: &Gateway, who: &Who, chat: &str) -> Response {
+    if who.is_some() {
+        match reach(gateway, who, chat, b"") {
+            Ok(Some(_)) => {}
+            Ok(None) => return no_chat(None, chat),
+            Err(refused) => return *refused,
+        }
+    }
     match gateway.close_chat(chat) {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => rpc_error(

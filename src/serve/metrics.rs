@@ -52,6 +52,17 @@ struct ToolLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusalLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    agent: String,
+    scope: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     result: &'static str,
 }
@@ -86,6 +97,8 @@ pub struct Metrics {
     gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
     gateway_result_tokens: Family<ToolLabels, Histogram, fn() -> Histogram>,
     listen_streams: Gauge,
+    auth_refused: Family<RefusalLabels, Counter>,
+    rate_limited: Family<LimitLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -195,7 +208,21 @@ impl Default for Metrics {
             "Requests whose work stopped between items because the request was already answered (the timeout's 503) or dropped, by endpoint",
             work_stopped.clone(),
         );
+        let auth_refused = Family::<RefusalLabels, Counter>::default();
+        registry.register(
+            "muster_auth_refused",
+            "Requests [auth] refused, by reason (token-missing, a token-invalid reason such as expired or wrong-audience, insufficient-scope, jwks-unavailable)",
+            auth_refused.clone(),
+        );
+        let rate_limited = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "muster_rate_limited",
+            "Requests and calls refused by [auth.limits], by the caller's agent and the limit (caller, tool)",
+            rate_limited.clone(),
+        );
         Self {
+            auth_refused,
+            rate_limited,
             registry,
             requests,
             latency,
@@ -295,7 +322,25 @@ impl Metrics {
             .inc();
     }
 
-    /// Counts a refused turn.
+    /// Counts a request `[auth]` refused, by reason (a fixed set).
+    pub fn auth_refused(&self, reason: &'static str) {
+        self.auth_refused
+            .get_or_create(&RefusalLabels { reason })
+            .inc();
+    }
+
+    /// Counts a request or call over its limit, by the caller's agent (a
+    /// name the policy declares: bounded) and the limit.
+    pub fn rate_limited(&self, agent: &str, scope: &'static str) {
+        self.rate_limited
+            .get_or_create(&LimitLabels {
+                agent: agent.to_string(),
+                scope,
+            })
+            .inc();
+    }
+
+    /// Counts a turn refused.
     pub fn turn_refused(&self) {
         self.turns_refused.inc();
     }

@@ -14,7 +14,7 @@ use serde::Serialize;
 pub const TYPE_PREFIX: &str = "urn:muster:problem:";
 
 /// The problem types the HTTP layer adds to [`ErrorKind`]'s codes.
-pub const HTTP_CODES: [&str; 12] = [
+pub const HTTP_CODES: [&str; 16] = [
     "session-not-found",
     "body-too-large",
     "timeout",
@@ -27,6 +27,10 @@ pub const HTTP_CODES: [&str; 12] = [
     "host-refused",
     "unsupported-media-type",
     "internal",
+    "token-missing",
+    "token-invalid",
+    "insufficient-scope",
+    "rate-limited",
 ];
 
 /// A problem+json body.

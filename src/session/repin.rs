@@ -62,6 +62,7 @@ pub fn repin(
     let mut doc = super::new(inputs, &selection, &options, keys, cache)?;
     doc.revision = old.revision.saturating_add(1);
     doc.repinned = Some(doc.revision);
+    doc.owner = old.owner.clone();
     keys.sign(&mut doc);
     let mut live = match super::open(inputs, doc, keys, Path::new("chat"), cache)? {
         Opened::Live(live) => live,

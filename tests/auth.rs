@@ -1,0 +1,719 @@
+//! `[auth]` against a real identity provider nobody here wrote: the
+//! certified `oidc-provider` from npm (tests/idp/idp.mjs), started on
+//! 127.0.0.1 and stopped by pid. Its client-credentials tokens open the
+//! agents their scopes are granted; tokens that are expired, for another
+//! audience or issuer, unsigned (`alg: none`), HMAC-signed or signed with a
+//! key the issuer does not hold are refused with 401; keys rotated at the
+//! provider are picked up from its JWKS URL; a reader's roster holds only
+//! read-only tools and its writes never reach the memory server; a chat is
+//! its starter's alone; limits answer 429 with Retry-After (docs/auth.md).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{Fixture, http_client, reference_server, stdout};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+const AUDIENCE: &str = "https://muster.test/mcp";
+
+/// A key nobody trusts (made for this test with openssl).
+const UNTRUSTED_PEM: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg/0pse/9IZAvxNcfx
+6pQeQnCPoparO+ruSjDEehvWyH+hRANCAARnJyVRpeng1cwUZwQQrHsxwKk6uCt6
+brb2z05fRfyCFN7yZNf2kWtPN0+P1GdBzRI/TSJQ56MRXNtAO8eu1wMC
+-----END PRIVATE KEY-----
+";
+
+/// The identity provider, installed from tests/idp's lock on first use.
+struct Idp {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Idp {
+    fn start(kid: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Self::start_on(port, kid)
+    }
+
+    fn start_on(port: u16, kid: &str) -> Self {
+        let idp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/idp");
+        if !idp.join("node_modules/oidc-provider").is_dir() {
+            let ok = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&idp)
+                .status()
+                .expect("run npm ci");
+            assert!(ok.success(), "npm ci --prefix tests/idp failed");
+        }
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut child = Command::new("node")
+            .arg(idp.join("idp.mjs"))
+            .arg(port.to_string())
+            .arg(dir.path())
+            .arg(kid)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the identity provider");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            match lines.next() {
+                Some(Ok(line)) if line == "listening" => break,
+                Some(Ok(_)) => {}
+                _ => panic!("the identity provider ended before it listened"),
+            }
+        }
+        Self { child, port, dir }
+    }
+
+    fn issuer(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// A client-credentials access token for `client` with `scope`, for
+    /// the resource `resource`.
+    fn token(&self, client: &str, scope: &str, resource: &str) -> String {
+        let body = format!(
+            "grant_type=client_credentials&scope={}&resource={}",
+            scope.replace(' ', "+").replace(':', "%3A"),
+            resource.replace(':', "%3A").replace('/', "%2F")
+        );
+        let answer: Value = http_client()
+            .post(format!("{}/token", self.issuer()))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .expect("the token endpoint answers")
+            .json()
+            .expect("a JSON answer");
+        answer["access_token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no access token: {answer}"))
+            .to_string()
+    }
+
+    /// The provider's own signing key and its kid.
+    fn signing(&self) -> (EncodingKey, String) {
+        let text = std::fs::read_to_string(self.dir.path().join("signing.json")).unwrap();
+        let signing: Value = serde_json::from_str(&text).unwrap();
+        let key = EncodingKey::from_ec_pem(signing["pem"].as_str().unwrap().as_bytes()).unwrap();
+        (key, signing["kid"].as_str().unwrap().to_string())
+    }
+
+    /// Its key set as served.
+    fn jwks(&self) -> String {
+        http_client()
+            .get(format!("{}/jwks", self.issuer()))
+            .send()
+            .and_then(|r| r.text())
+            .expect("the jwks")
+    }
+
+    fn stop(mut self) -> u16 {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.port
+    }
+}
+
+impl Drop for Idp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Seconds since the epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A token with `claims`, signed ES256 by `key` under `kid`.
+fn forged(key: &EncodingKey, kid: &str, claims: &Value) -> String {
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some(kid.to_string());
+    jsonwebtoken::encode(&header, claims, key).unwrap()
+}
+
+fn claims(issuer: &str, aud: &str, exp: u64, scope: &str) -> Value {
+    json!({"sub": "forger", "client_id": "forger", "iss": issuer, "aud": aud, "exp": exp, "iat": now(), "scope": scope})
+}
+
+fn b64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A `muster serve` over the memory server with a reader and a writer
+/// agent and `[auth]` from `auth`; stopped on drop.
+struct Serve {
+    fx: Fixture,
+    child: Child,
+    addr: String,
+    graph: PathBuf,
+    /// Its stderr's log lines, as they come.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Serve {
+    fn start(auth: &str, jwks_file: Option<&str>) -> Self {
+        let memory = reference_server("server-memory");
+        let fx = Fixture::new(&[(
+            "policies/muster.toml",
+            &format!(
+                "[[agent]]\nname = \"writer\"\ndefault = true\n\n\
+                 [[agent]]\nname = \"reader\"\nrequire_hints = [\"read-only\"]\n\n{auth}"
+            ),
+        )]);
+        if let Some(jwks) = jwks_file {
+            fx.write("policies/auth/jwks.json", jwks);
+        }
+        let graph = fx.path().join("graph.jsonl");
+        fx.write(
+            "policies/mcp/servers.toml",
+            &format!(
+                "[[mcp]]\nname = \"memory\"\ncommand = [\"node\", {memory:?}]\nsnapshot = \"memory.json\"\n\
+                 env = {{ MEMORY_FILE_PATH = {graph:?} }}\n"
+            ),
+        );
+        stdout(fx.path(), &["discover"], 0);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(fx.path())
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = common::serve_address(&mut lines);
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Self {
+            fx,
+            child,
+            addr,
+            graph,
+            log,
+        }
+    }
+
+    /// The gateway's call log lines so far, read.
+    fn calls_logged(&self) -> Vec<Value> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["target"] == "muster::gateway")
+            .collect()
+    }
+
+    fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::blocking::Response {
+        let mut request = http_client()
+            .post(format!("http://{}{path}", self.addr))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().expect("muster answers")
+    }
+
+    /// Starts chat `chat` with `token` and answers its `tools/list` names.
+    fn tools(&self, chat: &str, token: &str) -> Vec<String> {
+        let path = format!("/mcp/chats/{chat}");
+        let init = self.post(&path, Some(token), &initialize());
+        assert_eq!(init.status(), 200, "{}", init.text().unwrap());
+        let list: Value = self
+            .post(
+                &path,
+                Some(token),
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            )
+            .json()
+            .unwrap();
+        list["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn call(&self, chat: &str, token: &str, tool: &str, arguments: Value) -> Value {
+        self.post(
+            &format!("/mcp/chats/{chat}"),
+            Some(token),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+        )
+        .json()
+        .unwrap()
+    }
+
+    fn graph(&self) -> String {
+        std::fs::read_to_string(&self.graph).unwrap_or_default()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "auth-test", "version": "1"}}})
+}
+
+fn auth_table(issuer: &str, jwks: &str, extra: &str) -> String {
+    format!(
+        "[auth]\nissuer = {issuer:?}\naudience = {AUDIENCE:?}\njwks = {jwks:?}\n{extra}\n\
+         [[auth.grant]]\nscope = \"memory:write\"\nagents = [\"writer\"]\n\n\
+         [[auth.grant]]\nscope = \"memory:read\"\nagents = [\"reader\"]\n"
+    )
+}
+
+/// The problem code and `WWW-Authenticate` of a refusal.
+fn refusal(response: reqwest::blocking::Response) -> (u16, String, String) {
+    let status = response.status().as_u16();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let body: Value = response.json().unwrap_or(Value::Null);
+    (
+        status,
+        body["type"].as_str().unwrap_or("").to_string(),
+        challenge,
+    )
+}
+
+/// The issue's bar, with the issuer's keys in a file of the policy.
+#[test]
+fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
+    let idp = Idp::start("k1");
+    let serve = Serve::start(
+        &auth_table(&idp.issuer(), "auth/jwks.json", ""),
+        Some(&idp.jwks()),
+    );
+    let plan = json!({});
+
+    // No token: 401 naming the metadata, on a chat and on /v1/plan.
+    for path in ["/mcp/chats/any", "/v1/plan"] {
+        let (status, kind, challenge) = refusal(serve.post(path, None, &initialize()));
+        assert_eq!(status, 401, "{path}");
+        assert_eq!(kind, "urn:muster:problem:token-missing", "{path}");
+        let suffix = if path.starts_with("/mcp") { "/mcp" } else { "" };
+        assert_eq!(
+            challenge,
+            format!(
+                "Bearer resource_metadata=\"http://{}/.well-known/oauth-protected-resource{suffix}\"",
+                serve.addr
+            )
+        );
+    }
+    // The metadata document names the resource and the issuer.
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let doc: Value = http_client()
+            .get(format!("http://{}{path}", serve.addr))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(doc["resource"], AUDIENCE, "{doc}");
+        assert_eq!(doc["authorization_servers"], json!([idp.issuer()]), "{doc}");
+        assert_eq!(
+            doc["scopes_supported"],
+            json!(["memory:read", "memory:write"]),
+            "{doc}"
+        );
+    }
+
+    // Tokens that must not pass: each 401 invalid_token with its reason.
+    let (key, kid) = idp.signing();
+    let untrusted = EncodingKey::from_ec_pem(UNTRUSTED_PEM.as_bytes()).unwrap();
+    let none = format!(
+        "{}.{}.",
+        b64(br#"{"alg":"none","typ":"JWT"}"#),
+        b64(claims(&idp.issuer(), AUDIENCE, now() + 600, "memory:write")
+            .to_string()
+            .as_bytes())
+    );
+    let mut hmac = Header::new(Algorithm::HS256);
+    hmac.kid = Some(kid.clone());
+    let hs256 = jsonwebtoken::encode(
+        &hmac,
+        &claims(&idp.issuer(), AUDIENCE, now() + 600, "memory:write"),
+        &EncodingKey::from_secret(idp.jwks().as_bytes()).unwrap(),
+    )
+    .unwrap();
+    let refused = [
+        (
+            "expired",
+            forged(
+                &key,
+                &kid,
+                &claims(&idp.issuer(), AUDIENCE, now() - 3600, "memory:write"),
+            ),
+        ),
+        (
+            "wrong-audience",
+            idp.token("writer", "memory:write", "https://elsewhere.test/mcp"),
+        ),
+        (
+            "wrong-issuer",
+            forged(
+                &key,
+                &kid,
+                &claims("http://127.0.0.1:1", AUDIENCE, now() + 600, "memory:write"),
+            ),
+        ),
+        ("algorithm-refused", none),
+        ("algorithm-refused", hs256),
+        (
+            "unknown-key",
+            forged(
+                &untrusted,
+                "not-the-issuers",
+                &claims(&idp.issuer(), AUDIENCE, now() + 600, "memory:write"),
+            ),
+        ),
+        (
+            "bad-signature",
+            forged(
+                &untrusted,
+                &kid,
+                &claims(&idp.issuer(), AUDIENCE, now() + 600, "memory:write"),
+            ),
+        ),
+    ];
+    for (reason, token) in &refused {
+        for path in ["/mcp/chats/any", "/v1/plan"] {
+            let (status, kind, challenge) = refusal(serve.post(path, Some(token), &plan));
+            assert_eq!(status, 401, "{reason} on {path}");
+            assert_eq!(
+                kind, "urn:muster:problem:token-invalid",
+                "{reason} on {path}"
+            );
+            assert!(
+                challenge.starts_with(&format!(
+                    "Bearer error=\"invalid_token\", error_description=\"{reason}\""
+                )),
+                "{reason}: {challenge}"
+            );
+            assert!(challenge.contains("resource_metadata="), "{challenge}");
+        }
+    }
+    // A valid token whose scopes no grant names: 403.
+    let other = forged(
+        &key,
+        &kid,
+        &claims(&idp.issuer(), AUDIENCE, now() + 600, "profile"),
+    );
+    let (status, kind, challenge) = refusal(serve.post("/v1/plan", Some(&other), &plan));
+    assert_eq!(
+        (status, kind.as_str()),
+        (403, "urn:muster:problem:insufficient-scope")
+    );
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"memory:read memory:write\""),
+        "{challenge}"
+    );
+
+    // The provider's own tokens pass.
+    let reader = idp.token("reader", "memory:read", AUDIENCE);
+    let writer = idp.token("writer", "memory:read memory:write", AUDIENCE);
+    assert_eq!(serve.post("/v1/plan", Some(&writer), &plan).status(), 200);
+
+    // A reader sees read-only tools only, and its write never runs.
+    let tools = serve.tools("readers-chat", &reader);
+    assert!(
+        tools.contains(&"mcp__memory__read_graph".to_string()),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"mcp__memory__create_entities".to_string()),
+        "{tools:?}"
+    );
+    let created = serve.call(
+        "readers-chat",
+        &reader,
+        "mcp__memory__create_entities",
+        json!({"entities": [{"name": "Mallory", "entityType": "person", "observations": []}]}),
+    );
+    assert!(
+        created.get("error").is_some() || created["result"]["isError"] == true,
+        "{created}"
+    );
+    assert!(!serve.graph().contains("Mallory"), "{}", serve.graph());
+    // The call log names the caller, its client, the agent and the verdict
+    // (its line may reach the log reader a moment after the answer).
+    let fields = |l: &Value| -> Value {
+        if l["fields"].is_object() {
+            l["fields"].clone()
+        } else {
+            l.clone()
+        }
+    };
+    let mut logged = Vec::new();
+    for _ in 0..200 {
+        logged = serve.calls_logged();
+        if logged.iter().any(|l| fields(l)["caller"] == "reader") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let f = logged
+        .iter()
+        .map(fields)
+        .find(|f| f["tool"] == "mcp__memory__create_entities" && f["caller"] == "reader")
+        .unwrap_or_else(|| panic!("no call logged for the reader: {logged:?}"));
+    assert_eq!(f["client_id"], "reader", "{f}");
+    assert_eq!(f["agent"], "reader", "{f}");
+    assert_ne!(f["verdict"], "forwarded", "{f}");
+    // Nor run the writer's turns through /v1/call (its default agent is the
+    // writer's): refused before anything runs.
+    for body in [
+        json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64))}),
+        json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64)), "agent": "writer"}),
+    ] {
+        let (status, kind, _) = refusal(serve.post("/v1/call", Some(&reader), &body));
+        assert_eq!(
+            (status, kind.as_str()),
+            (403, "urn:muster:problem:insufficient-scope"),
+            "{body}"
+        );
+    }
+    // A reader may not ask for the writer's agent.
+    let (status, kind, _) = refusal(serve.post(
+        "/mcp/chats/sneaky?agent=writer",
+        Some(&reader),
+        &initialize(),
+    ));
+    assert_eq!(
+        (status, kind.as_str()),
+        (403, "urn:muster:problem:insufficient-scope")
+    );
+
+    // The writer's grants open it: its call gets past the agent check (to
+    // the fingerprint's, which this made-up one fails).
+    let past = serve.post(
+        "/v1/call",
+        Some(&writer),
+        &json!({"turn": {"calls": []}, "fingerprint": format!("sha256:{}", "0".repeat(64))}),
+    );
+    assert_eq!(past.status(), 409, "{}", past.text().unwrap());
+    // A writer lists it and its call reaches the server.
+    let tools = serve.tools("writers-chat", &writer);
+    assert!(
+        tools.contains(&"mcp__memory__create_entities".to_string()),
+        "{tools:?}"
+    );
+    let created = serve.call(
+        "writers-chat",
+        &writer,
+        "mcp__memory__create_entities",
+        json!({"entities": [{"name": "Ada", "entityType": "person", "observations": []}]}),
+    );
+    assert!(
+        created.get("result").is_some() && created["result"]["isError"] != json!(true),
+        "{created}"
+    );
+    assert!(serve.graph().contains("Ada"), "{}", serve.graph());
+
+    // The writer's token on the reader's chat gets nothing: 404, as for a
+    // chat that does not exist; the reader's chat is untouched.
+    let answer = serve.post(
+        "/mcp/chats/readers-chat",
+        Some(&writer),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    assert_eq!(answer.status(), 404);
+    let body: Value = answer.json().unwrap();
+    assert!(body.get("result").is_none(), "{body}");
+    let ended = http_client()
+        .delete(format!("http://{}/mcp/chats/readers-chat", serve.addr))
+        .bearer_auth(&writer)
+        .send()
+        .unwrap();
+    assert_eq!(ended.status(), 404);
+    assert!(
+        serve
+            .tools("readers-chat", &reader)
+            .contains(&"mcp__memory__read_graph".to_string())
+    );
+
+    // /healthz stays open.
+    let health = http_client()
+        .get(format!("http://{}/healthz", serve.addr))
+        .send()
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    let _ = &serve.fx;
+}
+
+/// Keys by URL: a rotation at the provider is picked up; limits answer 429
+/// with Retry-After over HTTP and a JSON-RPC error in a chat.
+#[test]
+fn rotated_keys_are_fetched_and_limits_answer_429() {
+    let idp = Idp::start("k1");
+    let jwks = format!("{}/jwks", idp.issuer());
+    let serve = Serve::start(
+        &auth_table(
+            &idp.issuer(),
+            &jwks,
+            "jwks_refetch_secs = 0\n[auth.limits]\ncalls_per_minute = 4\ntool_calls_per_minute = 1\n",
+        ),
+        None,
+    );
+    let plan = json!({});
+    let before = idp.token("writer", "memory:read memory:write", AUDIENCE);
+    assert_eq!(serve.post("/v1/plan", Some(&before), &plan).status(), 200);
+
+    // The provider starts again with a new key on the same port.
+    let port = idp.stop();
+    let idp = Idp::start_on(port, "k2");
+    let after = idp.token("writer", "memory:read memory:write", AUDIENCE);
+    let answer = serve.post("/v1/plan", Some(&after), &plan);
+    assert_eq!(answer.status(), 200, "{}", answer.text().unwrap());
+    // The old key is gone from the set: its token no longer passes.
+    let (status, _, challenge) = refusal(serve.post("/v1/plan", Some(&before), &plan));
+    assert_eq!(status, 401);
+    assert!(challenge.contains("unknown-key"), "{challenge}");
+
+    // A reader makes 4 requests a minute, then is told when to come back.
+    let reader = idp.token("reader", "memory:read", AUDIENCE);
+    for _ in 0..4 {
+        assert_eq!(serve.post("/v1/plan", Some(&reader), &plan).status(), 200);
+    }
+    let over = serve.post("/v1/plan", Some(&reader), &plan);
+    assert_eq!(over.status(), 429);
+    let retry: u64 = over.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    let body: Value = over.json().unwrap();
+    assert_eq!(body["type"], "urn:muster:problem:rate-limited");
+
+    // In a chat, a second call to one tool within the minute is a JSON-RPC
+    // error the model can read; it never reaches the server.
+    serve.tools("limited", &after);
+    let first = serve.call("limited", &after, "mcp__memory__read_graph", json!({}));
+    assert!(first.get("result").is_some(), "{first}");
+    let second = serve.call(
+        "limited",
+        &after,
+        "mcp__memory__create_entities",
+        json!({"entities": [{"name": "Eve", "entityType": "person", "observations": []}]}),
+    );
+    assert!(
+        second.get("result").is_some(),
+        "another tool has its own bucket: {second}"
+    );
+    let third = serve.call("limited", &after, "mcp__memory__read_graph", json!({}));
+    assert_eq!(third["error"]["code"], -32013, "{third}");
+    assert_eq!(third["error"]["data"]["code"], "rate-limited", "{third}");
+    assert_eq!(third["error"]["data"]["scope"], "tool", "{third}");
+
+    // Counted in the metrics, by agent.
+    let metrics = http_client()
+        .get(format!("http://{}/metrics", serve.addr))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains("muster_rate_limited_total{agent=\"reader\",scope=\"caller\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("muster_rate_limited_total{agent=\"writer\",scope=\"tool\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("muster_auth_refused_total{reason=\"unknown-key\"} 1"),
+        "{metrics}"
+    );
+}
+
+/// `[auth]` mistakes are refused when the policies load, each with its
+/// code, file and line, all at once.
+#[test]
+fn broken_auth_tables_are_refused_with_their_code_and_line() {
+    let fx = Fixture::new(&[
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"a\"\ndescription = \"A tool.\"\n",
+        ),
+        (
+            "policies/muster.toml",
+            "[[agent]]\nname = \"reader\"\n\n\
+             [auth]\nissuer = \"https://idp.example/\"\naudience = \"https://m.example/mcp\"\n\
+             jwks = \"http://idp.example/jwks\"\nleeway_secs = 9999\n\n\
+             [[auth.grant]]\nscope = \"memory:read\"\nagents = [\"nobody\"]\n\n\
+             [[auth.grant]]\nscope = \"a\"\nclaim = \"groups\"\nvalue = \"x\"\nagents = [\"reader\"]\n",
+        ),
+    ]);
+    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
+    let got: Vec<(String, Option<usize>)> = err
+        .problems()
+        .iter()
+        .map(|p| (p.code.to_string(), p.line))
+        .collect();
+    let want = [
+        ("insecure-url", Some(7)),
+        ("out-of-range", Some(8)),
+        ("unknown-name", Some(12)),
+        ("conflict", Some(15)),
+    ];
+    for (code, line) in want {
+        assert!(
+            got.contains(&(code.to_string(), line)),
+            "{code} at line {line:?} missing from {got:?}"
+        );
+    }
+    let unknown = Fixture::new(&[
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"a\"\ndescription = \"A tool.\"\n",
+        ),
+        (
+            "policies/muster.toml",
+            "[auth]\nissuer = \"i\"\naudience = \"a\"\njwks = \"missing.json\"\ncolour = 1\n",
+        ),
+    ]);
+    let err = muster::policy::Inputs::load(&unknown.path().join("policies")).expect_err("refused");
+    assert_eq!(err.problems()[0].code, "unknown-key", "{err}");
+}
