@@ -24,6 +24,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
     let as_u64 = |n: usize| n as u64;
     let constants: &[(&str, u64, bool)] = &[
         (
+            "serve::inflight::MAX_CANCELLABLE",
+            as_u64(muster::serve::inflight::MAX_CANCELLABLE),
+            false,
+        ),
+        (
             "gateway::rpc::MAX_MESSAGE_BYTES",
             as_u64(muster::gateway::rpc::MAX_MESSAGE_BYTES),
             true,
