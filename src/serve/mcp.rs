@@ -369,18 +369,12 @@ async fn post_root(
             }
         }
     };
-    if let Some(limited) = limited(&who, &body) {
-        return limited;
-    }
-    let mut reply = audited_by(
-        audit,
-        gateway.handle_traced(&chat, &body, traceparent(&headers)),
-    )
-    .await;
-    if let Some((id, tools)) = reply.listen.take() {
-        return listen(&gateway, &chat, id, tools);
-    }
-    answer(reply, &headers, Some(&chat))
+    let message = Message {
+        chat: &chat,
+        body: &body,
+        headers: &headers,
+    };
+    forward(&gateway, &who, audit, &message, Some(&chat)).await
 }
 
 async fn post_chat(
@@ -425,18 +419,40 @@ async fn post_chat(
         }
         Err(refused) => return *refused,
     };
-    if let Some(limited) = limited(&who, &body) {
+    let message = Message {
+        chat: &chat,
+        body: &body,
+        headers: &headers,
+    };
+    forward(&gateway, &who, audit, &message, None).await
+}
+
+/// One message to a chat, as it came.
+struct Message<'a> {
+    chat: &'a str,
+    body: &'a [u8],
+    headers: &'a HeaderMap,
+}
+
+/// Answers `message` in its chat: past the caller's limits refused, else
+/// handled with its calls logged under `audit`; the chat's id in the
+/// answer's header when `session` says so.
+async fn forward(
+    gateway: &Gateway,
+    who: &Who,
+    audit: Option<Audit>,
+    message: &Message<'_>,
+    session: Option<&str>,
+) -> Response {
+    if let Some(limited) = limited(who, message.body) {
         return limited;
     }
-    let mut reply = audited_by(
-        audit,
-        gateway.handle_traced(&chat, &body, traceparent(&headers)),
-    )
-    .await;
+    let traced = gateway.handle_traced(message.chat, message.body, traceparent(message.headers));
+    let mut reply = audited_by(audit, traced).await;
     if let Some((id, tools)) = reply.listen.take() {
-        return listen(&gateway, &chat, id, tools);
+        return listen(gateway, message.chat, id, tools);
     }
-    answer(reply, &headers, None)
+    answer(reply, message.headers, session)
 }
 
 /// The stream answering a `subscriptions/listen` request `id` of `chat`:
