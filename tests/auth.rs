@@ -324,7 +324,7 @@ fn refusal(response: reqwest::blocking::Response) -> (u16, String, String) {
 fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
     let idp = Idp::start("k1");
     let serve = Serve::start(
-        &auth_table(&idp.issuer(), "auth/jwks.json", ""),
+        &auth_table(&idp.issuer(), "auth/jwks.json", "metrics = \"token\"\n"),
         Some(&idp.jwks()),
     );
     let plan = json!({});
@@ -581,12 +581,17 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
             .contains(&"mcp__memory__read_graph".to_string())
     );
 
-    // /healthz stays open.
-    let health = http_client()
-        .get(format!("http://{}/healthz", serve.addr))
-        .send()
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    // /healthz stays open; /metrics, set to "token", wants one.
+    let get = |path: &str, token: Option<&str>| {
+        let mut request = http_client().get(format!("http://{}{path}", serve.addr));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().unwrap().status().as_u16()
+    };
+    assert_eq!(get("/healthz", None), 200);
+    assert_eq!(get("/metrics", None), 401);
+    assert_eq!(get("/metrics", Some(&reader)), 200);
     let _ = &serve.fx;
 }
 
