@@ -51,7 +51,7 @@ pub use turn::{Call, Turn, Unreadable};
 use schema::{Context, Findings};
 use strict::Strict;
 
-pub(crate) use strict::compile_strict;
+pub(crate) use strict::{compile_strict, output_findings};
 pub(crate) use turn::without_bom;
 
 /// How a turn is checked.

@@ -19,6 +19,7 @@ mod finding;
 mod gate;
 mod lock;
 mod reason;
+mod result;
 mod session;
 mod validate;
 mod why;
@@ -52,6 +53,7 @@ pub use lock::{
     LockFinding, LockStatus,
 };
 pub use reason::{Enabling, Hidden, Hint, HintRule, Reason, SchemaProblem};
+pub use result::{OutputMismatch, ResultCode, ResultCount, ResultCut};
 pub use session::*;
 pub use validate::{SweptViolation, SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};

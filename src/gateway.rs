@@ -31,6 +31,7 @@ mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
 pub mod rpc;
+mod shape;
 mod spans;
 mod stateless;
 pub mod stdio;
@@ -52,7 +53,7 @@ use crate::contract::{CallProblem, LoadStatus, NameSpelling};
 use crate::discover::ServerSpec;
 use crate::error::{Error, ErrorKind, Problem};
 use crate::lock::Lock;
-use crate::policy::{Inputs, LockMode};
+use crate::policy::Inputs;
 use crate::session::{self, LoadRequest, NewSession, Opened, SessionKeys};
 use crate::store::{SessionStore, Stored, Swapped};
 use crate::tokens::TokenCache;
@@ -135,6 +136,10 @@ pub struct CallRecord {
     pub upstream_ms: Option<f64>,
     /// Milliseconds from the message to the answer.
     pub total_ms: f64,
+    /// Tokens of the result's content the client got, for a forwarded call
+    /// (docs/results.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_tokens: Option<u64>,
     /// The arguments forwarded, when `log_arguments` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Box<RawValue>>,
@@ -504,6 +509,7 @@ impl Gateway {
             codes: Vec::new(),
             upstream_ms: None,
             total_ms: 0.0,
+            result_tokens: None,
             arguments: None,
             parent: parent.or_else(|| {
                 let meta = params.get("_meta")?.get("traceparent")?.as_str()?;
@@ -597,13 +603,21 @@ impl Gateway {
                             record.verdict = "forwarded";
                             // A drift let through (`on_mismatch = "warn"`)
                             // rides in the answer, as the log has it.
-                            Ok(match &drift {
-                                Some(drift) => own_meta::with_own(
-                                    raw.get(),
-                                    &serde_json::json!({"drift": drift}),
-                                ),
-                                None => raw.get().to_string(),
-                            })
+                            let mut details = serde_json::Map::new();
+                            if let Some(drift) = &drift {
+                                details.insert("drift".into(), serde_json::json!(drift));
+                            }
+                            let ask = shape::Ask {
+                                server: &target.server,
+                                tool: &target.tool,
+                                called: &name,
+                                turn_left: self.turn_budget(),
+                                details,
+                            };
+                            let shaped = self.shape(ask, raw).await;
+                            record.codes.extend(shaped.codes);
+                            record.result_tokens = Some(shaped.tokens);
+                            Ok(shaped.text)
                         }
                         Err(UpstreamError::Rpc { code, message }) => {
                             record.verdict = "upstream-failed";
@@ -704,33 +718,6 @@ impl Gateway {
         ))
     }
 
-    /// How `tool` as `server` lists it now differs from what chats were
-    /// offered, if it does, and whether its calls are refused for it.
-    ///
-    /// # Errors
-    /// The server's, when it cannot be listed: then nothing is forwarded.
-    async fn drift(&self, server: &str, tool: &str) -> Result<Option<Drift>, UpstreamError> {
-        let listing = self.upstreams.listing(server).await?;
-        let g = self.current.load();
-        let planned = g.planned.get_or_init(|| planned(&g.inputs));
-        let listed = listing.get(tool);
-        let locked = planned.get(server, tool);
-        if let (Some((_, hash)), Some(locked)) = (listed, locked)
-            && hash == locked
-        {
-            return Ok(None);
-        }
-        let mismatch = listed.and_then(|(t, _)| planned.check(server, t));
-        Ok(Some(Drift {
-            server: server.to_string(),
-            tool: tool.to_string(),
-            planned: locked.map(str::to_string),
-            listed: listed.map(|(_, h)| h.to_string()),
-            changes: mismatch.map(|m| m.changes).unwrap_or_default(),
-            refused: g.inputs.policy.lock.on_mismatch == LockMode::Cut,
-        }))
-    }
-
     fn observe(&self, mut record: CallRecord, started: Instant) {
         record.total_ms = started.elapsed().as_secs_f64() * 1000.0;
         (self.observer)(&record);
@@ -747,17 +734,6 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         instructions: std::sync::OnceLock::new(),
         planned: std::sync::OnceLock::new(),
     }
-}
-
-/// What a chat was offered of every server, as a lock.
-fn planned(inputs: &Inputs) -> Lock {
-    inputs
-        .policy
-        .servers
-        .iter()
-        .fold(Lock::default(), |lock, s| {
-            lock.update(&s.name, inputs.listings.of(&s.name)).0
-        })
 }
 
 /// What kind of JSON value `v` is, for a message.

@@ -179,5 +179,6 @@ pub mod ci;
 pub mod context;
 pub mod diff;
 pub mod report;
+pub mod results;
 
 pub use error::{Error, ErrorKind, Problem, code as problem_code, is_kebab};

@@ -191,7 +191,8 @@ pub(crate) type Reply = Result<Box<RawValue>, UpstreamError>;
 /// How messages reach a server.
 enum Wire {
     /// Lines on a started process's stdin; answers come from its stdout.
-    Stdio(tokio::sync::Mutex<tokio::process::ChildStdin>),
+    /// `None` once muster closed it ([`Conn::close_stdin`]).
+    Stdio(tokio::sync::Mutex<Option<tokio::process::ChildStdin>>),
     /// One POST per message to a Streamable HTTP endpoint; answers come
     /// in each POST's body (JSON or an event stream).
     Http(http::Endpoint),
@@ -220,6 +221,10 @@ pub(crate) struct Conn {
     /// The result of the handshake as the server sent it: `initialize`'s
     /// (serverInfo, capabilities, instructions), or `server/discover`'s.
     handshake: Mutex<Option<Box<RawValue>>>,
+    /// Set until the handshake is done: a response under an id muster
+    /// never sent then fails the one request waiting, as the server
+    /// answered it under the wrong id ([`replies::route`]).
+    negotiating: AtomicBool,
 }
 
 /// `params` with the 2026-07-28 request `_meta` added when that revision
@@ -276,13 +281,46 @@ fn start_process(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
     } = spawned;
     let stderr_buf = Arc::new(Mutex::new(Vec::new()));
     let stderr_reader = keep_stderr(stderr, stderr_buf.clone(), STDERR_KEEP, |_| {});
-    let conn = Arc::new(Conn::new(
-        Wire::Stdio(tokio::sync::Mutex::new(stdin)),
+    Ok(attach(
+        stdin,
+        stdout,
+        Stderr {
+            kept: stderr_buf,
+            reader: stderr_reader,
+        },
         Some(ProcessGroupHandle::new(group, child)),
-        stderr_buf,
+    ))
+}
+
+/// A started server's stderr as a connection quotes it: the bytes kept so
+/// far, and the task reading the rest.
+pub(crate) struct Stderr {
+    /// The last bytes read, shared with the reader.
+    pub kept: Arc<Mutex<Vec<u8>>>,
+    /// The task reading it to its end.
+    pub reader: tokio::task::JoinHandle<()>,
+}
+
+/// A connection over a started server's `stdin` and `stdout` (which may
+/// pass through a reader of the caller's own, as discovery's tap does),
+/// without the handshake; [`negotiate`] comes next. With `process`, the
+/// connection owns the server: closing it kills the process group.
+pub(crate) fn attach<R>(
+    stdin: tokio::process::ChildStdin,
+    stdout: R,
+    stderr: Stderr,
+    process: Option<ProcessGroupHandle>,
+) -> Arc<Conn>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    let conn = Arc::new(Conn::new(
+        Wire::Stdio(tokio::sync::Mutex::new(Some(stdin))),
+        process,
+        stderr.kept,
     ));
-    tokio::spawn(read_replies(conn.clone(), stdout, stderr_reader));
-    Ok(conn)
+    tokio::spawn(read_replies(conn.clone(), stdout, stderr.reader));
+    conn
 }
 
 impl Conn {
@@ -299,20 +337,57 @@ impl Conn {
             process: Mutex::new(process),
             tools_changed: AtomicBool::new(false),
             handshake: Mutex::new(None),
+            negotiating: AtomicBool::new(true),
         }
     }
 }
 
 /// Negotiates a revision on a new connection: `server/discover` for
 /// 2026-07-28, else the `initialize` handshake at the newest revision the
-/// server answers with.
+/// server answers with. A failure ends the connection and says what the
+/// server did, naming it, with the end of its stderr.
 pub(crate) async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<Conn>, String> {
+    match handshake(spec, &conn).await {
+        Ok(()) => Ok(conn),
+        Err(refusal) => {
+            let what = match refusal {
+                Refusal::Upstream(e) => e.sentence(&spec.name),
+                Refusal::Answer(what) => what,
+            };
+            // A connection that ended has quoted the stderr already.
+            let tail = if conn.is_alive() {
+                conn.stderr_tail()
+            } else {
+                String::new()
+            };
+            conn.end(what.clone());
+            Err(format!("{what}{tail}"))
+        }
+    }
+}
+
+/// Why a handshake failed.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// A handshake request got no usable answer (the server exited, timed
+    /// out, answered with an error or under the wrong id).
+    Upstream(UpstreamError),
+    /// The server answered, but not with a handshake muster accepts; what
+    /// it did, as a phrase with the server as its subject
+    /// ("answered initialize with protocol revision …").
+    Answer(String),
+}
+
+/// The handshake of [`negotiate`], leaving the connection as it is when it
+/// fails, for a caller that tells the failure its own way (discovery).
+pub(crate) async fn handshake(spec: &ServerSpec, conn: &Arc<Conn>) -> Result<(), Refusal> {
+    let done = handshake_steps(spec, conn).await;
+    conn.negotiating.store(false, Ordering::Release);
+    done
+}
+
+async fn handshake_steps(spec: &ServerSpec, conn: &Arc<Conn>) -> Result<(), Refusal> {
     let timeout = spec.timeout;
-    let fail = |conn: &Conn, what: String| {
-        let tail = conn.stderr_tail();
-        conn.end(what.clone());
-        format!("{what}{tail}")
-    };
     // 2026-07-28 first: a server that does not know server/discover
     // answers with an error (or an empty result) and is asked to
     // initialize instead.
@@ -329,21 +404,21 @@ pub(crate) async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<
         // method with an HTTP error instead of a JSON-RPC one.
         Err(UpstreamError::Rpc { .. }) => false,
         Err(UpstreamError::BadResponse { .. }) if spec.url.is_some() => false,
-        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
+        Err(e) => return Err(Refusal::Upstream(e)),
     };
     if modern {
         *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = UPSTREAM_VERSIONS[0];
-        return Ok(conn);
+        return Ok(());
     }
     let init = format!(
         r#"{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"muster","version":"{}"}}}}"#,
         UPSTREAM_VERSIONS[1],
         env!("CARGO_PKG_VERSION")
     );
-    let answer = match conn.request("initialize", &init, timeout).await {
-        Ok(raw) => raw,
-        Err(e) => return Err(fail(&conn, e.sentence(&spec.name))),
-    };
+    let answer = conn
+        .request("initialize", &init, timeout)
+        .await
+        .map_err(Refusal::Upstream)?;
     #[derive(Deserialize)]
     struct Init {
         #[serde(rename = "protocolVersion")]
@@ -351,39 +426,33 @@ pub(crate) async fn negotiate(spec: &ServerSpec, conn: Arc<Conn>) -> Result<Arc<
     }
     let read = serde_json::from_str::<Init>(answer.get());
     conn.keep_handshake(answer);
-    let version = match read {
-        Ok(init) => init.protocol_version,
-        Err(e) => {
-            return Err(fail(
-                &conn,
-                format!("answered initialize without a protocolVersion ({e})"),
-            ));
-        }
-    };
+    let version = read
+        .map_err(|e| {
+            Refusal::Answer(format!(
+                "answered initialize without a protocolVersion ({e})"
+            ))
+        })?
+        .protocol_version;
     let Some(&known) = UPSTREAM_VERSIONS[1..].iter().find(|v| **v == version) else {
-        return Err(fail(
-            &conn,
-            format!(
-                "answered initialize with protocol revision {:?}; muster speaks {}",
-                short(&version),
-                UPSTREAM_VERSIONS.join(", ")
-            ),
-        ));
+        return Err(Refusal::Answer(format!(
+            "answered initialize with protocol revision {:?}; muster speaks {}",
+            short(&version),
+            UPSTREAM_VERSIONS.join(", ")
+        )));
     };
     *conn.version.lock().unwrap_or_else(|e| e.into_inner()) = known;
     if let Err(e) = conn
         .send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
         .await
     {
-        return Err(fail(
-            &conn,
-            format!("refused notifications/initialized ({e})"),
-        ));
+        return Err(Refusal::Answer(format!(
+            "refused notifications/initialized ({e})"
+        )));
     }
     if let Wire::Http(_) = &conn.wire {
         tokio::spawn(http::listen(conn.clone()));
     }
-    Ok(conn)
+    Ok(())
 }
 
 /// Whether a `server/discover` result lists 2026-07-28.
@@ -435,8 +504,7 @@ impl Conn {
 
     /// The handshake's result as the server sent it (`initialize`'s, or
     /// `server/discover`'s for 2026-07-28), once negotiated.
-    #[allow(dead_code)] // discovery reads it once it lists through this client
-    pub(crate) fn handshake(&self) -> Option<Box<RawValue>> {
+    pub(crate) fn handshake_result(&self) -> Option<Box<RawValue>> {
         self.handshake
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -451,6 +519,14 @@ impl Conn {
     /// them (`; its stderr ends with: …`), or nothing.
     pub(crate) fn stderr_evidence(&self) -> String {
         self.stderr_tail()
+    }
+
+    /// Closes a stdio server's stdin, which is how it is told to stop;
+    /// nothing more can be sent. Over HTTP, nothing happens.
+    pub(crate) async fn close_stdin(&self) {
+        if let Wire::Stdio(stdin) = &self.wire {
+            stdin.lock().await.take();
+        }
     }
 
     /// Ends the connection: an HTTP session is ended at the server, calls

@@ -34,7 +34,9 @@ mod inputs;
 mod load;
 mod raw;
 mod reach;
+mod results;
 pub use reach::SECRET_VARIABLES;
+pub use results::{OutputMismatchMode, ResultPolicy};
 mod servers;
 mod settings;
 mod tools;
@@ -281,6 +283,8 @@ pub struct Agent {
     pub provider: Option<Provider>,
     /// Its rules over discovered tools' safety hints.
     pub hints: HintRules,
+    /// The most tokens one tool result may cost in its chats (docs/results.md).
+    pub max_result_tokens: Option<u32>,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -385,6 +389,8 @@ pub struct ServerDef {
     pub tool_check: BTreeMap<String, CheckMode>,
     /// Its rules over its tools' safety hints.
     pub hints: HintRules,
+    /// The most tokens one result of its tools may cost (docs/results.md).
+    pub max_result_tokens: Option<u32>,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -415,6 +421,8 @@ pub struct Policy {
     pub calls: CallPolicy,
     /// The definition lock's settings (its entries are [`Inputs::lock`]).
     pub lock: LockPolicy,
+    /// `[results]`: result budgets and `outputSchema` checks.
+    pub results: ResultPolicy,
     /// How names are spelt for providers (`[names]`).
     pub names: crate::provider::NamePolicy,
     /// Groups in declared order.

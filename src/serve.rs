@@ -17,6 +17,7 @@ mod api;
 mod auth;
 mod call;
 mod guard;
+pub mod inflight;
 mod mcp;
 mod memo;
 mod metrics;

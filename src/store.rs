@@ -22,6 +22,7 @@ use std::path::PathBuf;
 mod notify;
 mod postgres;
 mod sqlite;
+mod tls;
 
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]

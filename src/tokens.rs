@@ -51,9 +51,11 @@
 
 mod bpe;
 pub mod cache;
+mod prefix;
 
 pub use bpe::SCAN_MERGE_MAX;
 pub use cache::TokenCache;
+pub use prefix::Prefix;
 
 pub use crate::contract::Provider;
 use crate::schema::Schema;

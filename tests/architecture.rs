@@ -197,7 +197,8 @@ fn no_source_file_is_over_800_lines() {
 
 /// Issue 34: one MCP client. Only one file sends a client's
 /// `notifications/initialized` (the one handshake, `src/mcp_client.rs`), and
-/// rmcp is used by no file but the discovery session still to move onto it.
+/// no file speaks through another MCP client library (rmcp, gone from the
+/// dependencies).
 #[test]
 fn one_file_is_the_mcp_client() {
     let sources = all_sources();
@@ -211,8 +212,6 @@ fn one_file_is_the_mcp_client() {
         ["mcp_client.rs"],
         "files that send a client's handshake"
     );
-    // The files that still speak through rmcp: discovery's session, until it
-    // lists through `mcp_client` too. This list only shrinks.
     let rmcp: Vec<&str> = sources
         .iter()
         .filter(|(_, text)| {
@@ -221,9 +220,11 @@ fn one_file_is_the_mcp_client() {
         })
         .map(|(file, _)| file.as_str())
         .collect();
+    assert!(rmcp.is_empty(), "files that use rmcp: {rmcp:?}");
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("read Cargo.toml");
     assert!(
-        rmcp.iter()
-            .all(|f| ["discover/session.rs", "discover/session/list.rs"].contains(f)),
-        "files that use rmcp: {rmcp:?}"
+        !manifest.lines().any(|l| l.trim_start().starts_with("rmcp")),
+        "rmcp is a dependency again"
     );
 }

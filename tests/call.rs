@@ -97,6 +97,9 @@ struct LogLine {
     total_ms: f64,
     #[serde(default)]
     arguments: Option<Value>,
+    /// Tokens of a forwarded result's content (docs/results.md).
+    #[serde(default)]
+    result_tokens: Option<u64>,
 }
 
 /// A policy over the memory and everything reference servers and a server
@@ -292,6 +295,11 @@ fn one_request_creates_an_entity_and_reads_it_back() {
     );
     assert!(
         metrics.contains(r#"muster_gateway_calls_total{server="none",verdict="host"} 1"#),
+        "{metrics}"
+    );
+    // And each forwarded result's tokens, by tool (docs/results.md).
+    assert!(
+        metrics.contains(r#"muster_gateway_result_tokens_count{server="memory",tool="mcp__memory__read_graph"} 1"#),
         "{metrics}"
     );
     // And logged with no argument values.
@@ -496,6 +504,11 @@ fn muster_call_runs_one_turn_and_exits() {
     assert!(lines.iter().all(|l| l.upstream_ms.is_some()
         && l.total_ms >= l.upstream_ms.unwrap()
         && l.chat.is_empty()));
+    // Each forwarded result is counted: "Echo: fixed by policy" is a few tokens.
+    assert!(
+        lines.iter().all(|l| l.result_tokens.is_some_and(|t| t > 0)),
+        "{err}"
+    );
 
     // A refused turn exits 1 and reaches no server.
     fx.write(

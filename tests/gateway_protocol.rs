@@ -273,6 +273,81 @@ fn a_cancelled_call_is_not_answered_and_the_server_is_told() {
     assert_eq!(pong["id"], 8, "{pong}");
 }
 
+/// Issue 31 item 3: over HTTP too, a client's `notifications/cancelled`
+/// (its own POST to the chat) stops a call in flight: its server is told,
+/// naming the id muster gave the call, and the POST still waiting for the
+/// call is answered `-32800` with nothing of a result.
+#[test]
+fn a_call_cancelled_over_http_tells_its_server_and_answers_nothing_of_it() {
+    let refusing = Refusing::start();
+    let fx = setup(refusing.port);
+    let run = fx.path().join("run");
+    let service = Service::start(&fx);
+    let path = "/mcp/chats/cancelling";
+    let (status, body) = service.post(
+        path,
+        "2025-11-25",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let waiting = std::thread::scope(|scope| {
+        let waiting =
+            scope.spawn(|| service.post(path, "2025-11-25", &call(7, "mcp__cancels__alpha")));
+        assert!(
+            poll(|| std::fs::read_to_string(run.join("calls")).is_ok_and(|t| !t.is_empty())),
+            "the call reached the server"
+        );
+        // Another chat's cancellation of its own call 7 stops nothing here.
+        let (status, _) = service.post(
+            "/mcp/chats/someone-else",
+            "2025-11-25",
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+        );
+        assert_eq!(status, 202);
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            !run.join("cancelled").exists(),
+            "another chat cancelled this call"
+        );
+        let (status, _) = service.post(
+            path,
+            "2025-11-25",
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}"#,
+        );
+        assert_eq!(status, 202);
+        waiting.join().unwrap()
+    });
+    let (status, body) = waiting;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(answer.get("result").is_none(), "{answer}");
+    assert!(
+        poll(|| run.join("cancelled").exists()),
+        "the server was told the call was cancelled"
+    );
+    let told: Value = serde_json::from_str(
+        std::fs::read_to_string(run.join("cancelled"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        told["requestId"], told["calls"][0],
+        "named by the server's id: {told}"
+    );
+    // The chat goes on.
+    let (status, body) = service.post(
+        path,
+        "2025-11-25",
+        r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+}
+
 /// `muster serve` on a free loopback port, killed on drop.
 struct Service {
     child: Child,

@@ -24,6 +24,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
     let as_u64 = |n: usize| n as u64;
     let constants: &[(&str, u64, bool)] = &[
         (
+            "serve::inflight::MAX_CANCELLABLE",
+            as_u64(muster::serve::inflight::MAX_CANCELLABLE),
+            false,
+        ),
+        (
             "gateway::rpc::MAX_MESSAGE_BYTES",
             as_u64(muster::gateway::rpc::MAX_MESSAGE_BYTES),
             true,
@@ -176,6 +181,26 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
         (
             "trace::MAX_QUEUED",
             as_u64(muster::trace::MAX_QUEUED),
+            false,
+        ),
+        (
+            "results::MIN_RESULT_TOKENS",
+            u64::from(muster::results::MIN_RESULT_TOKENS),
+            false,
+        ),
+        (
+            "results::UNKNOWN_MEDIA_TOKENS",
+            muster::results::UNKNOWN_MEDIA_TOKENS,
+            false,
+        ),
+        (
+            "results::MAX_OUTPUT_PROBLEMS",
+            as_u64(muster::results::MAX_OUTPUT_PROBLEMS),
+            false,
+        ),
+        (
+            "results::MAX_PAGING_NAMES",
+            as_u64(muster::results::MAX_PAGING_NAMES),
             false,
         ),
         (

@@ -156,6 +156,7 @@ fn inputs(w: &World) -> Inputs {
             check: None,
             tool_check: BTreeMap::new(),
             hints: Default::default(),
+            max_result_tokens: None,
             origin: origin(),
         })
         .collect();
@@ -231,6 +232,7 @@ fn inputs(w: &World) -> Inputs {
             file: PathBuf::from("generated/mcp.lock"),
             on_mismatch: LockMode::Cut,
         },
+        results: Default::default(),
         names: muster::provider::NamePolicy::default(),
         groups: if members.is_empty() {
             Vec::new()
@@ -251,6 +253,7 @@ fn inputs(w: &World) -> Inputs {
             servers: None,
             provider: None,
             hints: Default::default(),
+            max_result_tokens: None,
             origin: origin(),
         }],
         default_agent: 0,

@@ -380,3 +380,46 @@ fn eight_stdio_gateways_starting_one_new_chat_at_once_all_serve_it() {
         );
     }
 }
+
+/// Issue 31 item 6: the shared store over TLS. A server that takes TLS
+/// only (its pg_hba.conf rejects plain connections) is reached with its
+/// certificate verified against the CA in `sslrootcert`; without that CA,
+/// or asked for plain text, the connection fails and says why. muster
+/// never falls back from TLS to plain text.
+#[test]
+fn postgres_over_tls_verifies_the_server_and_never_falls_back_to_plain_text() {
+    let _heavy = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let pg = Postgres::start_tls("muster_tls_test");
+    let ca = pg.ca();
+    let verified = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        pg.url.replacen("127.0.0.1", "localhost", 1),
+        ca.display()
+    );
+    contract(StoreUrl::parse(&verified).unwrap().open().unwrap().as_ref());
+
+    let refused = |url: &str| -> String {
+        let err = StoreUrl::parse(url)
+            .unwrap()
+            .open()
+            .err()
+            .unwrap_or_else(|| panic!("{url} connected"));
+        err.to_string()
+    };
+    // Plain text reaches the server and is refused there: so the
+    // connection above was TLS.
+    let plain = refused(&format!("{}?sslmode=disable", pg.url));
+    assert!(plain.contains("pg_hba.conf"), "{plain}");
+    // TLS whose certificate the system's roots do not vouch for.
+    let unverified = refused(&format!("{}?sslmode=require", pg.url));
+    assert!(
+        unverified.to_lowercase().contains("certificate"),
+        "{unverified}"
+    );
+    // A mode that would fall back to plain text is refused before connecting.
+    let prefer = refused(&format!("{}?sslmode=prefer", pg.url));
+    assert!(
+        prefer.contains("sslmode=prefer") && prefer.contains("verify-full"),
+        "{prefer}"
+    );
+}

@@ -222,6 +222,32 @@ pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, fou
     }
 }
 
+/// The findings of `validator` on a tool's result (`structuredContent`), at most `max`: each
+/// one's path (`$` for the whole) and the validator's own words, cut to a few hundred
+/// characters (the value is the server's). The same compiled validator and the same budget
+/// as a call's strict check: a result is judged as its tool's calls are.
+pub(crate) fn output_findings(
+    validator: &Validator,
+    value: &Value,
+    max: usize,
+) -> Vec<(String, String)> {
+    let _turn = super::budget::Turn::open(super::budget::MAX_CHECK_STEPS);
+    validator
+        .iter_errors(value)
+        .take(max)
+        .map(|error| {
+            let steps = steps_of(&error);
+            let path = if steps.is_empty() {
+                "$".to_string()
+            } else {
+                render_steps(&steps)
+            };
+            let words: String = error.to_string().chars().take(300).collect();
+            (path, words)
+        })
+        .collect()
+}
+
 /// Whether `error` is a `pattern` match muster refused to run or finish.
 fn over_budget(error: &ValidationError<'_>) -> bool {
     matches!(error.kind(), ValidationErrorKind::Custom { message, .. } if message == super::pattern::OVER_BUDGET)

@@ -3,21 +3,16 @@
 //! hand it to [`list`] to read its tools and notes, close it. A failure is
 //! told as what the server did ([`Watch`]).
 //!
-//! The handshake and requests here still run on rmcp, over a stdout that
-//! passes through [`Tap`]: the tap keeps each response exactly as the
-//! server sent it (rmcp's typed `Tool` drops fields it does not model, and
-//! a non-object `inputSchema` makes rmcp discard the whole page, losing
-//! which tool was at fault) and notices lines that are not JSON, which rmcp
-//! skips silently. `muster call` and the gateway already speak through
-//! [`crate::mcp_client`] alone; discovery is the last to move (issue 34).
+//! The handshake and requests run on the one client
+//! ([`crate::mcp_client`]), which hands back each result as the text the
+//! server sent. A stdio server's stdout passes through [`Tap`] on its way
+//! to the client: the tap notices lines that are not JSON (which the client
+//! skips), a line nested deeper than muster reads (naming the tool at
+//! fault) and a listing past its bytes, and ends the stream at once when
+//! reading must stop, so the failure says what the server did.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::ClientRequest;
-use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 mod list;
@@ -25,13 +20,15 @@ mod tap;
 
 pub(super) use list::run;
 use tap::{
-    ErrorLines, JSON_DEPTH_LIMIT, MAX_LINE_BYTES, STDERR_ERROR_LINES, STDERR_KEEP,
-    STDERR_LINE_CHARS, Seen, Tap, names_an_error,
+    ErrorLines, JSON_DEPTH_LIMIT, STDERR_ERROR_LINES, STDERR_KEEP, STDERR_LINE_CHARS, Seen, Tap,
+    names_an_error,
 };
 
 use super::{MAX_LISTING_BYTES, MAX_MESSAGE_BYTES, ServerSpec};
 use crate::contract::FailureReason;
-use crate::mcp_client::{Failure, ProcessGroup, Spawned, keep_stderr, spawn};
+use crate::mcp_client::{
+    self, Conn, Failure, ProcessGroup, Refusal, Spawned, Stderr, UpstreamError, keep_stderr, spawn,
+};
 use crate::names::escape;
 use crate::snapshot::{ListedTool, ServerNotes};
 
@@ -246,53 +243,78 @@ impl Watch {
 pub(super) const LISTING: &str = "listing tools";
 
 /// A started server that completed the MCP handshake. Discovery lists its
-/// tools and [`super::call`] calls one; both end with [`Open::close`].
+/// tools, then ends with [`Open::close`].
 pub(super) struct Open {
-    pub client: RunningService<RoleClient, ()>,
+    conn: Arc<Conn>,
+    /// The block's name, for the client's sentences.
+    name: String,
+    /// Longest one request may wait (the session's own deadline is the
+    /// caller's).
+    timeout: std::time::Duration,
     /// The server's process, for a stdio server; `None` over HTTP.
     process: Option<Process>,
-    /// `serverInfo` from the initialize result.
+    /// `serverInfo` from the handshake's result.
     pub server_info: Option<Value>,
-    /// `instructions` from the initialize result.
-    instructions: Option<String>,
+    /// `instructions` from the handshake's result.
+    pub(super) instructions: Option<String>,
     /// Whether it offers resources, and prompts (its capabilities).
-    offers: (bool, bool),
+    pub(super) offers: (bool, bool),
 }
 
 /// `serverInfo`, `instructions` and whether resources and prompts are
-/// offered, from the initialize result.
-fn peer_facts(
-    client: &RunningService<RoleClient, ()>,
-) -> (Option<Value>, Option<String>, (bool, bool)) {
-    let Some(info) = client.peer_info() else {
+/// offered, from the handshake's result (`initialize`'s, or
+/// `server/discover`'s: both carry these three).
+fn peer_facts(conn: &Conn) -> (Option<Value>, Option<String>, (bool, bool)) {
+    #[derive(serde::Deserialize)]
+    struct Facts {
+        #[serde(rename = "serverInfo")]
+        server_info: Option<Value>,
+        instructions: Option<Value>,
+        #[serde(default)]
+        capabilities: Option<Value>,
+    }
+    let Some(facts) = conn
+        .handshake_result()
+        .and_then(|raw| serde_json::from_str::<Facts>(raw.get()).ok())
+    else {
         return (None, None, (false, false));
     };
+    let offers = |what: &str| {
+        facts
+            .capabilities
+            .as_ref()
+            .and_then(|c| c.get(what))
+            .is_some_and(|v| !v.is_null())
+    };
     (
-        serde_json::to_value(&info.server_info).ok(),
-        info.instructions.clone(),
-        (
-            info.capabilities.resources.is_some(),
-            info.capabilities.prompts.is_some(),
-        ),
+        facts.server_info.clone(),
+        match &facts.instructions {
+            Some(Value::String(text)) => Some(text.clone()),
+            _ => None,
+        },
+        (offers("resources"), offers("prompts")),
     )
 }
 
 /// A stdio server's process.
 struct Process {
     child: tokio::process::Child,
-    /// Copies the server's stderr into the watch until the server closes it.
-    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    /// Copies the server's stderr into the watch until the server closes
+    /// it; the client's reader holds it until stdout ends, so this is only
+    /// a signal that it has.
+    stderr_done: Arc<tokio::sync::Notify>,
     /// Kills the server's whole process group when the session ends.
     _group: ProcessGroup,
 }
 
 impl Open {
     /// Stops the server: closing stdin is how a stdio server is told to
-    /// stop; a kill (and kill_on_drop) is the backstop for one that ignores
-    /// it. Over HTTP, rmcp ends the session (a DELETE) as it closes.
+    /// stop; a kill (and the process group) is the backstop for one that
+    /// ignores it. Over HTTP the session is ended at the server (a DELETE).
     pub async fn close(mut self, watch: &Watch) {
         watch.set_phase("closing");
-        let _ = self.client.cancel().await;
+        self.conn.close_stdin().await;
+        self.conn.close("closed by muster").await;
         let Some(process) = self.process.as_mut() else {
             return;
         };
@@ -304,84 +326,53 @@ impl Open {
         }
     }
 
-    /// Sends one request and returns the server's response exactly as it
-    /// sent it (`result` or `error` included), read from the tap. `what`
-    /// names the request in failures (`tools/list page 2`).
+    /// Sends `method` with `params` (JSON text) and returns its result
+    /// exactly as the server sent it. `what` names the request in failures
+    /// (`tools/list page 2`).
     ///
-    /// rmcp may fail to type a response muster can still read, so only a
-    /// transport or protocol error, or a JSON-RPC error response, ends here.
-    /// A transport that closed is told as what the server did: sent more
-    /// than muster reads, or exited (with its status).
+    /// A JSON-RPC error answer, a connection that ended (told as what the
+    /// server did: sent more than muster reads, or exited, with its status)
+    /// or an answer muster cannot read ends here.
     pub async fn request(
         &mut self,
         watch: &Watch,
-        request: ClientRequest,
+        method: &str,
+        params: &str,
         what: &str,
     ) -> Result<Value, Failure> {
-        let handle = match self
-            .client
-            .peer()
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(handle) => handle,
-            Err(e) => return Err(self.failed(watch, e, &format!("cannot send {what}")).await),
+        let raw = match self.conn.request(method, params, self.timeout).await {
+            Ok(raw) => raw,
+            Err(e) => return Err(self.failed(watch, e, what).await),
         };
-        let id = serde_json::to_value(&handle.id)
-            .map(|v| v.to_string())
-            .unwrap_or_default();
         if self.process.is_none() {
-            // Over HTTP there is no byte stream to tap: the typed response,
-            // written back as JSON, is what the server sent as rmcp models
-            // it (a result rmcp cannot type comes whole, as a custom one).
-            return match handle.await_response().await {
-                Ok(result) => {
-                    let response = serde_json::json!({ "result": result });
-                    let len = response.to_string().len();
-                    let mut seen = watch.seen.lock().unwrap_or_else(|e| e.into_inner());
-                    seen.total = seen.total.saturating_add(len);
-                    if seen.total > MAX_LISTING_BYTES {
-                        seen.too_much = true;
-                        drop(seen);
-                        return Err(watch
-                            .stopped_reading()
-                            .unwrap_or_else(|| Failure::new("sent too much")));
-                    }
-                    Ok(response)
-                }
-                Err(e) => Err(self.failed(watch, e, &format!("{what} failed")).await),
-            };
+            // Over HTTP there is no byte stream to tap: the listing's bytes
+            // are counted here.
+            let mut seen = watch.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.total = seen.total.saturating_add(raw.get().len());
+            if seen.total > MAX_LISTING_BYTES {
+                seen.too_much = true;
+                drop(seen);
+                return Err(watch
+                    .stopped_reading()
+                    .unwrap_or_else(|| Failure::new("sent too much")));
+            }
         }
-        match handle.await_response().await {
-            Ok(_) | Err(ServiceError::UnexpectedResponse) => {}
-            Err(e) => return Err(self.failed(watch, e, &format!("{what} failed")).await),
-        }
-        let response = watch
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .responses
-            .remove(&id);
-        response.ok_or_else(|| Failure::new(format!("gave no readable response to {what}")))
+        serde_json::from_str(raw.get()).map_err(|e| {
+            Failure::new(format!(
+                "answered {what} with what muster cannot read ({e})"
+            ))
+        })
     }
 
-    /// Why a request failed with `e`; `doing` says what muster was doing.
-    async fn failed(&mut self, watch: &Watch, e: ServiceError, doing: &str) -> Failure {
+    /// Why a request failed with `e`; `what` names the request.
+    async fn failed(&mut self, watch: &Watch, e: UpstreamError, what: &str) -> Failure {
         if let Some(f) = watch.stopped_reading() {
             return f;
         }
-        let Some(process) = self.process.as_mut() else {
-            let phase = watch.phase();
-            return Failure::new(format!(
-                "{doing} while {phase}: {}",
-                escape(&watch.redact(&e.to_string()))
-            ));
-        };
-        match e {
-            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                let status = exit_status(&mut process.child, process.stderr_reader.take()).await;
-                let phase = watch.phase();
-                match status {
+        let phase = watch.phase();
+        match (e, self.process.as_mut()) {
+            (UpstreamError::Exited { .. }, Some(process)) => {
+                match exit_status(&mut process.child, &process.stderr_done).await {
                     Some(status) => Failure {
                         reason: FailureReason::Exited,
                         ..Failure::new(format!("exited while {phase} ({status})"))
@@ -391,7 +382,17 @@ impl Open {
                     )),
                 }
             }
-            e => Failure::new(format!("{doing}: {}", escape(&e.to_string()))),
+            (UpstreamError::Rpc { code, message }, _) => Failure::new(format!(
+                "{what} failed: error {code}: {}",
+                watch.redact(&message)
+            )),
+            (UpstreamError::BadResponse { message }, _) => {
+                Failure::new(format!("answered {what} with {}", watch.redact(&message)))
+            }
+            (e, _) => Failure::new(format!(
+                "{what} failed while {phase}: {}",
+                watch.redact(&e.sentence(&self.name))
+            )),
         }
     }
 }
@@ -401,24 +402,22 @@ impl Open {
 /// running half a second on.
 async fn exit_status(
     child: &mut tokio::process::Child,
-    stderr_reader: Option<tokio::task::JoinHandle<()>>,
+    stderr_done: &tokio::sync::Notify,
 ) -> Option<std::process::ExitStatus> {
     let wait = std::time::Duration::from_millis(500);
     let status = tokio::time::timeout(wait, child.wait())
         .await
         .ok()
         .and_then(Result::ok);
-    if let Some(reader) = stderr_reader {
-        let _ = tokio::time::timeout(wait, reader).await;
-    }
+    let _ = tokio::time::timeout(wait, stderr_done.notified()).await;
     status
 }
 
 /// Starts the server in `spec` (or, with a `url`, connects to it) and
 /// completes the MCP handshake.
 pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
-    if let Some(url) = &spec.url {
-        return open_http(spec, url, watch).await;
+    if spec.url.is_some() {
+        return open_http(spec, watch).await;
     }
     watch.set_phase("starting");
     for (key, value) in &spec.env {
@@ -432,119 +431,114 @@ pub(super) async fn open(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failu
         group,
     } = spawn(spec)?;
     let stderr_errors = watch.stderr_errors.clone();
-    let stderr_reader = keep_stderr(stderr, watch.stderr.clone(), STDERR_KEEP, move |chunk| {
-        stderr_errors
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take(chunk);
-    });
-
+    let stderr_done = Arc::new(tokio::sync::Notify::new());
+    let reader = {
+        let done = stderr_done.clone();
+        let kept = keep_stderr(stderr, watch.stderr.clone(), STDERR_KEEP, move |chunk| {
+            stderr_errors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(chunk);
+        });
+        tokio::spawn(async move {
+            let _ = kept.await;
+            done.notify_one();
+        })
+    };
     let tap = Tap {
         inner: stdout,
         seen: watch.seen.clone(),
     };
-    // The tap refuses a line past MAX_LINE_BYTES; rmcp, given room for the
-    // line's `\r\n`, never drops one the tap lets through.
-    let transport =
-        AsyncRwTransport::new_client(tap, stdin).with_max_line_length(MAX_LINE_BYTES + 2);
+    let conn = mcp_client::attach(
+        stdin,
+        tap,
+        Stderr {
+            kept: watch.stderr.clone(),
+            reader,
+        },
+        None,
+    );
     watch.set_phase("initializing");
-    let client = match ().serve(transport).await {
-        Ok(c) => c,
-        Err(e) => {
-            if let Some(f) = watch.stopped_reading() {
-                return Err(f);
-            }
-            let message = match e {
-                ClientInitializeError::ConnectionClosed(_)
-                | ClientInitializeError::TransportError { .. } => {
-                    match exit_status(&mut child, Some(stderr_reader)).await {
-                        Some(s) => format!("exited during initialize ({s})"),
-                        None => "closed its stdout during initialize but has not exited".into(),
-                    }
-                }
-                ClientInitializeError::ConflictInitResponseId(sent, got) => format!(
-                    "answered initialize under id {}, not the request's id {sent}",
-                    escape(&got.to_string())
-                ),
-                e => format!("failed to initialize: {}", escape(&e.to_string())),
-            };
-            return Err(Failure {
-                reason: FailureReason::HandshakeFailed,
-                ..Failure::new(message)
-            });
+    if let Err(refusal) = mcp_client::handshake(spec, &conn).await {
+        if let Some(f) = watch.stopped_reading() {
+            conn.close("failed").await;
+            return Err(f);
         }
-    };
-    let (server_info, instructions, offers) = peer_facts(&client);
+        let message = match refusal {
+            Refusal::Upstream(UpstreamError::Exited { .. }) => {
+                match exit_status(&mut child, &stderr_done).await {
+                    Some(s) => format!("exited during initialize ({s})"),
+                    None => "closed its stdout during initialize but has not exited".into(),
+                }
+            }
+            Refusal::Upstream(UpstreamError::BadResponse { message }) => {
+                format!("answered initialize with {message}")
+            }
+            Refusal::Upstream(e) => format!(
+                "failed to initialize: {}",
+                watch.redact(&e.sentence(&spec.name))
+            ),
+            Refusal::Answer(what) => watch.redact(&what),
+        };
+        conn.close("failed").await;
+        return Err(Failure {
+            reason: FailureReason::HandshakeFailed,
+            ..Failure::new(message)
+        });
+    }
+    let (server_info, instructions, offers) = peer_facts(&conn);
     Ok(Open {
-        client,
+        conn,
+        name: spec.name.clone(),
+        timeout: spec.timeout,
         instructions,
         offers,
         process: Some(Process {
             child,
-            stderr_reader: Some(stderr_reader),
+            stderr_done,
             _group: group,
         }),
         server_info,
     })
 }
 
-/// Connects to the Streamable HTTP server at `url` with rmcp's client and
-/// completes the MCP handshake. Header values are filled from `${VAR}` here
-/// and go nowhere but the request: they are marked sensitive, and every
-/// filled value is redacted from what a failure quotes. Redirects are not
-/// followed, so headers reach no other host. rmcp refuses any one message
-/// past [`MAX_MESSAGE_BYTES`].
-async fn open_http(spec: &ServerSpec, url: &str, watch: &Watch) -> Result<Open, Failure> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+/// Connects to the Streamable HTTP server at `url` with the one client and
+/// completes the MCP handshake. Header values are filled from `${VAR}` by
+/// the client and go nowhere but the request; every filled value is kept
+/// here too, so a failure that quotes one shows `[redacted]`. Redirects are
+/// not followed, so headers reach no other host; no one message past
+/// [`MAX_MESSAGE_BYTES`] is read.
+async fn open_http(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
     watch.set_phase("connecting");
-    let mut headers = HashMap::new();
     for (name, value) in &spec.headers {
-        let key = format!("headers.{name}");
-        let filled = watch.expand(spec, &key, value)?;
-        let cannot = |why: &str| Failure {
-            reason: FailureReason::CannotStart,
-            help: Some("fix the block's `headers`".into()),
-            ..Failure::new(format!("{key} {why}"))
-        };
-        let name = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| cannot("is not an HTTP header name"))?;
-        let mut value = http::HeaderValue::from_str(&filled).map_err(|_| {
-            cannot("is, once filled, not an HTTP header value (a line break or control character)")
-        })?;
-        value.set_sensitive(true);
-        headers.insert(name, value);
+        watch.expand(spec, &format!("headers.{name}"), value)?;
     }
-    // Whoever installs a provider first wins; ring is muster's.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| Failure {
-            reason: FailureReason::CannotStart,
-            ..Failure::new(format!(
-                "cannot make an HTTP client: {}",
-                escape(&e.to_string())
-            ))
-        })?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url)
-        .custom_headers(headers)
-        .max_json_response_size(MAX_MESSAGE_BYTES)
-        .max_sse_event_size(MAX_MESSAGE_BYTES);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    watch.set_phase("initializing");
-    let client = ().serve(transport).await.map_err(|e| Failure {
-        reason: FailureReason::HandshakeFailed,
-        help: Some("check that `url` is the server's Streamable HTTP endpoint, that it is running, and its headers".into()),
-        ..Failure::new(format!(
-            "failed to initialize over HTTP: {}",
-            escape(&watch.redact(&e.to_string()))
-        ))
+    let conn = mcp_client::open(spec).map_err(|why| Failure {
+        reason: FailureReason::CannotStart,
+        help: Some("fix the block's `url` or `headers`".into()),
+        ..Failure::new(watch.redact(&why))
     })?;
-    let (server_info, instructions, offers) = peer_facts(&client);
+    watch.set_phase("initializing");
+    if let Err(refusal) = mcp_client::handshake(spec, &conn).await {
+        let what = match refusal {
+            Refusal::Upstream(e) => e.sentence(&spec.name),
+            Refusal::Answer(what) => what,
+        };
+        conn.close("failed").await;
+        return Err(Failure {
+            reason: FailureReason::HandshakeFailed,
+            help: Some("check that `url` is the server's Streamable HTTP endpoint, that it is running, and its headers".into()),
+            ..Failure::new(format!(
+                "failed to initialize over HTTP: {}",
+                watch.redact(&what)
+            ))
+        });
+    }
+    let (server_info, instructions, offers) = peer_facts(&conn);
     Ok(Open {
-        client,
+        conn,
+        name: spec.name.clone(),
+        timeout: spec.timeout,
         instructions,
         offers,
         process: None,

@@ -57,7 +57,7 @@ enum Refused {
 
 /// `work` on the runtime's blocking pool, so a long check never holds an async worker that
 /// `/healthz` and every other chat's requests share.
-async fn off_worker<T: Send + 'static>(
+pub(super) async fn off_worker<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, tokio::task::JoinError> {
     tokio::task::spawn_blocking(work).await
@@ -132,6 +132,7 @@ impl Gateway {
                     .collect(),
                 upstream_ms: None,
                 total_ms: 0.0,
+                result_tokens: None,
                 arguments: None,
                 parent: None,
             })
@@ -140,6 +141,7 @@ impl Gateway {
             TurnOutcome::Refused
         } else {
             let failed = self.run(report, &mut results, &mut records).await;
+            self.shape_turn(&mut results, &mut records).await;
             if failed {
                 TurnOutcome::Failed
             } else {

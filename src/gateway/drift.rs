@@ -2,7 +2,10 @@
 //! offered, and the sentence the model and the log read about it. Decides
 //! nothing: the gateway refuses or forwards by `lock.on_mismatch`.
 
+use super::{Gateway, UpstreamError};
+use crate::lock::Lock;
 use crate::names::escape;
+use crate::policy::{Inputs, LockMode};
 use serde::Serialize;
 
 /// A tool whose live definition differs from the one planned.
@@ -52,4 +55,48 @@ impl Drift {
             escape(&self.tool)
         )
     }
+}
+
+impl Gateway {
+    /// How `tool` as `server` lists it now differs from what chats were
+    /// offered, if it does, and whether its calls are refused for it.
+    ///
+    /// # Errors
+    /// The server's, when it cannot be listed: then nothing is forwarded.
+    pub(super) async fn drift(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> Result<Option<Drift>, UpstreamError> {
+        let listing = self.upstreams.listing(server).await?;
+        let g = self.current.load();
+        let planned = g.planned.get_or_init(|| planned(&g.inputs));
+        let listed = listing.get(tool);
+        let locked = planned.get(server, tool);
+        if let (Some((_, hash)), Some(locked)) = (listed, locked)
+            && hash == locked
+        {
+            return Ok(None);
+        }
+        let mismatch = listed.and_then(|(t, _)| planned.check(server, t));
+        Ok(Some(Drift {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            planned: locked.map(str::to_string),
+            listed: listed.map(|(_, h)| h.to_string()),
+            changes: mismatch.map(|m| m.changes).unwrap_or_default(),
+            refused: g.inputs.policy.lock.on_mismatch == LockMode::Cut,
+        }))
+    }
+}
+
+/// What a chat was offered of every server, as a lock.
+fn planned(inputs: &Inputs) -> Lock {
+    inputs
+        .policy
+        .servers
+        .iter()
+        .fold(Lock::default(), |lock, s| {
+            lock.update(&s.name, inputs.listings.of(&s.name)).0
+        })
 }

@@ -33,6 +33,10 @@ pub const TOO_MANY_STREAMS: i64 = -32012;
 /// `data` holds `code` (`rate-limited`), `scope` (`caller` or `tool`),
 /// `per_minute` and `retry_after_secs`.
 pub const RATE_LIMITED: i64 = -32013;
+/// A request the client cancelled (`notifications/cancelled`) while its
+/// answer was still owed on an HTTP POST (LSP's code for it): its server
+/// was told, nothing of its result is sent.
+pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// The most bytes one message may hold: 4 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
@@ -250,6 +254,25 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
 
 fn shorten(text: &str) -> String {
     crate::names::escape(&text.chars().take(60).collect::<String>())
+}
+
+/// The id (JSON text, as `notifications/cancelled` names it) of a
+/// `tools/call` request, read without the rest: what a transport keys the
+/// call by so a client's cancellation can stop it.
+pub(crate) fn call_id(message: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        id: Option<&'a serde_json::value::RawValue>,
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    let head: Head<'_> = serde_json::from_slice(message).ok()?;
+    if head.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    // As `notifications/cancelled` names it (`Value::to_string`).
+    let id: serde_json::Value = serde_json::from_str(head.id?.get()).ok()?;
+    Some(id.to_string())
 }
 
 #[cfg(test)]

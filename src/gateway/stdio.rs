@@ -87,7 +87,7 @@ where
         let message = std::mem::take(&mut line);
         let (gateway, chat, output) = (gateway.clone(), chat.clone(), output.clone());
         let subscriptions = subscriptions.clone();
-        let call = call_id(&message);
+        let call = rpc::call_id(&message);
         let own = call.clone();
         let calls = in_flight.clone();
         // Held while the task is spawned and kept, so the task's own
@@ -165,23 +165,6 @@ where
     let _ = write_lines(&output, &ended).await;
     gateway.shutdown().await;
     Ok(())
-}
-
-/// The id (JSON text) of a `tools/call` request, read without the rest.
-fn call_id(message: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    let head: Head<'_> = serde_json::from_slice(message).ok()?;
-    if head.method.as_deref() != Some("tools/call") {
-        return None;
-    }
-    // As `notifications/cancelled` names it (`Value::to_string`).
-    let id: serde_json::Value = serde_json::from_str(head.id?.get()).ok()?;
-    Some(id.to_string())
 }
 
 /// The `tools/call` requests being answered, by id, so a client's

@@ -40,11 +40,13 @@ struct RpcError {
 
 /// Reads the server's stdout line by line and routes each answer to the
 /// call waiting for it, until the server closes stdout.
-pub(super) async fn read_replies(
+pub(super) async fn read_replies<R>(
     conn: Arc<Conn>,
-    stdout: tokio::process::ChildStdout,
+    stdout: R,
     stderr_reader: tokio::task::JoinHandle<()>,
-) {
+) where
+    R: tokio::io::AsyncRead + Unpin,
+{
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     let why = loop {
@@ -83,6 +85,31 @@ pub(super) async fn read_replies(
     conn.end(why);
 }
 
+/// A response under an id muster never gave: during the handshake, with
+/// one request waiting, that request was answered under the wrong id, and
+/// fails at once saying so (instead of waiting out its timeout). Later it
+/// is a late answer to a request given up, and dropped.
+fn stray(conn: &Conn, id: &serde_json::Number) {
+    if !conn.negotiating.load(Ordering::Acquire) {
+        return;
+    }
+    let mut pending = conn.lock_pending();
+    if pending.len() != 1 {
+        return;
+    }
+    let Some(&waiting) = pending.keys().next() else {
+        return;
+    };
+    if let Some(tx) = pending.remove(&waiting) {
+        let _ = tx.send(Err(UpstreamError::BadResponse {
+            message: format!(
+                "an answer under id {}, not the request's id {waiting}",
+                escape(&id.to_string())
+            ),
+        }));
+    }
+}
+
 /// Routes one line: a response to the call waiting for it; a
 /// `notifications/tools/list_changed` marks the listing stale; a request of
 /// the server's own is answered (returned, for the caller to send): a
@@ -108,7 +135,13 @@ pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
     let (None, Some(Value::Number(id))) = (&msg.method, &msg.id) else {
         return None;
     };
-    let tx = id.as_u64().and_then(|id| conn.lock_pending().remove(&id))?;
+    let tx = match id.as_u64().and_then(|id| conn.lock_pending().remove(&id)) {
+        Some(tx) => tx,
+        None => {
+            stray(conn, id);
+            return None;
+        }
+    };
     let reply = match (msg.result, msg.error) {
         // JSON-RPC 2.0: a response holds one of the two, never both.
         (Some(_), Some(_)) => Err(UpstreamError::BadResponse {

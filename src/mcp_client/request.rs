@@ -56,10 +56,17 @@ impl Conn {
             return self.exchange(endpoint, id, method, line, rx, timeout).await;
         }
         if let Err(e) = self.send(&line).await {
+            // A server that exited has its stdout ended too: its reader,
+            // a moment later, ends the connection quoting its stderr,
+            // which says more than the broken pipe.
+            let ended = tokio::time::timeout(Duration::from_millis(500), rx).await;
             self.lock_pending().remove(&id);
-            return Err(UpstreamError::Exited {
-                message: format!("closed its stdin ({e})"),
-            });
+            return match ended {
+                Ok(Ok(reply)) => reply,
+                _ => Err(UpstreamError::Exited {
+                    message: format!("closed its stdin ({e})"),
+                }),
+            };
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
@@ -126,6 +133,12 @@ impl Conn {
         match &self.wire {
             Wire::Stdio(stdin) => {
                 let mut stdin = stdin.lock().await;
+                let Some(stdin) = stdin.as_mut() else {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::BrokenPipe,
+                        "muster closed it",
+                    ));
+                };
                 stdin.write_all(line.as_bytes()).await?;
                 stdin.write_all(b"\n").await?;
                 stdin.flush().await

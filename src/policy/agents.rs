@@ -224,6 +224,9 @@ impl Loader {
                 &a.require_hints,
                 &format!("agent {name:?}"),
             );
+            let max_result_tokens = a.max_result_tokens.as_ref().and_then(|v| {
+                self.result_tokens(src, v, &format!("agent {name:?}: max_result_tokens"))
+            });
             agents.push(Agent {
                 name,
                 version,
@@ -231,6 +234,7 @@ impl Loader {
                 servers: named(&a.servers),
                 provider,
                 hints,
+                max_result_tokens,
                 origin,
             });
         }
@@ -242,6 +246,7 @@ impl Loader {
                 servers: None,
                 provider: None,
                 hints: Default::default(),
+                max_result_tokens: None,
                 origin: Origin {
                     file: self.root.join("muster.toml"),
                     line: None,

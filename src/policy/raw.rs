@@ -23,6 +23,8 @@ pub struct MusterFile {
     #[serde(default)]
     pub names: Option<RawNames>,
     #[serde(default)]
+    pub results: Option<RawResults>,
+    #[serde(default)]
     pub group: Vec<Spanned<RawGroup>>,
     #[serde(default)]
     pub agent: Vec<Spanned<RawAgent>>,
@@ -106,6 +108,15 @@ pub struct RawCalls {
     pub mcp_check: Option<Spanned<String>>,
 }
 
+/// `[results]`: budgets and checks on what tools return.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawResults {
+    pub max_result_tokens: Option<Spanned<i64>>,
+    pub max_turn_result_tokens: Option<Spanned<i64>>,
+    pub on_output_mismatch: Option<Spanned<String>>,
+}
+
 /// `[names]`: how muster names are spelt for providers.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +158,7 @@ pub struct RawAgent {
     pub enabled_tools: Option<Vec<Spanned<String>>>,
     pub servers: Option<Vec<Spanned<String>>>,
     pub provider: Option<Spanned<String>>,
+    pub max_result_tokens: Option<Spanned<i64>>,
     #[serde(default)]
     pub deny_hints: Vec<Spanned<String>>,
     #[serde(default)]
@@ -225,6 +237,7 @@ pub struct RawServer {
     pub unknown_arguments: Option<Spanned<String>>,
     pub coerce: Option<bool>,
     pub check: Option<Spanned<String>>,
+    pub max_result_tokens: Option<Spanned<i64>>,
     #[serde(default)]
     pub tool_check: BTreeMap<Spanned<String>, Spanned<String>>,
     #[serde(default)]

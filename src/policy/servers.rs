@@ -166,8 +166,12 @@ impl Loader {
             &raw.require_hints,
             &format!("MCP server {name:?}"),
         );
+        let max_result_tokens = raw.max_result_tokens.as_ref().and_then(|v| {
+            self.result_tokens(src, v, &format!("MCP server {name:?}: max_result_tokens"))
+        });
         let server = ServerDef {
             hints,
+            max_result_tokens,
             name,
             description: raw.description.clone(),
             defer_together: raw.defer_together,

@@ -21,6 +21,7 @@ pub(super) struct Settings {
     pub(super) deferral: Deferral,
     pub(super) calls: CallPolicy,
     pub(super) lock: LockPolicy,
+    pub(super) results: super::ResultPolicy,
     pub(super) lock_explicit: bool,
     pub(super) names: crate::provider::NamePolicy,
     pub(super) groups: Vec<Group>,
@@ -277,6 +278,7 @@ impl Loader {
                 }
             }
         }
+        let results = self.results(src, file.results.as_ref());
         let groups = self.groups(src, &file.group);
         let (agents, default_agent, current_versions) =
             self.agents(src, &file.agent, servers, encoding);
@@ -288,6 +290,7 @@ impl Loader {
             deferral,
             calls,
             lock,
+            results,
             lock_explicit,
             names,
             groups,

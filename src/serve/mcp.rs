@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, State};
 use axum::http::Uri;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -34,6 +34,7 @@ use axum::routing::post;
 use serde_json::value::RawValue;
 
 use super::auth::{Audit, audited_by};
+use super::inflight::InFlight;
 use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
@@ -162,6 +163,7 @@ pub fn routes(gateway: Arc<Gateway>, body_limit: usize) -> Router {
         .layer(DefaultBodyLimit::max(
             body_limit.min(rpc::MAX_MESSAGE_BYTES),
         ))
+        .layer(Extension(Arc::new(InFlight::default())))
         .with_state(gateway)
 }
 
@@ -291,6 +293,7 @@ fn store_failed(id: Option<&RawValue>, e: &crate::Error) -> Response {
 
 async fn post_root(
     State(gateway): State<Arc<Gateway>>,
+    Extension(calls): Extension<Arc<InFlight>>,
     who: Who,
     uri: Uri,
     headers: HeaderMap,
@@ -369,16 +372,15 @@ async fn post_root(
             }
         }
     };
-    let message = Message {
-        chat: &chat,
-        body: &body,
-        headers: &headers,
-    };
-    forward(&gateway, &who, audit, &message, Some(&chat)).await
+    if let Some(limited) = limited(&who, &body) {
+        return limited;
+    }
+    handled(&gateway, &calls, chat, audit, body, &headers, true).await
 }
 
 async fn post_chat(
     State(gateway): State<Arc<Gateway>>,
+    Extension(calls): Extension<Arc<InFlight>>,
     who: Who,
     Path(chat): Path<String>,
     uri: Uri,
@@ -419,40 +421,63 @@ async fn post_chat(
         }
         Err(refused) => return *refused,
     };
-    let message = Message {
-        chat: &chat,
-        body: &body,
-        headers: &headers,
-    };
-    forward(&gateway, &who, audit, &message, None).await
-}
-
-/// One message to a chat, as it came.
-struct Message<'a> {
-    chat: &'a str,
-    body: &'a [u8],
-    headers: &'a HeaderMap,
-}
-
-/// Answers `message` in its chat: past the caller's limits refused, else
-/// handled with its calls logged under `audit`; the chat's id in the
-/// answer's header when `session` says so.
-async fn forward(
-    gateway: &Gateway,
-    who: &Who,
-    audit: Option<Audit>,
-    message: &Message<'_>,
-    session: Option<&str>,
-) -> Response {
-    if let Some(limited) = limited(who, message.body) {
+    if let Some(limited) = limited(&who, &body) {
         return limited;
     }
-    let traced = gateway.handle_traced(message.chat, message.body, traceparent(message.headers));
-    let mut reply = audited_by(audit, traced).await;
-    if let Some((id, tools)) = reply.listen.take() {
-        return listen(gateway, message.chat, id, tools);
+    handled(&gateway, &calls, chat, audit, body, &headers, false).await
+}
+
+/// Answers one message of a kept chat: a `tools/call` runs cancellable by
+/// the client's `notifications/cancelled` ([`InFlight`]), which this also
+/// acts on; the answer names the chat in `Mcp-Session-Id` when `session`.
+async fn handled(
+    gateway: &Arc<Gateway>,
+    calls: &InFlight,
+    chat: String,
+    audit: Option<Audit>,
+    body: Bytes,
+    headers: &HeaderMap,
+    session: bool,
+) -> Response {
+    let parent = traceparent(headers).map(str::to_string);
+    let mut reply = match rpc::call_id(&body) {
+        Some(id) => {
+            let (gateway, owned) = (gateway.clone(), chat.clone());
+            let work = async move {
+                audited_by(
+                    audit,
+                    gateway.handle_traced(&owned, &body, parent.as_deref()),
+                )
+                .await
+            };
+            match calls.run(&chat, id.clone(), work).await {
+                Some(reply) => reply,
+                None => {
+                    let id = RawValue::from_string(id).ok();
+                    return rpc_error_to(
+                        id.as_deref(),
+                        StatusCode::OK,
+                        rpc::REQUEST_CANCELLED,
+                        "the client cancelled this call; its server was told".into(),
+                    );
+                }
+            }
+        }
+        None => {
+            audited_by(
+                audit,
+                gateway.handle_traced(&chat, &body, parent.as_deref()),
+            )
+            .await
+        }
+    };
+    if let Some(cancelled) = &reply.cancelled {
+        calls.cancel(&chat, cancelled);
     }
-    answer(reply, message.headers, session)
+    if let Some((id, tools)) = reply.listen.take() {
+        return listen(gateway, &chat, id, tools);
+    }
+    answer(reply, headers, session.then_some(chat.as_str()))
 }
 
 /// The stream answering a `subscriptions/listen` request `id` of `chat`:

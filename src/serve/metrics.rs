@@ -46,6 +46,12 @@ struct ServerLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolLabels {
+    server: String,
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RefusalLabels {
     reason: &'static str,
 }
@@ -59,6 +65,11 @@ struct LimitLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReloadLabels {
     result: &'static str,
+}
+
+fn tokens_histogram() -> Histogram {
+    // 16 tokens to about a million.
+    Histogram::new(exponential_buckets(16.0, 2.0, 17))
 }
 
 fn latency_histogram() -> Histogram {
@@ -84,6 +95,7 @@ pub struct Metrics {
     work_stopped: Family<EndpointLabels, Counter>,
     gateway_calls: Family<CallLabels, Counter>,
     gateway_upstream: Family<ServerLabels, Histogram, fn() -> Histogram>,
+    gateway_result_tokens: Family<ToolLabels, Histogram, fn() -> Histogram>,
     listen_streams: Gauge,
     auth_refused: Family<RefusalLabels, Counter>,
     rate_limited: Family<LimitLabels, Counter>,
@@ -120,6 +132,15 @@ impl Default for Metrics {
             "muster_gateway_upstream_duration_seconds",
             "Time a server took to answer a forwarded call, by server",
             gateway_upstream.clone(),
+        );
+        let gateway_result_tokens =
+            Family::<ToolLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                tokens_histogram,
+            );
+        registry.register(
+            "muster_gateway_result_tokens",
+            "Tokens of a forwarded call's result content as the client got it (docs/results.md), by server and tool",
+            gateway_result_tokens.clone(),
         );
         let listen_streams = Gauge::default();
         registry.register(
@@ -217,6 +238,7 @@ impl Default for Metrics {
             work_stopped,
             gateway_calls,
             gateway_upstream,
+            gateway_result_tokens,
             listen_streams,
         }
     }
@@ -228,7 +250,16 @@ impl Metrics {
     pub fn gateway_observer(&self) -> impl Fn(&crate::gateway::CallRecord) + Send + Sync + 'static {
         let calls = self.gateway_calls.clone();
         let upstream = self.gateway_upstream.clone();
+        let result_tokens = self.gateway_result_tokens.clone();
         move |record| {
+            if let (Some(tokens), Some(server)) = (record.result_tokens, &record.server) {
+                result_tokens
+                    .get_or_create(&ToolLabels {
+                        server: server.clone(),
+                        tool: record.tool.clone(),
+                    })
+                    .observe(tokens as f64);
+            }
             let server = record.server.clone().unwrap_or_else(|| "none".into());
             calls
                 .get_or_create(&CallLabels {

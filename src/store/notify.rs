@@ -75,21 +75,13 @@ async fn hear_until_broken(
     origin: &str,
     heard: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<(), String> {
-    let (client, mut connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
+    let target = super::tls::Target::read(url)?;
     let (tx, mut messages) = tokio::sync::mpsc::unbounded_channel();
-    let driver = tokio::spawn(async move {
-        while let Some(Ok(message)) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-            if tx.send(message).is_err() {
-                break;
-            }
-        }
-    });
+    let client = target.connect(Some(tx)).await?;
     client
         .batch_execute(&format!("LISTEN {CHANNEL}"))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| super::tls::told(&e))?;
     while let Some(message) = messages.recv().await {
         if let tokio_postgres::AsyncMessage::Notification(n) = message
             && n.channel() == CHANNEL
@@ -98,7 +90,6 @@ async fn hear_until_broken(
             heard(id);
         }
     }
-    driver.abort();
     Err("the listening connection closed".into())
 }
 

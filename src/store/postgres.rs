@@ -9,11 +9,12 @@
 //! are pipelined on the one connection; a connection that broke is opened
 //! again on the next call.
 
+use super::tls::{Target, told};
 use super::{SessionStore, Stored, Swapped, TABLE, failed};
 use crate::error::Error;
 use std::sync::mpsc as sync;
 use tokio::sync::mpsc;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 type Reply = sync::SyncSender<Result<Answer, String>>;
 
@@ -50,7 +51,7 @@ impl Postgres {
         let (ready, started) = sync::sync_channel::<Result<(), String>>(1);
         let origin = super::notify::origin();
         let kept = url.to_string();
-        let url = url.to_string();
+        let target = Target::read(url).map_err(|err| failed(&name, "cannot connect", &err))?;
         std::thread::Builder::new()
             .name("muster-postgres".into())
             .spawn(move || {
@@ -65,7 +66,7 @@ impl Postgres {
                     }
                 };
                 runtime.block_on(async move {
-                    let mut client = match connect(&url).await {
+                    let mut client = match connect(&target).await {
                         Ok(client) => client,
                         Err(err) => {
                             let _ = ready.send(Err(err));
@@ -75,7 +76,7 @@ impl Postgres {
                     let _ = ready.send(Ok(()));
                     while let Some((call, reply)) = queue.recv().await {
                         if client.is_closed() {
-                            match connect(&url).await {
+                            match connect(&target).await {
                                 Ok(fresh) => client = fresh,
                                 Err(err) => {
                                     let _ = reply.send(Err(err));
@@ -85,8 +86,7 @@ impl Postgres {
                         }
                         let client = client.clone();
                         tokio::spawn(async move {
-                            let _ =
-                                reply.send(answer(&client, call).await.map_err(|e| e.to_string()));
+                            let _ = reply.send(answer(&client, call).await.map_err(|e| told(&e)));
                         });
                     }
                 });
@@ -118,14 +118,8 @@ impl Postgres {
 
 /// Connects and makes sure the table exists. The client is shared through
 /// an `Arc`, so each call can run on its own task.
-async fn connect(url: &str) -> Result<std::sync::Arc<Client>, String> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(async move {
-        // Ends when the connection does; the next call reconnects.
-        let _ = connection.await;
-    });
+async fn connect(target: &Target) -> Result<std::sync::Arc<Client>, String> {
+    let client = target.connect(None).await?;
     client
         .batch_execute(&format!(
             "CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -137,8 +131,8 @@ async fn connect(url: &str) -> Result<std::sync::Arc<Client>, String> {
             CREATE INDEX IF NOT EXISTS {TABLE}_expires ON {TABLE} (expires_at);"
         ))
         .await
-        .map_err(|e| e.to_string())?;
-    Ok(std::sync::Arc::new(client))
+        .map_err(|e| told(&e))?;
+    Ok(client)
 }
 
 fn int(n: u64) -> i64 {

@@ -15,10 +15,6 @@ use crate::contract::FailureReason;
 use crate::mcp_client::Failure;
 use crate::names::escape;
 use crate::snapshot::{Checker, ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, ServerNotes};
-use rmcp::model::{
-    ClientRequest, ListPromptsRequest, ListResourcesRequest, ListToolsRequest,
-    PaginatedRequestParams,
-};
 
 pub(in crate::discover) async fn run(
     spec: &ServerSpec,
@@ -62,13 +58,7 @@ async fn noted(open: &mut Open, watch: &Watch) -> ServerNotes {
     };
     if open.offers.0 {
         watch.set_phase("listing resources");
-        match list_pages(open, watch, "resources", |cursor| {
-            ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(
-                PaginatedRequestParams::default().with_cursor(cursor),
-            ))
-        })
-        .await
-        {
+        match list_pages(open, watch, "resources").await {
             Ok(items) => {
                 let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
                 notes.resources = kept;
@@ -85,13 +75,7 @@ async fn noted(open: &mut Open, watch: &Watch) -> ServerNotes {
     }
     if open.offers.1 {
         watch.set_phase("listing prompts");
-        match list_pages(open, watch, "prompts", |cursor| {
-            ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(
-                PaginatedRequestParams::default().with_cursor(cursor),
-            ))
-        })
-        .await
-        {
+        match list_pages(open, watch, "prompts").await {
             Ok(items) => {
                 let (kept, past) = noted_items(items, |v| serde_json::from_value(v).ok());
                 notes.prompts = kept;
@@ -120,25 +104,21 @@ fn noted_items<T>(items: Vec<Value>, read: impl Fn(Value) -> Option<T>) -> (Vec<
 
 /// Every item of the paginated list `key` (`resources`, `prompts`), or
 /// why it could not be read.
-async fn list_pages(
-    open: &mut Open,
-    watch: &Watch,
-    key: &str,
-    request: impl Fn(Option<String>) -> ClientRequest,
-) -> Result<Vec<Value>, String> {
+async fn list_pages(open: &mut Open, watch: &Watch, key: &str) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let mut cursor = None;
     let mut cursors = BTreeSet::new();
     for page in 1..=MAX_PAGES {
-        let mut response = open
+        let mut result = open
             .request(
                 watch,
-                request(cursor.clone()),
+                &format!("{key}/list"),
+                &paginated(cursor.as_deref()),
                 &format!("{key}/list page {page}"),
             )
             .await
             .map_err(|f| f.message)?;
-        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
+        let Some(result) = result.as_object_mut() else {
             return Err(format!("{key}/list page {page} has no result"));
         };
         if let Some(Value::Array(list)) = result.remove(key) {
@@ -154,6 +134,14 @@ async fn list_pages(
         };
     }
     Ok(items)
+}
+
+/// A list request's params: `{}`, or the cursor to go on from.
+fn paginated(cursor: Option<&str>) -> String {
+    match cursor {
+        None => "{}".into(),
+        Some(c) => serde_json::json!({ "cursor": c }).to_string(),
+    }
 }
 
 /// A failure for breaking one of the listing's limits.
@@ -176,16 +164,14 @@ async fn list_all(
     let mut cursors = BTreeSet::new();
     let mut pages = 0;
     loop {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        let what = format!("tools/list page {}", pages + 1);
         let mut response = open
-            .request(watch, request, &format!("tools/list page {}", pages + 1))
+            .request(watch, "tools/list", &paginated(cursor.as_deref()), &what)
             .await?;
-        let Some(result) = response.get_mut("result").and_then(Value::as_object_mut) else {
+        let Some(result) = response.as_object_mut() else {
             return Err(Failure::new(format!(
-                "answered tools/list page {} without a result object: {}",
-                pages + 1,
-                escape(&response.get("error").unwrap_or(&response).to_string())
+                "answered {what} without a result object: {}",
+                escape(&response.to_string())
             )));
         };
         let Some(Value::Array(tools)) = result.remove("tools") else {

@@ -1,11 +1,10 @@
 //! What discovery sees on a stdio server's stdout on its way to the
-//! protocol: each response exactly as the server sent it, the first line
+//! client: how many responses came, the first line
 //! that is not JSON, a line nested deeper than muster reads (naming the
 //! tool at fault), a line past one message's bytes and a listing past its
 //! bytes; and on its stderr, the lines that name an error. It decides what
 //! counts as each; it never answers or fails a request itself.
 
-use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -24,10 +23,6 @@ pub const STDERR_LINE_CHARS: usize = 300;
 /// The longest stdout line muster holds: a response larger than this is
 /// refused, not buffered until memory runs out.
 pub(super) const MAX_LINE_BYTES: usize = MAX_MESSAGE_BYTES;
-/// How many responses the tap holds for requests not yet collected. Muster
-/// has one request out at a time, so only a server sending responses to
-/// requests never made fills it.
-pub(super) const RESPONSES_KEEP: usize = 64;
 /// How deep serde_json reads JSON before it refuses: its recursion limit.
 pub(super) const JSON_DEPTH_LIMIT: usize = 128;
 
@@ -76,8 +71,9 @@ impl DeepLine {
 #[derive(Default)]
 pub(super) struct Seen {
     pub(super) partial: Vec<u8>,
-    /// Responses by their JSON-encoded id.
-    pub(super) responses: HashMap<String, Value>,
+    /// Responses read (messages with an id and no method); the client
+    /// routes them.
+    pub(super) responses: usize,
     /// The first line that was not JSON, shortened.
     pub(super) garbage: Option<String>,
     /// A line was JSON nested deeper than serde_json reads; reading stopped.
@@ -126,13 +122,8 @@ impl Seen {
         }
         match serde_json::from_slice::<Value>(line) {
             Ok(Value::Object(msg)) => {
-                if !msg.contains_key("method")
-                    && let Some(id) = msg.get("id")
-                {
-                    if self.responses.len() >= RESPONSES_KEEP {
-                        self.responses.clear();
-                    }
-                    self.responses.insert(id.to_string(), Value::Object(msg));
+                if !msg.contains_key("method") && msg.contains_key("id") {
+                    self.responses = self.responses.saturating_add(1);
                 }
             }
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
@@ -209,16 +200,16 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.take(fresh);
             if seen.too_long || seen.too_much {
-                // rmcp buffers the line too: end the stream for both, so
-                // the failure is reported at once.
+                // The client buffers the line too: end the stream for
+                // both, so the failure is reported at once.
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     "the server sent more than muster reads",
                 )));
             }
             if seen.too_deep.is_some() {
-                // rmcp cannot read the line either and would wait for a
-                // response that never comes: end the stream, so the
+                // The client cannot read the line either and would wait
+                // for a response that never comes: end the stream, so the
                 // failure is reported at once instead of at the timeout.
                 return Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -244,16 +235,12 @@ mod tests {
         for chunk in text.as_bytes().chunks(8192) {
             seen.take(chunk);
         }
-        assert_eq!(seen.responses.len(), 2);
-        assert_eq!(
-            seen.responses["1"]["result"]["d"].as_str().unwrap().len(),
-            long.len()
-        );
-        assert!(seen.responses.contains_key("2"));
+        // The long line, read in 256 pieces, is one response, not garbage.
+        assert_eq!(seen.responses, 2);
         assert_eq!(seen.garbage.as_deref(), Some("not json"));
         assert_eq!(seen.partial, b"{\"id\":3");
         seen.take(b"}\n");
-        assert!(seen.responses.contains_key("3") && seen.partial.is_empty());
+        assert!(seen.responses == 3 && seen.partial.is_empty());
     }
 
     #[test]
@@ -279,7 +266,7 @@ mod tests {
                 tool: Some("sunk".into())
             })
         );
-        assert!(seen.responses.is_empty() && seen.garbage.is_none());
+        assert!(seen.responses == 0 && seen.garbage.is_none());
     }
 
     #[test]
@@ -291,17 +278,7 @@ mod tests {
         seen.take(b"{}\n");
         assert!(!seen.too_much);
         seen.take(b"{\"id\":1,\"result\":{}}\n");
-        assert!(seen.too_much && seen.responses.is_empty());
-    }
-
-    #[test]
-    fn responses_to_requests_never_made_cannot_pile_up() {
-        let mut seen = Seen::default();
-        for id in 0..1000 {
-            seen.take(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n").as_bytes());
-            assert!(seen.responses.len() <= RESPONSES_KEEP);
-        }
-        assert!(seen.responses.contains_key("999"), "the latest is kept");
+        assert!(seen.too_much && seen.responses == 0);
     }
 
     #[test]

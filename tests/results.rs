@@ -1,0 +1,369 @@
+//! Results are context too (issue 33): real servers' results through `muster mcp` (read by
+//! the official MCP Python SDK) and `muster call`, held to their budgets and checked against
+//! their tools' `outputSchema`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Fixture, muster, python_sdk, reference_server, stdout};
+use muster::tokens::Encoding;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
+
+/// `_meta["dev.muster/gateway"].result`, read back by its own type.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Counted {
+    tokens_before: u64,
+    tokens_after: u64,
+    bytes_before: u64,
+    budget: Option<u64>,
+    cut: bool,
+    #[serde(default)]
+    structured_tokens: Option<u64>,
+    #[serde(default)]
+    note: Option<Note>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Note {
+    code: String,
+    tool: String,
+    tokens_before: u64,
+    bytes_before: u64,
+    budget: u64,
+    items_left_out: u64,
+    paging: Vec<String>,
+}
+
+/// One call as `tests/mcp-clients/results.py` saw it.
+#[derive(Debug, Deserialize)]
+struct Seen {
+    is_error: bool,
+    texts: Vec<String>,
+    structured: Option<Value>,
+    meta: Option<Value>,
+}
+
+/// Two MiB of numbered lines, no two alike, beginning with a line a reader can find.
+fn big_text() -> String {
+    let mut text = String::from("BEGINNING OF THE FILE: muster keeps this line.\n");
+    let mut i = 0u64;
+    while text.len() < 2 << 20 {
+        text.push_str(&format!(
+            "line {i}: the quick brown fox {} jumps over the lazy dog {}\n",
+            i * 7919 % 10007,
+            i * 104_729 % 65_537
+        ));
+        i += 1;
+    }
+    text
+}
+
+/// A policy over server-filesystem (allowed a temp dir holding a 2 MiB file) with
+/// `max_result_tokens = 2000`, server-everything's structured tool and the Python SDK
+/// weather server; discovered. Returns the fixture, the big file's path and its text.
+fn setup(results: &str) -> (Fixture, String, String) {
+    let fs = reference_server("server-filesystem");
+    let everything = reference_server("server-everything");
+    let python = python_sdk();
+    let weather = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/weather_server.py");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        &format!("[caps]\nitems = 40\ntokens = 60000\n{results}"),
+    )]);
+    let allowed = fx.path().join("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    let allowed = allowed.canonicalize().unwrap();
+    let file = allowed.join("big.txt");
+    let text = big_text();
+    std::fs::write(&file, &text).unwrap();
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"fs\"\ncommand = [\"node\", {fs:?}, {allowed:?}]\nsnapshot = \"fs.json\"\n\
+             allow = [\"read_text_file\"]\nmax_result_tokens = 2000\n\n\
+             [[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
+             allow = [\"get-structured-content\"]\n\n\
+             [[mcp]]\nname = \"weather\"\ncommand = [{python:?}, {weather:?}]\nsnapshot = \"weather.json\"\n",
+        ),
+    );
+    stdout(fx.path(), &["discover"], 0);
+    (fx, file.to_string_lossy().into_owned(), text)
+}
+
+/// The calls made through `muster mcp` by the official Python SDK.
+fn through_mcp(fx: &Fixture, calls: &Value) -> Vec<Seen> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/results.py");
+    let out = Command::new(python_sdk())
+        .arg(script)
+        .arg(MUSTER)
+        .arg(fx.policies())
+        .arg(calls.to_string())
+        .current_dir(fx.path())
+        .output()
+        .expect("run the MCP Python SDK client");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// `calls` run as one turn by `muster call` over the policy's plan: the answer and the call
+/// log's lines.
+fn muster_call(fx: &Fixture, calls: &Value) -> (Value, Vec<Value>) {
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    fx.write("turn.json", &json!({ "calls": calls }).to_string());
+    let out = muster(fx.path())
+        .args([
+            "call",
+            "--plan",
+            "plan.json",
+            "--turn",
+            "turn.json",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(0);
+    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let lines = String::from_utf8_lossy(&out.get_output().stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l.get("verdict").is_some())
+        .collect();
+    (answer, lines)
+}
+
+fn counted(meta: &Value) -> Counted {
+    serde_json::from_value(meta["result"].clone()).unwrap_or_else(|e| panic!("{e}: {meta:#}"))
+}
+
+/// What a cut read of the big file must show, whichever front it came through.
+fn assert_cut(texts: &[String], meta: &Value, file_text: &str) {
+    let tokens: u32 = texts
+        .iter()
+        .map(|t| Encoding::O200kBase.count_text(t))
+        .sum();
+    assert!(tokens <= 2000, "{tokens} tokens arrived");
+    assert!(tokens >= 1500, "the budget is used, not wasted: {tokens}");
+    assert!(
+        file_text.starts_with(&texts[0]) && texts[0].len() > 1000,
+        "the text that arrives is the file's beginning"
+    );
+    let last = texts.last().unwrap();
+    assert!(last.contains("result-cut"), "{last}");
+    let count = counted(meta);
+    assert!(count.cut);
+    assert_eq!(count.budget, Some(2000));
+    assert_eq!(u64::from(tokens), count.tokens_after);
+    assert!(count.tokens_before > 400_000, "{count:?}");
+    assert!(count.bytes_before > 2 << 20, "{count:?}");
+    let note = count.note.expect("a cut result carries its note");
+    assert_eq!(note.code, "result-cut");
+    assert_eq!(note.budget, 2000);
+    assert_eq!(note.tokens_before, count.tokens_before);
+    assert_eq!(note.bytes_before, count.bytes_before);
+    assert_eq!(note.items_left_out, 0);
+    assert_eq!(
+        note.paging,
+        ["tail", "head"],
+        "server-filesystem's own paging arguments"
+    );
+    assert!(last.contains("`head`") && last.contains("`tail`"), "{last}");
+}
+
+#[test]
+fn a_two_mib_file_arrives_within_its_budget_through_the_gateway_and_muster_call() {
+    let (fx, file, text) = setup("");
+    let seen = through_mcp(
+        &fx,
+        &json!([
+            ["mcp__fs__read_text_file", {"path": file}],
+            ["mcp__fs__read_text_file", {"path": file, "head": 3}],
+        ]),
+    );
+    assert!(!seen[0].is_error);
+    let meta = seen[0].meta.as_ref().expect("muster's _meta");
+    assert_cut(&seen[0].texts, meta, &text);
+    let note = counted(meta).note.unwrap();
+    assert_eq!(note.tool, "mcp__fs__read_text_file");
+    // Asking for less with the tool's own argument passes whole, and is counted.
+    let small = counted(seen[1].meta.as_ref().unwrap());
+    assert!(!small.cut && small.note.is_none(), "{small:?}");
+    assert_eq!(seen[1].texts.len(), 1);
+    assert!(text.starts_with(&seen[1].texts[0]));
+    assert_eq!(small.tokens_before, small.tokens_after);
+    assert_eq!(
+        u64::from(Encoding::O200kBase.count_text(&seen[1].texts[0])),
+        small.tokens_after
+    );
+
+    // The same budget through `muster call`.
+    let (answer, log) = muster_call(
+        &fx,
+        &json!([{"id": "c1", "name": "mcp__fs__read_text_file", "arguments": {"path": file}}]),
+    );
+    let result = &answer["results"][0]["result"];
+    let texts: Vec<String> = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_cut(&texts, &result["_meta"]["dev.muster/gateway"], &text);
+    // The call log counts what the client got.
+    let line = &log[0];
+    assert_eq!(line["codes"], json!(["result-cut"]), "{line}");
+    assert_eq!(
+        line["result_tokens"].as_u64(),
+        Some(counted(&result["_meta"]["dev.muster/gateway"]).tokens_after)
+    );
+}
+
+#[test]
+fn a_result_that_breaks_its_output_schema_is_not_passed_on_as_a_success() {
+    let (fx, _, _) = setup("[results]\nmax_result_tokens = 5000\n");
+    let seen = through_mcp(
+        &fx,
+        &json!([
+            ["mcp__weather__weather", {"city": "Oslo"}],
+            ["mcp__weather__weather", {"city": "Oslo", "good": true}],
+            ["mcp__everything__get-structured-content", {"location": "Chicago"}],
+        ]),
+    );
+    // {"temp": "hot"} for a number: a tool error naming the path, nothing structured.
+    let bad = &seen[0];
+    assert!(bad.is_error, "{bad:?}");
+    assert_eq!(bad.structured, None);
+    let meta = bad.meta.as_ref().unwrap();
+    let output = meta["output"].as_array().unwrap();
+    assert_eq!(output.len(), 1, "{meta:#}");
+    assert_eq!(output[0]["code"], "output-schema-mismatch");
+    assert_eq!(output[0]["path"], "temp");
+    assert_eq!(output[0]["tool"], "mcp__weather__weather");
+    assert!(bad.texts[0].contains("outputSchema"), "{:?}", bad.texts);
+    assert!(
+        !bad.texts.iter().any(|t| t.contains("\"hot\"}")),
+        "the wrong value is withheld"
+    );
+    // The same tool keeping its promise passes, as do the reference server's structured results.
+    for good in &seen[1..] {
+        assert!(!good.is_error, "{good:?}");
+        let meta = good.meta.as_ref().unwrap();
+        assert!(meta.get("output").is_none(), "{meta:#}");
+        assert!(counted(meta).structured_tokens.unwrap() > 0);
+    }
+    assert_eq!(seen[1].structured, Some(json!({"temp": 21.5})));
+    assert_eq!(seen[2].structured.as_ref().unwrap()["humidity"], 82);
+}
+
+#[test]
+fn with_warn_a_mismatch_passes_with_its_warning() {
+    // Through `muster call`: the Python SDK client validates structured results itself and
+    // would raise on what muster lets through here.
+    let (fx, _, _) = setup("[results]\non_output_mismatch = \"warn\"\n");
+    let (answer, log) = muster_call(
+        &fx,
+        &json!([{"id": "w", "name": "mcp__weather__weather", "arguments": {"city": "Oslo"}}]),
+    );
+    let result = &answer["results"][0]["result"];
+    assert_eq!(result["isError"], false, "{result:#}");
+    assert_eq!(result["structuredContent"], json!({"temp": "hot"}));
+    let meta = &result["_meta"]["dev.muster/gateway"];
+    assert_eq!(
+        meta["output"][0]["code"], "output-schema-mismatch",
+        "{meta:#}"
+    );
+    assert_eq!(meta["output"][0]["path"], "temp");
+    let line = &log[0];
+    assert_eq!(line["codes"], json!(["output-schema-mismatch"]), "{line}");
+}
+
+#[test]
+fn a_budget_below_the_least_is_refused_naming_its_line() {
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[results]\nmax_result_tokens = 50\non_output_mismatch = \"drop\"\n",
+        ),
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"a\"\ndescription = \"A tool.\"\n",
+        ),
+    ]);
+    let out = muster(fx.path())
+        .args(["validate", "--format", "json"])
+        .assert()
+        .code(2);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(text.contains("results.max_result_tokens = 50"), "{text}");
+    assert!(
+        text.contains("results.on_output_mismatch \\\"drop\\\"")
+            || text.contains("results.on_output_mismatch \"drop\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_turns_results_share_the_turns_budget_in_the_turns_order() {
+    let (fx, file, text) = setup("[results]\nmax_turn_result_tokens = 3000\n");
+    let read = |id: &str| json!({"id": id, "name": "mcp__fs__read_text_file", "arguments": {"path": file}});
+    let (answer, _) = muster_call(&fx, &json!([read("first"), read("second")]));
+    let counts: Vec<Counted> = (0..2)
+        .map(|i| counted(&answer["results"][i]["result"]["_meta"]["dev.muster/gateway"]))
+        .collect();
+    assert_eq!(
+        counts[0].budget,
+        Some(2000),
+        "the call's own budget is the smaller"
+    );
+    assert_eq!(
+        counts[1].budget,
+        Some(3000 - counts[0].tokens_after),
+        "the second gets what the first left of the turn's"
+    );
+    assert!(
+        counts[0].tokens_after + counts[1].tokens_after <= 3000,
+        "{counts:?}"
+    );
+    let second = answer["results"][1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.starts_with(second) && second.len() > 1000);
+}
+
+#[test]
+fn a_calls_budget_is_the_smaller_of_its_servers_and_its_agents_else_the_default() {
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[results]\nmax_result_tokens = 9000\n\
+             [[agent]]\nname = \"tight\"\nmax_result_tokens = 1500\n\
+             [[agent]]\nname = \"loose\"\n",
+        ),
+        (
+            "policies/mcp/servers.toml",
+            "[[mcp]]\nname = \"small\"\ncommand = [\"small\"]\nmax_result_tokens = 2000\n\n[[mcp]]\nname = \"open\"\ncommand = [\"open\"]\n",
+        ),
+    ]);
+    let inputs = muster::policy::Inputs::load(&fx.policies()).expect("a valid policy");
+    let policy = &inputs.policy;
+    let agent = |name: &str| policy.agent(Some(name), None);
+    assert_eq!(policy.result_budget("small", agent("tight")), Some(1500));
+    assert_eq!(policy.result_budget("small", agent("loose")), Some(2000));
+    assert_eq!(policy.result_budget("open", agent("tight")), Some(1500));
+    assert_eq!(policy.result_budget("open", agent("loose")), Some(9000));
+    assert_eq!(policy.results.max_turn_result_tokens, None);
+}
