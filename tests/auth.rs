@@ -170,6 +170,10 @@ struct Serve {
 
 impl Serve {
     fn start(auth: &str, jwks_file: Option<&str>) -> Self {
+        Self::start_on("127.0.0.1:0", auth, jwks_file)
+    }
+
+    fn start_on(addr: &str, auth: &str, jwks_file: Option<&str>) -> Self {
         let memory = reference_server("server-memory");
         let fx = Fixture::new(&[(
             "policies/muster.toml",
@@ -192,7 +196,7 @@ impl Serve {
         stdout(fx.path(), &["discover"], 0);
         let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
             .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(["serve", "--addr", addr])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -288,8 +292,12 @@ fn initialize() -> Value {
 }
 
 fn auth_table(issuer: &str, jwks: &str, extra: &str) -> String {
+    auth_table_for(AUDIENCE, issuer, jwks, extra)
+}
+
+fn auth_table_for(audience: &str, issuer: &str, jwks: &str, extra: &str) -> String {
     format!(
-        "[auth]\nissuer = {issuer:?}\naudience = {AUDIENCE:?}\njwks = {jwks:?}\n{extra}\n\
+        "[auth]\nissuer = {issuer:?}\naudience = {audience:?}\njwks = {jwks:?}\n{extra}\n\
          [[auth.grant]]\nscope = \"memory:write\"\nagents = [\"writer\"]\n\n\
          [[auth.grant]]\nscope = \"memory:read\"\nagents = [\"reader\"]\n"
     )
@@ -316,7 +324,7 @@ fn refusal(response: reqwest::blocking::Response) -> (u16, String, String) {
 fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
     let idp = Idp::start("k1");
     let serve = Serve::start(
-        &auth_table(&idp.issuer(), "auth/jwks.json", ""),
+        &auth_table(&idp.issuer(), "auth/jwks.json", "metrics = \"token\"\n"),
         Some(&idp.jwks()),
     );
     let plan = json!({});
@@ -573,12 +581,17 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
             .contains(&"mcp__memory__read_graph".to_string())
     );
 
-    // /healthz stays open.
-    let health = http_client()
-        .get(format!("http://{}/healthz", serve.addr))
-        .send()
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    // /healthz stays open; /metrics, set to "token", wants one.
+    let get = |path: &str, token: Option<&str>| {
+        let mut request = http_client().get(format!("http://{}{path}", serve.addr));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().unwrap().status().as_u16()
+    };
+    assert_eq!(get("/healthz", None), 200);
+    assert_eq!(get("/metrics", None), 401);
+    assert_eq!(get("/metrics", Some(&reader)), 200);
     let _ = &serve.fx;
 }
 
@@ -716,4 +729,56 @@ fn broken_auth_tables_are_refused_with_their_code_and_line() {
     ]);
     let err = muster::policy::Inputs::load(&unknown.path().join("policies")).expect_err("refused");
     assert_eq!(err.problems()[0].code, "unknown-key", "{err}");
+}
+
+/// The official MCP Python SDK's own auth flow: its client-credentials
+/// provider meets muster's 401, reads the metadata it names, gets a token
+/// from the provider for muster's resource and lists the writer's tools.
+/// (The SDK asks for every scope the metadata lists, as the MCP spec's
+/// scope selection says, so the client is one the provider allows both.)
+#[test]
+fn the_python_sdks_oauth_flow_completes_against_musters_metadata() {
+    let idp = Idp::start("k1");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let serve = Serve::start_on(
+        &format!("127.0.0.1:{port}"),
+        &auth_table_for(
+            &resource,
+            &idp.issuer(),
+            &format!("{}/jwks", idp.issuer()),
+            "",
+        ),
+        None,
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/oauth.py");
+    let out = Command::new(common::python_sdk())
+        .arg(script)
+        .arg(&resource)
+        .arg(idp.issuer())
+        .arg("writer")
+        .arg("memory:read memory:write")
+        .output()
+        .expect("run the client");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the client failed: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"mcp__memory__read_graph"), "{seen}");
+    assert!(tools.contains(&"mcp__memory__create_entities"), "{seen}");
+    assert_eq!(seen["scope"], "memory:read memory:write", "{seen}");
+    let _ = &serve.fx;
 }

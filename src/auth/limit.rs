@@ -8,7 +8,7 @@
 use crate::policy::CallLimits;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A call over its limit: which limit, and when a call would pass again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,17 +123,19 @@ fn take<K: std::hash::Hash + Eq + Clone>(
         return Ok(());
     }
     *bucket = Bucket { tokens, at: now };
-    let wait = Duration::from_secs_f64((1.0 - tokens) / per_sec);
+    // Whole seconds, rounded up, so a call sent then passes.
+    let wait = ((1.0 - tokens) / per_sec).ceil().max(1.0);
     Err(Limited {
         scope,
         per_minute,
-        retry_after_secs: wait.as_secs().max(1) + u64::from(wait.subsec_nanos() > 0),
+        retry_after_secs: wait as u64,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn limiter(calls: u32, tools: u32, callers: u32) -> Limiter {
         Limiter::new(CallLimits {
