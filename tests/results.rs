@@ -376,3 +376,56 @@ fn a_calls_budget_is_the_smaller_of_its_servers_and_its_agents_else_the_default(
     assert_eq!(policy.result_budget("open", agent("loose")), Some(9000));
     assert_eq!(policy.results.max_turn_result_tokens, None);
 }
+
+/// Issue 33, item 3: server-everything's `get-env` answers with its whole environment, which
+/// holds the value muster filled from its own; through `muster call` the value never arrives.
+#[test]
+fn a_value_muster_filled_that_a_server_echoes_in_its_result_is_redacted() {
+    let everything = reference_server("server-everything");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 40\ntokens = 60000\n",
+    )]);
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
+             allow = [\"get-env\"]\nenv = {{ SERVICE_TOKEN = \"${{MUSTER_TEST_RESULT_SECRET}}\" }}\n",
+        ),
+    );
+    let secret = "tok-3f9a7c21-result-secret";
+    let run = |args: &[&str]| {
+        let out = muster(fx.path())
+            .env("MUSTER_TEST_RESULT_SECRET", secret)
+            .args(args)
+            .assert()
+            .code(0);
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    run(&["discover"]);
+    fx.write("plan.json", &run(&["plan", "--format", "json"]));
+    fx.write(
+        "turn.json",
+        &json!({"calls": [{"id": "e", "name": "mcp__everything__get-env", "arguments": {}}]})
+            .to_string(),
+    );
+    let answer = run(&[
+        "call",
+        "--plan",
+        "plan.json",
+        "--turn",
+        "turn.json",
+        "--format",
+        "json",
+    ]);
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let text = answer["results"][0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("SERVICE_TOKEN"),
+        "the server did echo it: {text}"
+    );
+    assert!(!answer.to_string().contains(secret), "{answer}");
+    assert!(text.contains("[redacted]"), "{text}");
+}
