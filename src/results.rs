@@ -223,7 +223,8 @@ struct Fit {
 /// `items` kept in order while they fit `room`: the first text that does not is cut to the
 /// room left, every item after it is left out, and so is an image or binary item over what
 /// is left. Text past the cut is estimated, not counted.
-fn fitted(items: &[Value], room: Option<u64>, how: &Shaping<'_>) -> Fit {
+/// With `probe`, it stops at the first item that does not fit (`cut` set, counts partial).
+fn fitted(items: &[Value], room: Option<u64>, how: &Shaping<'_>, probe: bool) -> Fit {
     let mut fit = Fit {
         kept: Vec::with_capacity(items.len()),
         spent: 0,
@@ -255,6 +256,9 @@ fn fitted(items: &[Value], room: Option<u64>, how: &Shaping<'_>) -> Fit {
             } else {
                 cutting = true;
                 fit.cut = true;
+                if probe {
+                    return fit;
+                }
                 let cut = cut_text(text, left.unwrap_or(0), how.encoding);
                 fit.spent += u64::from(how.encoding.count_text(&cut));
                 fit.kept.push(with_text(item, cut));
@@ -269,6 +273,9 @@ fn fitted(items: &[Value], room: Option<u64>, how: &Shaping<'_>) -> Fit {
         if cutting || left.is_some_and(|l| tokens > l) {
             fit.left_out += 1;
             fit.cut = true;
+            if probe {
+                return fit;
+            }
         } else {
             fit.spent += tokens;
             fit.kept.push(item.clone());
@@ -307,11 +314,11 @@ pub fn shape(result: &str, how: &Shaping<'_>) -> Shaped {
         .budget
         .filter(|&b| bytes_before > b || items.iter().any(|i| media_of(i).is_some()));
     // First as if no note were needed; only a result that does not fit makes room for one.
-    let mut fit = fitted(items, budget, how);
+    let mut fit = fitted(items, budget, how, true);
     if let Some(b) = budget
         && fit.cut
     {
-        fit = fitted(items, Some(b.saturating_sub(note_room(how, b))), how);
+        fit = fitted(items, Some(b.saturating_sub(note_room(how, b))), how, false);
     }
     count.tokens_before = fit.tokens_before;
     count.tokens_before_estimated = fit.estimated;
