@@ -151,7 +151,7 @@ fn cut_text(text: &str, room: u64, encoding: Encoding) -> String {
     {
         return cut;
     }
-    let prefix = encoding.prefix_within(text, room32);
+    let prefix = encoding.prefix_within_estimating(text, room32);
     text[..prefix.end].to_string()
 }
 
@@ -195,12 +195,93 @@ fn note_room(how: &Shaping<'_>, budget: u64) -> u64 {
         code: ResultCode::ResultCut,
         tool: how.tool.to_string(),
         tokens_before: u64::from(u32::MAX) * 16,
+        tokens_before_estimated: true,
         bytes_before: u64::from(u32::MAX) * 16,
         budget,
         items_left_out: u64::from(u32::MAX),
         paging: how.paging.to_vec(),
     };
     u64::from(how.encoding.count_text(&widest.to_string()))
+}
+
+/// Bytes of a result's text counted exactly when no budget applies (for the call log); past
+/// them its tokens are estimated, so an unbudgeted 16 MiB result costs no more to count than
+/// this.
+pub const MAX_COUNTED_BYTES: usize = 256 << 10;
+
+/// The content items that fit `room` tokens (all, counted, when `None`).
+struct Fit {
+    kept: Vec<Value>,
+    spent: u64,
+    left_out: u64,
+    /// Something was cut or left out.
+    cut: bool,
+    tokens_before: u64,
+    estimated: bool,
+}
+
+/// `items` kept in order while they fit `room`: the first text that does not is cut to the
+/// room left, every item after it is left out, and so is an image or binary item over what
+/// is left. Text past the cut is estimated, not counted.
+/// With `probe`, it stops at the first item that does not fit (`cut` set, counts partial).
+fn fitted(items: &[Value], room: Option<u64>, how: &Shaping<'_>, probe: bool) -> Fit {
+    let mut fit = Fit {
+        kept: Vec::with_capacity(items.len()),
+        spent: 0,
+        left_out: 0,
+        cut: false,
+        tokens_before: 0,
+        estimated: false,
+    };
+    let mut cutting = false;
+    for item in items {
+        let left = room.map(|r| r.saturating_sub(fit.spent));
+        if let Some(text) = text_of(item) {
+            let (total, estimated) = match left {
+                _ if cutting => how.encoding.count_estimating(text, 0),
+                None => how.encoding.count_estimating(text, MAX_COUNTED_BYTES),
+                Some(l) => {
+                    let within = u32::try_from(l).unwrap_or(u32::MAX);
+                    let p = how.encoding.prefix_within_estimating(text, within);
+                    (u64::from(p.total), p.estimated)
+                }
+            };
+            fit.tokens_before += total;
+            fit.estimated |= estimated;
+            if cutting {
+                fit.left_out += 1;
+            } else if left.is_none_or(|l| total <= l && !estimated) {
+                fit.spent += total;
+                fit.kept.push(item.clone());
+            } else {
+                cutting = true;
+                fit.cut = true;
+                if probe {
+                    return fit;
+                }
+                let cut = cut_text(text, left.unwrap_or(0), how.encoding);
+                fit.spent += u64::from(how.encoding.count_text(&cut));
+                fit.kept.push(with_text(item, cut));
+            }
+            continue;
+        }
+        let tokens = match media_of(item) {
+            Some((data, mime)) => media::tokens(data, mime, how.provider),
+            None => u64::from(how.encoding.count_text(&item.to_string())),
+        };
+        fit.tokens_before += tokens;
+        if cutting || left.is_some_and(|l| tokens > l) {
+            fit.left_out += 1;
+            fit.cut = true;
+            if probe {
+                return fit;
+            }
+        } else {
+            fit.spent += tokens;
+            fit.kept.push(item.clone());
+        }
+    }
+    fit
 }
 
 /// `result` (a `tools/call` result object's text, as the server sent it) counted and, past
@@ -210,6 +291,7 @@ pub fn shape(result: &str, how: &Shaping<'_>) -> Shaped {
     let bytes_before = result.len() as u64;
     let mut count = ResultCount {
         tokens_before: 0,
+        tokens_before_estimated: false,
         tokens_after: 0,
         bytes_before,
         budget: how.budget,
@@ -231,52 +313,26 @@ pub fn shape(result: &str, how: &Shaping<'_>) -> Shaped {
     let budget = how
         .budget
         .filter(|&b| bytes_before > b || items.iter().any(|i| media_of(i).is_some()));
-    let room = budget.map(|b| b.saturating_sub(note_room(how, b)));
-    let mut kept: Vec<Value> = Vec::with_capacity(items.len());
-    let (mut spent, mut left_out, mut cutting) = (0u64, 0u64, false);
-    for item in items {
-        let left = room.map(|r| r.saturating_sub(spent));
-        if let Some(text) = text_of(item) {
-            let within = left.map_or(u32::MAX, |l| u32::try_from(l).unwrap_or(u32::MAX));
-            let prefix = how
-                .encoding
-                .prefix_within(text, if cutting { 0 } else { within });
-            let total = u64::from(prefix.total);
-            count.tokens_before += total;
-            if cutting {
-                left_out += 1;
-            } else if left.is_none_or(|l| total <= l) {
-                spent += total;
-                kept.push(item.clone());
-            } else {
-                cutting = true;
-                let cut = cut_text(text, left.unwrap_or(0), how.encoding);
-                spent += u64::from(how.encoding.count_text(&cut));
-                kept.push(with_text(item, cut));
-            }
-            continue;
-        }
-        let tokens = match media_of(item) {
-            Some((data, mime)) => media::tokens(data, mime, how.provider),
-            None => u64::from(how.encoding.count_text(&item.to_string())),
-        };
-        count.tokens_before += tokens;
-        if cutting || left.is_some_and(|l| tokens > l) {
-            left_out += 1;
-        } else {
-            spent += tokens;
-            kept.push(item.clone());
-        }
+    // First as if no note were needed; only a result that does not fit makes room for one.
+    let mut fit = fitted(items, budget, how, true);
+    if let Some(b) = budget
+        && fit.cut
+    {
+        fit = fitted(items, Some(b.saturating_sub(note_room(how, b))), how, false);
     }
-    count.tokens_after = spent;
-    let (Some(budget), true) = (how.budget, cutting || left_out > 0) else {
+    count.tokens_before = fit.tokens_before;
+    count.tokens_before_estimated = fit.estimated;
+    let (Some(budget), true) = (how.budget, fit.cut) else {
         count.tokens_after = count.tokens_before;
         return Shaped { text: None, count };
     };
+    let (mut kept, left_out) = (fit.kept, fit.left_out);
+    count.tokens_after = fit.spent;
     let note = ResultCut {
         code: ResultCode::ResultCut,
         tool: how.tool.to_string(),
         tokens_before: count.tokens_before,
+        tokens_before_estimated: count.tokens_before_estimated,
         bytes_before,
         budget,
         items_left_out: left_out,

@@ -58,6 +58,11 @@ impl Secrets {
         }
     }
 
+    /// Whether there is no secret to hide.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);

@@ -55,7 +55,7 @@ mod prefix;
 
 pub use bpe::SCAN_MERGE_MAX;
 pub use cache::TokenCache;
-pub use prefix::Prefix;
+pub use prefix::{Prefix, SAMPLE_BYTES};
 
 pub use crate::contract::Provider;
 use crate::schema::Schema;

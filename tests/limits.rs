@@ -194,6 +194,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "results::MAX_COUNTED_BYTES",
+            as_u64(muster::results::MAX_COUNTED_BYTES),
+            false,
+        ),
+        (
+            "tokens::SAMPLE_BYTES",
+            as_u64(muster::tokens::SAMPLE_BYTES),
+            false,
+        ),
+        (
             "results::MAX_OUTPUT_PROBLEMS",
             as_u64(muster::results::MAX_OUTPUT_PROBLEMS),
             false,

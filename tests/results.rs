@@ -19,6 +19,8 @@ const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 #[serde(deny_unknown_fields)]
 struct Counted {
     tokens_before: u64,
+    #[serde(default)]
+    tokens_before_estimated: bool,
     tokens_after: u64,
     bytes_before: u64,
     budget: Option<u64>,
@@ -35,6 +37,8 @@ struct Note {
     code: String,
     tool: String,
     tokens_before: u64,
+    #[serde(default)]
+    tokens_before_estimated: bool,
     bytes_before: u64,
     budget: u64,
     items_left_out: u64,
@@ -167,12 +171,16 @@ fn assert_cut(texts: &[String], meta: &Value, file_text: &str) {
     assert!(count.cut);
     assert_eq!(count.budget, Some(2000));
     assert_eq!(u64::from(tokens), count.tokens_after);
+    // Past the cut the text is not counted but estimated from what was.
+    assert!(count.tokens_before_estimated);
     assert!(count.tokens_before > 400_000, "{count:?}");
     assert!(count.bytes_before > 2 << 20, "{count:?}");
     let note = count.note.expect("a cut result carries its note");
     assert_eq!(note.code, "result-cut");
     assert_eq!(note.budget, 2000);
     assert_eq!(note.tokens_before, count.tokens_before);
+    assert!(note.tokens_before_estimated);
+    assert!(last.contains("about "), "{last}");
     assert_eq!(note.bytes_before, count.bytes_before);
     assert_eq!(note.items_left_out, 0);
     assert_eq!(
@@ -204,6 +212,7 @@ fn a_two_mib_file_arrives_within_its_budget_through_the_gateway_and_muster_call(
     assert_eq!(seen[1].texts.len(), 1);
     assert!(text.starts_with(&seen[1].texts[0]));
     assert_eq!(small.tokens_before, small.tokens_after);
+    assert!(!small.tokens_before_estimated);
     assert_eq!(
         u64::from(Encoding::O200kBase.count_text(&seen[1].texts[0])),
         small.tokens_after
@@ -366,4 +375,57 @@ fn a_calls_budget_is_the_smaller_of_its_servers_and_its_agents_else_the_default(
     assert_eq!(policy.result_budget("open", agent("tight")), Some(1500));
     assert_eq!(policy.result_budget("open", agent("loose")), Some(9000));
     assert_eq!(policy.results.max_turn_result_tokens, None);
+}
+
+/// Issue 33, item 3: server-everything's `get-env` answers with its whole environment, which
+/// holds the value muster filled from its own; through `muster call` the value never arrives.
+#[test]
+fn a_value_muster_filled_that_a_server_echoes_in_its_result_is_redacted() {
+    let everything = reference_server("server-everything");
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 40\ntokens = 60000\n",
+    )]);
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"everything\"\ncommand = [\"node\", {everything:?}]\nsnapshot = \"everything.json\"\n\
+             allow = [\"get-env\"]\nenv = {{ SERVICE_TOKEN = \"${{MUSTER_TEST_RESULT_SECRET}}\" }}\n",
+        ),
+    );
+    let secret = "tok-3f9a7c21-result-secret";
+    let run = |args: &[&str]| {
+        let out = muster(fx.path())
+            .env("MUSTER_TEST_RESULT_SECRET", secret)
+            .args(args)
+            .assert()
+            .code(0);
+        String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+    };
+    run(&["discover"]);
+    fx.write("plan.json", &run(&["plan", "--format", "json"]));
+    fx.write(
+        "turn.json",
+        &json!({"calls": [{"id": "e", "name": "mcp__everything__get-env", "arguments": {}}]})
+            .to_string(),
+    );
+    let answer = run(&[
+        "call",
+        "--plan",
+        "plan.json",
+        "--turn",
+        "turn.json",
+        "--format",
+        "json",
+    ]);
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let text = answer["results"][0]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("SERVICE_TOKEN"),
+        "the server did echo it: {text}"
+    );
+    assert!(!answer.to_string().contains(secret), "{answer}");
+    assert!(text.contains("[redacted]"), "{text}");
 }

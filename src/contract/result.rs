@@ -46,6 +46,10 @@ impl ResultCode {
 pub struct ResultCount {
     /// Tokens of the result's `content` as the server sent it.
     pub tokens_before: u64,
+    /// Whether `tokens_before` is an estimate: text past a cut (or past the first 256 KiB when
+    /// no budget applies) is not counted but estimated from the bytes per token counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_before_estimated: bool,
     /// Tokens of the `content` the client gets, the closing note included.
     pub tokens_after: u64,
     /// Bytes of the result object as the server sent it.
@@ -75,6 +79,9 @@ pub struct ResultCut {
     pub tool: String,
     /// Tokens of the content as sent.
     pub tokens_before: u64,
+    /// Whether `tokens_before` is an estimate ([`ResultCount::tokens_before_estimated`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokens_before_estimated: bool,
     /// Bytes of the result as sent.
     pub bytes_before: u64,
     /// The budget it was cut to.
@@ -92,8 +99,15 @@ impl fmt::Display for ResultCut {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "[muster result-cut] This result was cut to fit its budget of {} tokens: as sent it was {} tokens ({} bytes)",
-            self.budget, self.tokens_before, self.bytes_before
+            "[muster result-cut] This result was cut to fit its budget of {} tokens: as sent it was {}{} tokens ({} bytes)",
+            self.budget,
+            if self.tokens_before_estimated {
+                "about "
+            } else {
+                ""
+            },
+            self.tokens_before,
+            self.bytes_before
         )?;
         if self.items_left_out > 0 {
             write!(

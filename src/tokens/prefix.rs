@@ -20,8 +20,27 @@ pub struct Prefix {
     pub end: usize,
     /// Tokens of `text[..end]`.
     pub kept: u32,
-    /// Tokens of the whole text.
+    /// Tokens of the whole text: counted, or estimated past the cut when
+    /// [`Prefix::estimated`].
     pub total: u32,
+    /// Whether `total` is an estimate for the text past the cut.
+    pub estimated: bool,
+}
+
+/// Bytes counted at least before the rest of a text is estimated: enough text for its bytes
+/// per token to hold.
+pub const SAMPLE_BYTES: usize = 4096;
+
+/// The estimated tokens of `rest` bytes more, at the bytes per token of `counted_tokens` in
+/// `counted_bytes` (4 bytes a token when nothing was counted), rounded up.
+fn rest_of(rest: usize, counted_bytes: usize, counted_tokens: u64) -> u64 {
+    if rest == 0 {
+        return 0;
+    }
+    if counted_bytes == 0 || counted_tokens == 0 {
+        return (rest as u64).div_ceil(4);
+    }
+    (rest as u64 * counted_tokens).div_ceil(counted_bytes as u64)
 }
 
 impl Encoding {
@@ -36,12 +55,42 @@ impl Encoding {
     /// assert_eq!((p.kept, p.total), (2, 4));
     /// ```
     pub fn prefix_within(self, text: &str, budget: u32) -> Prefix {
+        self.prefix(text, budget, false)
+    }
+
+    /// [`Encoding::prefix_within`], but the text past the cut is not counted: its tokens are
+    /// estimated from the bytes per token of what was counted (at least [`SAMPLE_BYTES`]), and
+    /// [`Prefix::estimated`] says so. The work is bounded by the budget, not by the text.
+    pub fn prefix_within_estimating(self, text: &str, budget: u32) -> Prefix {
+        self.prefix(text, budget, true)
+    }
+
+    /// Tokens of `text`, counted exactly for its first `exact_bytes` (at least
+    /// [`SAMPLE_BYTES`]) and estimated past them from the bytes per token counted; whether it
+    /// was estimated.
+    pub fn count_estimating(self, text: &str, exact_bytes: usize) -> (u64, bool) {
+        let tokenizer = self.tokenizer();
+        let (mut at, mut total) = (0usize, 0u64);
+        for piece in tokenizer.split(text) {
+            if at >= exact_bytes.max(SAMPLE_BYTES) {
+                break;
+            }
+            total += tokenizer.count_piece(piece.as_bytes()) as u64;
+            at += piece.len();
+        }
+        (total + rest_of(text.len() - at, at, total), at < text.len())
+    }
+
+    fn prefix(self, text: &str, budget: u32, estimate: bool) -> Prefix {
         let tokenizer = self.tokenizer();
         let budget = budget as usize;
         let (mut total, mut kept, mut end) = (0usize, 0usize, 0usize);
         let mut open = true;
         let mut at = 0usize;
         for piece in tokenizer.split(text) {
+            if estimate && !open && at >= SAMPLE_BYTES {
+                break;
+            }
             let tokens = tokenizer.count_piece(piece.as_bytes());
             total += tokens;
             if open {
@@ -57,20 +106,24 @@ impl Encoding {
             }
             at += piece.len();
         }
+        let rest = rest_of(text.len() - at, at, total as u64);
         // A beginning can split differently at its end than inside the whole text (a run of
         // spaces gives its last one to the next word): count what is kept, and give back
-        // pieces until it fits.
-        let mut kept = self.count_text(&text[..end]) as usize;
-        while kept > budget && end > 0 {
-            let last = tokenizer.split(&text[..end]).last().map_or(end, str::len);
-            end -= last;
+        // pieces until it fits. A text kept whole was counted as it is.
+        if end < text.len() {
             kept = self.count_text(&text[..end]) as usize;
+            while kept > budget && end > 0 {
+                let last = tokenizer.split(&text[..end]).last().map_or(end, str::len);
+                end -= last;
+                kept = self.count_text(&text[..end]) as usize;
+            }
         }
-        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
         Prefix {
             end,
-            kept: clamp(kept),
-            total: clamp(total),
+            kept: clamp(kept as u64),
+            total: clamp(total as u64 + rest),
+            estimated: at < text.len(),
         }
     }
 
@@ -135,6 +188,24 @@ mod tests {
                 assert_eq!(p.total, e.count_text(&text));
             }
         }
+    }
+
+    #[test]
+    fn an_estimate_stops_counting_at_the_cut_and_says_so() {
+        let text = "word ".repeat(200_000);
+        let e = Encoding::O200kBase;
+        let p = e.prefix_within_estimating(&text, 100);
+        let exact = e.prefix_within(&text, 100);
+        assert_eq!((p.end, p.kept), (exact.end, exact.kept));
+        assert!(p.estimated && !exact.estimated);
+        let off = (i64::from(p.total) - i64::from(exact.total)).abs();
+        assert!(off * 100 <= i64::from(exact.total), "{p:?} vs {exact:?}");
+        let (n, estimated) = e.count_estimating(&text, 10_000);
+        assert!(estimated && (n as i64 - i64::from(exact.total)).abs() * 100 <= n as i64);
+        assert_eq!(e.count_estimating("short", 10_000), (1, false));
+        // A text that fits is counted whole, estimate or not.
+        let short = e.prefix_within_estimating("one two", 100);
+        assert_eq!((short.end, short.total, short.estimated), (7, 2, false));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What a server's answer to `tools/call` becomes before anyone else reads it: a result object
-//! with muster's own `_meta` keys moved ([`super::super::own_meta`]), and every failure's text
+//! with muster's own `_meta` keys moved ([`super::super::own_meta`]) and each text in it with
+//! the values muster filled redacted, and every failure's text
 //! (a JSON-RPC error's message, an HTTP body, a stderr tail) with the values muster filled from
 //! its environment redacted ([`crate::secrets`]), so no client, log line or file quotes them.
 
@@ -7,6 +8,7 @@ use super::{Conn, Reply, Server, UpstreamError, short};
 use crate::discover::ServerSpec;
 use crate::gateway::own_meta::from_upstream;
 use crate::secrets::Secrets;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 
 /// The secrets muster fills into what it sends `spec`'s server.
@@ -64,7 +66,9 @@ impl Server {
 /// passes it on for `spec`'s server.
 pub(super) fn of_call(reply: Reply, spec: &ServerSpec) -> Reply {
     match reply {
-        Ok(raw) if raw.get().trim_start().starts_with('{') => Ok(from_upstream(raw)),
+        Ok(raw) if raw.get().trim_start().starts_with('{') => {
+            Ok(hidden(from_upstream(raw), &secrets(spec)))
+        }
         Ok(raw) => Err(UpstreamError::BadResponse {
             // Redacted before it is cut short, so no part of a secret is left.
             message: format!(
@@ -76,10 +80,54 @@ pub(super) fn of_call(reply: Reply, spec: &ServerSpec) -> Reply {
     }
 }
 
+/// `result` with every secret muster filled for its server redacted from each text in it
+/// (issue 33, item 3: a server that echoes its environment, as server-everything's `get-env`
+/// does, must not hand a client the values muster filled). Text that holds no secret and no
+/// `\\u` escape (which could spell one) is passed on byte for byte without being parsed.
+fn hidden(result: Box<RawValue>, secrets: &Secrets) -> Box<RawValue> {
+    let text = result.get();
+    if secrets.is_empty()
+        || (matches!(secrets.redact(text), std::borrow::Cow::Borrowed(_)) && !text.contains("\\u"))
+    {
+        return result;
+    }
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return result;
+    };
+    let mut todo = vec![&mut value];
+    while let Some(v) = todo.pop() {
+        match v {
+            serde_json::Value::String(s) => {
+                if let std::borrow::Cow::Owned(h) = secrets.redact(s) {
+                    *s = h;
+                }
+            }
+            serde_json::Value::Array(items) => todo.extend(items.iter_mut()),
+            serde_json::Value::Object(members) => todo.extend(members.values_mut()),
+            _ => {}
+        }
+    }
+    RawValue::from_string(value.to_string()).unwrap_or(result)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::value::RawValue;
+
+    #[test]
+    fn a_filled_secret_echoed_in_a_result_is_redacted_wherever_it_is() {
+        let mut secrets = Secrets::default();
+        secrets.keep("s3cr3t-value");
+        let raw = RawValue::from_string(
+            r#"{"content":[{"type":"text","text":"KEY=s3cr3t-value"}],"structuredContent":{"env":{"KEY":"s3cr3t\u002dvalue"}}}"#.into(),
+        )
+        .unwrap();
+        let shown = hidden(raw, &secrets);
+        assert!(!shown.get().contains("s3cr3t"), "{}", shown.get());
+        assert_eq!(shown.get().matches(crate::secrets::REDACTED).count(), 2);
+        let plain = RawValue::from_string(r#"{"content":[]}"#.into()).unwrap();
+        assert_eq!(hidden(plain, &secrets).get(), r#"{"content":[]}"#);
+    }
 
     #[test]
     fn a_result_that_is_not_an_object_is_a_bad_response_and_an_object_passes() {
