@@ -185,6 +185,18 @@ fn call(id: u32, name: &str) -> String {
     )
 }
 
+/// The first `notifications/cancelled` the `records-cancels` server was
+/// sent (its `requestId`, and the ids of the calls it was sent), once it
+/// came.
+fn cancellation_told(run: &Path) -> Value {
+    assert!(
+        poll(|| run.join("cancelled").exists()),
+        "the server was told the call was cancelled"
+    );
+    let text = std::fs::read_to_string(run.join("cancelled")).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
 /// Polls `done` for a generous while; whether it came to hold.
 fn poll(mut done: impl FnMut() -> bool) -> bool {
     let started = Instant::now();
@@ -251,18 +263,7 @@ fn a_cancelled_call_is_not_answered_and_the_server_is_told() {
         "the call reached the server"
     );
     gw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}"#);
-    assert!(
-        poll(|| run.join("cancelled").exists()),
-        "the server was told the call was cancelled"
-    );
-    let told: Value = serde_json::from_str(
-        std::fs::read_to_string(run.join("cancelled"))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let told = cancellation_told(&run);
     let upstream_id = told["calls"][0].clone();
     assert_eq!(
         told["requestId"], upstream_id,
@@ -323,18 +324,7 @@ fn a_call_cancelled_over_http_tells_its_server_and_answers_nothing_of_it() {
     assert_eq!(answer["id"], 7, "{answer}");
     assert_eq!(answer["error"]["code"], -32800, "{answer}");
     assert!(answer.get("result").is_none(), "{answer}");
-    assert!(
-        poll(|| run.join("cancelled").exists()),
-        "the server was told the call was cancelled"
-    );
-    let told: Value = serde_json::from_str(
-        std::fs::read_to_string(run.join("cancelled"))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let told = cancellation_told(&run);
     assert_eq!(
         told["requestId"], told["calls"][0],
         "named by the server's id: {told}"
