@@ -184,7 +184,7 @@ fn score(tools: &Tools, query: &str) -> Scored {
         .map(|h| (h.entry, (h.score * 10_000.0).round() as u64))
         .collect();
     let best = lexical.iter().map(|&(_, s)| s).max().unwrap_or(0);
-    let q = embed_cached(query);
+    let q = embed_query(query);
     let cosine = tools
         .vectors
         .iter()
@@ -573,6 +573,25 @@ fn model_name() -> &'static str {
             .and_then(|i| args.get(i + 1).cloned())
             .unwrap_or_else(|| "default".into())
     })
+}
+
+/// The vector of a query: with `--query-tokens N`, MiniLM over its first N
+/// tokens; else as the library encodes a query (MiniLM:
+/// `Encoder::embed_query`; the static model: as a tool's text).
+fn embed_query(text: &str) -> encoder::Vector {
+    static CAP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let cap = CAP.get_or_init(|| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == "--query-tokens")
+            .and_then(|i| args.get(i + 1))
+            .map(|n| n.parse().expect("--query-tokens N"))
+    });
+    match (model_name(), cap) {
+        (_, Some(n)) => encoder::Encoder::get().embed_capped(text, *n).into(),
+        ("minilm" | "default", None) => encoder::Encoder::get().embed_query(text).into(),
+        _ => embed_cached(text),
+    }
 }
 
 /// The vector of `text` by the `--model`, encoded once per process.

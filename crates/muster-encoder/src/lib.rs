@@ -30,6 +30,11 @@ pub const DIM: usize = 384;
 /// Tokens per text, at most, `[CLS]` and `[SEP]` included (the model's
 /// `max_seq_length`); the rest of a longer text is not read.
 pub const MAX_TOKENS: usize = 256;
+/// Tokens of a query the encoder reads, at most, `[CLS]` and `[SEP]`
+/// included ([`Encoder::embed_query`]): a query's encoding costs about the
+/// same whatever its length (issue 35: ≤ 15 ms of CPU), and the rest of a
+/// long request still matches by its words.
+pub const MAX_QUERY_TOKENS: usize = 32;
 /// The model's identity: SHA-256 over `model.bin`, then `vocab.txt`
 /// (checked by a test). Cached vectors are keyed by it.
 pub const MODEL_ID: &str =
@@ -222,7 +227,27 @@ impl Encoder {
     /// (the same bits from each; tests compare them). [`Kernel::Avx`] on a
     /// CPU without AVX runs the portable build.
     pub fn embed_with(&self, text: &str, kernel: Kernel) -> Vec<f32> {
-        let mut pooled = self.pool(&self.tokenize(text), kernel);
+        self.unit(&self.tokenize(text), kernel)
+    }
+
+    /// The unit vector of a query: [`Encoder::embed`] of its first
+    /// [`MAX_QUERY_TOKENS`] tokens, so a long request costs what a short
+    /// one does.
+    pub fn embed_query(&self, text: &str) -> Vec<f32> {
+        self.embed_capped(text, MAX_QUERY_TOKENS)
+    }
+
+    /// [`Encoder::embed`] of the first `max` tokens of `text` (at most
+    /// [`MAX_TOKENS`]; for choosing [`MAX_QUERY_TOKENS`]:
+    /// `examples/search_eval.rs --query-tokens`).
+    #[doc(hidden)]
+    pub fn embed_capped(&self, text: &str, max: usize) -> Vec<f32> {
+        let ids = self.tokenizer.tokenize(text, max.clamp(2, MAX_TOKENS));
+        self.unit(&ids, Kernel::best())
+    }
+
+    fn unit(&self, ids: &[u32], kernel: Kernel) -> Vec<f32> {
+        let mut pooled = self.pool(ids, kernel);
         let norm = dot(&pooled, &pooled).sqrt();
         if norm > 0.0 {
             for p in &mut pooled {
