@@ -34,7 +34,7 @@ pub const MAX_TOKENS: usize = 256;
 /// included ([`Encoder::embed_query`]): a query's encoding costs about the
 /// same whatever its length (issue 35: ≤ 15 ms of CPU), and the rest of a
 /// long request still matches by its words.
-pub const MAX_QUERY_TOKENS: usize = 32;
+pub const MAX_QUERY_TOKENS: usize = 64;
 /// The model's identity: SHA-256 over `model.bin`, then `vocab.txt`
 /// (checked by a test). Cached vectors are keyed by it.
 pub const MODEL_ID: &str =
