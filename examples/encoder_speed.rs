@@ -10,7 +10,8 @@
 //! (`Encoder::embed_query`: the first `MAX_QUERY_TOKENS` tokens).
 //! `build`: a mixed index of N tools (the files' tools in order, again with
 //! ` (copy K)` appended to each description once they run out) built cold
-//! (empty cache in DIR/vectors.bin, which it removes first), saved, then
+//! (empty cache in DIR/vectors.bin, which it removes first with its
+//! journal), saved, then
 //! warm (the cache opened from the file); one JSON line. TOOLS.jsonl holds
 //! `{"name", "description"}` lines (`scripts/search-eval/extract.py`);
 //! QUERIES.jsonl holds `{"query"}` lines.
@@ -121,7 +122,10 @@ fn build(n: usize, dir: &str, files: &[String]) {
         })
     };
     let path = std::path::Path::new(dir).join(vectors::FILE_NAME);
+    // The table and its journal (a small save goes to the journal alone).
+    let journal = path.with_extension("bin.journal");
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&journal);
     Encoder::get();
     let start = Instant::now();
     let mut cache = VectorCache::open(&path);
@@ -139,7 +143,11 @@ fn build(n: usize, dir: &str, files: &[String]) {
     let lexical = Index::build(entries());
     let lexical_ms = start.elapsed().as_secs_f64() * 1e3;
     std::hint::black_box(lexical);
-    let bytes = std::fs::metadata(&path).expect("vectors.bin").len();
+    let bytes: u64 = [&path, &journal]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
     println!(
         "{{\"tools\":{n},\"encoded\":{encoded},\"cold_s\":{cold_s:.2},\"warm_ms\":{warm_ms:.1},\"lexical_build_ms\":{lexical_ms:.1},\"file_bytes\":{bytes}}}"
     );
