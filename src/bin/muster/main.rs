@@ -276,9 +276,19 @@ pub(crate) fn warm(
         let Ok(catalog) = Catalog::build_cached(inputs, selection, cache) else {
             return;
         };
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let started = std::time::Instant::now();
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             DeferredIndex::warm(&catalog)
         }));
+        // Where the time went, for a person watching (MUSTER_NO_WARM skips it).
+        if let Ok(n @ 1..) = encoded
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        {
+            eprintln!(
+                "encoded {n} tool text(s) for search in {:.1} s (saved to the cache)",
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
 }
 
