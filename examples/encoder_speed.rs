@@ -6,9 +6,12 @@
 //! `encode`: per-text encoding time on one thread, p50 and p90 (wall clock
 //! and the thread's CPU time), over the first 200 tools' `name:
 //! description` and the first 200 queries; one JSON line per kind of text.
+//! "queries as searched" encodes the queries as `Index::search` does
+//! (`Encoder::embed_query`: the first `MAX_QUERY_TOKENS` tokens).
 //! `build`: a mixed index of N tools (the files' tools in order, again with
 //! ` (copy K)` appended to each description once they run out) built cold
-//! (empty cache in DIR/vectors.bin, which it removes first), saved, then
+//! (empty cache in DIR/vectors.bin, which it removes first with its
+//! journal), saved, then
 //! warm (the cache opened from the file); one JSON line. TOOLS.jsonl holds
 //! `{"name", "description"}` lines (`scripts/search-eval/extract.py`);
 //! QUERIES.jsonl holds `{"query"}` lines.
@@ -56,15 +59,22 @@ fn percentiles(mut ms: Vec<f64>) -> (f64, f64) {
     (ms[ms.len() / 2], ms[ms.len() * 9 / 10])
 }
 
-fn time(kind: &str, texts: &[String]) {
+fn time(kind: &str, texts: &[String], as_query: bool) {
     let encoder = Encoder::get();
+    let embed = |t: &str| {
+        if as_query {
+            encoder.embed_query(t)
+        } else {
+            encoder.embed(t)
+        }
+    };
     // Warm the caches once.
-    encoder.embed(&texts[0]);
+    embed(&texts[0]);
     let (wall, cpu): (Vec<f64>, Vec<f64>) = texts
         .iter()
         .map(|t| {
             let (start, start_cpu) = (Instant::now(), thread_cpu_time());
-            std::hint::black_box(encoder.embed(t));
+            std::hint::black_box(embed(t));
             (
                 start.elapsed().as_secs_f64() * 1e3,
                 (thread_cpu_time() - start_cpu).as_secs_f64() * 1e3,
@@ -73,7 +83,14 @@ fn time(kind: &str, texts: &[String]) {
         .unzip();
     let tokens = texts
         .iter()
-        .map(|t| encoder.tokenize(t).len())
+        .map(|t| {
+            let n = encoder.tokenize(t).len();
+            if as_query {
+                n.min(muster::search::encoder::MAX_QUERY_TOKENS)
+            } else {
+                n
+            }
+        })
         .sum::<usize>() as f64;
     let ((w50, w90), (c50, c90)) = (percentiles(wall), percentiles(cpu));
     println!(
@@ -105,7 +122,10 @@ fn build(n: usize, dir: &str, files: &[String]) {
         })
     };
     let path = std::path::Path::new(dir).join(vectors::FILE_NAME);
+    // The table and its journal (a small save goes to the journal alone).
+    let journal = path.with_extension("bin.journal");
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&journal);
     Encoder::get();
     let start = Instant::now();
     let mut cache = VectorCache::open(&path);
@@ -123,7 +143,11 @@ fn build(n: usize, dir: &str, files: &[String]) {
     let lexical = Index::build(entries());
     let lexical_ms = start.elapsed().as_secs_f64() * 1e3;
     std::hint::black_box(lexical);
-    let bytes = std::fs::metadata(&path).expect("vectors.bin").len();
+    let bytes: u64 = [&path, &journal]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
     println!(
         "{{\"tools\":{n},\"encoded\":{encoded},\"cold_s\":{cold_s:.2},\"warm_ms\":{warm_ms:.1},\"lexical_build_ms\":{lexical_ms:.1},\"file_bytes\":{bytes}}}"
     );
@@ -141,8 +165,9 @@ fn main() {
                 .map(|t| format!("{}: {}", t.name, t.description))
                 .collect();
             let queries: Vec<String> = queries.into_iter().take(200).map(|q| q.query).collect();
-            time("tools", &tools);
-            time("queries", &queries);
+            time("tools", &tools, false);
+            time("queries", &queries, false);
+            time("queries as searched", &queries, true);
         }
         Some("build") => build(args[1].parse().expect("N"), &args[2], &args[3..]),
         _ => eprintln!(

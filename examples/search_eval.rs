@@ -37,6 +37,10 @@
 //! `search` on the first N queries of each tune set (the example's mix must
 //! equal the library's).
 //!
+//! `--model minilm|static` ranks with that model's cosine, encoding each
+//! text directly (`static` needs `--features static-model`); without it,
+//! the library's model through its shared cache.
+//!
 //! `--pick SET` writes PICK_DIR/LABEL.jsonl (`/` in LABEL made `-`): per
 //! query `{"set", "query", "expect", "top": [{"name", "lex", "cos", "mix"}]}`,
 //! the top 10 by the chosen mix, `lex` the absolute lexical score (0..1,
@@ -180,7 +184,7 @@ fn score(tools: &Tools, query: &str) -> Scored {
         .map(|h| (h.entry, (h.score * 10_000.0).round() as u64))
         .collect();
     let best = lexical.iter().map(|&(_, s)| s).max().unwrap_or(0);
-    let q = embed_cached(query);
+    let q = embed_query(query);
     let cosine = tools
         .vectors
         .iter()
@@ -228,19 +232,29 @@ fn mix(tools: &Tools, s: &Scored, point: Point, limit: usize) -> Vec<(usize, u64
     top
 }
 
-/// Hits at 1 and at 5 of one ranking.
-fn found(tools: &Tools, expect: &[String], ranked: &[usize]) -> (usize, usize) {
-    let hit = |e: &usize| expect.contains(&tools.tools[*e].name);
-    (
-        usize::from(ranked.first().is_some_and(hit)),
-        usize::from(ranked.iter().take(5).any(hit)),
-    )
+/// Hits at 1 and at 5 of rankings, and the share of each query's expected
+/// tools in its top 5 (of at most 5 expected), summed over queries.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    at1: usize,
+    at5: usize,
+    share5: f64,
 }
 
-fn recall(counts: (usize, usize), n: usize) -> (f64, f64) {
+impl Counts {
+    fn add(&mut self, tools: &Tools, expect: &[String], ranked: &[usize]) {
+        let hit = |e: &usize| expect.contains(&tools.tools[*e].name);
+        self.at1 += usize::from(ranked.first().is_some_and(hit));
+        self.at5 += usize::from(ranked.iter().take(5).any(hit));
+        let found = ranked.iter().take(5).filter(|e| hit(e)).count();
+        self.share5 += found as f64 / expect.len().clamp(1, 5) as f64;
+    }
+}
+
+fn recall(counts: Counts, n: usize) -> (f64, f64) {
     let n = n.max(1) as f64;
     let r = |c: usize| (c as f64 / n * 1000.0).round() / 1000.0;
-    (r(counts.0), r(counts.1))
+    (r(counts.at1), r(counts.at5))
 }
 
 fn parse_set(spec: &str) -> (String, String, String, Option<usize>) {
@@ -305,17 +319,12 @@ impl Run {
     }
 }
 
-fn print_line(
-    set: &Set,
-    role: &str,
-    extra: serde_json::Value,
-    counts: (usize, usize),
-    tools: usize,
-) {
+fn print_line(set: &Set, role: &str, extra: serde_json::Value, counts: Counts, tools: usize) {
     let (at1, at5) = recall(counts, set.queries.len());
+    let share5 = (counts.share5 / set.queries.len().max(1) as f64 * 1000.0).round() / 1000.0;
     let mut line = serde_json::json!({
         "set": set.label, "role": role, "tools": tools, "queries": set.queries.len(),
-        "recall_at_1": at1, "recall_at_5": at5,
+        "recall_at_1": at1, "recall_at_5": at5, "share_at_5": share5, "model": model_name(),
     });
     if let (Some(line), Some(extra)) = (line.as_object_mut(), extra.as_object()) {
         line.extend(extra.clone());
@@ -330,7 +339,7 @@ fn point_json(p: Point) -> serde_json::Value {
 /// BM25F alone: `Index::search` on the lexical index, top 5.
 fn bm25f(run: &Run, set: &Set, role: &str) {
     let tools = &run.tools[&set.tools];
-    let mut counts = (0, 0);
+    let mut counts = Counts::default();
     for q in &set.queries {
         let ranked: Vec<usize> = tools
             .lexical
@@ -338,8 +347,7 @@ fn bm25f(run: &Run, set: &Set, role: &str) {
             .iter()
             .map(|h| h.entry)
             .collect();
-        let (a, b) = found(tools, &q.expect, &ranked);
-        counts = (counts.0 + a, counts.1 + b);
+        counts.add(tools, &q.expect, &ranked);
     }
     print_line(
         set,
@@ -350,15 +358,14 @@ fn bm25f(run: &Run, set: &Set, role: &str) {
     );
 }
 
-fn mix_counts(tools: &Tools, set: &Set, scored: &[Scored], point: Point) -> (usize, usize) {
-    let mut counts = (0, 0);
+fn mix_counts(tools: &Tools, set: &Set, scored: &[Scored], point: Point) -> Counts {
+    let mut counts = Counts::default();
     for (q, s) in set.queries.iter().zip(scored) {
         let ranked: Vec<usize> = mix(tools, s, point, 5)
             .into_iter()
             .map(|(e, _)| e)
             .collect();
-        let (a, b) = found(tools, &q.expect, &ranked);
-        counts = (counts.0 + a, counts.1 + b);
+        counts.add(tools, &q.expect, &ranked);
     }
     counts
 }
@@ -427,7 +434,7 @@ fn main() {
         }
     }
     let shipped = Point {
-        norm: Norm::Best,
+        norm: Norm::Abs,
         alpha: search::ALPHA,
         floor: search::COSINE_FLOOR,
     };
@@ -555,11 +562,61 @@ fn check_library(tools: &Tools, set: &Set, scored: &[Scored], n: usize) {
     );
 }
 
-/// The vector of `text`, encoded once per process (the library's shared
-/// in-memory cache).
+/// The model `--model` names: `default` (the library's, through its
+/// shared in-memory cache), `minilm` or `static`.
+fn model_name() -> &'static str {
+    static MODEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MODEL.get_or_init(|| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == "--model")
+            .and_then(|i| args.get(i + 1).cloned())
+            .unwrap_or_else(|| "default".into())
+    })
+}
+
+/// The vector of a query: with `--query-tokens N`, MiniLM over its first N
+/// tokens; else as the library encodes a query (MiniLM:
+/// `Encoder::embed_query`; the static model: as a tool's text).
+fn embed_query(text: &str) -> encoder::Vector {
+    static CAP: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let cap = CAP.get_or_init(|| {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter()
+            .position(|a| a == "--query-tokens")
+            .and_then(|i| args.get(i + 1))
+            .map(|n| n.parse().expect("--query-tokens N"))
+    });
+    match (model_name(), cap) {
+        (_, Some(n)) => encoder::Encoder::get().embed_capped(text, *n).into(),
+        ("minilm" | "default", None) => encoder::Encoder::get().embed_query(text).into(),
+        _ => embed_cached(text),
+    }
+}
+
+/// The vector of `text` by the `--model`, encoded once per process.
 fn embed_cached(text: &str) -> encoder::Vector {
-    let mut cache = muster::search::vectors::shared()
-        .lock()
-        .expect("the vector cache");
-    cache.vectors(&[text]).remove(0)
+    static SEEN: std::sync::Mutex<BTreeMap<String, encoder::Vector>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    let embed = |text: &str| -> encoder::Vector {
+        match model_name() {
+            "minilm" => encoder::Encoder::get().embed(text).into(),
+            #[cfg(feature = "static-model")]
+            "static" => encoder::static_model::Static::get().embed(text).into(),
+            #[cfg(not(feature = "static-model"))]
+            "static" => panic!("--model static needs --features static-model"),
+            _ => muster::search::vectors::shared()
+                .lock()
+                .expect("the vector cache")
+                .vectors(&[text])
+                .remove(0),
+        }
+    };
+    let mut seen = SEEN.lock().expect("the eval's vectors");
+    if let Some(v) = seen.get(text) {
+        return v.clone();
+    }
+    let v = embed(text);
+    seen.insert(text.to_owned(), v.clone());
+    v
 }

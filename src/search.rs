@@ -678,7 +678,7 @@ fn mix(
     alpha: f64,
     floor: f64,
 ) -> Vec<(u32, u64, u64, i64)> {
-    let q = encoder::Encoder::get().embed(query);
+    let q = encoder::Encoder::get().embed_query(query);
     let mut lex = vec![0u64; vectors.len()];
     for &(e, s) in lexical {
         lex[e as usize] = s;

@@ -92,6 +92,27 @@ fn vectors_match_the_reference() {
     }
 }
 
+/// A query is read for meaning up to `MAX_QUERY_TOKENS` tokens: what
+/// follows them changes nothing (and costs nothing), what comes before
+/// them does, and a short query is read whole, as a tool's text is.
+#[test]
+fn a_query_is_read_for_meaning_up_to_its_token_cap() {
+    let encoder = Encoder::get();
+    let words = encoder::MAX_QUERY_TOKENS; // one token each, with room to spare
+    let head = vec!["invoice"; words].join(" ");
+    let a = encoder.embed_query(&format!("{head} then book a flight to Paris"));
+    let b = encoder.embed_query(&format!("{head} and delete every calendar event"));
+    assert_eq!(a, b);
+    assert_ne!(
+        a,
+        encoder.embed(&format!("{head} then book a flight to Paris"))
+    );
+    let c = encoder.embed_query(&format!("weather {head}"));
+    assert_ne!(a, c);
+    let short = "find the emails about last week's invoice";
+    assert_eq!(encoder.embed_query(short), encoder.embed(short));
+}
+
 #[test]
 fn vectors_are_deterministic_and_cached() {
     let text = "Search the user's email threads by sender and subject";

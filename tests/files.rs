@@ -53,6 +53,7 @@ fn race(dir: &Path, args: &[&str]) {
         .map(|i| {
             Command::new(env!("CARGO_BIN_EXE_muster"))
                 .current_dir(dir)
+                .env("MUSTER_NO_WARM", "1")
                 .args(args)
                 .args(["--server", &format!("s{i}")])
                 .stdout(Stdio::null())

@@ -144,6 +144,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "search::encoder::MAX_QUERY_TOKENS",
+            as_u64(muster::search::encoder::MAX_QUERY_TOKENS),
+            false,
+        ),
+        (
             "search::MAX_EXPANDED_LETTERS",
             as_u64(muster::search::MAX_EXPANDED_LETTERS),
             false,

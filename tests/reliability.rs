@@ -418,6 +418,7 @@ fn a_command_whose_stdout_is_closed_fails_saying_so() {
             .arg(env!("CARGO_BIN_EXE_muster"))
             .current_dir(fx.path())
             .env("MUSTER_CACHE_DIR", fx.path().join("cache"))
+            .env("MUSTER_NO_WARM", "1")
             .output()
             .expect("sh runs");
         (out.status.code(), String::from_utf8(out.stderr).unwrap())

@@ -183,6 +183,54 @@ def mcp(dirs, out):
     print(f"mcp: {len(tools)} tools from {', '.join(dirs)}")
 
 
+def server_key(name):
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def livemcp(repo, out):
+    """LiveMCPBench (github.com/icip-cas/LiveMCPBench, Apache-2.0): the 527
+    tools of the 70 servers of tools/LiveMCPTool/tools.json, named
+    mcp.<server>.<tool> (the server's name made a key), each server's
+    description after the tool's as `server: ...`; and the 95 annotated
+    tasks of annotated_data/all_annotations.json two ways: `tasks` (the
+    Question, expecting every tool its annotation lists: multi-tool) and
+    `steps` (each step of a task whose annotation lists as many steps as
+    tools, expecting the tool in the same place; a tool name several
+    servers offer expects each of them). Never tuned on."""
+    g = git_dir(repo)
+    out = os.path.join(out, "livemcp")
+    os.makedirs(out, exist_ok=True)
+    tools, by_tool = [], {}
+    for server in json.loads(show(g, "tools/LiveMCPTool/tools.json")):
+        key = server_key(server["name"])
+        for listing in server["tools"].values():
+            for t in listing["tools"]:
+                name = f"mcp.{key}.{t['name']}"
+                if any(x["name"] == name for x in tools):
+                    continue
+                tools.append({"name": name, "description": t.get("description") or "",
+                              "inputSchema": t.get("inputSchema")})
+                by_tool.setdefault(t["name"], []).append(name)
+    write(out, "tools.jsonl", tools)
+    tasks, steps = [], []
+    for task in json.loads(show(g, "annotated_data/all_annotations.json")):
+        meta = task["Annotator Metadata"]
+        listed = lambda text: [re.sub(r"^\d+\.\s*", "", l).strip() for l in text.split("\n") if l.strip()]
+        want = [by_tool.get(t, []) for t in listed(meta["Tools"])]
+        expect = sorted({n for names in want for n in names})
+        if expect:
+            tasks.append({"query": task["Question"], "expect": expect})
+        said = listed(meta["Steps"])
+        if len(said) == len(want):
+            steps.extend({"query": q, "expect": sorted(w)} for q, w in zip(said, want) if w)
+    write(out, "tasks.jsonl", tasks)
+    write(out, "steps.jsonl", steps)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/icip-cas/LiveMCPBench (tools/LiveMCPTool/tools.json, "
+                "annotated_data/all_annotations.json), under the license below.\n\n" + show(g, "LICENSE"))
+    print(f"livemcp: {len(tools)} tools, {len(tasks)} tasks, {len(steps)} steps")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -190,7 +238,10 @@ def main():
     p.add_argument("--gorilla")
     p.add_argument("--metatool")
     p.add_argument("--mcp", action="append", default=[])
+    p.add_argument("--livemcp")
     a = p.parse_args()
+    if a.livemcp:
+        livemcp(a.livemcp, a.out)
     if a.seal:
         seal(a.seal, a.out)
     if a.gorilla:

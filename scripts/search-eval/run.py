@@ -52,15 +52,16 @@ def bm25(tools_dir, queries_file, limit):
     tools = lines(os.path.join(tools_dir, "tools.jsonl"))
     bm = BM25Okapi([words(t["name"] + " " + t.get("description", "")) for t in tools])
     queries = lines(queries_file)[:limit or None]
-    at1 = at5 = 0
+    at1 = at5 = share5 = 0
     for q in queries:
         scores = bm.get_scores(words(q["query"]))
         top = sorted(range(len(tools)), key=lambda i: (-scores[i], i))[:5]
         names = [tools[i]["name"] for i in top]
         at1 += names[0] in q["expect"]
         at5 += any(n in q["expect"] for n in names)
+        share5 += sum(n in q["expect"] for n in names) / min(max(len(q["expect"]), 1), 5)
     n = max(len(queries), 1)
-    return round(at1 / n, 3), round(at5 / n, 3)
+    return round(at1 / n, 3), round(at5 / n, 3), round(share5 / n, 3)
 
 
 def spec(label, root, tools, queries, limit=None):
@@ -84,6 +85,9 @@ def main():
     p.add_argument("--pick-dir")
     p.add_argument("--raw")
     p.add_argument("--from-raw", help="read BIN's JSON lines from this file (a --raw of an earlier run) instead of running BIN")
+    p.add_argument("--model", help="BIN's --model: minilm or static (default: the library's)")
+    for flag in ("--alphas", "--floors", "--norms"):
+        p.add_argument(flag, help=f"BIN's {flag} (the grid)")
     p.add_argument("--check", type=int, default=0,
                    help="compare the example's mix with the library's on the first N tune queries")
     a = p.parse_args()
@@ -93,13 +97,18 @@ def main():
     report = [spec("metatool/test", r, "metatool", "metatool/test.jsonl", a.test_sample),
               spec("seal/test_in_domain", r, "seal", "seal/test_in_domain.jsonl"),
               spec("seal/test_out_domain", r, "seal", "seal/test_out_domain.jsonl"),
-              spec("apibench-hf/eval", r, "apibench-hf", "apibench-hf/eval.jsonl")]
+              spec("apibench-hf/eval", r, "apibench-hf", "apibench-hf/eval.jsonl"),
+              spec("livemcp/steps", r, "livemcp", "livemcp/steps.jsonl"),
+              spec("livemcp/tasks", r, "livemcp", "livemcp/tasks.jsonl")]
     pick = [report[0], report[1],
             spec("cross/apibench-hf-on-metatool", r, "metatool", "apibench-hf/eval.jsonl"),
             spec("cross/metatool-on-mcp", r, "mcp", "metatool/test.jsonl", a.test_sample),
             spec("cross/seal-on-metatool", r, "metatool", "seal/test_in_domain.jsonl")]
     tune, report, pick = ([s for s in x if s] for x in (tune, report, pick))
     cmd = [a.bin] + (["--check", str(a.check)] if a.check else [])
+    cmd += ["--model", a.model] if a.model else []
+    for flag in ("alphas", "floors", "norms"):
+        cmd += [f"--{flag}", getattr(a, flag)] if getattr(a, flag) else []
     cmd += [x for s in tune for x in ("--tune", arg(s))]
     cmd += [x for s in report for x in ("--report", arg(s))]
     if a.pick_dir:
@@ -136,24 +145,24 @@ def main():
         if "chosen" in row or "winner" in row or "check" in row or "pick" in row:
             print(json.dumps(row))
 
-    print("\nPer set (recall@1 / @5):")
+    print("\nPer set (recall@1 / @5 / share of the expected tools in the top 5):")
     chosen = [row["chosen"] for row in rows if "tune_mean" in row]
     label = lambda p: f"mix {p['norm']} a={p['alpha']} f={p['floor']}"
-    points = chosen + [p for p in ({"norm": "best", "alpha": 0.25, "floor": 0.2},) if p not in [
+    points = chosen + [p for p in ({"norm": "abs", "alpha": 0.8, "floor": 0.1},) if p not in [
         {k: c[k] for k in ("norm", "alpha", "floor")} for c in chosen]]
     print("| set | role | queries | tools | plain BM25 | BM25F | " + " | ".join(label(p) for p in points) + " |")
     print("|---|---|---|---|---|---|" + "---|" * len(points))
     for role, specs in (("tune", tune), ("report", report)):
         for s in specs:
             mine = [row for row in rows if row.get("set") == s[0] and row.get("role") == role]
-            b1, b5 = bm25(s[1], s[2], s[3])
+            b1, b5, bs = bm25(s[1], s[2], s[3])
             lex = next(row for row in mine if row["ranker"] == "bm25f")
             cells = []
             for pt in points:
                 m = next((row for row in mine if row["ranker"] == "mix" and all(row[k] == pt[k] for k in ("norm", "alpha", "floor"))), None)
-                cells.append(f"{m['recall_at_1']:.3f} / {m['recall_at_5']:.3f}" if m else "")
-            print(f"| {s[0]} | {role} | {lex['queries']} | {lex['tools']} | {b1:.3f} / {b5:.3f} | "
-                  f"{lex['recall_at_1']:.3f} / {lex['recall_at_5']:.3f} | " + " | ".join(cells) + " |")
+                cells.append(f"{m['recall_at_1']:.3f} / {m['recall_at_5']:.3f} / {m['share_at_5']:.3f}" if m else "")
+            print(f"| {s[0]} | {role} | {lex['queries']} | {lex['tools']} | {b1:.3f} / {b5:.3f} / {bs:.3f} | "
+                  f"{lex['recall_at_1']:.3f} / {lex['recall_at_5']:.3f} / {lex['share_at_5']:.3f} | " + " | ".join(cells) + " |")
 
 
 main()

@@ -39,6 +39,36 @@ impl DeferredIndex {
 
     /// Indexes `deferred` (candidate indices of `catalog`, in rank order).
     pub fn of(catalog: &Catalog, deferred: &[usize]) -> Self {
+        // With the encoder, words and meaning (docs/search.md), through the
+        // process's one vector cache.
+        #[cfg(feature = "encoder")]
+        {
+            let mut cache = super::vectors::shared()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Self::build(catalog, deferred, &mut cache)
+        }
+        #[cfg(not(feature = "encoder"))]
+        Self::build(catalog, deferred)
+    }
+
+    /// [`DeferredIndex::of`] through `cache`, which it reads, fills and
+    /// saves (a cache that cannot be written costs the next run time, not
+    /// this one its index).
+    #[cfg(feature = "encoder")]
+    pub fn of_cached(
+        catalog: &Catalog,
+        deferred: &[usize],
+        cache: &mut super::vectors::VectorCache,
+    ) -> Self {
+        Self::build(catalog, deferred, cache)
+    }
+
+    fn build(
+        catalog: &Catalog,
+        deferred: &[usize],
+        #[cfg(feature = "encoder")] cache: &mut super::vectors::VectorCache,
+    ) -> Self {
         #[cfg(test)]
         BUILT.with(|n| n.set(n.get() + 1));
         let mut entries: Vec<DeferredEntry> = Vec::new();
@@ -96,10 +126,7 @@ impl DeferredIndex {
         // tool's floors are set for these scores (`session::load`).
         #[cfg(feature = "encoder")]
         let index = {
-            let mut cache = super::vectors::shared()
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let index = Index::build_mixed(indexed, &mut cache);
+            let index = Index::build_mixed(indexed, cache);
             // A cache that cannot be written costs the next run time, not
             // this one its answer.
             let _ = cache.save();
@@ -108,6 +135,37 @@ impl DeferredIndex {
         #[cfg(not(feature = "encoder"))]
         let index = Index::build(indexed);
         DeferredIndex { entries, index }
+    }
+
+    /// Encodes into the process's vector cache ([`super::vectors::shared`],
+    /// saved to its file when [`super::vectors::use_file`] backed it) what
+    /// a first search over `catalog` reads: every candidate it does not
+    /// exclude but the control tool, indexed as [`DeferredIndex::of`]
+    /// indexes deferred tools. Returns how many texts it encoded (0 when
+    /// all were cached). A kind that loads together is one entry over the
+    /// members a session defers, so its vector is reused only when the
+    /// session defers them all (docs/search.md, "Warm from the first
+    /// query").
+    #[cfg(feature = "encoder")]
+    pub fn warm(catalog: &Catalog) -> usize {
+        let encoded = || {
+            super::vectors::shared()
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .encoded()
+        };
+        let before = encoded();
+        let every: Vec<usize> = catalog
+            .candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.exclusion.is_none() && !matches!(c.source, crate::catalog::Source::Control)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Self::of(catalog, &every);
+        encoded().saturating_sub(before)
     }
 
     /// The best entries for `query`, at most `limit`.

@@ -146,6 +146,8 @@ pub fn muster(dir: &Path) -> assert_cmd::Command {
         "MUSTER_CACHE_DIR",
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("muster-cache"),
     );
+    // Encoding every fixture's tools at plan and discover is tests/warm.rs's to test.
+    cmd.env("MUSTER_NO_WARM", "1");
     cmd
 }
 

@@ -12,20 +12,29 @@
 //! would compute.
 
 mod kernel;
+#[cfg(feature = "static")]
+pub mod static_model;
+mod tokenizer;
 
 pub use kernel::Kernel;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
-use unicode_general_category::{GeneralCategory, get_general_category};
-use unicode_normalization::UnicodeNormalization;
+pub use tokenizer::Tokenizer;
+
+/// The vocabulary's tokens, in id order.
+pub fn vocabulary() -> impl Iterator<Item = &'static str> {
+    tokenizer::VOCAB.lines()
+}
 
 /// Length of a vector.
 pub const DIM: usize = 384;
 /// Tokens per text, at most, `[CLS]` and `[SEP]` included (the model's
 /// `max_seq_length`); the rest of a longer text is not read.
 pub const MAX_TOKENS: usize = 256;
-/// A word longer than this (in characters) is `[UNK]`.
-const MAX_WORD_CHARS: usize = 100;
+/// Tokens of a query the encoder reads, at most, `[CLS]` and `[SEP]`
+/// included ([`Encoder::embed_query`]): a query's encoding costs about the
+/// same whatever its length (issue 35: ≤ 15 ms of CPU), and the rest of a
+/// long request still matches by its words.
+pub const MAX_QUERY_TOKENS: usize = 64;
 /// The model's identity: SHA-256 over `model.bin`, then `vocab.txt`
 /// (checked by a test). Cached vectors are keyed by it.
 pub const MODEL_ID: &str =
@@ -38,19 +47,14 @@ pub const MODEL_ID: &str =
 pub const ARITHMETIC: &str = "fixed-order-1";
 
 static MODEL: &[u8] = include_bytes!("../../../models/minilm-l6-v2/model.bin");
-static VOCAB: &str = include_str!("../../../models/minilm-l6-v2/vocab.txt");
 const MAGIC: &[u8; 8] = b"MUSTENC1";
-const SPECIAL: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 
 /// A unit vector.
 pub type Vector = Arc<[f32]>;
 
 /// The loaded model. One per process ([`Encoder::get`]).
 pub struct Encoder {
-    vocab: HashMap<&'static str, u32>,
-    unk: u32,
-    cls: u32,
-    sep: u32,
+    tokenizer: &'static Tokenizer,
     heads: usize,
     /// Word embeddings, int8 rows with their scales, read in place.
     words: Int8Rows,
@@ -197,17 +201,10 @@ impl Encoder {
             MODEL.len(),
             "models/minilm-l6-v2/model.bin: trailing bytes"
         );
-        let vocab: HashMap<&'static str, u32> = VOCAB
-            .lines()
-            .enumerate()
-            .map(|(i, w)| (w, i as u32))
-            .collect();
-        assert_eq!(vocab.len(), vocab_len);
+        let tokenizer = Tokenizer::get();
+        assert_eq!(tokenizer.len(), vocab_len);
         Encoder {
-            unk: vocab["[UNK]"],
-            cls: vocab["[CLS]"],
-            sep: vocab["[SEP]"],
-            vocab,
+            tokenizer,
             heads,
             words,
             positions,
@@ -216,74 +213,9 @@ impl Encoder {
         }
     }
 
-    /// Token ids of `text` as the model reads it: `[CLS]`, the WordPiece
-    /// ids of its first [`MAX_TOKENS`] − 2 tokens, `[SEP]` (BERT uncased:
-    /// control characters dropped, CJK characters split, accents stripped,
-    /// lowercased, split at white space and punctuation).
+    /// Token ids of `text` as the model reads it ([`Tokenizer::tokenize`]).
     pub fn tokenize(&self, text: &str) -> Vec<u32> {
-        let mut ids = vec![self.cls];
-        let mut rest = text;
-        while !rest.is_empty() && ids.len() < MAX_TOKENS - 1 {
-            // Special tokens written out in the text are read as themselves.
-            let next = SPECIAL
-                .iter()
-                .filter_map(|s| rest.find(s).map(|at| (at, *s)))
-                .min();
-            let (plain, special) = match next {
-                Some((at, s)) => (&rest[..at], Some(s)),
-                None => (rest, None),
-            };
-            self.wordpieces(plain, &mut ids);
-            match special {
-                Some(s) => {
-                    ids.push(self.vocab[s]);
-                    rest = &rest[plain.len() + s.len()..];
-                }
-                None => rest = "",
-            }
-        }
-        ids.truncate(MAX_TOKENS - 1);
-        ids.push(self.sep);
-        ids
-    }
-
-    fn wordpieces(&self, text: &str, ids: &mut Vec<u32>) {
-        for word in pre_tokenize(&normalize(text)) {
-            if ids.len() >= MAX_TOKENS - 1 {
-                return;
-            }
-            let chars: Vec<(usize, char)> = word.char_indices().collect();
-            if chars.len() > MAX_WORD_CHARS {
-                ids.push(self.unk);
-                continue;
-            }
-            let mark = ids.len();
-            let mut start = 0;
-            let mut piece = String::new();
-            while start < word.len() {
-                // The longest piece from `start` the vocabulary knows.
-                let ends = std::iter::once(word.len()).chain(chars.iter().rev().map(|&(i, _)| i));
-                let found = ends.take_while(|&end| end > start).find_map(|end| {
-                    piece.clear();
-                    if start > 0 {
-                        piece.push_str("##");
-                    }
-                    piece.push_str(&word[start..end]);
-                    self.vocab.get(piece.as_str()).map(|&id| (id, end))
-                });
-                match found {
-                    Some((id, end)) => {
-                        ids.push(id);
-                        start = end;
-                    }
-                    None => {
-                        ids.truncate(mark);
-                        ids.push(self.unk);
-                        break;
-                    }
-                }
-            }
-        }
+        self.tokenizer.tokenize(text, MAX_TOKENS)
     }
 
     /// The unit vector of `text` (see [`Encoder::tokenize`]).
@@ -295,7 +227,41 @@ impl Encoder {
     /// (the same bits from each; tests compare them). [`Kernel::Avx`] on a
     /// CPU without AVX runs the portable build.
     pub fn embed_with(&self, text: &str, kernel: Kernel) -> Vec<f32> {
-        let ids = self.tokenize(text);
+        self.unit(&self.tokenize(text), kernel)
+    }
+
+    /// The unit vector of a query: [`Encoder::embed`] of its first
+    /// [`MAX_QUERY_TOKENS`] tokens, so a long request costs what a short
+    /// one does.
+    pub fn embed_query(&self, text: &str) -> Vec<f32> {
+        self.embed_capped(text, MAX_QUERY_TOKENS)
+    }
+
+    /// [`Encoder::embed`] of the first `max` tokens of `text` (at most
+    /// [`MAX_TOKENS`]; for choosing [`MAX_QUERY_TOKENS`]:
+    /// `examples/search_eval.rs --query-tokens`).
+    #[doc(hidden)]
+    pub fn embed_capped(&self, text: &str, max: usize) -> Vec<f32> {
+        let ids = self.tokenizer.tokenize(text, max.clamp(2, MAX_TOKENS));
+        self.unit(&ids, Kernel::best())
+    }
+
+    fn unit(&self, ids: &[u32], kernel: Kernel) -> Vec<f32> {
+        let mut pooled = self.pool(ids, kernel);
+        let norm = dot(&pooled, &pooled).sqrt();
+        if norm > 0.0 {
+            for p in &mut pooled {
+                *p /= norm;
+            }
+        }
+        pooled
+    }
+
+    /// The sum of the last layer's outputs for token ids `ids` (at most
+    /// [`MAX_TOKENS`], `[CLS]` and `[SEP]` included), not normalized: what
+    /// the static model is distilled from (`examples/distill.rs`).
+    pub fn pool(&self, ids: &[u32], kernel: Kernel) -> Vec<f32> {
+        let ids = &ids[..ids.len().min(MAX_TOKENS)];
         let n = ids.len();
         let mut x = vec![0f32; n * DIM];
         for (t, (&id, row)) in ids.iter().zip(x.chunks_exact_mut(DIM)).enumerate() {
@@ -337,12 +303,6 @@ impl Encoder {
         for row in x.chunks_exact(DIM) {
             for (p, a) in pooled.iter_mut().zip(row) {
                 *p += a;
-            }
-        }
-        let norm = dot(&pooled, &pooled).sqrt();
-        if norm > 0.0 {
-            for p in &mut pooled {
-                *p /= norm;
             }
         }
         pooled
@@ -410,95 +370,6 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         sum += x * y;
     }
     sum
-}
-
-/// BERT's normalizer: control characters dropped, white space made a
-/// space, CJK ideographs spaced apart, accents stripped (NFD, marks
-/// dropped), lowercased.
-fn normalize(text: &str) -> String {
-    let mut cleaned = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == '\0' || c == '\u{fffd}' || is_control(c) {
-            continue;
-        }
-        if is_whitespace(c) {
-            cleaned.push(' ');
-        } else if is_chinese(c) {
-            cleaned.push(' ');
-            cleaned.push(c);
-            cleaned.push(' ');
-        } else {
-            cleaned.push(c);
-        }
-    }
-    let mut out = String::with_capacity(cleaned.len());
-    for c in cleaned.nfd() {
-        if get_general_category(c) != GeneralCategory::NonspacingMark {
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
-}
-
-/// Words split at white space, each punctuation character a word of its own.
-fn pre_tokenize(text: &str) -> Vec<&str> {
-    let mut words = Vec::new();
-    for chunk in text.split(is_whitespace) {
-        let mut start = 0;
-        for (i, c) in chunk.char_indices() {
-            if is_punctuation(c) {
-                if start < i {
-                    words.push(&chunk[start..i]);
-                }
-                words.push(&chunk[i..i + c.len_utf8()]);
-                start = i + c.len_utf8();
-            }
-        }
-        if start < chunk.len() {
-            words.push(&chunk[start..]);
-        }
-    }
-    words
-}
-
-fn is_whitespace(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
-}
-
-fn is_control(c: char) -> bool {
-    use GeneralCategory::*;
-    !matches!(c, '\t' | '\n' | '\r')
-        && matches!(
-            get_general_category(c),
-            Control | Format | Surrogate | PrivateUse | Unassigned
-        )
-}
-
-fn is_punctuation(c: char) -> bool {
-    use GeneralCategory::*;
-    c.is_ascii_punctuation()
-        || matches!(
-            get_general_category(c),
-            ConnectorPunctuation
-                | DashPunctuation
-                | OpenPunctuation
-                | ClosePunctuation
-                | InitialPunctuation
-                | FinalPunctuation
-                | OtherPunctuation
-        )
-}
-
-fn is_chinese(c: char) -> bool {
-    matches!(c as u32,
-        0x4E00..=0x9FFF
-        | 0x3400..=0x4DBF
-        | 0x20000..=0x2A6DF
-        | 0x2A700..=0x2B73F
-        | 0x2B740..=0x2B81F
-        | 0x2B920..=0x2CEAF
-        | 0xF900..=0xFAFF
-        | 0x2F800..=0x2FA1F)
 }
 
 #[cfg(test)]

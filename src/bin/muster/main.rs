@@ -227,7 +227,7 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
 /// The token-count cache in [`cache_dir`], and the encoder's vector cache
 /// beside it; in memory only with `--no-cache` or when there is no cache
 /// directory.
-fn token_cache(disabled: bool) -> TokenCache {
+pub(crate) fn token_cache(disabled: bool) -> TokenCache {
     match cache_dir() {
         Some(dir) if !disabled => {
             vector_cache(&dir);
@@ -244,9 +244,80 @@ pub(crate) fn vector_cache(#[allow(unused_variables)] dir: &std::path::Path) {
     muster::search::vectors::use_file(&dir.join(muster::search::vectors::FILE_NAME));
 }
 
+/// Encodes for search the tools `inputs` configure and record into the
+/// vector cache's file, so a later session's first search encodes none of
+/// them (docs/search.md, "Warm from the first query"). Skipped when the
+/// vector cache has no file (`--no-cache`, no cache directory), when
+/// `MUSTER_NO_WARM` is set (not `0`) or when the cache directory cannot be
+/// written; a failure costs the first search time, never this command its
+/// result.
+pub(crate) fn warm(
+    #[allow(unused_variables)] inputs: &Inputs,
+    #[allow(unused_variables)] selection: &Selection,
+    #[allow(unused_variables)] cache: &mut TokenCache,
+) {
+    #[cfg(feature = "encoder")]
+    {
+        use muster::search::{DeferredIndex, vectors};
+        if std::env::var_os("MUSTER_NO_WARM").is_some_and(|v| !v.is_empty() && v != "0") {
+            return;
+        }
+        // Without deferral nothing is ever searched: a plan of such a
+        // policy pays nothing for search.
+        if !inputs.policy.deferral.enabled {
+            return;
+        }
+        let path = vectors::shared()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .path()
+            .map(std::path::Path::to_path_buf);
+        let Some(dir) = path.as_deref().and_then(std::path::Path::parent) else {
+            return;
+        };
+        if !writable(dir) {
+            return;
+        }
+        let Ok(catalog) = Catalog::build_cached(inputs, selection, cache) else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        let encoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            DeferredIndex::warm(&catalog)
+        }));
+        // Where the time went, for a person watching (MUSTER_NO_WARM skips it).
+        if let Ok(n @ 1..) = encoded
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        {
+            eprintln!(
+                "encoded {n} tool text(s) for search in {:.1} s (saved to the cache)",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Whether a file can be created in `dir` (made if missing).
+#[cfg(feature = "encoder")]
+fn writable(dir: &std::path::Path) -> bool {
+    if std::fs::create_dir_all(dir).is_err() {
+        return false;
+    }
+    let probe = dir.join(format!(".warm-probe-{}", std::process::id()));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .is_ok();
+    if made {
+        let _ = std::fs::remove_file(&probe);
+    }
+    made
+}
+
 /// Saves the counts the run added. A cache that cannot be written costs
 /// the next run time, not this one its result, so failing is silent.
-fn save(cache: &mut TokenCache) {
+pub(crate) fn save(cache: &mut TokenCache) {
     let _ = cache.save();
 }
 
@@ -389,6 +460,8 @@ fn run(command: Command) -> Result<u8, Error> {
             };
             save(&mut cache);
             emit(&text)?;
+            warm(&inputs, &selection(&select), &mut cache);
+            save(&mut cache);
             exiting(inputs);
             Ok(0)
         }
@@ -594,6 +667,9 @@ fn run(command: Command) -> Result<u8, Error> {
                     other => ci::render(other, &muster::ci::of_validation(&validation)),
                 },
             )?;
+            let mut cache = token_cache(false);
+            warm(&inputs, &Selection::default(), &mut cache);
+            save(&mut cache);
             Ok(u8::from(!validation.acceptance.is_empty()))
         }),
     }

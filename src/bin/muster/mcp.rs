@@ -3,6 +3,7 @@
 use crate::args::TextOrJson;
 use crate::{EXIT_BAD_INPUT, emit};
 use muster::Error;
+use muster::catalog::Selection;
 use muster::contract::{DiscoverAnswer, LockFinding, LockStatus, ServerDiscovery, SnapshotDiff};
 use muster::discover::{Event, discover_policy, lock_policy};
 use muster::names::escape;
@@ -43,6 +44,9 @@ pub fn discover(
         TextOrJson::Text => discover_text(&answer),
         TextOrJson::Json => muster::answer::json_text(&answer),
     })?;
+    if answer.listed > 0 {
+        warm_recorded(policies);
+    }
     Ok(if answer.failed > 0 { EXIT_BAD_INPUT } else { 0 })
 }
 
@@ -213,5 +217,18 @@ pub fn lock(policies: &Path, names: &[String], format: TextOrJson) -> Result<u8,
         }
         TextOrJson::Json => muster::answer::json_text(&answer),
     })?;
+    warm_recorded(policies);
     Ok(0)
+}
+
+/// Encodes for search the tools the policy now records
+/// ([`crate::warm`]), read again since the listing was written; a policy
+/// that no longer loads is left to the next command to report.
+fn warm_recorded(policies: &Path) {
+    let Ok(inputs) = Inputs::load(policies) else {
+        return;
+    };
+    let mut cache = crate::token_cache(false);
+    crate::warm(&inputs, &Selection::default(), &mut cache);
+    crate::save(&mut cache);
 }
