@@ -11,12 +11,13 @@ use crate::error::code;
 /// Every variable muster reads itself: the session keys, the admin token,
 /// the cache directory and discovery's mark. A test holds this list and
 /// the `MUSTER_*` names in muster's source together.
-pub(crate) const OWN_VARIABLES: [&str; 5] = [
+pub(crate) const OWN_VARIABLES: [&str; 6] = [
     "MUSTER_SESSION_KEY",
     "MUSTER_SESSION_KEY_FILE",
     "MUSTER_ADMIN_TOKEN",
     "MUSTER_CACHE_DIR",
     "MUSTER_DISCOVER_MARK",
+    "MUSTER_NO_WARM",
 ];
 
 /// The secrets among [`OWN_VARIABLES`]: never inherited by a server muster
