@@ -754,23 +754,16 @@ fn the_python_sdks_oauth_flow_completes_against_musters_metadata() {
         ),
         None,
     );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/oauth.py");
-    let out = Command::new(common::python_sdk())
-        .arg(script)
-        .arg(&resource)
-        .arg(idp.issuer())
-        .arg("writer")
-        .arg("memory:read memory:write")
-        .output()
-        .expect("run the client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the client failed: {}\n{text}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let seen = common::run_client(
+        "oauth.py",
+        &[
+            resource.as_str(),
+            &idp.issuer(),
+            "writer",
+            "memory:read memory:write",
+        ],
+        None,
     );
-    let seen: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
     let tools: Vec<&str> = seen["tools"]
         .as_array()
         .unwrap()

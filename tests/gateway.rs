@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Fixture, HttpServer, inspector, python_sdk, reference_server, stdout};
+use common::{Fixture, HttpServer, inspector, reference_server, stdout};
 use serde_json::{Value, json};
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
@@ -54,22 +54,7 @@ fn setup(extra: &str) -> Fixture {
 }
 
 fn run_python(args: &[&str], dir: &Path) -> Value {
-    let python = python_sdk();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/flow.py");
-    let out = Command::new(python)
-        .arg(script)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run the MCP Python SDK client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the Python client failed: {}\n{text}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+    common::run_client("flow.py", args, Some(dir))
 }
 
 /// What every transport must show for the flow `flow.py` drives.

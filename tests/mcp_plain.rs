@@ -6,10 +6,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{Fixture, python_sdk, reference_server, stdout};
+use common::{Fixture, reference_server, stdout};
 use serde_json::{Value, json};
 
 /// A `muster serve` over the everything and memory reference servers, four
@@ -46,22 +43,7 @@ impl Serve {
 
     /// What `script` (in tests/mcp-clients) printed, pointed at plain `/mcp`.
     fn client(&self, script: &str) -> Value {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/mcp-clients")
-            .join(script);
-        let out = Command::new(python_sdk())
-            .arg(script)
-            .arg(format!("http://{}/mcp", self.addr))
-            .output()
-            .expect("run the client");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "the client failed: {}\n{text}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+        common::run_client(script, &[format!("http://{}/mcp", self.addr)], None)
     }
 }
 

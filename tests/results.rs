@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{Fixture, muster, python_sdk, reference_server, stdout};
 use muster::tokens::Encoding;
@@ -103,23 +102,13 @@ fn setup(results: &str) -> (Fixture, String, String) {
 
 /// The calls made through `muster mcp` by the official Python SDK.
 fn through_mcp(fx: &Fixture, calls: &Value) -> Vec<Seen> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/results.py");
-    let out = Command::new(python_sdk())
-        .arg(script)
-        .arg(MUSTER)
-        .arg(fx.policies())
-        .arg(calls.to_string())
-        .current_dir(fx.path())
-        .output()
-        .expect("run the MCP Python SDK client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the Python client failed: {}\n{text}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+    let args = [
+        std::ffi::OsString::from(MUSTER),
+        fx.policies().into(),
+        calls.to_string().into(),
+    ];
+    let seen = common::run_client("results.py", &args, Some(fx.path()));
+    serde_json::from_value(seen).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `calls` run as one turn by `muster call` over the policy's plan: the answer and the call

@@ -331,6 +331,33 @@ pub fn laughs(depth: usize) -> serde_json::Value {
         "properties": {"x": {"$ref": format!("#/$defs/l{depth}")}}})
 }
 
+/// Runs the client `tests/mcp-clients/<script>` on the official MCP Python
+/// SDK's interpreter with `args`, in `dir` when given, and reads the JSON it
+/// prints; a client that fails panics with its status, stdout and stderr.
+pub fn run_client<S: AsRef<std::ffi::OsStr>>(
+    script: &str,
+    args: &[S],
+    dir: Option<&Path>,
+) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp-clients")
+        .join(script);
+    let mut command = std::process::Command::new(python_sdk());
+    command.arg(script).args(args);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let out = command.output().expect("run the MCP Python SDK client");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
 /// The Python interpreter of a virtual environment holding the official MCP
 /// Python SDK (`tests/mcp-clients/requirements.txt`), made on first use
 /// under the target directory, so `cargo test` needs no set-up of its own.
