@@ -439,8 +439,27 @@ impl Loader {
         value: &Spanned<i64>,
         key: &str,
     ) -> Option<u32> {
+        self.whole_from(
+            src,
+            value,
+            key,
+            1,
+            "use a whole number from 1 to 4294967295",
+        )
+    }
+
+    /// A whole number written at `key`, from `min` to `u32::MAX`; past it,
+    /// `out-of-range` with `help`, and `None`.
+    pub(super) fn whole_from(
+        &mut self,
+        src: &Source,
+        value: &Spanned<i64>,
+        key: &str,
+        min: u32,
+        help: &str,
+    ) -> Option<u32> {
         match u32::try_from(*value.get_ref()) {
-            Ok(v) if v > 0 => Some(v),
+            Ok(v) if v >= min => Some(v),
             _ => {
                 self.problems.push(
                     src.at(value)
@@ -448,7 +467,7 @@ impl Loader {
                             code::OUT_OF_RANGE,
                             format!("{key} = {} is out of range", value.get_ref()),
                         )
-                        .help("use a whole number from 1 to 4294967295"),
+                        .help(help),
                 );
                 None
             }

@@ -61,22 +61,15 @@ impl Loader {
         value: &Spanned<i64>,
         key: &str,
     ) -> Option<u32> {
-        match u32::try_from(*value.get_ref()) {
-            Ok(v) if v >= MIN_RESULT_TOKENS => Some(v),
-            _ => {
-                self.problems.push(
-                    src.at(value)
-                        .coded(
-                            code::OUT_OF_RANGE,
-                            format!("{key} = {} is out of range", value.get_ref()),
-                        )
-                        .help(format!(
-                            "use a whole number of tokens from {MIN_RESULT_TOKENS} (room for the note a cut result ends with) to 4294967295, or leave it out for no budget"
-                        )),
-                );
-                None
-            }
-        }
+        self.whole_from(
+            src,
+            value,
+            key,
+            MIN_RESULT_TOKENS,
+            &format!(
+                "use a whole number of tokens from {MIN_RESULT_TOKENS} (room for the note a cut result ends with) to 4294967295, or leave it out for no budget"
+            ),
+        )
     }
 
     /// `[results]` read, every problem named with its line.
