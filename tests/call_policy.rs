@@ -177,19 +177,7 @@ fn muster_call_refuses_an_edited_plan_and_no_server_runs_it() {
     // nothing runs.
     std::fs::remove_file(s.sandbox.join("allowed.txt")).unwrap();
     s.fx.edit("policies/mcp/servers.toml", "allowed.txt", "other.txt");
-    let changed = stdout(
-        s.fx.path(),
-        &[
-            "call",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ],
-        1,
-    );
+    let changed = stdout(s.fx.path(), &common::CALL_JSON, 1);
     let changed: Value = serde_json::from_str(&changed).unwrap();
     assert_eq!(changed["code"], "plan-changed");
     assert_eq!(s.written(), Vec::<String>::new());

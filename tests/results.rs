@@ -117,18 +117,7 @@ fn muster_call(fx: &Fixture, calls: &Value) -> (Value, Vec<Value>) {
     let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
     fx.write("plan.json", &plan);
     fx.write("turn.json", &json!({ "calls": calls }).to_string());
-    let out = muster(fx.path())
-        .args([
-            "call",
-            "--plan",
-            "plan.json",
-            "--turn",
-            "turn.json",
-            "--format",
-            "json",
-        ])
-        .assert()
-        .code(0);
+    let out = muster(fx.path()).args(common::CALL_JSON).assert().code(0);
     let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let lines = String::from_utf8_lossy(&out.get_output().stderr)
         .lines()
@@ -398,15 +387,7 @@ fn a_value_muster_filled_that_a_server_echoes_in_its_result_is_redacted() {
         &json!({"calls": [{"id": "e", "name": "mcp__everything__get-env", "arguments": {}}]})
             .to_string(),
     );
-    let answer = run(&[
-        "call",
-        "--plan",
-        "plan.json",
-        "--turn",
-        "turn.json",
-        "--format",
-        "json",
-    ]);
+    let answer = run(&common::CALL_JSON);
     let answer: Value = serde_json::from_str(&answer).unwrap();
     let text = answer["results"][0]["result"]["content"][0]["text"]
         .as_str()

@@ -307,6 +307,17 @@ pub const CHECK_JSON: [&str; 7] = [
     "json",
 ];
 
+/// `muster call --plan plan.json --turn turn.json --format json`.
+pub const CALL_JSON: [&str; 7] = [
+    "call",
+    "--plan",
+    "plan.json",
+    "--turn",
+    "turn.json",
+    "--format",
+    "json",
+];
+
 /// [`CHECK_JSON`] in `dir`, expecting exit `code`, parsed.
 pub fn check_value(dir: &Path, code: i32) -> serde_json::Value {
     let out = stdout(dir, &CHECK_JSON, code);
