@@ -30,6 +30,7 @@ mod follow;
 mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
+pub mod progress;
 pub mod rpc;
 mod shape;
 mod spans;
@@ -175,6 +176,9 @@ struct CallContext {
     started: Instant,
     stateless: bool,
     parent: Option<crate::trace::TraceParent>,
+    /// Where the call's progress goes, when the transport can write to
+    /// the client before the answer.
+    outbox: Option<progress::Outbox>,
 }
 
 /// Receives each call's record.
@@ -299,7 +303,23 @@ impl Gateway {
 
     /// Answers one message of chat `chat`.
     pub async fn handle(&self, chat: &str, bytes: &[u8]) -> Reply {
-        self.handle_in(chat, bytes, false, None).await
+        self.handle_in(chat, bytes, false, None, None).await
+    }
+
+    /// [`Gateway::handle_traced`] for a transport that can write to the
+    /// client before the answer: a `tools/call` that asked for progress
+    /// (`_meta.progressToken`) has its server's progress written to
+    /// `outbox`, all of it before the call returns (the `progress` module).
+    pub async fn handle_relayed(
+        &self,
+        chat: &str,
+        bytes: &[u8],
+        traceparent: Option<&str>,
+        outbox: progress::Outbox,
+    ) -> Reply {
+        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
+        self.handle_in(chat, bytes, false, parent, Some(outbox))
+            .await
     }
 
     /// [`Gateway::handle`] for a transport that carried a W3C
@@ -311,7 +331,7 @@ impl Gateway {
         traceparent: Option<&str>,
     ) -> Reply {
         let parent = traceparent.and_then(crate::trace::TraceParent::parse);
-        self.handle_in(chat, bytes, false, parent).await
+        self.handle_in(chat, bytes, false, parent, None).await
     }
 
     /// [`Gateway::handle`], in a chat made for this message only when
@@ -323,6 +343,7 @@ impl Gateway {
         bytes: &[u8],
         stateless: bool,
         parent: Option<crate::trace::TraceParent>,
+        outbox: Option<progress::Outbox>,
     ) -> Reply {
         let started = Instant::now();
         let (id, method, params) = match rpc::parse(bytes) {
@@ -404,6 +425,7 @@ impl Gateway {
                     started,
                     stateless,
                     parent,
+                    outbox,
                 };
                 self.call(chat, &id, params, cx, &mut reply.list_changed)
                     .await
@@ -476,6 +498,7 @@ impl Gateway {
             started,
             stateless,
             parent,
+            outbox,
         } = cx;
         let invalid =
             |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
@@ -593,10 +616,15 @@ impl Gateway {
                             return Ok(tool_error(&drift.sentence(), &meta));
                         }
                     }
-                    let result = self
-                        .upstreams
-                        .call(&target.server, &target.tool, &arguments)
-                        .await;
+                    let asked = progress::token(&params).zip(outbox);
+                    let result = progress::forwarded(
+                        &self.upstreams,
+                        &target.server,
+                        &target.tool,
+                        &arguments,
+                        asked,
+                    )
+                    .await;
                     record.upstream_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
                     match result {
                         Ok(raw) => {

@@ -188,6 +188,11 @@ impl UpstreamError {
 /// What a request got back.
 pub(crate) type Reply = Result<Box<RawValue>, UpstreamError>;
 
+/// Where a watched request's progress goes: the params of each
+/// `notifications/progress` the server sends for it, as sent. Bounded: a
+/// server that floods progress loses what the reader cannot take.
+pub type ProgressSink = tokio::sync::mpsc::Sender<Box<RawValue>>;
+
 /// How messages reach a server.
 enum Wire {
     /// Lines on a started process's stdin; answers come from its stdout.
@@ -204,6 +209,9 @@ pub(crate) struct Conn {
     /// Woken when the connection ends, for tasks that wait on it.
     stopped: tokio::sync::Notify,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    /// Requests whose progress is watched, by the token muster gave them
+    /// (their id): where the server's `notifications/progress` go.
+    progress: Mutex<HashMap<u64, ProgressSink>>,
     next_id: AtomicU64,
     alive: AtomicBool,
     /// Why it went down, once it has.
@@ -227,16 +235,25 @@ pub(crate) struct Conn {
     negotiating: AtomicBool,
 }
 
-/// `params` with the 2026-07-28 request `_meta` added when that revision
-/// was negotiated (every request carries its version then).
-fn with_meta(params: &str, version: &str) -> String {
-    if version != UPSTREAM_VERSIONS[0] {
+/// `params` with a request `_meta` added: the 2026-07-28 members when that
+/// revision was negotiated (every request carries its version then), and
+/// `progressToken` when the request's progress is watched (the token is
+/// the request's own id, unique among the connection's requests in flight).
+fn with_meta(params: &str, version: &str, progress: Option<u64>) -> String {
+    let mut members = Vec::new();
+    if let Some(token) = progress {
+        members.push(format!(r#""progressToken":{token}"#));
+    }
+    if version == UPSTREAM_VERSIONS[0] {
+        members.push(format!(
+            r#""io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}"#,
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    if members.is_empty() {
         return params.to_string();
     }
-    let meta = format!(
-        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}}}"#,
-        env!("CARGO_PKG_VERSION")
-    );
+    let meta = format!(r#""_meta":{{{}}}"#, members.join(","));
     match params.trim_start().strip_prefix('{') {
         Some(rest) if rest.trim_start().starts_with('}') => format!("{{{meta}}}"),
         Some(rest) => format!("{{{meta},{rest}"),
@@ -329,6 +346,7 @@ impl Conn {
             wire,
             stopped: tokio::sync::Notify::new(),
             pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             alive: AtomicBool::new(true),
             ended: Mutex::new(None),
@@ -553,16 +571,30 @@ mod tests {
 
     #[test]
     fn meta_is_added_only_for_the_newest_revision() {
-        assert_eq!(with_meta("{}", "2025-11-25"), "{}");
-        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28");
+        assert_eq!(with_meta("{}", "2025-11-25", None), "{}");
+        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28", None);
         let v: Value = serde_json::from_str(&with).unwrap();
         assert_eq!(v["name"], "t");
         assert_eq!(
             v["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
-        let empty: Value = serde_json::from_str(&with_meta("{}", "2026-07-28")).unwrap();
+        let empty: Value = serde_json::from_str(&with_meta("{}", "2026-07-28", None)).unwrap();
         assert!(empty["_meta"].is_object());
+    }
+
+    #[test]
+    fn a_watched_request_carries_its_progress_token_beside_the_revision() {
+        let old: Value =
+            serde_json::from_str(&with_meta(r#"{"name":"t"}"#, "2025-11-25", Some(7))).unwrap();
+        assert_eq!(old["_meta"], serde_json::json!({"progressToken": 7}));
+        assert_eq!(old["name"], "t");
+        let new: Value = serde_json::from_str(&with_meta("{}", "2026-07-28", Some(9))).unwrap();
+        assert_eq!(new["_meta"]["progressToken"], 9);
+        assert_eq!(
+            new["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
     }
 
     #[test]

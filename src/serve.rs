@@ -27,6 +27,7 @@ mod problem;
 mod request;
 mod run;
 mod sessions;
+mod streamed;
 
 pub use admin::{AdminToken, MAX_TOKEN_BYTES, MIN_TOKEN_BYTES};
 pub use api::GENERATION_HEADER;

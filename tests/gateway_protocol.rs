@@ -280,6 +280,17 @@ fn a_cancelled_call_is_not_answered_and_the_server_is_told() {
 /// call is answered `-32800` with nothing of a result.
 #[test]
 fn a_call_cancelled_over_http_tells_its_server_and_answers_nothing_of_it() {
+    cancelled_over_http(false);
+}
+
+/// The same for a call that asked for progress, answered as a stream
+/// (`src/serve/streamed.rs`): the stream ends with the `-32800`.
+#[test]
+fn a_streamed_call_cancelled_over_http_tells_its_server_and_ends_its_stream() {
+    cancelled_over_http(true);
+}
+
+fn cancelled_over_http(progress: bool) {
     let refusing = Refusing::start();
     let fx = setup(refusing.port);
     let run = fx.path().join("run");
@@ -291,9 +302,15 @@ fn a_call_cancelled_over_http_tells_its_server_and_answers_nothing_of_it() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
     );
     assert_eq!(status, 200, "{body}");
+    let mut asked = call(7, "mcp__cancels__alpha");
+    if progress {
+        asked = asked.replace(
+            r#""params":{"#,
+            r#""params":{"_meta":{"progressToken":"p7"},"#,
+        );
+    }
     let waiting = std::thread::scope(|scope| {
-        let waiting =
-            scope.spawn(|| service.post(path, "2025-11-25", &call(7, "mcp__cancels__alpha")));
+        let waiting = scope.spawn(|| service.post(path, "2025-11-25", &asked));
         assert!(
             poll(|| std::fs::read_to_string(run.join("calls")).is_ok_and(|t| !t.is_empty())),
             "the call reached the server"
@@ -318,8 +335,17 @@ fn a_call_cancelled_over_http_tells_its_server_and_answers_nothing_of_it() {
         assert_eq!(status, 202);
         waiting.join().unwrap()
     });
-    let (status, body) = waiting;
+    let (status, mut body) = waiting;
     assert_eq!(status, 200, "{body}");
+    if progress {
+        // The stream's one message: the answer (the server sent no progress).
+        let events: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        assert_eq!(events.len(), 1, "{body}");
+        body = events[0].to_string();
+    }
     let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
     assert_eq!(answer["id"], 7, "{answer}");
     assert_eq!(answer["error"]["code"], -32800, "{answer}");

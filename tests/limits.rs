@@ -29,6 +29,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::progress::BUFFERED",
+            as_u64(muster::gateway::progress::BUFFERED),
+            false,
+        ),
+        (
             "gateway::rpc::MAX_MESSAGE_BYTES",
             as_u64(muster::gateway::rpc::MAX_MESSAGE_BYTES),
             true,

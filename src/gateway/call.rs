@@ -210,7 +210,7 @@ impl Gateway {
                             let warned = drift.is_some();
                             gateway
                                 .upstreams
-                                .call(&server, &job.tool, &job.arguments)
+                                .call(&server, &job.tool, &job.arguments, None)
                                 .await
                                 .map(|raw| (raw, warned))
                                 .map_err(Refused::Upstream)

@@ -13,12 +13,14 @@ use super::*;
 
 impl Gateway {
     /// Answers one message in a chat made for it and ended after it.
-    /// `traceparent` as for [`Gateway::handle_traced`].
+    /// `traceparent` as for [`Gateway::handle_traced`], `outbox` as for
+    /// [`Gateway::handle_relayed`].
     pub async fn handle_stateless(
         &self,
         agent: Option<&str>,
         bytes: &[u8],
         traceparent: Option<&str>,
+        outbox: Option<super::progress::Outbox>,
     ) -> Reply {
         let chat = match self.open_chat(None, agent) {
             Ok(chat) => chat,
@@ -39,7 +41,7 @@ impl Gateway {
             }
         };
         let parent = traceparent.and_then(crate::trace::TraceParent::parse);
-        let mut reply = self.handle_in(&chat, bytes, true, parent).await;
+        let mut reply = self.handle_in(&chat, bytes, true, parent, outbox).await;
         // The chat ends with the message: there is no list to change.
         reply.list_changed = false;
         let _ = self.close_chat(&chat);

@@ -6,7 +6,9 @@
 //! `notifications/tools/list_changed`, written before the load's answer:
 //! unasked for a client that did the `initialize` handshake, and for a
 //! 2026-07-28 client only on the `subscriptions/listen` requests it keeps
-//! open, tagged with each one's id. stdout carries protocol messages only;
+//! open, tagged with each one's id. A call's progress, when the client
+//! asked for it, is written as it comes, before the call's answer.
+//! stdout carries protocol messages only;
 //! logs go to stderr.
 
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, Semaphore};
 
+use super::progress::BUFFERED;
 use super::{Gateway, rpc};
 
 /// Most requests answered at once.
@@ -94,7 +97,16 @@ where
         // removal of its id comes after.
         let mut kept = in_flight.lock();
         let handle = tasks.spawn(async move {
-            let reply = gateway.handle(&chat, &message).await;
+            // The call's progress is written as it comes, before its answer.
+            let (outbox, mut progress) = tokio::sync::mpsc::channel(BUFFERED);
+            let work = gateway.handle_relayed(&chat, &message, None, outbox);
+            tokio::pin!(work);
+            let reply = loop {
+                tokio::select! {
+                    reply = &mut work => break reply,
+                    Some(line) = progress.recv() => write_lines(&output, &[line]).await?,
+                }
+            };
             drop(permit);
             if let Some(cancelled) = &reply.cancelled
                 && let Some(call) = calls.lock().remove(cancelled)
@@ -103,7 +115,7 @@ where
                 // dropping it tells its server (`notifications/cancelled`).
                 call.abort();
             }
-            let mut lines = Vec::new();
+            let mut lines: Vec<String> = std::iter::from_fn(|| progress.try_recv().ok()).collect();
             if reply.modern {
                 subscriptions.modern.store(true, Ordering::Release);
             }

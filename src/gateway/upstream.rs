@@ -30,7 +30,7 @@ mod answer;
 
 use crate::discover::{MAX_PAGES, MAX_TOOLS, ServerSpec};
 use crate::mcp_client::{Conn, Reply, short, start};
-pub use crate::mcp_client::{MAX_IN_FLIGHT, UPSTREAM_VERSIONS, UpstreamError};
+pub use crate::mcp_client::{MAX_IN_FLIGHT, ProgressSink, UPSTREAM_VERSIONS, UpstreamError};
 use crate::snapshot::{Checker, ListedTool};
 
 /// First wait before a down server is started again; it doubles per
@@ -126,11 +126,19 @@ impl Upstreams {
 
     /// Calls `tool` on `server` with `arguments` (a JSON object's text, sent
     /// byte for byte) and returns the call's `result` as the server sent it.
+    /// With `progress`, the call's progress is watched and the server's
+    /// `notifications/progress` for it go there (see [`crate::mcp_client::ProgressSink`]).
     ///
     /// # Errors
     /// An [`UpstreamError`]; a result with `isError` is not one (the model
     /// reads it).
-    pub async fn call(&self, server: &str, tool: &str, arguments: &str) -> Reply {
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &str,
+        progress: Option<ProgressSink>,
+    ) -> Reply {
         let Some(server) = self.servers.get(server) else {
             return Err(UpstreamError::CannotStart {
                 message: "no such server in the policy".into(),
@@ -146,7 +154,9 @@ impl Upstreams {
         let name = serde_json::to_string(tool).unwrap_or_default();
         let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
         let left = timeout.saturating_sub(started.elapsed());
-        let reply = conn.request("tools/call", &params, left).await;
+        let reply = conn
+            .request_watched("tools/call", &params, left, progress)
+            .await;
         if !conn.is_alive() {
             server.went_down(&conn).await;
         }

@@ -26,6 +26,8 @@ struct Incoming<'a> {
     method: Option<String>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
     #[serde(default)]
     error: Option<RpcError>,
 }
@@ -110,14 +112,43 @@ fn stray(conn: &Conn, id: &serde_json::Number) {
     }
 }
 
+/// Hands a `notifications/progress`'s params to the watcher of the request
+/// whose token they name: a token muster gave is a request's id, a whole
+/// number; any other token names nothing muster asked about.
+fn progress(conn: &Conn, params: &RawValue) {
+    #[derive(Deserialize)]
+    struct Token {
+        #[serde(rename = "progressToken")]
+        token: Value,
+    }
+    let Some(token) = serde_json::from_str::<Token>(params.get())
+        .ok()
+        .and_then(|t| t.token.as_u64())
+    else {
+        return;
+    };
+    let sink = conn.lock_progress().get(&token).cloned();
+    if let Some(sink) = sink {
+        let _ = sink.try_send(params.to_owned());
+    }
+}
+
 /// Routes one line: a response to the call waiting for it; a
-/// `notifications/tools/list_changed` marks the listing stale; a request of
+/// `notifications/tools/list_changed` marks the listing stale; a
+/// `notifications/progress` goes to the watcher of the request its token
+/// names (dropped when none watches it, or the watcher is behind); a request of
 /// the server's own is answered (returned, for the caller to send): a
 /// `ping` with an empty result, anything else with "method not found", as
 /// muster serves nothing to a server. Anything else (other notifications,
 /// logs, progress) is dropped.
 pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
     let msg = serde_json::from_slice::<Incoming<'_>>(line).ok()?;
+    if msg.id.is_none() && msg.method.as_deref() == Some("notifications/progress") {
+        if let Some(params) = msg.params {
+            progress(conn, params);
+        }
+        return None;
+    }
     if msg.id.is_none() && msg.method.as_deref() == Some("notifications/tools/list_changed") {
         conn.tools_changed.store(true, Ordering::Release);
         return None;

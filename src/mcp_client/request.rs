@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
-use super::{Conn, Reply, UpstreamError, Wire, http, with_meta};
+use super::{Conn, ProgressSink, Reply, UpstreamError, Wire, http, with_meta};
 
 impl Conn {
     /// Sends `method` with `params` (JSON text) and waits for the answer.
@@ -26,15 +26,33 @@ impl Conn {
         params: &str,
         timeout: Duration,
     ) -> Reply {
+        self.request_watched(method, params, timeout, None).await
+    }
+
+    /// [`Conn::request`], with the request's progress watched when
+    /// `progress` is given: the request carries a `progressToken` (its
+    /// id), and each `notifications/progress` the server sends for it, up
+    /// to the answer, goes to `progress`.
+    pub(crate) async fn request_watched(
+        self: &Arc<Self>,
+        method: &str,
+        params: &str,
+        timeout: Duration,
+        progress: Option<ProgressSink>,
+    ) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.lock_pending().insert(id, tx);
+        let watched = progress.is_some();
+        if let Some(sink) = progress {
+            self.lock_progress().insert(id, sink);
+        }
         let mut waiting = Waiting {
             conn: self.clone(),
             id,
             armed: true,
         };
-        let reply = self.answer(id, method, params, rx, timeout).await;
+        let reply = self.answer(id, method, params, rx, timeout, watched).await;
         waiting.armed = false;
         reply
     }
@@ -47,9 +65,10 @@ impl Conn {
         params: &str,
         rx: oneshot::Receiver<Reply>,
         timeout: Duration,
+        watched: bool,
     ) -> Reply {
         let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-        let params = with_meta(params, version);
+        let params = with_meta(params, version, watched.then_some(id));
         let line =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
         if let Wire::Http(endpoint) = &self.wire {
@@ -160,6 +179,10 @@ impl Conn {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    pub(super) fn lock_progress(&self) -> std::sync::MutexGuard<'_, HashMap<u64, ProgressSink>> {
+        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(crate) fn ended_text(&self) -> String {
         self.ended
             .lock()
@@ -192,9 +215,11 @@ fn cancelled(id: u64, reason: &str) -> String {
     )
 }
 
-/// A request whose answer is awaited. Dropped while still armed (the wait
-/// given up before an answer came), it takes the request out of the
-/// pending ones and tells the server it is cancelled.
+/// A request whose answer is awaited. Dropped, it stops watching the
+/// request's progress (no progress is relayed past its answer); dropped
+/// while still armed (the wait given up before an answer came), it also
+/// takes the request out of the pending ones and tells the server it is
+/// cancelled.
 struct Waiting {
     conn: Arc<Conn>,
     id: u64,
@@ -203,6 +228,7 @@ struct Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
+        self.conn.lock_progress().remove(&self.id);
         if !self.armed || self.conn.lock_pending().remove(&self.id).is_none() {
             return;
         }

@@ -12,7 +12,10 @@
 //! Each POST carries one JSON-RPC message. A request is answered with
 //! `application/json`, or, when it changed the chat's tool list and the
 //! client accepts `text/event-stream`, with a stream holding
-//! `notifications/tools/list_changed` and then the answer. Notifications
+//! `notifications/tools/list_changed` and then the answer; a `tools/call`
+//! that asked for progress, from a client that accepts a stream, is
+//! answered with one carrying its progress and then the answer
+//! (`streamed`). Notifications
 //! and responses get 202. There is no GET stream (405): for a 2025 client
 //! the only notification the gateway sends rides on the POST that caused
 //! it. A 2026-07-28 client (its requests name the revision in `_meta`) is
@@ -35,6 +38,7 @@ use serde_json::value::RawValue;
 
 use super::auth::{Audit, audited_by};
 use super::inflight::InFlight;
+use super::streamed;
 use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
@@ -336,9 +340,22 @@ async fn post_root(
                 let audit = who
                     .as_ref()
                     .map(|w| w.audit(agent.clone().unwrap_or_default()));
+                let parent = traceparent(&headers).map(str::to_string);
+                if streamed::asks_progress(&headers, &body) {
+                    let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
+                    return streamed::answer(None, id, None, |outbox| async move {
+                        let relayed = gateway.handle_stateless(
+                            agent.as_deref(),
+                            &body,
+                            parent.as_deref(),
+                            Some(outbox),
+                        );
+                        audited_by(audit, relayed).await
+                    });
+                }
                 let mut reply = audited_by(
                     audit,
-                    gateway.handle_stateless(agent.as_deref(), &body, traceparent(&headers)),
+                    gateway.handle_stateless(agent.as_deref(), &body, parent.as_deref(), None),
                 )
                 .await;
                 if let Some((id, tools)) = reply.listen.take() {
@@ -432,7 +449,7 @@ async fn post_chat(
 /// acts on; the answer names the chat in `Mcp-Session-Id` when `session`.
 async fn handled(
     gateway: &Arc<Gateway>,
-    calls: &InFlight,
+    calls: &Arc<InFlight>,
     chat: String,
     audit: Option<Audit>,
     body: Bytes,
@@ -440,6 +457,15 @@ async fn handled(
     session: bool,
 ) -> Response {
     let parent = traceparent(headers).map(str::to_string);
+    if streamed::asks_progress(headers, &body) {
+        let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
+        let (gateway, owned) = (gateway.clone(), chat.clone());
+        let kept = Some((calls.clone(), chat.clone()));
+        return streamed::answer(kept, id, session.then_some(&chat), |outbox| async move {
+            let relayed = gateway.handle_relayed(&owned, &body, parent.as_deref(), outbox);
+            audited_by(audit, relayed).await
+        });
+    }
     let mut reply = match rpc::call_id(&body) {
         Some(id) => {
             let (gateway, owned) = (gateway.clone(), chat.clone());
@@ -458,7 +484,7 @@ async fn handled(
                         id.as_deref(),
                         StatusCode::OK,
                         rpc::REQUEST_CANCELLED,
-                        "the client cancelled this call; its server was told".into(),
+                        CANCELLED_ANSWER.into(),
                     );
                 }
             }
@@ -555,8 +581,21 @@ fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Resp
         .into_response()
 }
 
+/// What a client is told before a kept chat's call is answered: the
+/// `notifications/tools/list_changed` a 2025 client hears unasked when
+/// the message changed its list (a 2026-07-28 client hears it only on its
+/// `subscriptions/listen` stream).
+pub(super) fn unasked_notification(reply: &Reply) -> Option<String> {
+    (reply.list_changed && !reply.modern)
+        .then(|| rpc::notification("notifications/tools/list_changed"))
+}
+
+/// The answer to a call the client cancelled (`-32800`).
+pub(super) const CANCELLED_ANSWER: &str = "the client cancelled this call; its server was told";
+
 /// The HTTP answer for `reply`.
 fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response {
+    let unasked = unasked_notification(&reply);
     let Some(response) = reply.response else {
         return StatusCode::ACCEPTED.into_response();
     };
@@ -564,8 +603,7 @@ fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response 
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/event-stream"));
-    let mut out = if reply.list_changed && streams && !reply.modern {
-        let notification = rpc::notification("notifications/tools/list_changed");
+    let mut out = if let Some(notification) = unasked.filter(|_| streams) {
         let body =
             format!("event: message\ndata: {notification}\n\nevent: message\ndata: {response}\n\n");
         (
