@@ -3,18 +3,18 @@
 //! the budget did not reach replaced by one marker (`"… 12 more items left out by muster"`,
 //! or a member `"…": "3 more members left out by muster"`).
 //!
-//! The text is read once, front to back, by serde_json's parser (its grammar, and its depth
-//! limit, [`JSON_DEPTH_LIMIT`]: a deeper text is not JSON to muster and is cut as text). Only
-//! the beginning a cut can reach is kept, as a small tree ([`Node`], about
-//! [`HEAD_BYTES_PER_TOKEN`] bytes a token of room); past it every value is still read, so the
-//! whole text must be JSON, but only counted. The cut is then searched for on that tree. So
-//! the work is one pass over the text plus a few times the budget, and the whole document is
-//! never built.
+//! The text is read once, front to back, by serde_json's parser (its grammar). Only the
+//! beginning a cut can reach is kept, as a small tree ([`Node`], about
+//! [`HEAD_BYTES_PER_TOKEN`] bytes a token of room), and that tree is held to serde_json's depth
+//! limit ([`crate::input::JSON_DEPTH_LIMIT`]: deeper, the text is cut as text), so walking it cannot exhaust
+//! the stack. Past it every value is still read (the whole text must be JSON) by serde_json's
+//! skipping path, which keeps no stack and no value, and only counted. The cut is then searched
+//! for on the tree. So the work is one pass over the text plus a few times the budget, and
+//! the whole document is never built.
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::input::JSON_DEPTH_LIMIT;
 use crate::tokens::Encoding;
 
 /// The member name that stands for an object's members left out.
@@ -26,10 +26,8 @@ pub const MORE_MEMBERS: &str = "…";
 pub const HEAD_BYTES_PER_TOKEN: usize = 32;
 
 /// `text` cut to at most `room` tokens and still JSON, the most of it that fits; `None` when
-/// it is not a JSON list or object (nested deeper than [`JSON_DEPTH_LIMIT`] included).
-///
-/// The room in bytes is doubled from four per token while the written text fits, then halved
-/// back to the largest that does. Each try writes at most about its room.
+/// it is not a JSON list or object (its kept beginning nested as deep as
+/// [`crate::input::JSON_DEPTH_LIMIT`] included).
 pub(super) fn cut(text: &str, room: u32, encoding: Encoding) -> Option<String> {
     let trimmed = text.trim_start();
     if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
@@ -49,39 +47,71 @@ pub(super) fn cut(text: &str, room: u32, encoding: Encoding) -> Option<String> {
 struct RanOut;
 
 /// The most of `head` written within `room` tokens, `None` when not even its brackets fit.
+///
+/// The room in bytes is doubled from four per token while the written text fits; then the
+/// largest that fits is looked for between the last that fits and the first that does not,
+/// by the tokens each counted (the tokens of a document's beginning grow about evenly with
+/// its bytes), aimed a little to one side and then the other so that two tries close in on
+/// it; after [`MAX_AIMED`] tries, by halving. Each try writes at most about its room.
 fn search(
     head: &Node,
     room: u32,
     encoding: Encoding,
     len: usize,
 ) -> Result<Option<String>, RanOut> {
-    let fits = |bytes: usize| -> Result<Option<String>, RanOut> {
+    let attempt = |bytes: usize| -> Result<(String, u32), RanOut> {
         let (text, _) = write_within(head, bytes, (bytes / 4).max(64)).ok_or(RanOut)?;
-        Ok((encoding.count_text(&text) <= room).then_some(text))
+        let tokens = encoding.count_text(&text);
+        Ok((text, tokens))
     };
-    let mut lo = 0usize;
-    let Some(mut best) = fits(0)? else {
+    let (mut best, mut lo_tokens) = attempt(0)?;
+    if lo_tokens > room {
         return Ok(None);
-    };
-    let mut hi = (room as usize).saturating_mul(4).max(16);
+    }
+    let (mut lo, mut hi) = (0usize, (room as usize).saturating_mul(4).max(16));
+    let mut hi_tokens = None;
     while hi < len.saturating_mul(2) {
-        let Some(text) = fits(hi)? else { break };
-        best = text;
-        lo = hi;
+        let (text, tokens) = attempt(hi)?;
+        if tokens > room {
+            hi_tokens = Some(tokens);
+            break;
+        }
+        (best, lo_tokens, lo) = (text, tokens, hi);
         hi = hi.saturating_mul(2);
     }
-    while hi > lo + 16.max(hi / 64) {
-        let mid = lo + (hi - lo) / 2;
-        match fits(mid)? {
-            Some(text) => {
-                best = text;
-                lo = mid;
+    let (mut tries, mut up) = (0usize, false);
+    loop {
+        let gap = 16.max(hi / 64);
+        if hi <= lo + gap {
+            return Ok(Some(best));
+        }
+        let width = hi - lo;
+        let mid = match hi_tokens {
+            Some(hi_tokens) if tries < MAX_AIMED && hi_tokens > lo_tokens => {
+                let share = u128::from(room - lo_tokens) * width as u128
+                    / u128::from(hi_tokens - lo_tokens);
+                let aim = lo + share as usize;
+                let aim = if up {
+                    aim + gap / 2
+                } else {
+                    aim.saturating_sub(gap / 2)
+                };
+                aim.clamp(lo + width / 16 + 1, hi - width / 16 - 1)
             }
-            None => hi = mid,
+            _ => lo + width / 2,
+        };
+        tries += 1;
+        let (text, tokens) = attempt(mid)?;
+        if tokens <= room {
+            (best, lo_tokens, lo, up) = (text, tokens, mid, true);
+        } else {
+            (hi_tokens, hi, up) = (Some(tokens), mid, false);
         }
     }
-    Ok(Some(best))
 }
+
+/// Tries aimed by the tokens counted before the search halves.
+const MAX_AIMED: usize = 4;
 
 /// The beginning of a JSON document, as far as a cut can reach.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,10 +167,6 @@ impl Kept {
 
 /// Reads one value, keeping it.
 struct Head<'k>(&'k mut Kept);
-
-/// Reads one value, keeping nothing; nested values are read by serde_json's recursive path,
-/// so its depth limit holds past the kept beginning too.
-struct Skip;
 
 impl<'de> DeserializeSeed<'de> for Head<'_> {
     type Value = Node;
@@ -208,7 +234,7 @@ impl<'de> Visitor<'de> for Head<'_> {
             }
             kept.bytes += 1;
         }
-        while seq.next_element_seed(Skip)?.is_some() {
+        while seq.next_element::<IgnoredAny>()?.is_some() {
             more += 1;
         }
         Ok(Node::List { items, more })
@@ -233,63 +259,11 @@ impl<'de> Visitor<'de> for Head<'_> {
                 }
             }
         }
-        while map.next_key_seed(Skip)?.is_some() {
-            map.next_value_seed(Skip)?;
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<IgnoredAny>()?;
             more += 1;
         }
         Ok(Node::Map { members, more })
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Skip {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Skip {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("JSON")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Skip)?.is_some() {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key_seed(Skip)?.is_some() {
-            map.next_value_seed(Skip)?;
-        }
-        Ok(())
     }
 }
 
@@ -419,6 +393,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::JSON_DEPTH_LIMIT;
 
     fn written(value: &Value, room: usize, string_cap: usize) -> (String, bool) {
         let node = read(&value.to_string(), usize::MAX).unwrap();
@@ -500,20 +475,31 @@ mod tests {
     }
 
     #[test]
-    fn json_deeper_than_muster_reads_is_not_json_here_wherever_it_is() {
+    fn json_deeper_than_muster_reads_is_cut_as_text_and_a_deep_tail_only_counted() {
         let nested = |depth: usize| "[".repeat(depth) + &"]".repeat(depth);
         let deepest_read = JSON_DEPTH_LIMIT - 1;
-        for reach in [0, usize::MAX] {
+        for reach in [1000, usize::MAX] {
             assert!(read(&nested(deepest_read), reach).is_some());
             assert!(read(&nested(deepest_read + 1), reach).is_none());
-            // Deep in a list's tail, past what is kept, as deep in its head.
-            let tail = format!("[1,2,3,{}]", nested(deepest_read - 1));
-            assert!(read(&tail, reach).is_some());
-            let tail = format!("[1,2,3,{}]", nested(deepest_read));
-            assert!(read(&tail, reach).is_none());
         }
         let deep = nested(100_000);
         assert_eq!(cut(&deep, 300, Encoding::O200kBase), None);
+        // Past the beginning kept, nesting is skipped without a stack and counted.
+        let tail = format!("[{}{}]", "1,".repeat(5000), nested(100_000));
+        let head = read(&tail, 1000).unwrap();
+        let Node::List { items, more } = &head else {
+            panic!("{head:?}")
+        };
+        assert_eq!(items.len() as u64 + more, 5001);
+        let out = cut(&tail, 300, Encoding::O200kBase).unwrap();
+        let back: Vec<Value> = serde_json::from_str(&out).unwrap();
+        assert!(
+            back.last()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .ends_with("more items left out by muster")
+        );
     }
 
     #[test]
