@@ -20,10 +20,10 @@ use crate::tokens::Encoding;
 /// The member name that stands for an object's members left out.
 pub const MORE_MEMBERS: &str = "…";
 
-/// Bytes of a document's beginning kept per token of room: far more than any cut reaches
-/// (compact JSON runs 2 to 4 bytes a token). A cut that reaches further reads the text again,
-/// keeping all of it.
-pub const HEAD_BYTES_PER_TOKEN: usize = 32;
+/// Bytes of a document's beginning kept per token of room: the search's tries reach that far
+/// only in a text of more than 8 bytes a token (compact JSON runs 2 to 5). A cut that reaches
+/// further reads the text again, keeping all of it.
+pub const HEAD_BYTES_PER_TOKEN: usize = 16;
 
 /// `text` cut to at most `room` tokens and still JSON, the most of it that fits; `None` when
 /// it is not a JSON list or object (its kept beginning nested as deep as
@@ -116,8 +116,8 @@ const MAX_AIMED: usize = 4;
 /// The beginning of a JSON document, as far as a cut can reach.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Node {
-    /// A number, `true`, `false` or `null`, as serde_json writes it.
-    Scalar(String),
+    /// A number, `true`, `false` or `null` (no allocation), written as serde_json writes it.
+    Scalar(Value),
     /// A string: its first bytes (on a character boundary), its length in bytes, and the
     /// characters past what is kept.
     Str {
@@ -177,10 +177,16 @@ impl<'de> DeserializeSeed<'de> for Head<'_> {
 }
 
 impl Head<'_> {
-    fn scalar<E>(self, text: String) -> Result<Node, E> {
-        self.0.bytes += text.len();
-        Ok(Node::Scalar(text))
+    /// `value` kept, counted at about the bytes it is written in.
+    fn scalar<E>(self, value: Value, bytes: usize) -> Result<Node, E> {
+        self.0.bytes += bytes;
+        Ok(Node::Scalar(value))
     }
+}
+
+/// The digits of `v`.
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 impl<'de> Visitor<'de> for Head<'_> {
@@ -191,23 +197,23 @@ impl<'de> Visitor<'de> for Head<'_> {
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
-        self.scalar(v.to_string())
+        self.scalar(Value::Bool(v), 5)
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-        self.scalar(itoa::Buffer::new().format(v).to_string())
+        self.scalar(Value::from(v), digits(v.unsigned_abs()) + 1)
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-        self.scalar(itoa::Buffer::new().format(v).to_string())
+        self.scalar(Value::from(v), digits(v))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
-        self.scalar(Value::from(v).to_string())
+        self.scalar(Value::from(v), 24)
     }
 
     fn visit_unit<E>(self) -> Result<Node, E> {
-        self.scalar("null".into())
+        self.scalar(Value::Null, 4)
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Node, E> {
@@ -297,7 +303,10 @@ impl Writer {
 
     fn node(&mut self, node: &Node) -> Option<()> {
         match node {
-            Node::Scalar(text) => self.out.extend_from_slice(text.as_bytes()),
+            // Writing a number, a bool or null into a Vec cannot fail.
+            Node::Scalar(value) => {
+                let _ = serde_json::to_writer(&mut self.out, value);
+            }
             Node::Str {
                 head,
                 len,
