@@ -23,7 +23,10 @@ use crate::contract::{ResultCode, ResultCount, ResultCut};
 use crate::tokens::{Encoding, Provider};
 pub use json::{HEAD_BYTES_PER_TOKEN, MORE_MEMBERS};
 pub use media::UNKNOWN_MEDIA_TOKENS;
-pub use output::{MAX_OUTPUT_PROBLEMS, check_output};
+pub use output::{
+    Compiled, MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_VALIDATORS, OutputValidators, check_output,
+    check_output_with,
+};
 
 /// The smallest budget a policy may give: room for the closing note and some text.
 pub const MIN_RESULT_TOKENS: u32 = 200;
