@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Problem};
 
@@ -87,14 +88,25 @@ pub fn result_sizes(text: &str, file: &Path) -> Result<CallLog, Error> {
     let mut tokens: BTreeMap<(String, String), (Vec<u64>, u64)> = BTreeMap::new();
     let (mut calls, mut other_lines) = (0u64, 0u64);
     for (at, line) in text.lines().enumerate() {
-        let is_call = line.trim_start().starts_with('{')
-            && serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line)
-                .is_ok_and(|object| object.contains_key("verdict"));
-        if !is_call {
+        // A call record: its members at the top, or under `fields` (tracing's JSON lines
+        // when a host's subscriber does not flatten them).
+        let object = line
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str::<serde_json::Map<String, Value>>(line).ok())
+            .flatten();
+        let members = match object {
+            Some(mut o) if !o.contains_key("verdict") => match o.remove("fields") {
+                Some(Value::Object(fields)) if fields.contains_key("verdict") => Some(fields),
+                _ => None,
+            },
+            other => other,
+        };
+        let Some(members) = members else {
             other_lines += 1;
             continue;
-        }
-        let record: Record = serde_json::from_str(line).map_err(|err| {
+        };
+        let record: Record = serde_json::from_value(Value::Object(members)).map_err(|err| {
             let problem = Problem::coded(
                 "invalid-json",
                 format!(
@@ -179,10 +191,11 @@ mod tests {
             r#"{"chat":"c","id":"2","tool":"mcp__fs__read","server":"fs","verdict":"forwarded","codes":[],"upstream_ms":1.0,"total_ms":2.0,"result_tokens":10}"#,
             r#"{"timestamp":"t","level":"INFO","message":"tools/call","target":"muster::gateway","tool":"mcp__m__get","server":"m","verdict":"forwarded","codes":"a,result-cut","result_tokens":5}"#,
             r#"{"chat":"c","id":"3","tool":"mcp__fs__read","server":null,"verdict":"refused","codes":["unknown-tool"],"total_ms":0.1}"#,
+            r#"{"level":"INFO","fields":{"message":"tools/call","tool":"mcp__m__get","server":"m","verdict":"forwarded","codes":"","result_tokens":9}}"#,
         ]
         .join("\n");
         let sizes = result_sizes(&log, Path::new("calls.log")).unwrap();
-        assert_eq!((sizes.calls, sizes.other_lines), (4, 2));
+        assert_eq!((sizes.calls, sizes.other_lines), (5, 2));
         let fs = &sizes.tools[0];
         assert_eq!(
             (fs.tool.as_str(), fs.results, fs.cut, fs.p50, fs.p99, fs.max),
