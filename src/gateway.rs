@@ -194,6 +194,8 @@ pub struct Gateway {
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
     watchers: Arc<listen::Watchers>,
+    /// Tools' `outputSchema`s compiled, kept across calls (docs/results.md).
+    validators: Arc<crate::results::OutputValidators>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -253,6 +255,7 @@ impl Gateway {
             upstreams,
             observer,
             watchers,
+            validators: Arc::default(),
         })
     }
 

@@ -19,6 +19,11 @@ use crate::error::{Error, ErrorKind, Problem, line_of};
 /// low enough that a wrong path cannot take all memory.
 pub const MAX_INPUT_BYTES: u64 = 128 << 20;
 
+/// How deep muster reads JSON: serde_json's recursion limit. A text of this many nested
+/// lists and objects or more is refused by the parser (one less is read), so a hostile
+/// document cannot exhaust the stack of any walk over what was read.
+pub const JSON_DEPTH_LIMIT: usize = 128;
+
 /// Problems listed for one line-by-line input (a queries file), at most; the
 /// rest are counted in one more problem, `more-problems` ([`cap_problems`]).
 pub const MAX_LISTED_PROBLEMS: usize = 50;
@@ -344,6 +349,13 @@ mod tests {
 
     fn read(path: &Path) -> Result<String, ReadError> {
         read_text(path)
+    }
+
+    #[test]
+    fn the_depth_limit_is_serde_jsons() {
+        let nested = |depth: usize| "[".repeat(depth) + &"]".repeat(depth);
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(JSON_DEPTH_LIMIT - 1)).is_ok());
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(JSON_DEPTH_LIMIT)).is_err());
     }
 
     #[test]

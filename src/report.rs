@@ -4,9 +4,13 @@
 //! roster's share of each known model's context, and the diff against a
 //! base plan. The binary renders them as one self-contained HTML file.
 //!
-//! Everything here is read from the plan's own data ([`PlanView`]) and the
-//! diff's ([`PlanDiff`]); nothing is re-planned or re-judged, nothing is
-//! rendered.
+//! Everything here is read from the plan's own data ([`PlanView`]), the
+//! diff's ([`PlanDiff`]) and a call log's figures ([`calls`]); nothing is
+//! re-planned, re-counted or re-judged, nothing is rendered.
+
+mod calls;
+
+pub use calls::{CallLog, ResultSizes, result_sizes};
 
 use crate::context::{self, MODELS};
 use crate::contract::{ContextShare, Enabling, PlanDiff, Provider, Reason, Status};
@@ -36,6 +40,8 @@ pub struct Report {
     pub contexts: Vec<ContextRow>,
     /// The diff against a base plan, when one was given.
     pub diff: Option<PlanDiff>,
+    /// Result sizes per tool, when a call log was given ([`result_sizes`]).
+    pub results: Option<CallLog>,
 }
 
 /// One stretch of the budget bar.
@@ -190,6 +196,7 @@ pub fn report(
         context,
         contexts,
         diff,
+        results: None,
         plan,
     })
 }

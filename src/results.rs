@@ -21,9 +21,12 @@ use serde_json::Value;
 
 use crate::contract::{ResultCode, ResultCount, ResultCut};
 use crate::tokens::{Encoding, Provider};
-pub use json::MORE_MEMBERS;
+pub use json::{HEAD_BYTES_PER_TOKEN, MORE_MEMBERS};
 pub use media::UNKNOWN_MEDIA_TOKENS;
-pub use output::{MAX_OUTPUT_PROBLEMS, check_output};
+pub use output::{
+    Compiled, MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_VALIDATORS, OutputValidators, check_output,
+    check_output_with,
+};
 
 /// The smallest budget a policy may give: room for the closing note and some text.
 pub const MIN_RESULT_TOKENS: u32 = 200;
@@ -122,71 +125,43 @@ fn media_of(item: &Value) -> Option<(&str, &str)> {
     Some((data.as_str()?, mime.and_then(Value::as_str).unwrap_or("")))
 }
 
-/// `item` with its text replaced by `text`.
+/// `item` with its text replaced by `text` (the text it had is not copied: it may be large).
 fn with_text(item: &Value, text: String) -> Value {
-    let mut item = item.clone();
-    match item.get("type").and_then(Value::as_str) {
-        Some("resource") => {
-            if let Some(resource) = item.get_mut("resource").and_then(Value::as_object_mut) {
-                resource.insert("text".into(), Value::String(text));
-            }
+    /// `map` with `key` set to `value`, its other members copied, in their order.
+    fn with(map: &serde_json::Map<String, Value>, key: &str, value: Value) -> Value {
+        let mut value = Some(value);
+        let mut out: serde_json::Map<String, Value> = map
+            .iter()
+            .map(|(k, v)| match k == key {
+                true => (k.clone(), value.take().unwrap_or_default()),
+                false => (k.clone(), v.clone()),
+            })
+            .collect();
+        if let Some(value) = value {
+            out.insert(key.into(), value);
         }
-        _ => {
-            if let Some(map) = item.as_object_mut() {
-                map.insert("text".into(), Value::String(text));
-            }
-        }
+        Value::Object(out)
     }
-    item
+    let Some(map) = item.as_object() else {
+        return item.clone();
+    };
+    match (map.get("type").and_then(Value::as_str), map.get("resource")) {
+        (Some("resource"), Some(Value::Object(resource))) => {
+            with(map, "resource", with(resource, "text", Value::String(text)))
+        }
+        _ => with(map, "text", Value::String(text)),
+    }
 }
 
 /// `text` cut to at most `room` tokens: when it is JSON, written again within the room and
 /// still JSON; else its beginning up to where a token ends.
 fn cut_text(text: &str, room: u64, encoding: Encoding) -> String {
-    let room32 = u32::try_from(room).unwrap_or(u32::MAX);
-    let trimmed = text.trim_start();
-    if (trimmed.starts_with('{') || trimmed.starts_with('['))
-        && let Ok(value) = serde_json::from_str::<Value>(text)
-        && let Some(cut) = cut_json(&value, room32, encoding, text.len())
-    {
+    let room = u32::try_from(room).unwrap_or(u32::MAX);
+    if let Some(cut) = json::cut(text, room, encoding) {
         return cut;
     }
-    let prefix = encoding.prefix_within_estimating(text, room32);
+    let prefix = encoding.prefix_within_estimating(text, room);
     text[..prefix.end].to_string()
-}
-
-/// `value` written within `room` tokens and still JSON, the most of it that fits: the room in
-/// bytes is doubled from four per token while it fits, then halved back to the largest that
-/// does. Each try writes at most about its room, so the search costs a few times the budget.
-fn cut_json(value: &Value, room: u32, encoding: Encoding, len: usize) -> Option<String> {
-    let fits = |bytes: usize| {
-        let (text, _) = json::write_within(value, bytes, (bytes / 4).max(64));
-        (encoding.count_text(&text) <= room).then_some(text)
-    };
-    let mut lo = 0usize;
-    let mut best = fits(0)?;
-    let mut hi = (room as usize).saturating_mul(4).max(16);
-    while hi < len.saturating_mul(2) {
-        match fits(hi) {
-            Some(text) => {
-                best = text;
-                lo = hi;
-                hi = hi.saturating_mul(2);
-            }
-            None => break,
-        }
-    }
-    while hi > lo + 16.max(hi / 64) {
-        let mid = lo + (hi - lo) / 2;
-        match fits(mid) {
-            Some(text) => {
-                best = text;
-                lo = mid;
-            }
-            None => hi = mid,
-        }
-    }
-    Some(best)
 }
 
 /// The note's tokens at its longest for this call: the room it takes from the budget.

@@ -514,6 +514,7 @@ fn gateway(
             codes = record.codes.join(",").as_str(),
             upstream_ms = record.upstream_ms.unwrap_or(0.0),
             total_ms = record.total_ms,
+            result_tokens = record.result_tokens,
             "tools/call"
         );
     });

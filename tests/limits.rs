@@ -79,6 +79,21 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             true,
         ),
         (
+            "input::JSON_DEPTH_LIMIT",
+            as_u64(muster::input::JSON_DEPTH_LIMIT),
+            false,
+        ),
+        (
+            "results::MAX_OUTPUT_VALIDATORS",
+            as_u64(muster::results::MAX_OUTPUT_VALIDATORS),
+            false,
+        ),
+        (
+            "results::HEAD_BYTES_PER_TOKEN",
+            as_u64(muster::results::HEAD_BYTES_PER_TOKEN),
+            false,
+        ),
+        (
             "input::MAX_LISTED_PROBLEMS",
             as_u64(muster::input::MAX_LISTED_PROBLEMS),
             false,

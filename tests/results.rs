@@ -399,3 +399,85 @@ fn a_value_muster_filled_that_a_server_echoes_in_its_result_is_redacted() {
     assert!(!answer.to_string().contains(secret), "{answer}");
     assert!(text.contains("[redacted]"), "{text}");
 }
+
+/// Issue 33, item 4: `muster report --calls` shows each tool's result sizes from a call log
+/// that `muster call` wrote running real calls (one cut read of a 2 MiB file, two small reads,
+/// a structured result), and escapes the names a log holds.
+#[test]
+fn the_report_shows_result_sizes_per_tool_from_a_real_call_log() {
+    let (fx, file, _) = setup("");
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    let read = |id: &str, args: Value| json!({"id": id, "name": "mcp__fs__read_text_file", "arguments": args});
+    let calls = json!([
+        read("big", json!({"path": file})),
+        read("head", json!({"path": file, "head": 3})),
+        read("tail", json!({"path": file, "tail": 40})),
+        {"id": "s", "name": "mcp__everything__get-structured-content", "arguments": {"location": "Chicago"}},
+    ]);
+    fx.write("turn.json", &json!({ "calls": calls }).to_string());
+    let out = muster(fx.path()).args(common::CALL_JSON).assert().code(0);
+    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let after = |i: usize| {
+        counted(&answer["results"][i]["result"]["_meta"]["dev.muster/gateway"]).tokens_after
+    };
+    let (big, head, tail) = (after(0), after(1), after(2));
+    assert!(big > tail && tail > head, "{big} {tail} {head}");
+    // The log as written, with one more line naming a tool as a hostile client might.
+    let mut log = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    log.push_str("{\"tool\":\"mcp__x__<b>\",\"server\":\"x\",\"verdict\":\"forwarded\",\"codes\":[],\"result_tokens\":7}\n");
+    fx.write("calls.log", &log);
+    stdout(
+        fx.path(),
+        &["report", "--calls", "calls.log", "--out", "page.html"],
+        0,
+    );
+    let page = std::fs::read_to_string(fx.path().join("page.html")).unwrap();
+    let table = &page[page.find("<table id=\"result-sizes\">").expect("the table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    // Each row's cells: tool, server, results, p50, p99, largest, cut.
+    let rows: Vec<Vec<String>> = table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let cell = &cell[cell.find('>').unwrap() + 1..];
+                    cell[..cell.find("</td>").unwrap()].replace(',', "")
+                })
+                .collect()
+        })
+        .collect();
+    let figures = |n: u64| n.to_string();
+    assert_eq!(
+        rows[0],
+        [
+            "mcp__fs__read_text_file".to_string(),
+            "fs".into(),
+            "3".into(),
+            figures(tail),
+            figures(big),
+            figures(big),
+            "1".into()
+        ],
+        "the largest p99 first: {table}"
+    );
+    assert_eq!(rows.len(), 3, "{table}");
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == "mcp__everything__get-structured-content"
+                && r[2] == "1"
+                && r[6] == "0")
+    );
+    assert!(page.contains("mcp__x__&lt;b&gt;") && !page.contains("mcp__x__<b>"));
+
+    // A log that is not one is refused, naming the file.
+    fx.write("not-a-log.txt", "hello\n");
+    let out = muster(fx.path())
+        .args(["report", "--calls", "not-a-log.txt"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.contains("not-a-log.txt: "), "{err}");
+}

@@ -1,7 +1,7 @@
 //! The gateway's hook on every forwarded result, for `tools/call`, `/v1/call` and `muster
 //! call` alike: the result counted and cut to its budget ([`crate::results::shape`]), its
 //! `structuredContent` checked against the `outputSchema` its server lists for the tool now
-//! ([`crate::results::check_output`]), and the counts, the note and any mismatch written
+//! ([`crate::results::check_output_with`], compiled once per schema), and the counts, the note and any mismatch written
 //! under muster's own `_meta` key. The budget is the policy's
 //! ([`crate::policy::Policy::result_budget`]), held to what is left of the turn's.
 //!
@@ -123,6 +123,8 @@ impl Gateway {
         let (encoding, mode) = (policy.encoding, policy.results.on_output_mismatch);
         drop(g);
         let called = ask.called.to_string();
+        let (server, tool) = (ask.server.to_string(), ask.tool.to_string());
+        let validators = self.validators.clone();
         let mut details = ask.details;
         let work = move || {
             let paging = input_schema
@@ -138,7 +140,10 @@ impl Gateway {
             let shaped = crate::results::shape(raw.get(), &how);
             let mismatches = match &output_schema {
                 Some(schema) => serde_json::from_str::<Value>(raw.get())
-                    .map(|result| crate::results::check_output(schema, &result, &called))
+                    .map(|result| {
+                        let compiled = validators.get(&server, &tool, schema);
+                        crate::results::check_output_with(&compiled, &result, &called)
+                    })
                     .unwrap_or_default(),
                 None => Vec::new(),
             };

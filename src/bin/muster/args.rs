@@ -202,6 +202,11 @@ pub enum Command {
         /// (default: the plan's provider's default, docs/report.md).
         #[arg(long, value_name = "NAME")]
         model: Option<String>,
+        /// Add the result sizes per tool (p50/p99 tokens, results cut) of
+        /// this call log: what muster mcp, muster call or muster serve
+        /// wrote on stderr (docs/report.md).
+        #[arg(long, value_name = "LOG")]
+        calls: Option<PathBuf>,
         /// Write the page here (default: standard output).
         #[arg(long, value_name = "FILE.html")]
         out: Option<PathBuf>,

@@ -560,8 +560,9 @@ fn run(command: Command) -> Result<u8, Error> {
             base_rev,
             select,
             model,
+            calls,
             out,
-        } => report::run(plan, base, base_rev, &select, model, out),
+        } => report::run(plan, base, base_rev, &select, model, calls, out),
         Command::Check {
             plan,
             session,

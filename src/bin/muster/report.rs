@@ -28,6 +28,11 @@ fn esc(text: &str) -> String {
 
 /// `6940` as `6,940`.
 fn n(value: u32) -> String {
+    n64(u64::from(value))
+}
+
+/// [`n`] for figures past `u32`.
+fn n64(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
@@ -336,6 +341,10 @@ pub fn html(report: &Report, source: &str) -> String {
     o.push_str("<h2>By group</h2>\n<p class=\"meta\">Offered tools by their first group; a plan names groups of offered tools only, so deferred and cut are counted by server above.</p>\n");
     totals(&mut o, "by-group", "group", &report.groups);
 
+    if let Some(log) = &report.results {
+        result_sizes(&mut o, log);
+    }
+
     // Context shares.
     let _ = writeln!(
         o,
@@ -364,6 +373,35 @@ pub fn html(report: &Report, source: &str) -> String {
         env!("CARGO_PKG_VERSION")
     );
     o
+}
+
+/// The result sizes section: per tool, from the call log.
+fn result_sizes(o: &mut String, log: &muster::report::CallLog) {
+    let _ = writeln!(
+        o,
+        "<h2>Result sizes</h2>\n<p class=\"meta\">Tokens of the results the model got, per tool, from the call log: {} calls, {} other lines passed over. Percentiles by nearest rank; the largest p99 first.</p>",
+        n64(log.calls),
+        n64(log.other_lines)
+    );
+    if log.tools.is_empty() {
+        o.push_str("<p id=\"result-sizes\">No forwarded call's result was counted.</p>\n");
+        return;
+    }
+    o.push_str("<div class=\"wrap\"><table id=\"result-sizes\">\n<tr><th>tool</th><th>server</th><th class=\"num\">results</th><th class=\"num\">p50 tokens</th><th class=\"num\">p99 tokens</th><th class=\"num\">largest</th><th class=\"num\">cut</th></tr>\n");
+    for t in &log.tools {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"tool\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            esc(&t.tool),
+            esc(&t.server),
+            n64(t.results),
+            n64(t.p50),
+            n64(t.p99),
+            n64(t.max),
+            n64(t.cut)
+        );
+    }
+    o.push_str("</table></div>\n");
 }
 
 /// The diff section.
@@ -434,6 +472,7 @@ pub fn run(
     base_rev: Option<String>,
     select: &Select,
     model: Option<String>,
+    calls: Option<std::path::PathBuf>,
     out: Option<std::path::PathBuf>,
 ) -> Result<u8, muster::Error> {
     let head = plan.unwrap_or_else(|| select.policies.clone());
@@ -446,7 +485,12 @@ pub fn run(
             Some(d)
         }
     };
-    let report = muster::report::report(view, model.as_deref(), diff)?;
+    let mut report = muster::report::report(view, model.as_deref(), diff)?;
+    if let Some(log) = calls {
+        let text =
+            muster::input::read_text(&log).map_err(|err| err.into_error(&log, "the call log"))?;
+        report.results = Some(muster::report::result_sizes(&text, &log)?);
+    }
     let page = html(&report, &source);
     match out {
         Some(path) => muster::atomic::write_atomic(&path, page.as_bytes())?,

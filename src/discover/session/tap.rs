@@ -23,8 +23,7 @@ pub const STDERR_LINE_CHARS: usize = 300;
 /// The longest stdout line muster holds: a response larger than this is
 /// refused, not buffered until memory runs out.
 pub(super) const MAX_LINE_BYTES: usize = MAX_MESSAGE_BYTES;
-/// How deep serde_json reads JSON before it refuses: its recursion limit.
-pub(super) const JSON_DEPTH_LIMIT: usize = 128;
+pub(super) use crate::input::JSON_DEPTH_LIMIT;
 
 /// A stdout line nested deeper than [`JSON_DEPTH_LIMIT`].
 #[derive(Debug, Clone, PartialEq, Eq)]
