@@ -25,8 +25,9 @@ mod agents;
 mod assemble;
 mod auth;
 pub use auth::{
-    AuthPolicy, CallLimits, DEFAULT_JWKS_REFETCH_SECS, DEFAULT_LEEWAY_SECS, DEFAULT_LIMIT_CALLERS,
-    Grant, GrantMatch, JwksSource, MAX_LEEWAY_SECS, MetricsAccess,
+    ApiKey, AuthPolicy, CallLimits, DEFAULT_JWKS_REFETCH_SECS, DEFAULT_LEEWAY_SECS,
+    DEFAULT_LIMIT_CALLERS, Grant, GrantMatch, Issuer, JwksSource, MAX_KEY_NAME, MAX_LEEWAY_SECS,
+    MetricsAccess, is_key_name,
 };
 mod chunks;
 mod finite;

@@ -249,6 +249,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "policy::MAX_KEY_NAME",
+            as_u64(muster::policy::MAX_KEY_NAME),
+            false,
+        ),
+        (
             "tokens::SCAN_MERGE_MAX",
             as_u64(muster::tokens::SCAN_MERGE_MAX),
             false,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod auth;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};
