@@ -50,6 +50,19 @@ pub struct RawAuth {
     pub limits: Option<Spanned<RawLimits>>,
 }
 
+/// `[mcp.oauth]`: client credentials for an HTTP server's access token.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOAuth {
+    pub token_url: Spanned<String>,
+    pub client_id: Spanned<String>,
+    pub client_secret: Spanned<String>,
+    pub scope: Option<Spanned<String>>,
+    pub resource: Option<Spanned<String>>,
+    pub audience: Option<Spanned<String>>,
+    pub auth_method: Option<Spanned<String>>,
+}
+
 /// `[[auth.key]]`: a static API key, by name and the SHA-256 of its text.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -226,6 +239,7 @@ pub struct RawServer {
     pub url: Option<Spanned<String>>,
     #[serde(default)]
     pub headers: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub oauth: Option<Spanned<RawOAuth>>,
     pub cwd: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<Spanned<String>, Spanned<String>>,

@@ -171,7 +171,8 @@ impl Serve {
             .expect("run muster discover");
         assert!(
             discovered.status.success(),
-            "discover failed: {}",
+            "discover failed: {}{}",
+            String::from_utf8_lossy(&discovered.stdout),
             String::from_utf8_lossy(&discovered.stderr)
         );
         let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))

@@ -247,7 +247,7 @@ impl HttpServer {
 
 /// Whether something on 127.0.0.1:`port` answers an HTTP request (any
 /// status): listening alone is not ready.
-fn answers_http(port: u16) -> bool {
+pub fn answers_http(port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return false;

@@ -13,12 +13,7 @@ use std::sync::Arc;
 
 /// The secrets muster fills into what it sends `spec`'s server.
 fn secrets(spec: &ServerSpec) -> Secrets {
-    Secrets::of_written(
-        spec.env
-            .values()
-            .chain(spec.headers.values())
-            .map(String::as_str),
-    )
+    Secrets::of_written(spec.written_secrets())
 }
 
 impl UpstreamError {
