@@ -205,49 +205,10 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
     let writer = idp.token("writer", "memory:read memory:write", AUDIENCE);
     assert_eq!(serve.post("/v1/plan", Some(&writer), &plan).status(), 200);
 
-    // A reader sees read-only tools only, and its write never runs.
-    let tools = serve.tools("readers-chat", &reader);
-    assert!(
-        tools.contains(&"mcp__memory__read_graph".to_string()),
-        "{tools:?}"
-    );
-    assert!(
-        !tools.contains(&"mcp__memory__create_entities".to_string()),
-        "{tools:?}"
-    );
-    let created = serve.call(
-        "readers-chat",
-        &reader,
-        "mcp__memory__create_entities",
-        json!({"entities": [{"name": "Mallory", "entityType": "person", "observations": []}]}),
-    );
-    assert!(
-        created.get("error").is_some() || created["result"]["isError"] == true,
-        "{created}"
-    );
-    assert!(!serve.graph().contains("Mallory"), "{}", serve.graph());
-    // The call log names the caller, its client, the agent and the verdict
-    // (its line may reach the log reader a moment after the answer).
-    let fields = |l: &Value| -> Value {
-        if l["fields"].is_object() {
-            l["fields"].clone()
-        } else {
-            l.clone()
-        }
-    };
-    let mut logged = Vec::new();
-    for _ in 0..200 {
-        logged = serve.calls_logged();
-        if logged.iter().any(|l| fields(l)["caller"] == "reader") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    let f = logged
-        .iter()
-        .map(fields)
-        .find(|f| f["tool"] == "mcp__memory__create_entities" && f["caller"] == "reader")
-        .unwrap_or_else(|| panic!("no call logged for the reader: {logged:?}"));
+    // A reader sees read-only tools only, and its write never runs; the
+    // call log names the caller, its client, the agent and the verdict.
+    serve.reader_is_read_only("readers-chat", &reader);
+    let f = serve.call_logged("reader", "mcp__memory__create_entities");
     assert_eq!(f["client_id"], "reader", "{f}");
     assert_eq!(f["agent"], "reader", "{f}");
     assert_ne!(f["verdict"], "forwarded", "{f}");
@@ -441,24 +402,16 @@ fn broken_auth_tables_are_refused_with_their_code_and_line() {
              [[auth.grant]]\nscope = \"a\"\nclaim = \"groups\"\nvalue = \"x\"\nagents = [\"reader\"]\n",
         ),
     ]);
-    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
-    let got: Vec<(String, Option<usize>)> = err
-        .problems()
-        .iter()
-        .map(|p| (p.code.to_string(), p.line))
-        .collect();
-    let want = [
-        ("insecure-url", Some(7)),
-        ("out-of-range", Some(8)),
-        ("unknown-name", Some(12)),
-        ("conflict", Some(15)),
-    ];
-    for (code, line) in want {
-        assert!(
-            got.contains(&(code.to_string(), line)),
-            "{code} at line {line:?} missing from {got:?}"
-        );
-    }
+    let (_, got) = common::load_refused(&fx);
+    common::assert_problems(
+        &got,
+        &[
+            ("insecure-url", 7),
+            ("out-of-range", 8),
+            ("unknown-name", 12),
+            ("conflict", 15),
+        ],
+    );
     let unknown = Fixture::new(&[
         (
             "policies/tools/t.toml",

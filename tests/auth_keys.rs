@@ -114,26 +114,7 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
     assert_eq!(metrics.status(), 200);
 
     // The reader's key plans its chat for the reader agent.
-    let tools = serve.tools("keyed", &reader);
-    assert!(
-        tools.contains(&"mcp__memory__read_graph".to_string()),
-        "{tools:?}"
-    );
-    assert!(
-        !tools.contains(&"mcp__memory__create_entities".to_string()),
-        "{tools:?}"
-    );
-    let created = serve.call(
-        "keyed",
-        &reader,
-        "mcp__memory__create_entities",
-        json!({"entities": [{"name": "Mallory", "entityType": "person", "observations": []}]}),
-    );
-    assert!(
-        created.get("error").is_some() || created["result"]["isError"] == true,
-        "{created}"
-    );
-    assert!(!serve.graph().contains("Mallory"));
+    serve.reader_is_read_only("keyed", &reader);
     // A key may not ask for an agent it does not open; the writer's key may.
     let (status, kind, _) = refusal(serve.post(
         "/mcp/chats/sneaky?agent=writer",
@@ -167,29 +148,7 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
     assert_eq!(over["error"]["data"]["code"], "rate-limited", "{over}");
 
     // Logged under `key:NAME`; no key's text anywhere in the log.
-    let fields = |l: &Value| -> Value {
-        if l["fields"].is_object() {
-            l["fields"].clone()
-        } else {
-            l.clone()
-        }
-    };
-    let mut logged = Vec::new();
-    for _ in 0..200 {
-        logged = serve.calls_logged();
-        if logged
-            .iter()
-            .any(|l| fields(l)["caller"] == "key:reader-bot")
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    let f = logged
-        .iter()
-        .map(fields)
-        .find(|f| f["caller"] == "key:reader-bot")
-        .unwrap_or_else(|| panic!("no call logged for the key: {logged:?}"));
+    let f = serve.call_logged("key:reader-bot", "mcp__memory__create_entities");
     assert_eq!(f["agent"], "reader", "{f}");
     assert_eq!(f["client_id"], "", "{f}");
     let log = serve.log_text();
@@ -263,27 +222,19 @@ fn broken_keys_are_refused_with_their_code_and_line() {
             ),
         ),
     ]);
-    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
-    let got: Vec<(String, Option<usize>)> = err
-        .problems()
-        .iter()
-        .map(|p| (p.code.to_string(), p.line))
-        .collect();
-    let want = [
-        ("conflict", Some(5)),       // leeway_secs without an issuer
-        ("conflict", Some(7)),       // a grant without an issuer
-        ("conflict", Some(16)),      // the name of the first key
-        ("unknown-name", Some(18)),  // an agent nobody declares
-        ("invalid-value", Some(19)), // the key text where its hash goes
-        ("conflict", Some(21)),      // the same hash as the first key
-        ("invalid-value", Some(22)), // a name with a space
-    ];
-    for (code, line) in want {
-        assert!(
-            got.contains(&(code.to_string(), line)),
-            "{code} at line {line:?} missing from {got:?}"
-        );
-    }
+    let (err, got) = common::load_refused(&fx);
+    common::assert_problems(
+        &got,
+        &[
+            ("conflict", 5),       // leeway_secs without an issuer
+            ("conflict", 7),       // a grant without an issuer
+            ("conflict", 16),      // the name of the first key
+            ("unknown-name", 18),  // an agent nobody declares
+            ("invalid-value", 19), // the key text where its hash goes
+            ("conflict", 21),      // the same hash as the first key
+            ("invalid-value", 22), // a name with a space
+        ],
+    );
     // A key's text written where its hash goes is never quoted back.
     assert!(!err.to_string().contains("mst_plaintext"), "{err}");
 
@@ -298,7 +249,7 @@ fn broken_keys_are_refused_with_their_code_and_line() {
             ),
             ("policies/muster.toml", auth),
         ]);
-        let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
-        assert_eq!(err.problems()[0].code, code, "{auth}: {err}");
+        let (err, got) = common::load_refused(&fx);
+        assert_eq!(got[0].0, code, "{auth}: {err}");
     }
 }

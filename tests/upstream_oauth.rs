@@ -189,22 +189,15 @@ fn a_wrong_secret_or_a_secret_in_the_policy_is_refused_without_quoting_it() {
              oauth = { token_url = \"http://idp.example/token\", client_id = \"m\", client_secret = \"${S}\", auth_method = \"jwt\" }\n",
         ),
     ]);
-    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
-    let got: Vec<(String, Option<usize>)> = err
-        .problems()
-        .iter()
-        .map(|p| (p.code.to_string(), p.line))
-        .collect();
-    for (code, line) in [
-        ("invalid-value", Some(5)),
-        ("conflict", Some(11)),
-        ("insecure-url", Some(11)),
-        ("not-a-choice", Some(11)),
-    ] {
-        assert!(
-            got.contains(&(code.to_string(), line)),
-            "{code} at line {line:?} missing from {got:?}"
-        );
-    }
+    let (err, got) = common::load_refused(&fx);
+    common::assert_problems(
+        &got,
+        &[
+            ("invalid-value", 5),
+            ("conflict", 11),
+            ("insecure-url", 11),
+            ("not-a-choice", 11),
+        ],
+    );
     assert!(!err.to_string().contains("hunter2"), "{err}");
 }

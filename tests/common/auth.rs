@@ -201,6 +201,57 @@ impl Serve {
         }
     }
 
+    /// Starts `chat` with a reader's `credential`: it lists read-only
+    /// tools only, and its write is refused before the memory server.
+    pub fn reader_is_read_only(&self, chat: &str, credential: &str) {
+        let tools = self.tools(chat, credential);
+        assert!(
+            tools.contains(&"mcp__memory__read_graph".to_string()),
+            "{tools:?}"
+        );
+        assert!(
+            !tools.contains(&"mcp__memory__create_entities".to_string()),
+            "{tools:?}"
+        );
+        let created = self.call(
+            chat,
+            credential,
+            "mcp__memory__create_entities",
+            json!({"entities": [{"name": "Mallory", "entityType": "person", "observations": []}]}),
+        );
+        assert!(
+            created.get("error").is_some() || created["result"]["isError"] == true,
+            "{created}"
+        );
+        assert!(!self.graph().contains("Mallory"), "{}", self.graph());
+    }
+
+    /// The fields of the call log line of `caller`'s call to `tool`,
+    /// waiting for it (its line may reach the log reader a moment after
+    /// the answer).
+    pub fn call_logged(&self, caller: &str, tool: &str) -> Value {
+        let fields = |l: &Value| -> Value {
+            if l["fields"].is_object() {
+                l["fields"].clone()
+            } else {
+                l.clone()
+            }
+        };
+        let mut logged = Vec::new();
+        for _ in 0..200 {
+            logged = self.calls_logged();
+            if let Some(f) = logged
+                .iter()
+                .map(fields)
+                .find(|f| f["tool"] == tool && f["caller"] == caller)
+            {
+                return f;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("no call of {tool} logged for {caller}: {logged:?}")
+    }
+
     /// Every line it logged so far.
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
