@@ -151,6 +151,21 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
     let f = serve.call_logged("key:reader-bot", "mcp__memory__create_entities");
     assert_eq!(f["agent"], "reader", "{f}");
     assert_eq!(f["client_id"], "", "{f}");
+
+    // Revoked: its entry removed and the policies reloaded, the reader's
+    // key is refused; the writer's still passes.
+    serve.fx.edit("policies/muster.toml", &reader_entry, "");
+    let reloaded = http_client()
+        .post(format!("http://{}/v1/admin/reload", serve.addr))
+        .bearer_auth(&writer)
+        .send()
+        .unwrap();
+    assert_eq!(reloaded.status(), 200, "{}", reloaded.text().unwrap());
+    let (status, _, challenge) = refusal(serve.post("/v1/plan", Some(&reader), &plan));
+    assert_eq!(status, 401);
+    assert!(challenge.contains("unknown-api-key"), "{challenge}");
+    assert_eq!(serve.post("/v1/plan", Some(&writer), &plan).status(), 200);
+
     let log = serve.log_text();
     for key in [&reader, &writer, &unknown] {
         assert!(!log.contains(key.as_str()), "a key reached the log");
