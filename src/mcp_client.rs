@@ -503,6 +503,15 @@ impl Conn {
 }
 
 impl Conn {
+    /// The access tokens an HTTP connection with `[mcp.oauth]` got: values
+    /// to redact from what the server sends back, as filled secrets are.
+    pub(crate) fn tokens(&self) -> Vec<String> {
+        match &self.wire {
+            Wire::Http(endpoint) => endpoint.tokens(),
+            Wire::Stdio(_) => Vec::new(),
+        }
+    }
+
     /// Whether the connection is still up.
     pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Acquire)

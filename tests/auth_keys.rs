@@ -250,6 +250,12 @@ fn broken_keys_are_refused_with_their_code_and_line() {
             ("invalid-value", 22), // a name with a space
         ],
     );
+    // `muster auth key new` refuses a name a key may not have (exit 2).
+    common::muster(fx.path())
+        .args(["auth", "key", "new", "has space", "--agents", "reader"])
+        .assert()
+        .code(2)
+        .stdout("");
     // A key's text written where its hash goes is never quoted back.
     assert!(!err.to_string().contains("mst_plaintext"), "{err}");
 

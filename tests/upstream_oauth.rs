@@ -139,9 +139,13 @@ fn muster_gets_refreshes_and_never_shows_an_upstreams_access_token() {
     let new = after.last().unwrap();
     assert!(!before.contains(new), "the retry carried a new token");
 
+    // A server that echoes its token hands the model `[redacted]`.
+    let echoed = serve.call("c1", "unused", "mcp__notes__echo_token", json!({}));
+    assert_eq!(text(&echoed), "your token is [redacted]", "{echoed}");
+
     // No token nor the secret in muster's log or its answers.
     let log = serve.log_text();
-    let answers = format!("{first}{second}");
+    let answers = format!("{first}{second}{echoed}");
     for token in after.iter().chain(&refused) {
         assert!(!log.contains(token.as_str()), "a token reached the log");
         assert!(

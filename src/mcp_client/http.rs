@@ -81,6 +81,14 @@ impl Endpoint {
         })
     }
 
+    /// The access tokens this connection got (none without `oauth`).
+    pub(super) fn tokens(&self) -> Vec<String> {
+        self.credentials
+            .as_ref()
+            .map(|c| c.issued())
+            .unwrap_or_default()
+    }
+
     fn session(&self) -> Option<HeaderValue> {
         self.session
             .lock()
@@ -172,10 +180,15 @@ impl Endpoint {
                 let _ = route(conn, &bytes);
                 return Ok(());
             }
+            let mut tokens = crate::secrets::Secrets::default();
+            for token in self.tokens() {
+                tokens.keep(&token);
+            }
+            // Redacted before it is cut short, so no part of a token is left.
             return Err(UpstreamError::BadResponse {
                 message: format!(
                     "answered HTTP {status}: {}",
-                    short(&String::from_utf8_lossy(&bytes))
+                    short(&tokens.redact(&String::from_utf8_lossy(&bytes)))
                 ),
             });
         }

@@ -38,7 +38,13 @@ pub(super) struct Credentials {
     secret: String,
     client: reqwest::Client,
     held: tokio::sync::Mutex<Option<Held>>,
+    /// The last tokens got, newest last: what is redacted from what the
+    /// server sends back.
+    issued: std::sync::Mutex<Vec<String>>,
 }
+
+/// Tokens of one connection remembered for redaction.
+const REMEMBERED: usize = 4;
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,6 +73,7 @@ impl Credentials {
             secret,
             client,
             held: tokio::sync::Mutex::new(None),
+            issued: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -96,8 +103,23 @@ impl Credentials {
             )
         })?;
         let bearer = new.bearer.clone();
+        if let Some(token) = bearer.to_str().ok().and_then(|b| b.strip_prefix("Bearer ")) {
+            let mut issued = self.issued.lock().unwrap_or_else(|e| e.into_inner());
+            issued.push(token.to_string());
+            let past = issued.len().saturating_sub(REMEMBERED);
+            issued.drain(..past);
+        }
         *held = Some(new);
         Ok(bearer)
+    }
+
+    /// The last tokens this connection got, to redact from what the server
+    /// sends back (a server that echoes its `Authorization`).
+    pub(super) fn issued(&self) -> Vec<String> {
+        self.issued
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The token request's form; with `post`, the client's id and secret

@@ -2,8 +2,10 @@
 //! (docs/auth.md). It reads and validates the table into an [`AuthPolicy`]:
 //! the issuer and audience a bearer token must name, where the issuer's
 //! keys are (a file in the policy directory or a URL), the grants mapping
-//! a token's scopes or claims to agents, and the call limits. It checks
-//! no token and fetches nothing: `crate::auth` does that at run time.
+//! a token's scopes or claims to agents, the static API keys
+//! (`[[auth.key]]`, in `auth/keys.rs`), and the call limits. Tokens, keys
+//! or both: at least one. It checks no token and fetches nothing:
+//! `crate::auth` does that at run time.
 
 use super::load::{Loader, Source};
 use super::{Agent, Origin, raw};

@@ -4,7 +4,8 @@ as a resource server, with the SDK's bearer middleware and a token verifier
 that checks the JWT's signature against the issuer's JWKS (PyJWT), its
 `iss`, its `aud` (this server's URL, RFC 8707) and its expiry, and the
 `memory:read` scope (the SDK's `required_scopes`). Its `whoami` tool answers
-the token's client id.
+the token's client id; `echo_token` answers the token itself, as a careless
+server might (muster redacts it).
 
 `POST /revoke` (an admin route, open like the SDK's custom routes) revokes
 every token seen so far, as an authorization server's revocation would:
@@ -85,6 +86,12 @@ server = MCPServer(
 def whoami() -> str:
     token = get_access_token()
     return token.client_id if token else "nobody"
+
+
+@server.tool(description="Echoes the caller's access token, as a careless server might.")
+def echo_token() -> str:
+    token = get_access_token()
+    return f"your token is {token.token}" if token else "none"
 
 
 @server.custom_route("/revoke", methods=["POST"])
