@@ -7,12 +7,16 @@
 //!   matched to its grant.
 //! - `auth/refused_expired`: the same token past its `exp` (signature
 //!   verified, then refused).
+//! - `auth/api_key`: a static API key (`[[auth.key]]`), the last of 100
+//!   held: hashed once, compared with every digest in constant time.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use muster::auth::Authenticator;
-use muster::policy::{AuthPolicy, Grant, GrantMatch, JwksSource, MetricsAccess, Origin};
+use muster::policy::{
+    ApiKey, AuthPolicy, Grant, GrantMatch, Issuer, JwksSource, MetricsAccess, Origin,
+};
 use std::hint::black_box;
 
 const PEM: &str = "-----BEGIN PRIVATE KEY-----
@@ -54,23 +58,45 @@ fn bench(c: &mut Criterion) {
             line: None,
         },
     };
+    let origin = Origin {
+        file: "muster.toml".into(),
+        line: None,
+    };
+    let mut last_key = String::new();
+    let keys = (0..100)
+        .map(|i| {
+            let (key, hash) = muster::auth::new_key().unwrap();
+            last_key = format!("Bearer {key}");
+            let hex = hash.strip_prefix("sha256:").unwrap();
+            let mut digest = [0u8; 32];
+            for (j, byte) in digest.iter_mut().enumerate() {
+                *byte = u8::from_str_radix(&hex[2 * j..2 * j + 2], 16).unwrap();
+            }
+            ApiKey {
+                name: format!("k{i}"),
+                agents: vec!["reader".into()],
+                digest,
+                origin: origin.clone(),
+            }
+        })
+        .collect();
     let policy = AuthPolicy {
-        issuer: "https://idp.example".into(),
-        audience: "https://muster.example/mcp".into(),
-        jwks: JwksSource::File(file),
-        authorization_servers: vec!["https://idp.example".into()],
-        leeway_secs: 30,
-        jwks_refetch_secs: 30,
+        issuer: Some(Issuer {
+            issuer: "https://idp.example".into(),
+            audience: "https://muster.example/mcp".into(),
+            jwks: JwksSource::File(file),
+            authorization_servers: vec!["https://idp.example".into()],
+            leeway_secs: 30,
+            jwks_refetch_secs: 30,
+        }),
+        keys,
         metrics: MetricsAccess::Open,
         grants: vec![
             grant("memory:write", "writer"),
             grant("memory:read", "reader"),
         ],
         limits: None,
-        origin: Origin {
-            file: "muster.toml".into(),
-            line: None,
-        },
+        origin,
     };
     let auth = Authenticator::new(&policy).unwrap();
     let now = std::time::SystemTime::now()
@@ -92,12 +118,20 @@ fn bench(c: &mut Criterion) {
             .block_on(auth.authenticate(Some(expired.as_bytes())))
             .is_err()
     );
+    assert!(
+        runtime
+            .block_on(auth.authenticate(Some(last_key.as_bytes())))
+            .is_ok()
+    );
     let mut group = c.benchmark_group("auth");
     group.bench_function("es256", |b| {
         b.iter(|| runtime.block_on(auth.authenticate(black_box(Some(valid.as_bytes())))))
     });
     group.bench_function("refused_expired", |b| {
         b.iter(|| runtime.block_on(auth.authenticate(black_box(Some(expired.as_bytes())))))
+    });
+    group.bench_function("api_key", |b| {
+        b.iter(|| runtime.block_on(auth.authenticate(black_box(Some(last_key.as_bytes())))))
     });
     group.finish();
 }

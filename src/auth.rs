@@ -1,7 +1,7 @@
 //! Who is asking: a bearer token (a JWT an OAuth 2.1 authorization server
-//! issued) checked against `[auth]` of the policy into a [`Caller`] (its
-//! `sub`, client id, scopes and the agents its grants open), or a
-//! [`Refusal`] saying why not. The one place identity is decided
+//! issued, or a static API key `mst_…` of `[[auth.key]]`) checked against
+//! `[auth]` of the policy into a [`Caller`] (its `sub`, client id, scopes
+//! and the agents its grants or key open), or a [`Refusal`] saying why not. The one place identity is decided
 //! (docs/auth.md). It knows nothing of HTTP routes: `serve` maps a
 //! refusal to 401/403 and a caller to the roster it may use.
 //!
@@ -12,12 +12,15 @@
 
 mod grant;
 mod jwks;
+mod key;
 mod limit;
 
+pub use key::{PREFIX as KEY_PREFIX, generate as new_key};
+pub(crate) use key::{digest, same_digest};
 pub use limit::{Limited, Limiter};
 
 use crate::error::{Error, ErrorKind, Problem, code};
-use crate::policy::AuthPolicy;
+use crate::policy::{AuthPolicy, Issuer};
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -99,6 +102,10 @@ pub enum Invalid {
     Issuer,
     /// A required claim (`exp`, `iss`, `aud`) is missing or of the wrong type.
     Claims,
+    /// An API key (`mst_…`) no `[[auth.key]]` holds.
+    UnknownApiKey,
+    /// A JWT, and `[auth]` names no issuer (it takes API keys only).
+    NoIssuer,
 }
 
 impl Invalid {
@@ -114,6 +121,8 @@ impl Invalid {
             Invalid::Audience => "wrong-audience",
             Invalid::Issuer => "wrong-issuer",
             Invalid::Claims => "missing-claim",
+            Invalid::UnknownApiKey => "unknown-api-key",
+            Invalid::NoIssuer => "jwt-not-accepted",
         }
     }
 
@@ -135,6 +144,12 @@ impl Invalid {
             }
             Invalid::Issuer => "the token is from another issuer",
             Invalid::Claims => "the token lacks exp, iss or aud, or one of them has the wrong type",
+            Invalid::UnknownApiKey => {
+                "the API key is not one [[auth.key]] holds (mistyped, or its entry was removed)"
+            }
+            Invalid::NoIssuer => {
+                "this service takes API keys (mst_...) only: [auth] names no issuer of tokens"
+            }
         }
     }
 }
@@ -151,10 +166,16 @@ impl Refusal {
     }
 }
 
-/// Checks tokens against one `[auth]`.
+/// Checks tokens and API keys against one `[auth]`.
 #[derive(Debug)]
 pub struct Authenticator {
     policy: AuthPolicy,
+    tokens: Option<Tokens>,
+}
+
+/// What checks the issuer's tokens.
+#[derive(Debug)]
+struct Tokens {
     keys: jwks::Keys,
     /// One validation per algorithm: jsonwebtoken checks a key against
     /// every algorithm a validation lists, so each lists one.
@@ -167,31 +188,21 @@ impl Authenticator {
     /// # Errors
     /// A JWKS file that cannot be read or is not a key set (`jwks-unavailable`).
     pub fn new(policy: &AuthPolicy) -> Result<Self, Error> {
-        let keys = jwks::Keys::new(&policy.jwks, policy.jwks_refetch_secs).map_err(|message| {
-            Error::new(
-                ErrorKind::Policy,
-                Problem::coded(code::JWKS_UNAVAILABLE, message)
-                    .in_file(policy.origin.file.clone())
-                    .at_line(policy.origin.line)
-                    .help("give auth.jwks a JSON Web Key Set ({\"keys\": [...]}) as the issuer's jwks_uri serves it"),
-            )
-        })?;
-        let validations = ALGORITHMS
-            .iter()
-            .map(|&alg| {
-                let mut validation = Validation::new(alg);
-                validation.set_issuer(&[&policy.issuer]);
-                validation.set_audience(&[&policy.audience]);
-                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-                validation.leeway = policy.leeway_secs;
-                validation.validate_nbf = true;
-                (alg, validation)
-            })
-            .collect();
+        let tokens = match &policy.issuer {
+            None => None,
+            Some(issuer) => Some(Tokens::new(issuer).map_err(|message| {
+                Error::new(
+                    ErrorKind::Policy,
+                    Problem::coded(code::JWKS_UNAVAILABLE, message)
+                        .in_file(policy.origin.file.clone())
+                        .at_line(policy.origin.line)
+                        .help("give auth.jwks a JSON Web Key Set ({\"keys\": [...]}) as the issuer's jwks_uri serves it"),
+                )
+            })?),
+        };
         Ok(Self {
             policy: policy.clone(),
-            keys,
-            validations,
+            tokens,
         })
     }
 
@@ -209,7 +220,14 @@ impl Authenticator {
             return Err(Refusal::Missing);
         };
         let token = bearer(value).ok_or(Refusal::Invalid(Invalid::Malformed))?;
-        let claims = self.verify(token).await?;
+        if token.starts_with(key::PREFIX) {
+            return key::caller(&self.policy.keys, token)
+                .ok_or(Refusal::Invalid(Invalid::UnknownApiKey));
+        }
+        let Some(tokens) = &self.tokens else {
+            return Err(Refusal::Invalid(Invalid::NoIssuer));
+        };
+        let claims = tokens.verify(token).await?;
         let caller = grant::caller(&self.policy.grants, &claims);
         if caller.agents.is_empty() {
             return Err(Refusal::NoGrant {
@@ -217,6 +235,25 @@ impl Authenticator {
             });
         }
         Ok(caller)
+    }
+}
+
+impl Tokens {
+    fn new(issuer: &Issuer) -> Result<Self, String> {
+        let keys = jwks::Keys::new(&issuer.jwks, issuer.jwks_refetch_secs)?;
+        let validations = ALGORITHMS
+            .iter()
+            .map(|&alg| {
+                let mut validation = Validation::new(alg);
+                validation.set_issuer(&[&issuer.issuer]);
+                validation.set_audience(&[&issuer.audience]);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+                validation.leeway = issuer.leeway_secs;
+                validation.validate_nbf = true;
+                (alg, validation)
+            })
+            .collect();
+        Ok(Self { keys, validations })
     }
 
     /// The token's claims when it passes every check.

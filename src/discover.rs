@@ -23,7 +23,10 @@ use serde_json::Value;
 use crate::contract::FailureReason;
 use crate::error::{Error, ErrorKind, Problem};
 
-pub use crate::mcp_client::{MAX_MESSAGE_BYTES, ServerSpec};
+pub use crate::mcp_client::{
+    MAX_ACCESS_TOKEN_BYTES, MAX_MESSAGE_BYTES, MAX_TOKEN_RESPONSE_BYTES, REFRESH_BEFORE,
+    ServerSpec, TOKEN_TIMEOUT,
+};
 use crate::snapshot::read_snapshot_bytes;
 pub use crate::snapshot::{
     ListedTool, MAX_INSTRUCTIONS_CHARS, MAX_NOTED, NotedArgument, NotedPrompt, NotedResource,

@@ -219,6 +219,7 @@ fn specs(inputs: &Inputs) -> Vec<ServerSpec> {
             let mut spec = ServerSpec::new(s.name.clone(), command, Default::default());
             spec.url = s.url.clone();
             spec.headers = s.headers.clone();
+            spec.oauth = s.oauth.clone();
             spec.timeout = s.timeout;
             spec.env = s.env.clone();
             spec.cwd = s.cwd.clone();

@@ -27,6 +27,8 @@ use tokio::sync::oneshot;
 
 mod failure;
 mod http;
+mod oauth;
+pub use oauth::{MAX_ACCESS_TOKEN_BYTES, MAX_TOKEN_RESPONSE_BYTES, REFRESH_BEFORE, TOKEN_TIMEOUT};
 mod process;
 mod replies;
 mod request;
@@ -56,6 +58,8 @@ pub struct ServerSpec {
     /// Headers sent to `url`, values as written: `${VAR}` is filled by
     /// [`crate::policy::expand_vars`] as the connection is made.
     pub headers: BTreeMap<String, String>,
+    /// OAuth client credentials `url`'s access token is got with.
+    pub oauth: Option<crate::policy::UpstreamOAuth>,
     /// The snapshot file written on success.
     pub snapshot: PathBuf,
     /// Longest the whole session (start, initialize, list, close) may take.
@@ -76,11 +80,25 @@ impl ServerSpec {
             command,
             url: None,
             headers: BTreeMap::new(),
+            oauth: None,
             snapshot,
             timeout: Duration::from_secs(30),
             env: BTreeMap::new(),
             cwd: None,
         }
+    }
+}
+
+impl ServerSpec {
+    /// The values as written that muster fills from its environment into
+    /// what it sends the server (`env`, `headers`, `oauth.client_secret`):
+    /// what [`crate::secrets::Secrets::of_written`] hides.
+    pub fn written_secrets(&self) -> impl Iterator<Item = &str> {
+        self.env
+            .values()
+            .chain(self.headers.values())
+            .chain(self.oauth.iter().map(|o| &o.client_secret))
+            .map(String::as_str)
     }
 }
 
@@ -503,6 +521,15 @@ impl Conn {
 }
 
 impl Conn {
+    /// The access tokens an HTTP connection with `[mcp.oauth]` got: values
+    /// to redact from what the server sends back, as filled secrets are.
+    pub(crate) fn tokens(&self) -> Vec<String> {
+        match &self.wire {
+            Wire::Http(endpoint) => endpoint.tokens(),
+            Wire::Stdio(_) => Vec::new(),
+        }
+    }
+
     /// Whether the connection is still up.
     pub(crate) fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Acquire)

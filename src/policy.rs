@@ -25,8 +25,9 @@ mod agents;
 mod assemble;
 mod auth;
 pub use auth::{
-    AuthPolicy, CallLimits, DEFAULT_JWKS_REFETCH_SECS, DEFAULT_LEEWAY_SECS, DEFAULT_LIMIT_CALLERS,
-    Grant, GrantMatch, JwksSource, MAX_LEEWAY_SECS, MetricsAccess,
+    ApiKey, AuthPolicy, CallLimits, DEFAULT_JWKS_REFETCH_SECS, DEFAULT_LEEWAY_SECS,
+    DEFAULT_LIMIT_CALLERS, Grant, GrantMatch, Issuer, JwksSource, MAX_KEY_NAME, MAX_LEEWAY_SECS,
+    MetricsAccess, is_key_name,
 };
 mod chunks;
 mod finite;
@@ -37,6 +38,8 @@ mod reach;
 mod results;
 pub use reach::SECRET_VARIABLES;
 pub use results::{OutputMismatchMode, ResultPolicy};
+mod oauth;
+pub use oauth::{ClientAuth, UpstreamOAuth};
 mod servers;
 mod settings;
 mod tools;
@@ -351,6 +354,8 @@ pub struct ServerDef {
     /// HTTP headers sent to `url`, values as written: a `${VAR}` in them is
     /// filled by [`expand_vars`] when the server is reached, never here.
     pub headers: BTreeMap<String, String>,
+    /// OAuth client credentials muster gets `url`'s access token with.
+    pub oauth: Option<UpstreamOAuth>,
     /// Working directory for `command`, inside the policy directory
     /// (written relative to it); muster's own when `None`.
     pub cwd: Option<PathBuf>,

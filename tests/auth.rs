@@ -10,11 +10,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-
-use common::{Fixture, http_client, reference_server, stdout};
+use common::auth::{Idp, Serve, initialize, refusal};
+use common::{Fixture, http_client};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
@@ -27,111 +24,6 @@ MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg/0pse/9IZAvxNcfx
 brb2z05fRfyCFN7yZNf2kWtPN0+P1GdBzRI/TSJQ56MRXNtAO8eu1wMC
 -----END PRIVATE KEY-----
 ";
-
-/// The identity provider, installed from tests/idp's lock on first use.
-struct Idp {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Idp {
-    fn start(kid: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        Self::start_on(port, kid)
-    }
-
-    fn start_on(port: u16, kid: &str) -> Self {
-        let idp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/idp");
-        if !idp.join("node_modules/oidc-provider").is_dir() {
-            let ok = Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--prefix"])
-                .arg(&idp)
-                .status()
-                .expect("run npm ci");
-            assert!(ok.success(), "npm ci --prefix tests/idp failed");
-        }
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let mut child = Command::new("node")
-            .arg(idp.join("idp.mjs"))
-            .arg(port.to_string())
-            .arg(dir.path())
-            .arg(kid)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the identity provider");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        loop {
-            match lines.next() {
-                Some(Ok(line)) if line == "listening" => break,
-                Some(Ok(_)) => {}
-                _ => panic!("the identity provider ended before it listened"),
-            }
-        }
-        Self { child, port, dir }
-    }
-
-    fn issuer(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// A client-credentials access token for `client` with `scope`, for
-    /// the resource `resource`.
-    fn token(&self, client: &str, scope: &str, resource: &str) -> String {
-        let body = format!(
-            "grant_type=client_credentials&scope={}&resource={}",
-            scope.replace(' ', "+").replace(':', "%3A"),
-            resource.replace(':', "%3A").replace('/', "%2F")
-        );
-        let answer: Value = http_client()
-            .post(format!("{}/token", self.issuer()))
-            .basic_auth(client, Some(format!("{client}-secret")))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .expect("the token endpoint answers")
-            .json()
-            .expect("a JSON answer");
-        answer["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no access token: {answer}"))
-            .to_string()
-    }
-
-    /// The provider's own signing key and its kid.
-    fn signing(&self) -> (EncodingKey, String) {
-        let text = std::fs::read_to_string(self.dir.path().join("signing.json")).unwrap();
-        let signing: Value = serde_json::from_str(&text).unwrap();
-        let key = EncodingKey::from_ec_pem(signing["pem"].as_str().unwrap().as_bytes()).unwrap();
-        (key, signing["kid"].as_str().unwrap().to_string())
-    }
-
-    /// Its key set as served.
-    fn jwks(&self) -> String {
-        http_client()
-            .get(format!("{}/jwks", self.issuer()))
-            .send()
-            .and_then(|r| r.text())
-            .expect("the jwks")
-    }
-
-    fn stop(mut self) -> u16 {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        self.port
-    }
-}
-
-impl Drop for Idp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Seconds since the epoch.
 fn now() -> u64 {
@@ -157,140 +49,6 @@ fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// A `muster serve` over the memory server with a reader and a writer
-/// agent and `[auth]` from `auth`; stopped on drop.
-struct Serve {
-    fx: Fixture,
-    child: Child,
-    addr: String,
-    graph: PathBuf,
-    /// Its stderr's log lines, as they come.
-    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl Serve {
-    fn start(auth: &str, jwks_file: Option<&str>) -> Self {
-        Self::start_on("127.0.0.1:0", auth, jwks_file)
-    }
-
-    fn start_on(addr: &str, auth: &str, jwks_file: Option<&str>) -> Self {
-        let memory = reference_server("server-memory");
-        let fx = Fixture::new(&[(
-            "policies/muster.toml",
-            &format!(
-                "[[agent]]\nname = \"writer\"\ndefault = true\n\n\
-                 [[agent]]\nname = \"reader\"\nrequire_hints = [\"read-only\"]\n\n{auth}"
-            ),
-        )]);
-        if let Some(jwks) = jwks_file {
-            fx.write("policies/auth/jwks.json", jwks);
-        }
-        let graph = fx.path().join("graph.jsonl");
-        fx.write(
-            "policies/mcp/servers.toml",
-            &format!(
-                "[[mcp]]\nname = \"memory\"\ncommand = [\"node\", {memory:?}]\nsnapshot = \"memory.json\"\n\
-                 env = {{ MEMORY_FILE_PATH = {graph:?} }}\n"
-            ),
-        );
-        stdout(fx.path(), &["discover"], 0);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
-            .current_dir(fx.path())
-            .args(["serve", "--addr", addr])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Self {
-            fx,
-            child,
-            addr,
-            graph,
-            log,
-        }
-    }
-
-    /// The gateway's call log lines so far, read.
-    fn calls_logged(&self) -> Vec<Value> {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["target"] == "muster::gateway")
-            .collect()
-    }
-
-    fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::blocking::Response {
-        let mut request = http_client()
-            .post(format!("http://{}{path}", self.addr))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        request.send().expect("muster answers")
-    }
-
-    /// Starts chat `chat` with `token` and answers its `tools/list` names.
-    fn tools(&self, chat: &str, token: &str) -> Vec<String> {
-        let path = format!("/mcp/chats/{chat}");
-        let init = self.post(&path, Some(token), &initialize());
-        assert_eq!(init.status(), 200, "{}", init.text().unwrap());
-        let list: Value = self
-            .post(
-                &path,
-                Some(token),
-                &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-            )
-            .json()
-            .unwrap();
-        list["result"]["tools"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{list}"))
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    fn call(&self, chat: &str, token: &str, tool: &str, arguments: Value) -> Value {
-        self.post(
-            &format!("/mcp/chats/{chat}"),
-            Some(token),
-            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
-        )
-        .json()
-        .unwrap()
-    }
-
-    fn graph(&self) -> String {
-        std::fs::read_to_string(&self.graph).unwrap_or_default()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "auth-test", "version": "1"}}})
-}
-
 fn auth_table(issuer: &str, jwks: &str, extra: &str) -> String {
     auth_table_for(AUDIENCE, issuer, jwks, extra)
 }
@@ -300,22 +58,6 @@ fn auth_table_for(audience: &str, issuer: &str, jwks: &str, extra: &str) -> Stri
         "[auth]\nissuer = {issuer:?}\naudience = {audience:?}\njwks = {jwks:?}\n{extra}\n\
          [[auth.grant]]\nscope = \"memory:write\"\nagents = [\"writer\"]\n\n\
          [[auth.grant]]\nscope = \"memory:read\"\nagents = [\"reader\"]\n"
-    )
-}
-
-/// The problem code and `WWW-Authenticate` of a refusal.
-fn refusal(response: reqwest::blocking::Response) -> (u16, String, String) {
-    let status = response.status().as_u16();
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let body: Value = response.json().unwrap_or(Value::Null);
-    (
-        status,
-        body["type"].as_str().unwrap_or("").to_string(),
-        challenge,
     )
 }
 
@@ -463,49 +205,10 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
     let writer = idp.token("writer", "memory:read memory:write", AUDIENCE);
     assert_eq!(serve.post("/v1/plan", Some(&writer), &plan).status(), 200);
 
-    // A reader sees read-only tools only, and its write never runs.
-    let tools = serve.tools("readers-chat", &reader);
-    assert!(
-        tools.contains(&"mcp__memory__read_graph".to_string()),
-        "{tools:?}"
-    );
-    assert!(
-        !tools.contains(&"mcp__memory__create_entities".to_string()),
-        "{tools:?}"
-    );
-    let created = serve.call(
-        "readers-chat",
-        &reader,
-        "mcp__memory__create_entities",
-        json!({"entities": [{"name": "Mallory", "entityType": "person", "observations": []}]}),
-    );
-    assert!(
-        created.get("error").is_some() || created["result"]["isError"] == true,
-        "{created}"
-    );
-    assert!(!serve.graph().contains("Mallory"), "{}", serve.graph());
-    // The call log names the caller, its client, the agent and the verdict
-    // (its line may reach the log reader a moment after the answer).
-    let fields = |l: &Value| -> Value {
-        if l["fields"].is_object() {
-            l["fields"].clone()
-        } else {
-            l.clone()
-        }
-    };
-    let mut logged = Vec::new();
-    for _ in 0..200 {
-        logged = serve.calls_logged();
-        if logged.iter().any(|l| fields(l)["caller"] == "reader") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(25));
-    }
-    let f = logged
-        .iter()
-        .map(fields)
-        .find(|f| f["tool"] == "mcp__memory__create_entities" && f["caller"] == "reader")
-        .unwrap_or_else(|| panic!("no call logged for the reader: {logged:?}"));
+    // A reader sees read-only tools only, and its write never runs; the
+    // call log names the caller, its client, the agent and the verdict.
+    serve.reader_is_read_only("readers-chat", &reader);
+    let f = serve.call_logged("reader", "mcp__memory__create_entities");
     assert_eq!(f["client_id"], "reader", "{f}");
     assert_eq!(f["agent"], "reader", "{f}");
     assert_ne!(f["verdict"], "forwarded", "{f}");
@@ -699,24 +402,16 @@ fn broken_auth_tables_are_refused_with_their_code_and_line() {
              [[auth.grant]]\nscope = \"a\"\nclaim = \"groups\"\nvalue = \"x\"\nagents = [\"reader\"]\n",
         ),
     ]);
-    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
-    let got: Vec<(String, Option<usize>)> = err
-        .problems()
-        .iter()
-        .map(|p| (p.code.to_string(), p.line))
-        .collect();
-    let want = [
-        ("insecure-url", Some(7)),
-        ("out-of-range", Some(8)),
-        ("unknown-name", Some(12)),
-        ("conflict", Some(15)),
-    ];
-    for (code, line) in want {
-        assert!(
-            got.contains(&(code.to_string(), line)),
-            "{code} at line {line:?} missing from {got:?}"
-        );
-    }
+    let (_, got) = common::load_refused(&fx);
+    common::assert_problems(
+        &got,
+        &[
+            ("insecure-url", 7),
+            ("out-of-range", 8),
+            ("unknown-name", 12),
+            ("conflict", 15),
+        ],
+    );
     let unknown = Fixture::new(&[
         (
             "policies/tools/t.toml",

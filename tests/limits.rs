@@ -189,6 +189,26 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             true,
         ),
         (
+            "discover::MAX_TOKEN_RESPONSE_BYTES",
+            as_u64(muster::discover::MAX_TOKEN_RESPONSE_BYTES),
+            false,
+        ),
+        (
+            "discover::MAX_ACCESS_TOKEN_BYTES",
+            as_u64(muster::discover::MAX_ACCESS_TOKEN_BYTES),
+            false,
+        ),
+        (
+            "discover::TOKEN_TIMEOUT",
+            muster::discover::TOKEN_TIMEOUT.as_secs(),
+            false,
+        ),
+        (
+            "discover::REFRESH_BEFORE",
+            muster::discover::REFRESH_BEFORE.as_secs(),
+            false,
+        ),
+        (
             "discover::MAX_LISTING_BYTES",
             as_u64(muster::discover::MAX_LISTING_BYTES),
             true,
@@ -266,6 +286,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
         (
             "serve::MIN_TOKEN_BYTES",
             as_u64(muster::serve::MIN_TOKEN_BYTES),
+            false,
+        ),
+        (
+            "policy::MAX_KEY_NAME",
+            as_u64(muster::policy::MAX_KEY_NAME),
             false,
         ),
         (

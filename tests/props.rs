@@ -139,6 +139,7 @@ fn inputs(w: &World) -> Inputs {
             command: None,
             url: None,
             headers: BTreeMap::new(),
+            oauth: None,
             cwd: None,
             env: BTreeMap::new(),
             snapshot: None,

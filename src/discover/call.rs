@@ -137,12 +137,7 @@ pub fn call_tool(spec: &ServerSpec, tool: &str, arguments: &str) -> Result<Value
 
 /// The secrets muster fills into what it sends `spec`'s server, never quoted.
 fn secrets_of(spec: &ServerSpec) -> crate::secrets::Secrets {
-    crate::secrets::Secrets::of_written(
-        spec.env
-            .values()
-            .chain(spec.headers.values())
-            .map(String::as_str),
-    )
+    crate::secrets::Secrets::of_written(spec.written_secrets())
 }
 
 /// The handshake (the one client's version policy) and the call, on `conn`.

@@ -71,6 +71,7 @@ fn specs(servers: &[&ServerDef], named: bool) -> Result<Vec<ServerSpec>, Error> 
         let mut spec = ServerSpec::new(server.name.clone(), command, snapshot.clone());
         spec.url.clone_from(&server.url);
         spec.headers.clone_from(&server.headers);
+        spec.oauth.clone_from(&server.oauth);
         spec.timeout = server.timeout;
         spec.env.clone_from(&server.env);
         spec.cwd.clone_from(&server.cwd);

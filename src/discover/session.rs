@@ -513,6 +513,9 @@ async fn open_http(spec: &ServerSpec, watch: &Watch) -> Result<Open, Failure> {
     for (name, value) in &spec.headers {
         watch.expand(spec, &format!("headers.{name}"), value)?;
     }
+    if let Some(oauth) = &spec.oauth {
+        watch.expand(spec, "oauth.client_secret", &oauth.client_secret)?;
+    }
     let conn = mcp_client::open(spec).map_err(|why| Failure {
         reason: FailureReason::CannotStart,
         help: Some("fix the block's `url` or `headers`".into()),

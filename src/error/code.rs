@@ -89,8 +89,8 @@ codes! {
     ORIGIN_REFUSED = "origin-refused", "a browser page on another site (an `Origin` that is not loopback) called the service";
     HOST_REFUSED = "host-refused", "a service bound to loopback got a request sent to a name that is not loopback or not its port (DNS rebinding)";
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", "a request body is not sent as `application/json`";
-    TOKEN_MISSING = "token-missing", "`[auth]` is set and the request carries no `Authorization: Bearer` token";
-    TOKEN_INVALID = "token-invalid", "a bearer token is not one muster accepts: malformed, expired, not yet valid, for another audience or issuer, signed with a key or algorithm the issuer's keys do not allow";
+    TOKEN_MISSING = "token-missing", "`[auth]` is set and the request carries no `Authorization: Bearer` token or API key";
+    TOKEN_INVALID = "token-invalid", "a bearer token is not one muster accepts: malformed, expired, not yet valid, for another audience or issuer, signed with a key or algorithm the issuer's keys do not allow; an API key (`mst_…`) no `[[auth.key]]` holds; a JWT when `[auth]` names no issuer";
     INSUFFICIENT_SCOPE = "insufficient-scope", "a valid token matches no `[[auth.grant]]`, or asks for an agent its grants do not open";
     RATE_LIMITED = "rate-limited", "a caller made more calls per minute than `[auth.limits]` allows";
     JWKS_UNAVAILABLE = "jwks-unavailable", "the issuer's keys (`auth.jwks`) cannot be read or fetched, or are not a JSON Web Key Set";

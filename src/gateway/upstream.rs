@@ -160,7 +160,7 @@ impl Upstreams {
         if !conn.is_alive() {
             server.went_down(&conn).await;
         }
-        answer::of_call(reply, &server.spec)
+        answer::of_call(reply, &server.spec, &conn.tokens())
     }
 
     /// The tools `server` lists now: listed once per connection (a server

@@ -7,6 +7,8 @@
 //! The block's `headers` are filled from muster's environment here, when
 //! the connection is made, and live only in this connection's requests:
 //! they are marked sensitive, and no message muster writes quotes them.
+//! With `[mcp.oauth]`, each request carries the access token `oauth` holds,
+//! and one the server refuses (401) is sent once more with a new token.
 
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
@@ -24,6 +26,8 @@ pub(super) struct Endpoint {
     url: reqwest::Url,
     /// The block's headers, filled; sensitive.
     headers: HeaderMap,
+    /// The block's OAuth client credentials, when it has them.
+    credentials: Option<Box<super::oauth::Credentials>>,
     /// The session the server gave at `initialize`, if any.
     session: Mutex<Option<HeaderValue>>,
 }
@@ -63,12 +67,26 @@ impl Endpoint {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("could not be reached: {}", e.without_url()))?;
+        let credentials = spec
+            .oauth
+            .as_ref()
+            .map(|oauth| super::oauth::Credentials::new(&spec.name, oauth).map(Box::new))
+            .transpose()?;
         Ok(Self {
             client,
             url,
             headers,
+            credentials,
             session: Mutex::new(None),
         })
+    }
+
+    /// The access tokens this connection got (none without `oauth`).
+    pub(super) fn tokens(&self) -> Vec<String> {
+        self.credentials
+            .as_ref()
+            .map(|c| c.issued())
+            .unwrap_or_default()
     }
 
     fn session(&self) -> Option<HeaderValue> {
@@ -102,22 +120,24 @@ impl Endpoint {
         version: &str,
         body: String,
     ) -> Result<(), UpstreamError> {
-        let mut request = self
-            .request(reqwest::Method::POST, version)
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json, text/event-stream");
-        if version == super::UPSTREAM_VERSIONS[0] {
-            request = request.header("mcp-method", method);
-        }
-        let answer = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| UpstreamError::Exited {
-                message: format!("could not be reached ({})", e.without_url()),
-            })?;
+        let make = |body: String| {
+            let mut request = self
+                .request(reqwest::Method::POST, version)
+                .header(header::CONTENT_TYPE, "application/json")
+                .header(header::ACCEPT, "application/json, text/event-stream");
+            if version == super::UPSTREAM_VERSIONS[0] {
+                request = request.header("mcp-method", method);
+            }
+            request.body(body)
+        };
+        let answer = self.send(make, body).await?;
         let status = answer.status();
-        if let Some(session) = answer.headers().get(SESSION) {
+        // Only an answer that succeeded starts a session: the Python SDK's
+        // server names a fresh session id on its 400 to a request without
+        // one, and forgets it at once.
+        if status.is_success()
+            && let Some(session) = answer.headers().get(SESSION)
+        {
             let mut held = self.session.lock().unwrap_or_else(|e| e.into_inner());
             if held.is_none() {
                 *held = Some(session.clone());
@@ -146,10 +166,13 @@ impl Endpoint {
             // Refused credentials are that, whatever the body holds (a
             // JSON-RPC error included): the block's headers are to check.
             if matches!(status.as_u16(), 401 | 403) {
+                let check = if self.credentials.is_some() {
+                    "a new access token too; check the block's oauth scope and resource"
+                } else {
+                    "check the block's headers"
+                };
                 return Err(UpstreamError::BadResponse {
-                    message: format!(
-                        "refused muster's credentials (HTTP {status}); check the block's headers"
-                    ),
+                    message: format!("refused muster's credentials (HTTP {status}); {check}"),
                 });
             }
             // Otherwise a JSON-RPC error in the body says more than the status.
@@ -157,10 +180,15 @@ impl Endpoint {
                 let _ = route(conn, &bytes);
                 return Ok(());
             }
+            let mut tokens = crate::secrets::Secrets::default();
+            for token in self.tokens() {
+                tokens.keep(&token);
+            }
+            // Redacted before it is cut short, so no part of a token is left.
             return Err(UpstreamError::BadResponse {
                 message: format!(
                     "answered HTTP {status}: {}",
-                    short(&String::from_utf8_lossy(&bytes))
+                    short(&tokens.redact(&String::from_utf8_lossy(&bytes)))
                 ),
             });
         }
@@ -170,14 +198,50 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Sends the request `make` builds around `body`, with the access
+    /// token when the block has OAuth credentials; a 401 is answered by
+    /// one more try with a new token.
+    ///
+    /// # Errors
+    /// The server could not be reached, or no token could be had.
+    async fn send<B: Clone>(
+        &self,
+        make: impl Fn(B) -> reqwest::RequestBuilder,
+        body: B,
+    ) -> Result<reqwest::Response, UpstreamError> {
+        let unreached = |e: reqwest::Error| UpstreamError::Exited {
+            message: format!("could not be reached ({})", e.without_url()),
+        };
+        let no_token = |message: String| UpstreamError::BadResponse { message };
+        let Some(credentials) = &self.credentials else {
+            return make(body).send().await.map_err(unreached);
+        };
+        let token = credentials.bearer(None).await.map_err(no_token)?;
+        let answer = make(body.clone())
+            .header(header::AUTHORIZATION, token.clone())
+            .send()
+            .await
+            .map_err(unreached)?;
+        if answer.status() != reqwest::StatusCode::UNAUTHORIZED {
+            return Ok(answer);
+        }
+        let token = credentials.bearer(Some(&token)).await.map_err(no_token)?;
+        make(body)
+            .header(header::AUTHORIZATION, token)
+            .send()
+            .await
+            .map_err(unreached)
+    }
+
     /// Ends the session at the server (best effort, at most 2 s).
     pub(super) async fn close(&self) {
         if self.session().is_none() {
             return;
         }
-        let delete = self
-            .request(reqwest::Method::DELETE, super::UPSTREAM_VERSIONS[1])
-            .send();
+        let delete = self.send(
+            |()| self.request(reqwest::Method::DELETE, super::UPSTREAM_VERSIONS[1]),
+            (),
+        );
         let _ = tokio::time::timeout(Duration::from_secs(2), delete).await;
     }
 }
@@ -277,12 +341,12 @@ pub(super) async fn listen(conn: std::sync::Arc<Conn>) {
     while conn.alive.load(Ordering::Acquire) {
         let version = *conn.version.lock().unwrap_or_else(|e| e.into_inner());
         let get = async {
-            let answer = endpoint
-                .request(reqwest::Method::GET, version)
-                .header(header::ACCEPT, "text/event-stream")
-                .send()
-                .await
-                .ok()?;
+            let make = |()| {
+                endpoint
+                    .request(reqwest::Method::GET, version)
+                    .header(header::ACCEPT, "text/event-stream")
+            };
+            let answer = endpoint.send(make, ()).await.ok()?;
             if !answer.status().is_success() {
                 return Some(answer.status());
             }

@@ -2,14 +2,19 @@
 //! (docs/auth.md). It reads and validates the table into an [`AuthPolicy`]:
 //! the issuer and audience a bearer token must name, where the issuer's
 //! keys are (a file in the policy directory or a URL), the grants mapping
-//! a token's scopes or claims to agents, and the call limits. It checks
-//! no token and fetches nothing: `crate::auth` does that at run time.
+//! a token's scopes or claims to agents, the static API keys
+//! (`[[auth.key]]`, in `auth/keys.rs`), and the call limits. Tokens, keys
+//! or both: at least one. It checks no token and fetches nothing:
+//! `crate::auth` does that at run time.
 
 use super::load::{Loader, Source};
 use super::{Agent, Origin, raw};
 use crate::error::code;
 use std::path::PathBuf;
 use toml::Spanned;
+
+mod keys;
+pub use keys::{MAX_KEY_NAME, is_key_name};
 
 /// Default `leeway_secs`: the clock skew allowed on `exp` and `nbf`.
 pub const DEFAULT_LEEWAY_SECS: u64 = 30;
@@ -21,9 +26,26 @@ pub const DEFAULT_JWKS_REFETCH_SECS: u64 = 30;
 /// Default `[auth.limits] callers`: the most callers whose buckets are kept.
 pub const DEFAULT_LIMIT_CALLERS: u32 = 10_000;
 
-/// `[auth]`, validated.
+/// `[auth]`, validated: bearer tokens of an issuer, static API keys, or both.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthPolicy {
+    /// The issuer whose JWT access tokens are accepted, when set.
+    pub issuer: Option<Issuer>,
+    /// Static API keys (`[[auth.key]]`), in declared order.
+    pub keys: Vec<ApiKey>,
+    /// Whether `/metrics` needs a token too.
+    pub metrics: MetricsAccess,
+    /// Grants in declared order (they match tokens, not keys).
+    pub grants: Vec<Grant>,
+    /// Call limits, when set.
+    pub limits: Option<CallLimits>,
+    /// Where `[auth]` is written.
+    pub origin: Origin,
+}
+
+/// The issuer of the JWT access tokens muster accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issuer {
     /// The `iss` every token must carry, exactly.
     pub issuer: String,
     /// The `aud` every token must hold: muster's resource (RFC 8707).
@@ -37,13 +59,18 @@ pub struct AuthPolicy {
     pub leeway_secs: u64,
     /// Least seconds between two fetches of a JWKS URL for an unknown `kid`.
     pub jwks_refetch_secs: u64,
-    /// Whether `/metrics` needs a token too.
-    pub metrics: MetricsAccess,
-    /// Grants in declared order.
-    pub grants: Vec<Grant>,
-    /// Call limits, when set.
-    pub limits: Option<CallLimits>,
-    /// Where `[auth]` is written.
+}
+
+/// One `[[auth.key]]`: a static API key, kept as the SHA-256 of its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// Its name; its caller is `key:<name>`.
+    pub name: String,
+    /// The agents it opens, the first the caller's default.
+    pub agents: Vec<String>,
+    /// SHA-256 of the key's text.
+    pub digest: [u8; 32],
+    /// Where it is written.
     pub origin: Origin,
 }
 
@@ -113,8 +140,120 @@ impl Loader {
         let table = table?;
         let origin = src.at(table);
         let a = table.get_ref();
+        let before = self.problems.len();
+        let issuer = self.issuer(src, table);
+        let metrics = match a.metrics.as_ref().map(|m| (m, m.get_ref().as_str())) {
+            None | Some((_, "open")) => MetricsAccess::Open,
+            Some((_, "token")) => MetricsAccess::Token,
+            Some((m, other)) => {
+                self.problems.push(
+                    src.at(m)
+                        .coded(code::NOT_A_CHOICE, format!("auth.metrics {:?} is not a choice", crate::names::escape(other)))
+                        .help("use \"open\" (anyone who reaches the service reads /metrics) or \"token\""),
+                );
+                MetricsAccess::Open
+            }
+        };
+        let grants: Vec<Grant> = a
+            .grant
+            .iter()
+            .filter_map(|g| self.grant(src, g, agents))
+            .collect();
+        let keys = self.keys(src, &a.key, agents);
+        let has_issuer = a.issuer.is_some() || a.audience.is_some() || a.jwks.is_some();
+        if has_issuer && a.grant.is_empty() {
+            self.problems.push(
+                src.at(table)
+                    .coded(
+                        code::MISSING_VALUE,
+                        "[auth] has no [[auth.grant]]: every token would be refused",
+                    )
+                    .help("add [[auth.grant]] with scope = \"...\" and agents = [\"...\"]"),
+            );
+        }
+        if !has_issuer {
+            if let Some(g) = a.grant.first() {
+                self.problems.push(
+                    src.at(g)
+                        .coded(code::CONFLICT, "[[auth.grant]] matches a token's scopes or claims, and [auth] names no issuer of tokens")
+                        .help("add issuer, audience and jwks to [auth], or give [[auth.key]] its agents instead"),
+                );
+            } else if a.key.is_empty() {
+                self.problems.push(
+                    src.at(table)
+                        .coded(code::MISSING_VALUE, "[auth] names neither an issuer of tokens nor an API key: every request would be refused")
+                        .help("set issuer, audience and jwks (an identity provider's tokens), or add [[auth.key]] (`muster auth key new NAME --agents A`)"),
+                );
+            }
+        }
+        let limits = a.limits.as_ref().map(|l| {
+            let r = l.get_ref();
+            let per_minute = |loader: &mut Loader, v: Option<&Spanned<i64>>, key: &str| {
+                v.and_then(|v| loader.positive(src, v, key))
+            };
+            CallLimits {
+                calls_per_minute: per_minute(
+                    self,
+                    r.calls_per_minute.as_ref(),
+                    "auth.limits.calls_per_minute",
+                ),
+                tool_calls_per_minute: per_minute(
+                    self,
+                    r.tool_calls_per_minute.as_ref(),
+                    "auth.limits.tool_calls_per_minute",
+                ),
+                callers: r
+                    .callers
+                    .as_ref()
+                    .and_then(|v| self.positive(src, v, "auth.limits.callers"))
+                    .unwrap_or(DEFAULT_LIMIT_CALLERS),
+            }
+        });
+        (self.problems.len() == before).then_some(AuthPolicy {
+            issuer,
+            keys,
+            metrics,
+            grants,
+            limits,
+            origin,
+        })
+    }
+
+    /// `issuer`, `audience` and `jwks` (all three or none) and the keys
+    /// that tune them.
+    fn issuer(&mut self, src: &Source, table: &Spanned<raw::RawAuth>) -> Option<Issuer> {
+        let a = table.get_ref();
+        let (Some(issuer), Some(audience), Some(jwks)) = (&a.issuer, &a.audience, &a.jwks) else {
+            let given = [
+                ("issuer", a.issuer.is_some()),
+                ("audience", a.audience.is_some()),
+                ("jwks", a.jwks.is_some()),
+            ];
+            if given.iter().any(|(_, g)| *g) {
+                for (key, _) in given.iter().filter(|(_, g)| !g) {
+                    self.problems.push(
+                        src.at(table)
+                            .coded(code::MISSING_VALUE, format!("[auth] has no {key}: bearer tokens need issuer, audience and jwks together"))
+                            .help(format!("set auth.{key} (docs/auth.md), or remove issuer, audience and jwks to take API keys only")),
+                    );
+                }
+            } else {
+                let tuning = [
+                    a.authorization_servers.as_ref().map(|v| src.at(v)),
+                    a.leeway_secs.as_ref().map(|v| src.at(v)),
+                    a.jwks_refetch_secs.as_ref().map(|v| src.at(v)),
+                ];
+                if let Some(at) = tuning.into_iter().flatten().next() {
+                    self.problems.push(
+                        at.coded(code::CONFLICT, "authorization_servers, leeway_secs and jwks_refetch_secs tune bearer tokens, and [auth] names no issuer")
+                            .help("remove the key, or set issuer, audience and jwks"),
+                    );
+                }
+            }
+            return None;
+        };
         let mut ok = true;
-        for (value, key) in [(&a.issuer, "issuer"), (&a.audience, "audience")] {
+        for (value, key) in [(issuer, "issuer"), (audience, "audience")] {
             if value.get_ref().trim().is_empty() {
                 ok = false;
                 self.problems.push(
@@ -127,10 +266,9 @@ impl Loader {
                 );
             }
         }
-        let jwks = self.jwks(src, &a.jwks);
-        ok &= jwks.is_some();
+        let jwks = self.jwks(src, jwks);
         let authorization_servers = match &a.authorization_servers {
-            None => vec![a.issuer.get_ref().clone()],
+            None => vec![issuer.get_ref().clone()],
             Some(list) => {
                 if list.get_ref().is_empty() {
                     ok = false;
@@ -159,71 +297,13 @@ impl Loader {
             3600,
             DEFAULT_JWKS_REFETCH_SECS,
         );
-        let metrics = match a.metrics.as_ref().map(|m| (m, m.get_ref().as_str())) {
-            None | Some((_, "open")) => MetricsAccess::Open,
-            Some((_, "token")) => MetricsAccess::Token,
-            Some((m, other)) => {
-                self.problems.push(
-                    src.at(m)
-                        .coded(code::NOT_A_CHOICE, format!("auth.metrics {:?} is not a choice", crate::names::escape(other)))
-                        .help("use \"open\" (anyone who reaches the service reads /metrics) or \"token\""),
-                );
-                MetricsAccess::Open
-            }
-        };
-        let grants: Vec<Grant> = a
-            .grant
-            .iter()
-            .filter_map(|g| self.grant(src, g, agents))
-            .collect();
-        if grants.len() != a.grant.len() {
-            ok = false;
-        }
-        if a.grant.is_empty() {
-            self.problems.push(
-                src.at(table)
-                    .coded(
-                        code::MISSING_VALUE,
-                        "[auth] has no [[auth.grant]]: every token would be refused",
-                    )
-                    .help("add [[auth.grant]] with scope = \"...\" and agents = [\"...\"]"),
-            );
-            ok = false;
-        }
-        let limits = a.limits.as_ref().map(|l| {
-            let r = l.get_ref();
-            let per_minute = |loader: &mut Loader, v: Option<&Spanned<i64>>, key: &str| {
-                v.and_then(|v| loader.positive(src, v, key))
-            };
-            CallLimits {
-                calls_per_minute: per_minute(
-                    self,
-                    r.calls_per_minute.as_ref(),
-                    "auth.limits.calls_per_minute",
-                ),
-                tool_calls_per_minute: per_minute(
-                    self,
-                    r.tool_calls_per_minute.as_ref(),
-                    "auth.limits.tool_calls_per_minute",
-                ),
-                callers: r
-                    .callers
-                    .as_ref()
-                    .and_then(|v| self.positive(src, v, "auth.limits.callers"))
-                    .unwrap_or(DEFAULT_LIMIT_CALLERS),
-            }
-        });
-        Some(AuthPolicy {
-            issuer: a.issuer.get_ref().clone(),
-            audience: a.audience.get_ref().clone(),
+        Some(Issuer {
+            issuer: issuer.get_ref().clone(),
+            audience: audience.get_ref().clone(),
             jwks: jwks?,
             authorization_servers,
             leeway_secs,
             jwks_refetch_secs,
-            metrics,
-            grants,
-            limits,
-            origin,
         })
         .filter(|_| ok)
     }
@@ -360,16 +440,35 @@ impl Loader {
                 return None;
             }
         };
-        if r.agents.get_ref().is_empty() {
+        let agents = self.opened(src, &r.agents, agents, "auth.grant")?;
+        Some(Grant {
+            matches,
+            agents,
+            origin: src.at(g),
+        })
+    }
+
+    /// The agents a grant or key (`what`) opens: at least one, each one
+    /// the policy declares.
+    pub(super) fn opened(
+        &mut self,
+        src: &Source,
+        named: &Spanned<Vec<Spanned<String>>>,
+        agents: &[Agent],
+        what: &str,
+    ) -> Option<Vec<String>> {
+        if named.get_ref().is_empty() {
             self.problems.push(
-                src.at(&r.agents)
-                    .coded(code::MISSING_VALUE, "auth.grant agents is empty")
-                    .help("name the agents this grant opens; the first is the caller's default"),
+                src.at(named)
+                    .coded(code::MISSING_VALUE, format!("{what} agents is empty"))
+                    .help(format!(
+                        "name the agents this {what} opens; the first is the caller's default"
+                    )),
             );
             return None;
         }
         let mut ok = true;
-        for name in r.agents.get_ref() {
+        for name in named.get_ref() {
             if !agents.iter().any(|a| &a.name == name.get_ref()) {
                 ok = false;
                 let known: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
@@ -378,7 +477,7 @@ impl Loader {
                         .coded(
                             code::UNKNOWN_NAME,
                             format!(
-                                "auth.grant names agent {:?}, which no [[agent]] declares",
+                                "{what} names agent {:?}, which no [[agent]] declares",
                                 crate::names::escape(name.get_ref())
                             ),
                         )
@@ -393,15 +492,12 @@ impl Loader {
                 );
             }
         }
-        ok.then(|| Grant {
-            matches,
-            agents: r
-                .agents
+        ok.then(|| {
+            named
                 .get_ref()
                 .iter()
                 .map(|a| a.get_ref().clone())
-                .collect(),
-            origin: src.at(g),
+                .collect()
         })
     }
 }

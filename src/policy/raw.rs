@@ -36,16 +36,40 @@ pub struct MusterFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAuth {
-    pub issuer: Spanned<String>,
-    pub audience: Spanned<String>,
-    pub jwks: Spanned<String>,
+    pub issuer: Option<Spanned<String>>,
+    pub audience: Option<Spanned<String>>,
+    pub jwks: Option<Spanned<String>>,
     pub authorization_servers: Option<Spanned<Vec<Spanned<String>>>>,
     pub leeway_secs: Option<Spanned<i64>>,
     pub jwks_refetch_secs: Option<Spanned<i64>>,
     pub metrics: Option<Spanned<String>>,
     #[serde(default)]
     pub grant: Vec<Spanned<RawGrant>>,
+    #[serde(default)]
+    pub key: Vec<Spanned<RawKey>>,
     pub limits: Option<Spanned<RawLimits>>,
+}
+
+/// `[mcp.oauth]`: client credentials for an HTTP server's access token.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOAuth {
+    pub token_url: Spanned<String>,
+    pub client_id: Spanned<String>,
+    pub client_secret: Spanned<String>,
+    pub scope: Option<Spanned<String>>,
+    pub resource: Option<Spanned<String>>,
+    pub audience: Option<Spanned<String>>,
+    pub auth_method: Option<Spanned<String>>,
+}
+
+/// `[[auth.key]]`: a static API key, by name and the SHA-256 of its text.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKey {
+    pub name: Spanned<String>,
+    pub agents: Spanned<Vec<Spanned<String>>>,
+    pub hash: Spanned<String>,
 }
 
 /// `[[auth.grant]]`: a scope (or a claim's value) and the agents it opens.
@@ -215,6 +239,7 @@ pub struct RawServer {
     pub url: Option<Spanned<String>>,
     #[serde(default)]
     pub headers: BTreeMap<Spanned<String>, Spanned<String>>,
+    pub oauth: Option<Spanned<RawOAuth>>,
     pub cwd: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<Spanned<String>, Spanned<String>>,

@@ -169,6 +169,7 @@ impl Loader {
         let max_result_tokens = raw.max_result_tokens.as_ref().and_then(|v| {
             self.result_tokens(src, v, &format!("MCP server {name:?}: max_result_tokens"))
         });
+        let oauth = self.oauth(src, &raw, &format!("MCP server {name:?}"));
         let server = ServerDef {
             hints,
             max_result_tokens,
@@ -178,6 +179,7 @@ impl Loader {
             command: reach.command,
             url: reach.url,
             headers: reach.headers,
+            oauth,
             cwd: reach.cwd,
             env: reach.env,
             snapshot,
@@ -349,7 +351,13 @@ impl Loader {
 
     /// Records a malformed `${...}` in `value`, and one that names a
     /// variable of muster's own.
-    fn var_syntax(&mut self, src: &Source, value: &Spanned<String>, subject: &str, key: &str) {
+    pub(super) fn var_syntax(
+        &mut self,
+        src: &Source,
+        value: &Spanned<String>,
+        subject: &str,
+        key: &str,
+    ) {
         if let Some(why) = super::vars::syntax_problem(value.get_ref()) {
             self.problems.push(
                 src.at(value)

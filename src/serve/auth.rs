@@ -179,14 +179,26 @@ pub(super) async fn require(
 
 /// The 401 / 403 / 503 for `refusal`.
 fn refused(state: &AuthState, refusal: &Refusal, headers: &HeaderMap, mcp: bool) -> Response {
-    let metadata = metadata_url(headers, mcp, &state.check.policy().audience);
+    let policy = state.check.policy();
+    // Without an issuer there is no metadata to point to: API keys only.
+    let metadata = policy
+        .issuer
+        .as_ref()
+        .map(|issuer| metadata_url(headers, mcp, &issuer.audience));
+    let pointer = metadata
+        .as_ref()
+        .map(|url| format!("resource_metadata=\"{url}\""))
+        .unwrap_or_else(|| "realm=\"muster\"".to_string());
     let (status, title, problem, challenge) = match refusal {
         Refusal::Missing => (
             StatusCode::UNAUTHORIZED,
             "a bearer token is required",
             Problem::coded(code::TOKEN_MISSING, "the request carries no `Authorization: Bearer` token, and this service checks tokens ([auth])")
-                .help(format!("get an access token from the authorization server named at {metadata} and send it as `Authorization: Bearer <token>`")),
-            format!("Bearer resource_metadata=\"{metadata}\""),
+                .help(match &metadata {
+                    Some(url) => format!("get an access token from the authorization server named at {url} and send it as `Authorization: Bearer <token>`"),
+                    None => "send the API key you were given as `Authorization: Bearer mst_...`".to_string(),
+                }),
+            format!("Bearer {pointer}"),
         ),
         Refusal::Invalid(why) => (
             StatusCode::UNAUTHORIZED,
@@ -195,12 +207,12 @@ fn refused(state: &AuthState, refusal: &Refusal, headers: &HeaderMap, mcp: bool)
                 .in_file("authorization")
                 .help("get a new access token for this resource from the authorization server and send it again"),
             format!(
-                "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata}\"",
+                "Bearer error=\"invalid_token\", error_description=\"{}\", {pointer}",
                 why.code()
             ),
         ),
         Refusal::NoGrant { scopes } => {
-            let wanted = grant_scopes(state.check.policy());
+            let wanted = grant_scopes(policy);
             (
                 StatusCode::FORBIDDEN,
                 "the token's scopes open no agent",
@@ -211,7 +223,7 @@ fn refused(state: &AuthState, refusal: &Refusal, headers: &HeaderMap, mcp: bool)
                 .in_file("authorization")
                 .help(format!("ask for a token with one of the scopes: {}", wanted.join(" "))),
                 format!(
-                    "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{metadata}\"",
+                    "Bearer error=\"insufficient_scope\", scope=\"{}\", {pointer}",
                     wanted.join(" ")
                 ),
             )
@@ -346,25 +358,28 @@ fn origin_of(url: &str) -> &str {
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: the metadata when
 /// `[auth]` is set, else 404.
 pub(super) async fn metadata(State(shared): State<Arc<Shared>>) -> Response {
-    let Some(state) = shared.auth.load_full() else {
+    let state = shared.auth.load_full();
+    let issuer = state
+        .as_ref()
+        .and_then(|s| s.check.policy().issuer.as_ref());
+    let Some(issuer) = issuer else {
         return ApiError::http(
             StatusCode::NOT_FOUND,
             "not-found",
             "no such endpoint",
             Problem::coded(
                 code::NOT_FOUND,
-                "the service checks no tokens: muster.toml has no [auth]",
+                "the service takes no issuer's tokens: muster.toml has no [auth] issuer",
             )
-            .help("add [auth] to muster.toml (docs/auth.md)"),
+            .help("add [auth] with issuer, audience and jwks to muster.toml (docs/auth.md)"),
         )
         .into_response();
     };
-    let policy = state.check.policy();
     let body = serde_json::json!({
-        "resource": policy.audience,
-        "authorization_servers": policy.authorization_servers,
+        "resource": issuer.audience,
+        "authorization_servers": issuer.authorization_servers,
         "bearer_methods_supported": ["header"],
-        "scopes_supported": grant_scopes(policy),
+        "scopes_supported": state.as_ref().map(|s| grant_scopes(s.check.policy())),
         "resource_name": "muster",
     });
     (

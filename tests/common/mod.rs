@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod auth;
 pub mod postgres;
 
 use std::path::{Path, PathBuf};
@@ -137,6 +138,28 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The problems (code, line) loading `fx`'s policies is refused with,
+/// and the error itself.
+pub fn load_refused(fx: &Fixture) -> (muster::Error, Vec<(String, Option<usize>)>) {
+    let err = muster::policy::Inputs::load(&fx.path().join("policies")).expect_err("refused");
+    let got = err
+        .problems()
+        .iter()
+        .map(|p| (p.code.to_string(), p.line))
+        .collect();
+    (err, got)
+}
+
+/// That every (code, line) of `want` is among `got`.
+pub fn assert_problems(got: &[(String, Option<usize>)], want: &[(&str, usize)]) {
+    for (code, line) in want {
+        assert!(
+            got.contains(&(code.to_string(), Some(*line))),
+            "{code} at line {line} missing from {got:?}"
+        );
+    }
+}
+
 /// The muster binary, run in `dir`.
 pub fn muster(dir: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_muster"));
@@ -246,7 +269,7 @@ impl HttpServer {
 
 /// Whether something on 127.0.0.1:`port` answers an HTTP request (any
 /// status): listening alone is not ready.
-fn answers_http(port: u16) -> bool {
+pub fn answers_http(port: u16) -> bool {
     use std::io::{Read, Write};
     let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return false;

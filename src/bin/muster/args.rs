@@ -123,6 +123,10 @@ pub enum Command {
     /// SIGINT; SIGHUP reloads the policies.
     #[cfg(feature = "serve")]
     Serve(Serve),
+    /// Credentials for `muster serve`'s `[auth]` (docs/auth.md).
+    #[cfg(feature = "serve")]
+    #[command(subcommand)]
+    Auth(AuthCommand),
     /// Be an MCP server over stdio (docs/gateway.md): the agent's MCP tools
     /// as planned, each call checked, then forwarded to its server.
     #[cfg(feature = "serve")]
@@ -228,6 +232,31 @@ pub enum Command {
         /// docs/ci.md).
         #[arg(long, value_enum, default_value = "text")]
         format: CiFormat,
+    },
+}
+
+#[cfg(feature = "serve")]
+#[derive(Debug, Subcommand)]
+pub enum AuthCommand {
+    /// Static API keys (`[[auth.key]]`).
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[cfg(feature = "serve")]
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Make a new API key: prints the key once and the `[[auth.key]]`
+    /// entry (its hash, never the key) to paste into muster.toml.
+    New {
+        /// The key's name: its caller is `key:NAME`.
+        name: String,
+        /// The agents it opens, the first its default (comma-separated).
+        #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
+        agents: Vec<String>,
+        /// Output format (json: `name`, `key`, `hash`, `entry`).
+        #[arg(long, value_enum, default_value = "text")]
+        format: TextOrJson,
     },
 }
 

@@ -3,6 +3,8 @@
 //! refused, 2 bad input or usage).
 
 mod args;
+#[cfg(feature = "serve")]
+mod auth;
 mod cache;
 #[cfg(feature = "serve")]
 mod call;
@@ -611,6 +613,8 @@ fn run(command: Command) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Session(command) => session::run(command),
+        #[cfg(feature = "serve")]
+        Command::Auth(command) => auth::run(command),
         Command::Cache(command) => cache::run(command),
         #[cfg(feature = "serve")]
         Command::Call(args) => call::run(args),

@@ -13,18 +13,17 @@ use std::sync::Arc;
 
 /// The secrets muster fills into what it sends `spec`'s server.
 fn secrets(spec: &ServerSpec) -> Secrets {
-    Secrets::of_written(
-        spec.env
-            .values()
-            .chain(spec.headers.values())
-            .map(String::as_str),
-    )
+    Secrets::of_written(spec.written_secrets())
 }
 
 impl UpstreamError {
     /// The error with every secret of `spec` redacted from its text.
     pub(crate) fn redacted(self, spec: &ServerSpec) -> Self {
-        let secrets = secrets(spec);
+        self.hidden(&secrets(spec))
+    }
+
+    /// The error with every one of `secrets` redacted from its text.
+    fn hidden(self, secrets: &Secrets) -> Self {
         let hide = |message: String| match secrets.redact(&message) {
             std::borrow::Cow::Borrowed(_) => message,
             std::borrow::Cow::Owned(hidden) => hidden,
@@ -63,20 +62,24 @@ impl Server {
 }
 
 /// The answer `reply` (a `tools/call` response's result, or why there is none) as the gateway
-/// passes it on for `spec`'s server.
-pub(super) fn of_call(reply: Reply, spec: &ServerSpec) -> Reply {
+/// passes it on for `spec`'s server, with the access `tokens` its connection got redacted too.
+pub(super) fn of_call(reply: Reply, spec: &ServerSpec, tokens: &[String]) -> Reply {
+    let mut secrets = secrets(spec);
+    for token in tokens {
+        secrets.keep(token);
+    }
     match reply {
         Ok(raw) if raw.get().trim_start().starts_with('{') => {
-            Ok(hidden(from_upstream(raw), &secrets(spec)))
+            Ok(hidden(from_upstream(raw), &secrets))
         }
         Ok(raw) => Err(UpstreamError::BadResponse {
             // Redacted before it is cut short, so no part of a secret is left.
             message: format!(
                 "a result that is not an object: {}",
-                short(&secrets(spec).redact(raw.get()))
+                short(&secrets.redact(raw.get()))
             ),
         }),
-        Err(e) => Err(e.redacted(spec)),
+        Err(e) => Err(e.hidden(&secrets)),
     }
 }
 
@@ -134,10 +137,13 @@ mod tests {
         let spec = ServerSpec::new("s", vec!["x".into()], "s.json".into());
         let raw = RawValue::from_string("[1]".into()).unwrap();
         assert!(matches!(
-            of_call(Ok(raw), &spec),
+            of_call(Ok(raw), &spec, &[]),
             Err(UpstreamError::BadResponse { .. })
         ));
         let raw = RawValue::from_string("{\"content\":[]}".into()).unwrap();
-        assert_eq!(of_call(Ok(raw), &spec).unwrap().get(), "{\"content\":[]}");
+        assert_eq!(
+            of_call(Ok(raw), &spec, &[]).unwrap().get(),
+            "{\"content\":[]}"
+        );
     }
 }
