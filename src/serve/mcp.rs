@@ -38,7 +38,7 @@ use serde_json::value::RawValue;
 
 use super::auth::{Audit, audited_by};
 use super::inflight::InFlight;
-use super::streamed;
+use super::streamed::{self, CANCELLED_ANSWER, unasked_notification};
 use crate::gateway::{Gateway, Reply, listen, rpc};
 
 /// The header a 2025 client keeps its chat in.
@@ -343,7 +343,7 @@ async fn post_root(
                 let parent = traceparent(&headers).map(str::to_string);
                 if streamed::asks_progress(&headers, &body) {
                     let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
-                    return streamed::answer(None, id, None, |outbox| async move {
+                    return streamed::answer(None, id, |outbox| async move {
                         let relayed = gateway.handle_stateless(
                             agent.as_deref(),
                             &body,
@@ -461,10 +461,14 @@ async fn handled(
         let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
         let (gateway, owned) = (gateway.clone(), chat.clone());
         let kept = Some((calls.clone(), chat.clone()));
-        return streamed::answer(kept, id, session.then_some(&chat), |outbox| async move {
+        let mut out = streamed::answer(kept, id, |outbox| async move {
             let relayed = gateway.handle_relayed(&owned, &body, parent.as_deref(), outbox);
             audited_by(audit, relayed).await
         });
+        if let Some(id) = session.then(|| HeaderValue::from_str(&chat).ok()).flatten() {
+            out.headers_mut().insert(SESSION_HEADER, id);
+        }
+        return out;
     }
     let mut reply = match rpc::call_id(&body) {
         Some(id) => {
@@ -580,18 +584,6 @@ fn listen(gateway: &Gateway, chat: &str, id: Box<RawValue>, tools: bool) -> Resp
     )
         .into_response()
 }
-
-/// What a client is told before a kept chat's call is answered: the
-/// `notifications/tools/list_changed` a 2025 client hears unasked when
-/// the message changed its list (a 2026-07-28 client hears it only on its
-/// `subscriptions/listen` stream).
-pub(super) fn unasked_notification(reply: &Reply) -> Option<String> {
-    (reply.list_changed && !reply.modern)
-        .then(|| rpc::notification("notifications/tools/list_changed"))
-}
-
-/// The answer to a call the client cancelled (`-32800`).
-pub(super) const CANCELLED_ANSWER: &str = "the client cancelled this call; its server was told";
 
 /// The HTTP answer for `reply`.
 fn answer(reply: Reply, headers: &HeaderMap, session: Option<&str>) -> Response {

@@ -20,7 +20,6 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::inflight::InFlight;
-use super::mcp::{CANCELLED_ANSWER, SESSION_HEADER, unasked_notification};
 use crate::gateway::progress::{BUFFERED, Outbox};
 use crate::gateway::{Reply, rpc};
 
@@ -52,6 +51,18 @@ pub(super) fn asks_progress(headers: &HeaderMap, body: &[u8]) -> bool {
             .is_ok_and(|c| c.method == "tools/call" && !c.params.meta.token.is_null())
 }
 
+/// What a client is told before a kept chat's call is answered: the
+/// `notifications/tools/list_changed` a 2025 client hears unasked when
+/// the message changed its list (a 2026-07-28 client hears it only on its
+/// `subscriptions/listen` stream).
+pub(super) fn unasked_notification(reply: &Reply) -> Option<String> {
+    (reply.list_changed && !reply.modern)
+        .then(|| rpc::notification("notifications/tools/list_changed"))
+}
+
+/// The answer to a call the client cancelled (`-32800`).
+pub(super) const CANCELLED_ANSWER: &str = "the client cancelled this call; its server was told";
+
 /// Stops the call's task when the stream is dropped before it ended.
 struct StopOnDrop(JoinHandle<Option<Reply>>);
 
@@ -63,12 +74,10 @@ impl Drop for StopOnDrop {
 
 /// The stream answering call `id` (JSON text): `work`, given where the
 /// call's progress goes, answers it. With `calls`, the call is the kept
-/// chat's and can be cancelled by id ([`InFlight`]); the answer names the
-/// chat in `Mcp-Session-Id` when `session` is given.
+/// chat's and can be cancelled by id ([`InFlight`]).
 pub(super) fn answer<F, Fut>(
     calls: Option<(Arc<InFlight>, String)>,
     id: String,
-    session: Option<&str>,
     work: F,
 ) -> Response
 where
@@ -116,7 +125,7 @@ where
     })
     .flat_map(futures_util::stream::iter);
     let body = progress.chain(last).map(move |m| event(&m));
-    let mut out = (
+    (
         [
             (
                 header::CONTENT_TYPE,
@@ -126,9 +135,5 @@ where
         ],
         axum::body::Body::from_stream(body),
     )
-        .into_response();
-    if let Some(id) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
-        out.headers_mut().insert(SESSION_HEADER, id);
-    }
-    out
+        .into_response()
 }
