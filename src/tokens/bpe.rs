@@ -1,6 +1,6 @@
 //! The OpenAI byte-pair encodings, built on first use from OpenAI's own
-//! rank files (`models/tiktoken/*.tiktoken.gz`, 1.7 MB and 0.8 MB compiled
-//! in): a count is tiktoken's `encode_ordinary` length, and a run builds
+//! rank files (`models/tiktoken/*.tokens.gz`, their tokens in rank order,
+//! 1.1 MB and 0.5 MB compiled in): a count is tiktoken's `encode_ordinary` length, and a run builds
 //! only the encoding it counts with.
 //!
 //! It decides how a text splits into pieces (the encodings' regular
@@ -22,10 +22,12 @@ use std::collections::BinaryHeap;
 use std::io::Read as _;
 use std::sync::LazyLock;
 
-/// Each encoding's rank file as OpenAI publishes it, gzipped (the tests
-/// check the unzipped bytes against tiktoken's pinned SHA-256).
-const O200K_GZ: &[u8] = include_bytes!("../../models/tiktoken/o200k_base.tiktoken.gz");
-const CL100K_GZ: &[u8] = include_bytes!("../../models/tiktoken/cl100k_base.tiktoken.gz");
+/// Each encoding's rank file as OpenAI publishes it, less the ranks (a
+/// token's rank is its line number: issue 34, 0.8 MB less binary), gzipped.
+/// The tests put the ranks back and check the bytes against tiktoken's
+/// pinned SHA-256.
+const O200K_GZ: &[u8] = include_bytes!("../../models/tiktoken/o200k_base.tokens.gz");
+const CL100K_GZ: &[u8] = include_bytes!("../../models/tiktoken/cl100k_base.tokens.gz");
 
 /// The patterns of each encoding, as bpe-openai writes tiktoken's: the
 /// second is the look-ahead one.
@@ -217,18 +219,12 @@ fn unzip(gz: &[u8]) -> String {
     text
 }
 
-/// A rank file's lines, `<base64 token> <rank>`, as a table.
+/// A tokens file's lines, one `<base64 token>` per rank from 0, as a table.
 fn ranks(text: &str) -> FxHashMap<Box<[u8]>, u32> {
     use base64::Engine as _;
-    let mut ranks = FxHashMap::with_capacity_and_hasher(text.len() / 16, rustc_hash::FxBuildHasher);
-    for line in text.lines() {
-        let Some((token, rank)) = line.split_once(' ') else {
-            continue;
-        };
-        if let (Ok(token), Ok(rank)) = (
-            base64::engine::general_purpose::STANDARD.decode(token),
-            rank.parse::<u32>(),
-        ) {
+    let mut ranks = FxHashMap::with_capacity_and_hasher(text.len() / 8, rustc_hash::FxBuildHasher);
+    for (rank, token) in (0u32..).zip(text.lines()) {
+        if let Ok(token) = base64::engine::general_purpose::STANDARD.decode(token) {
             ranks.insert(token.into_boxed_slice(), rank);
         }
     }
@@ -240,8 +236,9 @@ mod tests {
     use super::*;
     use sha2::Digest as _;
 
-    /// The compiled-in files are OpenAI's: their unzipped bytes hash to
-    /// tiktoken's pinned digests, and every line is a token.
+    /// The compiled-in files are OpenAI's: unzipped, with each line's rank
+    /// (its line number) put back, they hash to tiktoken's pinned digests,
+    /// and every line is a token.
     #[test]
     fn the_rank_files_are_openais() {
         let files = [
@@ -258,7 +255,12 @@ mod tests {
         ];
         for (gz, sha256, tokens) in files {
             let text = unzip(gz);
-            let digest = sha2::Sha256::digest(text.as_bytes());
+            // OpenAI's file: each token, a space, its rank (the line number).
+            let published: String = (0..)
+                .zip(text.lines())
+                .map(|(rank, token)| format!("{token} {rank}\n"))
+                .collect();
+            let digest = sha2::Sha256::digest(published.as_bytes());
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(hex, sha256);
             assert_eq!(text.lines().count(), tokens);
