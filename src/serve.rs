@@ -265,6 +265,11 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Whether the admin routes are guarded by an admin token of their own.
+    pub(crate) fn admin_guards_itself(&self) -> bool {
+        matches!(self.admin, admin::Admin::Token(_))
+    }
+
     /// Loads the policies in `config` as generation 1.
     ///
     /// # Errors

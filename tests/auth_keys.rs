@@ -274,3 +274,36 @@ fn broken_keys_are_refused_with_their_code_and_line() {
         assert_eq!(got[0].0, code, "{auth}: {err}");
     }
 }
+
+/// With `[auth]` and an admin token both set, the admin token reloads (the
+/// admin routes are guarded by it alone, since both cannot ride in one
+/// `Authorization` header) and a caller's key does not.
+#[test]
+fn with_an_admin_token_the_admin_routes_take_it_and_not_a_callers_key() {
+    let (key, entry) = new_key("ci", "writer");
+    let admin = "an-admin-token-of-forty-characters-0123".to_string();
+    let serve = Serve::start_with(
+        "127.0.0.1:0",
+        &format!("[auth]\n\n{entry}"),
+        None,
+        "",
+        &[("MUSTER_ADMIN_TOKEN", admin.clone())],
+    );
+    let reload = |token: &str| {
+        http_client()
+            .post(format!("http://{}/v1/admin/reload", serve.addr))
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+    };
+    let by_admin = reload(&admin);
+    assert_eq!(by_admin.status(), 200, "{}", by_admin.text().unwrap());
+    let by_caller = reload(&key);
+    assert_eq!(by_caller.status(), 401, "{}", by_caller.text().unwrap());
+    // The caller's routes still take the key, and not the admin token.
+    assert_eq!(serve.post("/v1/plan", Some(&key), &json!({})).status(), 200);
+    assert_eq!(
+        serve.post("/v1/plan", Some(&admin), &json!({})).status(),
+        401
+    );
+}
