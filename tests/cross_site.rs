@@ -307,16 +307,26 @@ fn origin_host_and_content_type_rules() {
 }
 
 /// Issue 30, item 16: bound beyond loopback, the service says at start that
-/// `/mcp` and `/v1/call` are open to whoever reaches it; bound to loopback
-/// it does not.
+/// `/mcp` and `/v1/call` are open to whoever reaches it; bound to loopback,
+/// or with `[auth]`, it does not.
 #[test]
 fn listening_beyond_loopback_is_warned_about_at_start() {
     let fx = Fixture::new(&[(
         "policies/tools/t.toml",
         "[[tool]]\nname = \"a\"\ndescription = \"A tool.\"\n",
     )]);
-    std::fs::write(fx.path().join("policies/muster.toml"), "").unwrap();
-    for (addr, warned) in [("0.0.0.0:0", true), ("127.0.0.1:0", false)] {
+    let keyed = format!(
+        "[[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n\n[auth]\n\n\
+         [[auth.key]]\nname = \"ci\"\nagents = [\"chat\"]\nhash = \"sha256:{}\"\n",
+        "a".repeat(64)
+    );
+    // With `[auth]`, every call needs a caller's token: nothing to warn of.
+    for (addr, policy, warned) in [
+        ("0.0.0.0:0", String::new(), true),
+        ("127.0.0.1:0", String::new(), false),
+        ("0.0.0.0:0", keyed, false),
+    ] {
+        std::fs::write(fx.path().join("policies/muster.toml"), policy).unwrap();
         let mut child = Command::new(MUSTER)
             .current_dir(fx.path())
             .args(["serve", "--addr", addr])

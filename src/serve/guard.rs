@@ -154,11 +154,12 @@ fn is_json(kind: &str) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Logs a warning when the service listens beyond loopback: then anyone
-/// who reaches the address may call `/mcp` and `/v1/call` (which run MCP
-/// servers' tools), and the Host check is off.
-pub(super) fn warn_if_open(addr: SocketAddr) {
-    if !loopback::ip(addr.ip()) {
+/// Logs a warning when the service listens beyond loopback without
+/// `[auth]`: then anyone who reaches the address may call `/mcp` and
+/// `/v1/call` (which run MCP servers' tools), and the Host check is off.
+/// With `[auth]` (`authenticated`) every such call needs a caller's token.
+pub(super) fn warn_if_open(addr: SocketAddr, authenticated: bool) {
+    if !authenticated && !loopback::ip(addr.ip()) {
         tracing::warn!(
             target: super::LOG_TARGET,
             event = "open-beyond-loopback",

@@ -143,7 +143,7 @@ pub fn run(config: Config) -> Result<(), Error> {
         }
         let mut terminate = signal(tokio::signal::unix::SignalKind::terminate())?;
         let mut interrupt = signal(tokio::signal::unix::SignalKind::interrupt())?;
-        super::guard::warn_if_open(addr);
+        super::guard::warn_if_open(addr, shared.auth.load().is_some());
         tracing::info!(
             target: LOG_TARGET,
             event = "start",
