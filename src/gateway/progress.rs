@@ -33,10 +33,17 @@ pub const BUFFERED: usize = 32;
 /// The `progressToken` a client put in a request's `_meta`, when it is
 /// one the protocol allows (a string or a whole number).
 pub(super) fn token(params: &Map<String, Value>) -> Option<Value> {
-    match params.get("_meta")?.get("progressToken")? {
-        token @ Value::String(_) => Some(token.clone()),
-        token @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(token.clone()),
-        _ => None,
+    let token = params.get("_meta")?.get("progressToken")?;
+    is_token(token).then(|| token.clone())
+}
+
+/// Whether `value` is a progress token the protocol allows: a string or a
+/// whole number.
+pub fn is_token(value: &Value) -> bool {
+    match value {
+        Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
     }
 }
 

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::inflight::InFlight;
-use crate::gateway::progress::{BUFFERED, Outbox};
+use crate::gateway::progress::{self, BUFFERED, Outbox};
 use crate::gateway::{Reply, rpc};
 
 /// Whether `body` is a `tools/call` asking for progress and the client
@@ -48,7 +48,7 @@ pub(super) fn asks_progress(headers: &HeaderMap, body: &[u8]) -> bool {
         .is_some_and(|a| a.contains("text/event-stream"));
     streams
         && serde_json::from_slice::<Call<'_>>(body)
-            .is_ok_and(|c| c.method == "tools/call" && !c.params.meta.token.is_null())
+            .is_ok_and(|c| c.method == "tools/call" && progress::is_token(&c.params.meta.token))
 }
 
 /// What a client is told before a kept chat's call is answered: the
