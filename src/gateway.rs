@@ -27,10 +27,12 @@ mod call;
 mod chats;
 mod drift;
 mod follow;
+mod forward;
 mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
 pub mod progress;
+pub mod relay;
 pub mod rpc;
 mod shape;
 mod spans;
@@ -179,6 +181,8 @@ struct CallContext {
     /// Where the call's progress goes, when the transport can write to
     /// the client before the answer.
     outbox: Option<progress::Outbox>,
+    /// The request named 2026-07-28.
+    modern: bool,
 }
 
 /// Receives each call's record.
@@ -189,7 +193,9 @@ pub struct Gateway {
     current: ArcSwap<Generation>,
     options: Options,
     store: Box<dyn SessionStore>,
-    upstreams: Upstreams,
+    upstreams: Arc<Upstreams>,
+    /// Servers' requests relayed to chats' clients.
+    relays: Arc<relay::Relays>,
     observer: Observer,
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
@@ -223,6 +229,9 @@ fn specs(inputs: &Inputs) -> Vec<ServerSpec> {
             spec.timeout = s.timeout;
             spec.env = s.env.clone();
             spec.cwd = s.cwd.clone();
+            // What the server may relay; the pool's shared connection
+            // declares none of it (see `upstream`).
+            spec.declare = crate::mcp_client::Declared::all_of(&s.relay);
             spec
         })
         .collect()
@@ -243,7 +252,7 @@ impl Gateway {
     ) -> Result<Self, Error> {
         options.selection.mcp_only = true;
         Catalog::build(&inputs, &options.selection)?;
-        let upstreams = Upstreams::new(specs(&inputs));
+        let upstreams = Arc::new(Upstreams::new(specs(&inputs)));
         // What other replicas sharing the store announce reaches the
         // listen streams held here.
         let watchers: Arc<listen::Watchers> = Arc::default();
@@ -254,6 +263,7 @@ impl Gateway {
             options,
             store,
             upstreams,
+            relays: Arc::default(),
             observer,
             watchers,
             validators: Arc::default(),
@@ -361,7 +371,10 @@ impl Gateway {
                     ..Reply::default()
                 };
             }
-            Ok(Message::Response) => return Reply::default(),
+            Ok(Message::Response { id, outcome }) => {
+                self.relays.answered(&id, outcome);
+                return Reply::default();
+            }
             Err(failure) => {
                 return Reply {
                     response: Some(failure.to_json()),
@@ -417,6 +430,7 @@ impl Gateway {
         let answer = match method.as_str() {
             "initialize" => self
                 .initialize(&id, params.as_ref())
+                .inspect(|_| self.relays.remember(chat, params.as_ref()))
                 .map(|(text, version)| {
                     reply.version = Some(version);
                     text
@@ -430,6 +444,7 @@ impl Gateway {
                     stateless,
                     parent,
                     outbox,
+                    modern: reply.modern,
                 };
                 self.call(chat, &id, params, cx, &mut reply.list_changed)
                     .await
@@ -503,6 +518,7 @@ impl Gateway {
             stateless,
             parent,
             outbox,
+            modern,
         } = cx;
         let invalid =
             |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
@@ -596,77 +612,18 @@ impl Gateway {
             let arguments = checked.arguments_text().unwrap_or_else(|| "{}".into());
             match checked.tool.as_ref().and_then(|t| t.mcp.as_ref()) {
                 Some(target) => {
-                    record.server = Some(target.server.clone());
-                    if self.options.log_arguments {
-                        record.arguments = RawValue::from_string(arguments.clone()).ok();
-                    }
-                    let sent = Instant::now();
-                    let drift = match self.drift(&target.server, &target.tool).await {
-                        Ok(drift) => drift,
-                        Err(e) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push(e.code().into());
-                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
-                            self.observe(record, started);
-                            return Ok(tool_error(&e.sentence(&target.server), &meta));
-                        }
+                    let to = forward::ToServer {
+                        chat,
+                        id,
+                        name: &name,
+                        target,
+                        arguments,
+                        params: &params,
+                        stateless,
+                        modern,
+                        outbox,
                     };
-                    if let Some(drift) = &drift {
-                        record.codes.push("upstream-changed".into());
-                        if drift.refused {
-                            record.verdict = "drifted";
-                            let meta = serde_json::json!({"drift": drift});
-                            self.observe(record, started);
-                            return Ok(tool_error(&drift.sentence(), &meta));
-                        }
-                    }
-                    let asked = progress::token(&params).zip(outbox);
-                    let result = progress::forwarded(
-                        &self.upstreams,
-                        &target.server,
-                        &target.tool,
-                        &arguments,
-                        asked,
-                    )
-                    .await;
-                    record.upstream_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
-                    match result {
-                        Ok(raw) => {
-                            record.verdict = "forwarded";
-                            // A drift let through (`on_mismatch = "warn"`)
-                            // rides in the answer, as the log has it.
-                            let mut details = serde_json::Map::new();
-                            if let Some(drift) = &drift {
-                                details.insert("drift".into(), serde_json::json!(drift));
-                            }
-                            let ask = shape::Ask {
-                                server: &target.server,
-                                tool: &target.tool,
-                                called: &name,
-                                turn_left: self.turn_budget(),
-                                details,
-                            };
-                            let shaped = self.shape(ask, raw).await;
-                            record.codes.extend(shaped.codes);
-                            record.result_tokens = Some(shaped.tokens);
-                            Ok(shaped.text)
-                        }
-                        Err(UpstreamError::Rpc { code, message }) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push("upstream-error".into());
-                            Err(Failure::new(
-                                Some(id.to_owned()),
-                                code,
-                                UpstreamError::Rpc { code, message }.sentence(&target.server),
-                            ))
-                        }
-                        Err(e) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push(e.code().into());
-                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
-                            Ok(tool_error(&e.sentence(&target.server), &meta))
-                        }
-                    }
+                    self.forward(to, &mut record).await
                 }
                 None => {
                     // Only MCP tools and the control tool are offered; a

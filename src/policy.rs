@@ -40,6 +40,8 @@ pub use reach::SECRET_VARIABLES;
 pub use results::{OutputMismatchMode, ResultPolicy};
 mod oauth;
 pub use oauth::{ClientAuth, UpstreamOAuth};
+mod relay;
+pub use relay::Relayed;
 mod servers;
 mod settings;
 mod tools;
@@ -396,6 +398,9 @@ pub struct ServerDef {
     pub hints: HintRules,
     /// The most tokens one result of its tools may cost (docs/results.md).
     pub max_result_tokens: Option<u32>,
+    /// The requests of its own the server may send the chat's client
+    /// through muster (`relay`), in [`Relayed::ALL`]'s order; none by default.
+    pub relay: Vec<Relayed>,
     /// Where it was declared.
     pub origin: Origin,
 }

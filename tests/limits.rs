@@ -29,6 +29,31 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::upstream::MAX_IDLE_LEASED",
+            as_u64(muster::gateway::upstream::MAX_IDLE_LEASED),
+            false,
+        ),
+        (
+            "gateway::upstream::ASKS_BUFFERED",
+            as_u64(muster::gateway::upstream::ASKS_BUFFERED),
+            false,
+        ),
+        (
+            "gateway::upstream::MAX_CAPABILITY_BYTES",
+            as_u64(muster::gateway::upstream::MAX_CAPABILITY_BYTES),
+            false,
+        ),
+        (
+            "gateway::relay::MAX_PARKED",
+            as_u64(muster::gateway::relay::MAX_PARKED),
+            false,
+        ),
+        (
+            "gateway::relay::MAX_CLIENTS",
+            as_u64(muster::gateway::relay::MAX_CLIENTS),
+            false,
+        ),
+        (
             "gateway::progress::BUFFERED",
             as_u64(muster::gateway::progress::BUFFERED),
             false,

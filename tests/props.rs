@@ -140,6 +140,7 @@ fn inputs(w: &World) -> Inputs {
             url: None,
             headers: BTreeMap::new(),
             oauth: None,
+            relay: Vec::new(),
             cwd: None,
             env: BTreeMap::new(),
             snapshot: None,

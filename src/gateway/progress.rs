@@ -103,7 +103,11 @@ async fn relay<F: Future>(
 
 /// The client's `notifications/progress` for the server's `params`, or
 /// nothing when they are not progress the protocol allows (after `last`).
-fn notification(params: &RawValue, token: &Value, last: &mut Option<f64>) -> Option<String> {
+pub(super) fn notification(
+    params: &RawValue,
+    token: &Value,
+    last: &mut Option<f64>,
+) -> Option<String> {
     let read: Map<String, Value> = serde_json::from_str(params.get()).ok()?;
     let progress = read.get("progress")?.as_f64()?;
     if last.is_some_and(|last| progress <= last) {

@@ -27,10 +27,15 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod leased;
+pub use leased::MAX_IDLE_LEASED;
 
 use crate::discover::{MAX_PAGES, MAX_TOOLS, ServerSpec};
-use crate::mcp_client::{Conn, Reply, short, start};
-pub use crate::mcp_client::{MAX_IN_FLIGHT, ProgressSink, UPSTREAM_VERSIONS, UpstreamError};
+pub use crate::mcp_client::{
+    ASKS_BUFFERED, AskSink, MAX_CAPABILITY_BYTES, MAX_IN_FLIGHT, ProgressSink, ServerAsk,
+    UPSTREAM_VERSIONS, UpstreamError,
+};
+use crate::mcp_client::{Conn, Declared, Reply, short, start};
 use crate::snapshot::{Checker, ListedTool};
 
 /// First wait before a down server is started again; it doubles per
@@ -80,6 +85,11 @@ struct Server {
     /// new connection lists again, so a restarted server is compared
     /// afresh).
     listing: tokio::sync::Mutex<Option<(std::sync::Weak<Conn>, Arc<Listing>)>>,
+    /// What it may relay to a chat's client (`relay`); its shared
+    /// connection declares none of it.
+    relay: Vec<crate::policy::Relayed>,
+    /// Its connections leased to calls that relay (see `leased`).
+    leased: leased::Leased,
 }
 
 /// Every server a gateway forwards to, by the policy's server name.
@@ -102,11 +112,15 @@ impl Upstreams {
     pub fn new(specs: Vec<ServerSpec>) -> Self {
         let servers = specs
             .into_iter()
-            .map(|spec| {
+            .map(|mut spec| {
+                let relay = spec.declare.kinds();
+                spec.declare = Declared::default();
                 (
                     spec.name.clone(),
                     Arc::new(Server {
                         spec,
+                        relay,
+                        leased: leased::Leased::default(),
                         state: tokio::sync::Mutex::new(State::Idle),
                         slots: Semaphore::new(MAX_IN_FLIGHT),
                         calls: AtomicU64::new(0),
@@ -212,6 +226,7 @@ impl Upstreams {
     /// Stops every started server: its calls in flight fail, and its
     /// process group is killed.
     pub async fn shutdown(&self) {
+        self.close_leased().await;
         for server in self.servers.values() {
             let mut state = server.state.lock().await;
             if let State::Up(conn) = std::mem::replace(&mut *state, State::Idle) {

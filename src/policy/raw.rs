@@ -240,6 +240,7 @@ pub struct RawServer {
     #[serde(default)]
     pub headers: BTreeMap<Spanned<String>, Spanned<String>>,
     pub oauth: Option<Spanned<RawOAuth>>,
+    pub relay: Option<Spanned<Vec<Spanned<String>>>>,
     pub cwd: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<Spanned<String>, Spanned<String>>,

@@ -170,6 +170,7 @@ impl Loader {
             self.result_tokens(src, v, &format!("MCP server {name:?}: max_result_tokens"))
         });
         let oauth = self.oauth(src, &raw, &format!("MCP server {name:?}"));
+        let relay = self.relay(src, &raw, &format!("MCP server {name:?}"));
         let server = ServerDef {
             hints,
             max_result_tokens,
@@ -180,6 +181,7 @@ impl Loader {
             url: reach.url,
             headers: reach.headers,
             oauth,
+            relay,
             cwd: reach.cwd,
             env: reach.env,
             snapshot,

@@ -457,7 +457,12 @@ async fn handled(
     session: bool,
 ) -> Response {
     let parent = traceparent(headers).map(str::to_string);
-    if streamed::asks_progress(headers, &body) {
+    // A call whose server may send its client requests is answered with a
+    // stream too, for them to go on (gateway::relay).
+    let relays = || {
+        streamed::reads_stream(headers) && rpc::call_id(&body).is_some() && gateway.may_relay(&chat)
+    };
+    if streamed::asks_progress(headers, &body) || relays() {
         let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
         let (gateway, owned) = (gateway.clone(), chat.clone());
         let kept = Some((calls.clone(), chat.clone()));
