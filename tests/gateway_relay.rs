@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 const ELICIT: &str = "trigger-elicitation-request";
 const SAMPLE: &str = "trigger-sampling-request";
+const GREET: &str = "greet";
 
 /// A policy over server-everything that lets it ask for elicitation and
 /// sampling; discovered as a client declaring both, so its two conditional
@@ -121,6 +122,51 @@ fn elicitation_and_sampling_reach_an_http_client_at_either_revision() {
 
 /// Without `relay`, the server is told nothing of the client's
 /// capabilities: its conditional tools are never listed, so never offered.
+/// A 2026-07-28 server asks by answering `input_required` (the official
+/// Python SDK's server does, for a tool whose argument is elicited): a
+/// 2026-07-28 client is handed that result and its retry reaches the
+/// server; for a 2025-11-25 client muster asks the client itself and calls
+/// again with its answers.
+#[test]
+fn a_2026_server_asking_for_input_is_answered_through_muster() {
+    let fx = Fixture::new(&[(
+        "policies/muster.toml",
+        "[caps]\nitems = 30\ntokens = 9000\n\
+         [[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+    )]);
+    let python = common::python_sdk();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-clients/asking_server.py");
+    fx.write(
+        "policies/mcp/servers.toml",
+        &format!(
+            "[[mcp]]\nname = \"asking\"\ncommand = [{python:?}, {server:?}]\nsnapshot = \"asking.json\"\nrelay = [\"elicitation\"]\n"
+        ),
+    );
+    stdout(fx.path(), &["discover"], 0);
+    let policies = fx.path().join("policies");
+    let python = python.to_str().unwrap();
+    let server = server.to_str().unwrap();
+    for mode in ["auto", "legacy"] {
+        let direct = common::run_client("relay.py", &[mode, "stdio", python, server], None);
+        assert_eq!(
+            direct["calls"][GREET]["text"], "Hi, Ada Lovelace!",
+            "{direct}"
+        );
+        let args = [
+            mode,
+            "stdio",
+            MUSTER,
+            "mcp",
+            "--policies",
+            policies.to_str().unwrap(),
+        ];
+        let seen = common::run_client("relay.py", &args, Some(fx.path()));
+        assert_eq!(seen["calls"], direct["calls"], "{mode}: {seen}");
+        assert_eq!(seen["asked"], direct["asked"], "{mode}: {seen}");
+    }
+}
+
 #[test]
 fn a_server_without_relay_never_hears_of_the_clients_capabilities() {
     let fx = setup("");
@@ -134,7 +180,11 @@ fn a_server_without_relay_never_hears_of_the_clients_capabilities() {
         policies.to_str().unwrap(),
     ];
     let seen = common::run_client("relay.py", &args, Some(fx.path()));
-    assert_eq!(seen["calls"], json!({ELICIT: null, SAMPLE: null}), "{seen}");
+    assert_eq!(
+        seen["calls"],
+        json!({ELICIT: null, SAMPLE: null, GREET: null}),
+        "{seen}"
+    );
     assert_eq!(seen["asked"], json!([]), "{seen}");
 }
 

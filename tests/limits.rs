@@ -49,6 +49,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::relay::MAX_INPUT_ROUNDS",
+            as_u64(muster::gateway::relay::MAX_INPUT_ROUNDS),
+            false,
+        ),
+        (
             "gateway::relay::MAX_CLIENTS",
             as_u64(muster::gateway::relay::MAX_CLIENTS),
             false,

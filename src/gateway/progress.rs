@@ -47,21 +47,21 @@ pub fn is_token(value: &Value) -> bool {
     }
 }
 
-/// Calls `tool` on `server`, relaying its progress to `outbox` under the
-/// client's `token` when both are given.
+/// Makes `call` (its tool, arguments and extra params members, as
+/// [`Upstreams::call_with`] takes them) on `server`, relaying its progress
+/// to `outbox` under the client's `token` when both are given.
 pub(super) async fn forwarded(
     upstreams: &Upstreams,
     server: &str,
-    tool: &str,
-    arguments: &str,
+    call: (&str, &str, &str),
     asked: Option<(Value, Outbox)>,
 ) -> Reply {
     let Some((token, outbox)) = asked else {
-        return upstreams.call(server, tool, arguments, None).await;
+        return upstreams.call_with(server, call, None).await;
     };
     let (sink, heard): (ProgressSink, _) = mpsc::channel(BUFFERED);
     relay(
-        upstreams.call(server, tool, arguments, Some(sink)),
+        upstreams.call_with(server, call, Some(sink)),
         &token,
         heard,
         &outbox,

@@ -42,6 +42,9 @@ use crate::mcp_client::{ASKS_BUFFERED, Declared, Reply};
 pub const MAX_PARKED: usize = 64;
 /// The most chats whose `initialize` capabilities are kept.
 pub const MAX_CLIENTS: usize = 4096;
+/// The most rounds of a 2026-07-28 server's `input_required` muster
+/// drives for an older client (the SDKs' own default).
+pub const MAX_INPUT_ROUNDS: usize = 10;
 /// Where a 2026-07-28 request declares its client's capabilities.
 const CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 /// How muster's `requestState`s and relayed request ids begin.
@@ -111,6 +114,49 @@ pub(super) struct Forward<'a> {
     pub params: &'a Map<String, Value>,
     pub modern: bool,
     pub outbox: Option<Outbox>,
+}
+
+/// The params members a 2026-07-28 retry carries for its server (its
+/// `inputResponses` and a `requestState` that is not muster's), as JSON
+/// text to put after `arguments`; empty when it carries none.
+fn retry_members(params: &Map<String, Value>) -> String {
+    let mut out = String::new();
+    if let Some(state) = params.get("requestState").filter(|s| s.is_string()) {
+        out.push_str(&format!(r#","requestState":{state}"#));
+    }
+    if let Some(responses) = params.get("inputResponses").filter(|r| r.is_object()) {
+        out.push_str(&format!(r#","inputResponses":{responses}"#));
+    }
+    out
+}
+
+/// A 2026-07-28 server's `input_required` result, read: its requests (each
+/// method and params) by key, and its state.
+#[derive(serde::Deserialize)]
+struct InputRequired {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    #[serde(rename = "inputRequests", default)]
+    requests: std::collections::BTreeMap<String, Request>,
+    #[serde(rename = "requestState", default)]
+    state: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct Request {
+    method: String,
+    #[serde(default)]
+    params: Option<Box<RawValue>>,
+}
+
+/// `raw` read as an `input_required` result, when it is one.
+fn input_required(raw: &RawValue) -> Option<InputRequired> {
+    if !raw.get().contains("input_required") {
+        return None;
+    }
+    serde_json::from_str::<InputRequired>(raw.get())
+        .ok()
+        .filter(|r| r.result_type == "input_required")
 }
 
 impl Forward<'_> {
@@ -211,9 +257,32 @@ impl Relays {
         {
             return self.resume(state, f).await;
         }
+        let extra = retry_members(f.params);
+        let first = self.first_leg(upstreams, &f, &declared, &extra).await;
+        let Forwarded::Reply(Ok(raw)) = &first else {
+            return first;
+        };
+        match input_required(raw) {
+            None => first,
+            // A 2026-07-28 server asks a 2026-07-28 client itself.
+            Some(_) if f.modern => Forwarded::InputRequired(raw.get().to_string()),
+            Some(asked) => Forwarded::Reply(self.drive(upstreams, &f, &declared, asked).await),
+        }
+    }
+
+    /// The call sent: over the shared connection when `declared` is empty,
+    /// else over one leased to it, relaying what its server asks.
+    async fn first_leg(
+        self: &Arc<Self>,
+        upstreams: &Arc<Upstreams>,
+        f: &Forward<'_>,
+        declared: &Declared,
+        extra: &str,
+    ) -> Forwarded {
         let asked = progress::token(f.params).zip(f.outbox.clone());
         if declared.is_empty() {
-            let reply = progress::forwarded(upstreams, f.server, f.tool, f.arguments, asked).await;
+            let call = (f.tool, f.arguments, extra);
+            let reply = progress::forwarded(upstreams, f.server, call, asked).await;
             return Forwarded::Reply(reply);
         }
         let (ask_sink, asks) = mpsc::channel(ASKS_BUFFERED);
@@ -226,13 +295,15 @@ impl Relays {
         };
         let task = {
             let upstreams = upstreams.clone();
-            let (server, tool, arguments) = (
+            let declared = declared.clone();
+            let (server, tool, arguments, extra) = (
                 f.server.to_string(),
                 f.tool.to_string(),
                 f.arguments.to_string(),
+                extra.to_string(),
             );
             tokio::spawn(async move {
-                let call = (tool.as_str(), arguments.as_str());
+                let call = (tool.as_str(), arguments.as_str(), extra.as_str());
                 upstreams
                     .call_relayed(&server, call, sink, &declared, ask_sink)
                     .await
@@ -245,7 +316,78 @@ impl Relays {
             last: None,
             timeout: upstreams.timeout(f.server),
         };
-        self.run(leg, &f).await
+        self.run(leg, f).await
+    }
+
+    /// A 2026-07-28 server's `input_required` driven for an older client:
+    /// each request sent to the client on the call's stream, and the call
+    /// made again with its answers, for at most [`MAX_INPUT_ROUNDS`] rounds.
+    async fn drive(
+        self: &Arc<Self>,
+        upstreams: &Arc<Upstreams>,
+        f: &Forward<'_>,
+        declared: &Declared,
+        mut asked: InputRequired,
+    ) -> Reply {
+        let timeout = upstreams.timeout(f.server);
+        let refused = |message: String| UpstreamError::BadResponse { message };
+        for _ in 0..MAX_INPUT_ROUNDS {
+            if asked.requests.len() > ASKS_BUFFERED {
+                return Err(refused(format!(
+                    "an input_required result with over {ASKS_BUFFERED} requests"
+                )));
+            }
+            let mut responses = Map::new();
+            for (key, request) in &asked.requests {
+                let kind =
+                    crate::policy::Relayed::of_method(&request.method).filter(|k| declared.has(*k));
+                let Some(kind) = kind else {
+                    return Err(refused(format!(
+                        "asked its client for {:?}, which muster does not relay to this chat",
+                        crate::names::escape(&request.method)
+                    )));
+                };
+                let params = request.params.as_deref().map_or("{}", RawValue::get);
+                match self
+                    .ask_inline(kind, params, f.outbox.as_ref(), timeout)
+                    .await
+                {
+                    Ok(result) => {
+                        let value = serde_json::from_str(result.get()).unwrap_or_default();
+                        responses.insert(key.clone(), value);
+                    }
+                    Err((code, message)) => {
+                        return Err(UpstreamError::Rpc {
+                            code,
+                            message: crate::names::escape(&format!(
+                                "the chat's client refused the server's {}: {message}",
+                                kind.method()
+                            )),
+                        });
+                    }
+                }
+            }
+            let mut members = format!(r#","inputResponses":{}"#, Value::Object(responses));
+            if let Some(state) = asked.state.as_ref().filter(|s| s.is_string()) {
+                members.push_str(&format!(r#","requestState":{state}"#));
+            }
+            let call = (f.tool, f.arguments, members.as_str());
+            let (ask_sink, _asks) = mpsc::channel(1);
+            let raw = if declared.is_empty() {
+                upstreams.call_with(f.server, call, None).await?
+            } else {
+                upstreams
+                    .call_relayed(f.server, call, None, declared, ask_sink)
+                    .await?
+            };
+            match input_required(&raw) {
+                Some(next) => asked = next,
+                None => return Ok(raw),
+            }
+        }
+        Err(refused(format!(
+            "asked for input over {MAX_INPUT_ROUNDS} rounds"
+        )))
     }
 
     /// The parked call `state` names, its server's requests answered with
@@ -328,7 +470,7 @@ impl Relays {
                             Err(back) => leg = back,
                         }
                     } else {
-                        self.ask_client(ask, f.outbox.as_ref(), leg.timeout).await;
+                        self.ask_client(ask, f.outbox.as_ref(), leg.timeout);
                     }
                 }
             }
@@ -381,21 +523,21 @@ impl Relays {
         Ok(result.to_string())
     }
 
-    /// Sends `ask` to an older client on the call's stream, and its answer
-    /// (within `timeout`) to the server; without a stream, or a secret to
-    /// send it under, the server gets an error at once.
-    async fn ask_client(
-        self: &Arc<Self>,
-        ask: ServerAsk,
+    /// Sends an older client request `kind` with `params` on the call's
+    /// stream under an id of muster's, and waits (within `timeout`) for its
+    /// answer.
+    async fn ask_inline(
+        &self,
+        kind: crate::policy::Relayed,
+        params: &str,
         outbox: Option<&Outbox>,
         timeout: Duration,
-    ) {
+    ) -> Outcome {
+        let fail = |why: &str| Err((super::rpc::INTERNAL_ERROR, why.to_string()));
         let (Some(outbox), Some(id)) = (outbox, secret()) else {
-            refuse(
-                ask,
+            return fail(
                 "muster cannot send this chat's client a request now: the call has no stream open to it",
             );
-            return;
         };
         let id = serde_json::to_string(&id).unwrap_or_default();
         let (tx, rx) = oneshot::channel();
@@ -404,33 +546,37 @@ impl Relays {
             .unwrap_or_else(|e| e.into_inner())
             .insert(id.clone(), tx);
         let line = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{}}}"#,
-            ask.kind.method(),
-            ask.params.get()
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{}","params":{params}}}"#,
+            kind.method(),
         );
-        if outbox.send(line).await.is_err() {
-            self.waiting
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
-            refuse(ask, "the chat's client is gone");
-            return;
-        }
+        let outcome = if outbox.send(line).await.is_err() {
+            fail("the chat's client is gone")
+        } else {
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(outcome)) => outcome,
+                _ => fail("the chat's client did not answer in time"),
+            }
+        };
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        outcome
+    }
+
+    /// Relays `ask` to an older client (see [`Relays::ask_inline`]) and
+    /// its answer to the server, without holding up the call's wait.
+    fn ask_client(self: &Arc<Self>, ask: ServerAsk, outbox: Option<&Outbox>, timeout: Duration) {
         let relays = self.clone();
+        let outbox = outbox.cloned();
         tokio::spawn(async move {
-            let outcome = tokio::time::timeout(timeout, rx).await;
-            relays
-                .waiting
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
+            let params = ask.params.get().to_string();
+            let outcome = relays
+                .ask_inline(ask.kind, &params, outbox.as_ref(), timeout)
+                .await;
             match outcome {
-                Ok(Ok(Ok(result))) => ask.answer(Ok(&result)).await,
-                Ok(Ok(Err((code, message)))) => ask.answer(Err((code, &message))).await,
-                _ => {
-                    let message = "the chat's client did not answer in time";
-                    ask.answer(Err((super::rpc::INTERNAL_ERROR, message))).await;
-                }
+                Ok(result) => ask.answer(Ok(&result)).await,
+                Err((code, message)) => ask.answer(Err((code, &message))).await,
             }
         });
     }

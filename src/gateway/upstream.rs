@@ -153,6 +153,20 @@ impl Upstreams {
         arguments: &str,
         progress: Option<ProgressSink>,
     ) -> Reply {
+        self.call_with(server, (tool, arguments, ""), progress)
+            .await
+    }
+
+    /// [`Upstreams::call`] with `extra` params members after `arguments`
+    /// (`,"inputResponses":…,"requestState":…` for a 2026-07-28 retry;
+    /// JSON text, or empty).
+    pub async fn call_with(
+        &self,
+        server: &str,
+        call: (&str, &str, &str),
+        progress: Option<ProgressSink>,
+    ) -> Reply {
+        let (tool, arguments, extra) = call;
         let Some(server) = self.servers.get(server) else {
             return Err(UpstreamError::CannotStart {
                 message: "no such server in the policy".into(),
@@ -166,7 +180,7 @@ impl Upstreams {
         let conn = server.open().await?;
         server.calls.fetch_add(1, Ordering::Relaxed);
         let name = serde_json::to_string(tool).unwrap_or_default();
-        let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
+        let params = format!(r#"{{"name":{name},"arguments":{arguments}{extra}}}"#);
         let left = timeout.saturating_sub(started.elapsed());
         let reply = conn
             .request_watched("tools/call", &params, left, progress)

@@ -10,7 +10,8 @@ Usage:
 MODE is `auto` (the SDK's default: 2026-07-28 where the server offers it),
 `legacy` (the initialize handshake, 2025-11-25), or `none` (the default mode
 with no elicitation or sampling callback: the client declares neither).
-Tools are found by the end of their listed name, so a name muster gives
+Each of server-everything's two tools and asking_server.py's `greet` is
+called when listed (else its entry is null). Tools are found by the end of their listed name, so a name muster gives
 (`mcp__everything__trigger-elicitation-request`) and the server's own match.
 """
 
@@ -22,6 +23,7 @@ from mcp import Client, StdioServerParameters, types
 
 ELICIT = "trigger-elicitation-request"
 SAMPLE = "trigger-sampling-request"
+GREET = "greet"  # tests/mcp-clients/asking_server.py
 ANSWER = {
     "name": "Ada Lovelace",
     "check": True,
@@ -49,7 +51,10 @@ async def main():
             "message": params.message,
             "fields": sorted((schema.get("properties") or {}).keys()),
         })
-        return types.ElicitResult(action="accept", content=ANSWER)
+        fields = (schema.get("properties") or {}).keys()
+        return types.ElicitResult(
+            action="accept", content={k: v for k, v in ANSWER.items() if k in fields}
+        )
 
     async def on_sample(context, params):
         first = params.messages[0].content
@@ -75,7 +80,12 @@ async def main():
     async with Client(server, cache=None, **options) as client:
         seen["protocol_version"] = client.protocol_version
         names = [t.name for t in (await client.list_tools()).tools]
-        for short, arguments in [(ELICIT, {}), (SAMPLE, {"prompt": "What is six times seven?", "maxTokens": 50})]:
+        asks = [
+            (ELICIT, {}),
+            (SAMPLE, {"prompt": "What is six times seven?", "maxTokens": 50}),
+            (GREET, {"greeting": "Hi"}),
+        ]
+        for short, arguments in asks:
             name = next((n for n in names if n.endswith(short)), None)
             if name is None:
                 seen["calls"][short] = None

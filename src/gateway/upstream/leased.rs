@@ -138,19 +138,19 @@ impl Upstreams {
         }
     }
 
-    /// [`Upstreams::call`] over a connection declaring `declared`, leased
+    /// [`Upstreams::call_with`] over a connection declaring `declared`, leased
     /// to this call: each request of a declared kind the server sends
     /// before answering goes to `asks`, to be answered with
     /// [`crate::mcp_client::ServerAsk::answer`].
     pub async fn call_relayed(
         &self,
         server: &str,
-        call: (&str, &str),
+        call: (&str, &str, &str),
         progress: Option<ProgressSink>,
         declared: &Declared,
         asks: AskSink,
     ) -> Reply {
-        let (tool, arguments) = call;
+        let (tool, arguments, extra) = call;
         let Some(server) = self.servers.get(server) else {
             return Err(UpstreamError::CannotStart {
                 message: "no such server in the policy".into(),
@@ -168,7 +168,7 @@ impl Upstreams {
             .calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = serde_json::to_string(tool).unwrap_or_default();
-        let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
+        let params = format!(r#"{{"name":{name},"arguments":{arguments}{extra}}}"#);
         let left = timeout.saturating_sub(started.elapsed());
         let reply = conn
             .request_watched("tools/call", &params, left, progress)
