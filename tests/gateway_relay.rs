@@ -8,8 +8,9 @@
 //! `input_required` and the client's retry carries its answers) and at
 //! 2025-11-25 (the server's requests are sent to the client on the call's
 //! stream). Each time the client is asked what it is asked directly and the
-//! tool answers what it answers directly. A client that declares neither is
-//! told what its client lacks, and nothing reaches the server.
+//! tool answers what it answers directly; fastmcp's client at its defaults
+//! too. A client that declares neither is told what its client lacks, and
+//! nothing reaches the server.
 
 mod common;
 
@@ -116,6 +117,36 @@ fn elicitation_and_sampling_reach_an_http_client_at_either_revision() {
             assert_as_direct(&seen, &direct(mode), version);
         }
     }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// fastmcp's client at its defaults, with elicitation and sampling
+/// handlers, through `muster mcp` and `/mcp/chats/{id}`, as directly.
+#[test]
+fn fastmcp_at_its_defaults_is_asked_and_answers_through_muster() {
+    let fx = setup(BOTH);
+    let everything = reference_server("server-everything");
+    let direct = common::run_client("fastmcp_relay.py", &["stdio", "node", &everything], None);
+    assert_eq!(
+        direct["asked"].as_array().map(Vec::len),
+        Some(2),
+        "{direct}"
+    );
+    let policies = fx.path().join("policies");
+    let args = [
+        "stdio",
+        MUSTER,
+        "mcp",
+        "--policies",
+        policies.to_str().unwrap(),
+    ];
+    let seen = common::run_client("fastmcp_relay.py", &args, Some(fx.path()));
+    assert_eq!(seen, direct, "through muster mcp");
+    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let url = format!("http://{addr}/mcp/chats/fastmcp-relay");
+    let seen = common::run_client("fastmcp_relay.py", &["http", &url], None);
+    assert_eq!(seen, direct, "through /mcp/chats/{{id}}");
     let _ = child.kill();
     let _ = child.wait();
 }
