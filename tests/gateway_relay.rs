@@ -9,7 +9,7 @@
 //! 2025-11-25 (the server's requests are sent to the client on the call's
 //! stream). Each time the client is asked what it is asked directly and the
 //! tool answers what it answers directly; fastmcp's client at its defaults
-//! too. A client that declares neither is told what its client lacks, and
+//! and the official TypeScript SDK's client too. A client that declares neither is told what its client lacks, and
 //! nothing reaches the server.
 
 mod common;
@@ -147,6 +147,57 @@ fn fastmcp_at_its_defaults_is_asked_and_answers_through_muster() {
     let url = format!("http://{addr}/mcp/chats/fastmcp-relay");
     let seen = common::run_client("fastmcp_relay.py", &["http", &url], None);
     assert_eq!(seen, direct, "through /mcp/chats/{{id}}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// What the official TypeScript SDK's client (2025-11-25) saw, run with
+/// `args` (`tests/mcp-servers/relay-client.mjs`).
+fn typescript(args: &[&str]) -> Value {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/relay-client.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The TypeScript SDK's client, declaring elicitation and sampling, through
+/// `muster mcp` and `/mcp/chats/{id}`, as directly.
+#[test]
+fn the_typescript_sdk_is_asked_and_answers_through_muster() {
+    let fx = setup(BOTH);
+    let everything = reference_server("server-everything");
+    let direct = typescript(&["stdio", "node", &everything]);
+    assert_eq!(
+        direct["asked"].as_array().map(Vec::len),
+        Some(2),
+        "{direct}"
+    );
+    let policies = fx.path().join("policies");
+    let seen = typescript(&[
+        "stdio",
+        MUSTER,
+        "mcp",
+        "--policies",
+        policies.to_str().unwrap(),
+    ]);
+    assert_eq!(seen, direct, "through muster mcp");
+    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let url = format!("http://{addr}/mcp/chats/typescript-relay");
+    assert_eq!(
+        typescript(&["http", &url]),
+        direct,
+        "through /mcp/chats/{{id}}"
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
