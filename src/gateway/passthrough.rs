@@ -7,9 +7,11 @@
 //! for what its handshake declares (`capabilities.prompts`,
 //! `capabilities.resources`).
 //!
-//! Lists gather every page of every such server (discovery's page bound,
-//! [`MAX_LISTED`] items a server) into one page, by server name and then
-//! as each listed them; each item keeps what the server wrote but its
+//! Lists gather every page of every such server into one page, by server
+//! name and then as each listed them (discovery's bounds: at most
+//! [`MAX_PAGES`](crate::discover::MAX_PAGES) pages and the first
+//! [`MAX_NOTED`] prompts or resources of a server, as a snapshot keeps
+//! them, or [`MAX_TEMPLATES`] templates; a list cut there says so); each item keeps what the server wrote but its
 //! `name`, which becomes `mcp.<server>.<name>` spelt as the chat spells
 //! tool names. A server that fails is named in `_meta` with its code and
 //! the rest are listed; an item muster will not pass on (a name or URI
@@ -34,10 +36,9 @@ use crate::policy::ServerDef;
 use crate::provider::NamePolicy;
 use budget::Body;
 
-/// The most prompts, or resources, one server may list across its pages.
-pub const MAX_LISTED: usize = 10_000;
-/// The most resource templates one server may list; each is a pattern a
-/// `resources/read` may be matched against.
+pub use crate::snapshot::MAX_NOTED;
+/// The most resource templates of one server passed on (the rest are
+/// not read); each is a pattern a `resources/read` may be matched against.
 pub const MAX_TEMPLATES: usize = 256;
 /// The longest URI or URI template muster passes on or reads, in bytes.
 pub const MAX_URI_BYTES: usize = 8_192;
@@ -75,6 +76,9 @@ pub enum Code {
     /// `resources/read` of a URI more than one server lists (or, listed by
     /// none, whose templates match).
     AmbiguousResource,
+    /// A server listed more than [`MAX_NOTED`] (or [`MAX_TEMPLATES`]):
+    /// the first are passed on, the rest not read.
+    ListCut,
 }
 
 impl Code {
@@ -87,6 +91,7 @@ impl Code {
             Code::UnknownPrompt => "unknown-prompt",
             Code::UnknownResource => "unknown-resource",
             Code::AmbiguousResource => "ambiguous-resource",
+            Code::ListCut => "list-cut",
         }
     }
 }
@@ -137,7 +142,7 @@ impl Kind {
     fn most(self) -> usize {
         match self {
             Kind::Templates => MAX_TEMPLATES,
-            _ => MAX_LISTED,
+            _ => MAX_NOTED,
         }
     }
 
@@ -166,6 +171,9 @@ impl Naming {
     }
 }
 
+/// One server's list, and whether it was cut at [`Kind::most`].
+type Listed = (Vec<Map<String, Value>>, bool);
+
 /// What a chat's servers listed of one kind.
 #[derive(Default)]
 struct Gathered {
@@ -175,6 +183,8 @@ struct Gathered {
     skipped: Vec<Value>,
     /// Servers that failed: `{server, code, message}`.
     unavailable: Vec<Value>,
+    /// Servers whose list was cut: `{server, code, kept}`.
+    cut: Vec<Value>,
 }
 
 impl Gathered {
@@ -186,6 +196,9 @@ impl Gathered {
         }
         if !self.unavailable.is_empty() {
             own.insert("unavailable".into(), Value::Array(self.unavailable.clone()));
+        }
+        if !self.cut.is_empty() {
+            own.insert("cut".into(), Value::Array(self.cut.clone()));
         }
         (!own.is_empty()).then_some(Value::Object(own))
     }
@@ -355,9 +368,7 @@ impl Gateway {
 
     /// Every server's `kind`, asked at once, gathered in `servers`' order.
     async fn gathered(&self, servers: &[String], naming: &Naming, kind: Kind) -> Gathered {
-        type Listing<'a> = Pin<
-            Box<dyn Future<Output = Result<Vec<Map<String, Value>>, UpstreamError>> + Send + 'a>,
-        >;
+        type Listing<'a> = Pin<Box<dyn Future<Output = Result<Listed, UpstreamError>> + Send + 'a>>;
         let asked: Vec<Listing<'_>> = servers
             .iter()
             .map(|s| Box::pin(self.listed(s, kind)) as Listing<'_>)
@@ -366,7 +377,16 @@ impl Gateway {
         let mut names = std::collections::HashSet::new();
         for (server, listed) in servers.iter().zip(all(asked).await) {
             let items = match listed {
-                Ok(items) => items,
+                Ok((items, cut)) => {
+                    if cut {
+                        gathered.cut.push(json!({
+                            "server": server,
+                            "code": Code::ListCut.as_str(),
+                            "kept": items.len(),
+                        }));
+                    }
+                    items
+                }
                 Err(e) => {
                     gathered.unavailable.push(json!({
                         "server": server,
@@ -418,12 +438,9 @@ impl Gateway {
     }
 
     /// Every page of `server`'s `kind`, when its handshake declares the
-    /// capability (else none), within its timeout and discovery's bounds.
-    async fn listed(
-        &self,
-        server: &str,
-        kind: Kind,
-    ) -> Result<Vec<Map<String, Value>>, UpstreamError> {
+    /// capability (else none), within its timeout and discovery's bounds;
+    /// whether the list was cut at [`Kind::most`].
+    async fn listed(&self, server: &str, kind: Kind) -> Result<Listed, UpstreamError> {
         let since = Instant::now();
         let declared = self.upstreams.handshake(server).await?.is_some_and(|raw| {
             serde_json::from_str::<Value>(raw.get()).is_ok_and(|h| {
@@ -433,7 +450,7 @@ impl Gateway {
             })
         });
         if !declared {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), false));
         }
         let method = kind.method();
         let bad = |what: String| UpstreamError::BadResponse {
@@ -455,17 +472,17 @@ impl Gateway {
             let Some(Value::Array(list)) = page.get_mut(kind.key()).map(Value::take) else {
                 return Err(bad(format!("result without a {} list", kind.key())));
             };
-            if items.len() + list.len() > kind.most() {
-                return Err(bad(format!("over {} {}", kind.most(), kind.key())));
-            }
             for item in list {
+                if items.len() == kind.most() {
+                    return Ok((items, true));
+                }
                 match item {
                     Value::Object(item) => items.push(item),
                     other => return Err(bad(format!("entry that is {}", json_kind(&other)))),
                 }
             }
             match page.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(items),
+                None | Some(Value::Null) => return Ok((items, false)),
                 Some(Value::String(next)) if !seen.insert(next.clone()) => {
                     return Err(bad(format!("cursor given twice ({})", quoted(next))));
                 }
