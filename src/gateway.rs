@@ -31,6 +31,7 @@ mod forward;
 mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
+pub mod passthrough;
 pub mod progress;
 pub mod relay;
 pub mod rpc;
@@ -449,11 +450,15 @@ impl Gateway {
                 self.call(chat, &id, params, cx, &mut reply.list_changed)
                     .await
             }
+            m if passthrough::serves(m) => {
+                self.passthrough(chat, &id, m, params.as_ref(), reply.modern)
+                    .await
+            }
             other => Err(Failure::new(
                 Some(id.clone()),
                 rpc::METHOD_NOT_FOUND,
                 format!(
-                    "muster's gateway does not serve {:?}: it serves initialize, server/discover, subscriptions/listen, ping, tools/list and tools/call",
+                    "muster's gateway does not serve {:?}: it serves initialize, server/discover, subscriptions/listen, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list and resources/read",
                     crate::names::escape(other)
                 ),
             )),

@@ -281,7 +281,7 @@ pub struct Agent {
     pub version: u64,
     /// An explicit list of tools to enable; `None` means the default roster.
     pub enabled_tools: Option<Vec<(String, Origin)>>,
-    /// MCP servers the agent uses; `None` means all.
+    /// MCP servers the agent uses; `None` means all ([`Agent::uses`]).
     pub servers: Option<Vec<(String, Origin)>>,
     /// Whose billing token counts its plans follow when the request names
     /// none (`None`: the policy's `tokens.provider`).
@@ -401,6 +401,12 @@ pub struct ServerDef {
     /// The requests of its own the server may send the chat's client
     /// through muster (`relay`), in [`Relayed::ALL`]'s order; none by default.
     pub relay: Vec<Relayed>,
+    /// Whether the gateway passes its resources through (`resources`,
+    /// default on; docs/gateway.md).
+    pub resources: bool,
+    /// Whether the gateway passes its prompts through (`prompts`, default
+    /// on; docs/gateway.md).
+    pub prompts: bool,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -453,6 +459,17 @@ pub struct Policy {
     pub profiles: BTreeMap<String, Profile>,
     /// `[auth]`: who may call `muster serve` (none: anyone who reaches it).
     pub auth: Option<AuthPolicy>,
+}
+
+impl Agent {
+    /// Whether the agent uses MCP server `server`: its `servers` list names
+    /// it, or it has none. The one rule for which servers an agent's
+    /// tools, resources and prompts come from.
+    pub fn uses(&self, server: &str) -> bool {
+        self.servers
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|(s, _)| s == server))
+    }
 }
 
 impl Policy {

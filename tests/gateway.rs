@@ -331,7 +331,11 @@ fn bad_json_rpc_gets_its_codes_and_the_gateway_keeps_serving() {
         (code(&seventeenth), &seventeenth["id"]),
         (-32602, &json!("s16"))
     );
-    let unknown = gw.ask(r#"{"jsonrpc":"2.0","id":"m","method":"resources/list"}"#);
+    // resources/list passes through now (tests/gateway_passthrough.rs);
+    // subscribing to a resource does not.
+    let unknown = gw.ask(
+        r#"{"jsonrpc":"2.0","id":"m","method":"resources/subscribe","params":{"uri":"x://y"}}"#,
+    );
     assert_eq!((code(&unknown), &unknown["id"]), (-32601, &json!("m")));
     let no_name = gw.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#);
     assert_eq!(code(&no_name), -32602);

@@ -94,6 +94,21 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "snapshot::MAX_NOTED",
+            as_u64(muster::snapshot::MAX_NOTED),
+            false,
+        ),
+        (
+            "gateway::passthrough::MAX_TEMPLATES",
+            as_u64(muster::gateway::passthrough::MAX_TEMPLATES),
+            false,
+        ),
+        (
+            "gateway::passthrough::MAX_URI_BYTES",
+            as_u64(muster::gateway::passthrough::MAX_URI_BYTES),
+            false,
+        ),
+        (
             "gateway::upstream::MAX_IN_FLIGHT",
             as_u64(muster::gateway::upstream::MAX_IN_FLIGHT),
             false,

@@ -159,6 +159,8 @@ fn inputs(w: &World) -> Inputs {
             tool_check: BTreeMap::new(),
             hints: Default::default(),
             max_result_tokens: None,
+            resources: true,
+            prompts: true,
             origin: origin(),
         })
         .collect();

@@ -191,6 +191,52 @@ impl Upstreams {
         answer::of_call(reply, &server.spec, &conn.tokens())
     }
 
+    /// Sends `method` with `params` (a JSON object's text) to `server` and
+    /// returns its result as [`Upstreams::call`] does (an object, muster's
+    /// own `_meta` keys moved, filled secrets redacted). The server's
+    /// timeout counts from `since`, so the pages of one listing share it.
+    /// What the gateway's passthrough of `resources/*` and `prompts/*`
+    /// sends (the `passthrough` module).
+    ///
+    /// # Errors
+    /// An [`UpstreamError`], as for a call.
+    pub async fn request(&self, server: &str, method: &str, params: &str, since: Instant) -> Reply {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        let timeout = server.spec.timeout;
+        let left = || timeout.saturating_sub(since.elapsed());
+        let Ok(Ok(_slot)) = tokio::time::timeout(left(), server.slots.acquire()).await else {
+            return Err(UpstreamError::Busy { after: timeout });
+        };
+        let conn = server.open().await?;
+        let reply = conn.request(method, params, left()).await;
+        if !conn.is_alive() {
+            server.went_down(&conn).await;
+        }
+        answer::of_call(reply, &server.spec, &conn.tokens())
+    }
+
+    /// What `server` answered its handshake with (`initialize`'s result,
+    /// or `server/discover`'s), starting it when it is not up: where its
+    /// capabilities are.
+    ///
+    /// # Errors
+    /// An [`UpstreamError`] when the server cannot be reached.
+    pub async fn handshake(
+        &self,
+        server: &str,
+    ) -> Result<Option<Box<serde_json::value::RawValue>>, UpstreamError> {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        Ok(server.open().await?.handshake_result())
+    }
+
     /// The tools `server` lists now: listed once per connection (a server
     /// started again is listed again) and again after the server announced
     /// `notifications/tools/list_changed`, so a call is never compared

@@ -270,6 +270,10 @@ pub struct RawServer {
     pub deny_hints: Vec<Spanned<String>>,
     #[serde(default)]
     pub require_hints: Vec<Spanned<String>>,
+    #[serde(default = "yes")]
+    pub resources: bool,
+    #[serde(default = "yes")]
+    pub prompts: bool,
 }
 
 /// A fixed argument: `{ value = ... }`.

@@ -202,6 +202,8 @@ impl Loader {
             coerce: raw.coerce,
             check,
             tool_check,
+            resources: raw.resources,
+            prompts: raw.prompts,
             origin,
         };
         Some((server, listed))
