@@ -362,7 +362,13 @@ impl Lock {
                     Some(Entry::Record(r)) => r.reviewed_tool(),
                     _ => None,
                 };
-                let details = kept.map(|old| crate::snapshot::review::details(&old, t));
+                // Compared as the lock keeps it: only what is hashed, so
+                // a member the lock never reviewed (`icons`, `execution`)
+                // is not shown as changed.
+                let now = change::kept_tool(&definition_text(t));
+                let details = kept
+                    .zip(now)
+                    .map(|(old, now)| crate::snapshot::review::details(&old, &now));
                 (LockStatus::Changed, details)
             } else {
                 new_records.push((t.name.as_str(), Record::of(t)));

@@ -130,8 +130,7 @@ impl Record {
     /// The definition the lock kept, read back as a listed tool; `None`
     /// when the entry keeps none.
     pub fn reviewed_tool(&self) -> Option<ListedTool> {
-        let raw = serde_json::from_str(self.reviewed.as_deref()?).ok()?;
-        crate::snapshot::tool_from(raw)
+        kept_tool(self.reviewed.as_deref()?)
     }
 
     /// Whether `other` is the same definition under whatever name: every
@@ -144,6 +143,12 @@ impl Record {
             && self.hints == other.hints
             && self.cosmetic == other.cosmetic
     }
+}
+
+/// A definition's text as the lock keeps it ([`crate::lock::definition_text`]),
+/// read back as a listed tool.
+pub fn kept_tool(text: &str) -> Option<ListedTool> {
+    crate::snapshot::tool_from(serde_json::from_str(text).ok()?)
 }
 
 /// The kinds of change from `old` to `new` (both of the same tool name),

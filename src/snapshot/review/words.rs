@@ -55,8 +55,61 @@ fn words(text: &str) -> Vec<Range<usize>> {
     out
 }
 
+/// A stretch of the diff, as byte ranges of both texts: text both have,
+/// or a change (what the old text had there and what the new one has;
+/// either may be empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Block {
+    Same { old: Range<usize>, new: Range<usize> },
+    Change { old: Range<usize>, new: Range<usize> },
+}
+
+/// Appends `block`, joining it to the last one of its kind; a change that
+/// follows a change and whitespace alone takes the whitespace in, so a
+/// rewritten sentence reads as one change, not as words around kept
+/// blanks.
+fn push(blocks: &mut Vec<Block>, block: Block, old: &str) {
+    let mut block = block;
+    loop {
+        match (blocks.as_slice(), &block) {
+            ([.., Block::Same { old: o, new: n }], Block::Same { old: bo, new: bn }) => {
+                let joined = Block::Same {
+                    old: o.start..bo.end,
+                    new: n.start..bn.end,
+                };
+                blocks.pop();
+                block = joined;
+            }
+            ([.., Block::Change { old: o, new: n }], Block::Change { old: bo, new: bn }) => {
+                let joined = Block::Change {
+                    old: o.start..bo.end,
+                    new: n.start..bn.end,
+                };
+                blocks.pop();
+                block = joined;
+            }
+            (
+                [.., Block::Change { old: o, new: n }, Block::Same { old: so, .. }],
+                Block::Change { old: bo, new: bn },
+            ) if old[so.clone()].chars().all(char::is_whitespace) => {
+                let joined = Block::Change {
+                    old: o.start..bo.end,
+                    new: n.start..bn.end,
+                };
+                blocks.truncate(blocks.len() - 2);
+                block = joined;
+            }
+            _ => {
+                blocks.push(block);
+                return;
+            }
+        }
+    }
+}
+
 /// The runs of `old` and `new`: same, removed or added, in order, each a
-/// range of the text it is in (the old one for same and removed).
+/// range of the text it is in (the old one for same and removed), and
+/// whether the middle was compared whole ([`WordDiff::coarse`]).
 fn runs(old: &str, new: &str) -> (Vec<(SpanOp, Range<usize>)>, bool) {
     let (a, b) = (words(old), words(new));
     let same = |x: &Range<usize>, y: &Range<usize>| old[x.clone()] == new[y.clone()];
@@ -67,53 +120,92 @@ fn runs(old: &str, new: &str) -> (Vec<(SpanOp, Range<usize>)>, bool) {
         .zip(b[prefix..].iter().rev())
         .take_while(|(x, y)| same(x, y))
         .count();
+    // Tokens cover their text without gaps: token k starts where k - 1
+    // ends, and the end of the text follows the last.
+    let at_a = |k: usize| a.get(k).map_or(old.len(), |r| r.start);
+    let at_b = |k: usize| b.get(k).map_or(new.len(), |r| r.start);
     let (ma, mb) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut ops: Vec<(SpanOp, Range<usize>)> = Vec::with_capacity(a.len() + b.len());
-    ops.extend(a[..prefix].iter().map(|r| (SpanOp::Same, r.clone())));
-    let (ids_a, ids_b) = intern(old, ma, new, mb);
-    let coarse = match myers(&ids_a, &ids_b) {
+    let mut blocks: Vec<Block> = Vec::new();
+    if prefix > 0 {
+        push(
+            &mut blocks,
+            Block::Same {
+                old: 0..at_a(prefix),
+                new: 0..at_b(prefix),
+            },
+            old,
+        );
+    }
+    // One side empty: the other is all removed or all added, exactly.
+    let script = if ma.is_empty() || mb.is_empty() {
+        let mut script = vec![SpanOp::Removed; ma.len()];
+        script.resize(ma.len() + mb.len(), SpanOp::Added);
+        Some(script)
+    } else {
+        let (ids_a, ids_b) = intern(old, ma, new, mb);
+        myers(&ids_a, &ids_b)
+    };
+    let coarse = script.is_none();
+    let (end_a, end_b) = (a.len() - suffix, b.len() - suffix);
+    match script {
         Some(script) => {
-            let (mut i, mut j) = (0, 0);
+            let (mut i, mut j) = (prefix, prefix);
             for op in script {
-                match op {
-                    SpanOp::Same => {
-                        ops.push((SpanOp::Same, ma[i].clone()));
-                        i += 1;
-                        j += 1;
-                    }
-                    SpanOp::Removed => {
-                        ops.push((SpanOp::Removed, ma[i].clone()));
-                        i += 1;
-                    }
-                    SpanOp::Added => {
-                        ops.push((SpanOp::Added, mb[j].clone()));
-                        j += 1;
-                    }
+                let (di, dj) = match op {
+                    SpanOp::Same => (1, 1),
+                    SpanOp::Removed => (1, 0),
+                    SpanOp::Added => (0, 1),
+                };
+                let (old_range, new_range) = (at_a(i)..at_a(i + di), at_b(j)..at_b(j + dj));
+                let block = match op {
+                    SpanOp::Same => Block::Same {
+                        old: old_range,
+                        new: new_range,
+                    },
+                    _ => Block::Change {
+                        old: old_range,
+                        new: new_range,
+                    },
+                };
+                push(&mut blocks, block, old);
+                i += di;
+                j += dj;
+            }
+        }
+        None => push(
+            &mut blocks,
+            Block::Change {
+                old: at_a(prefix)..at_a(end_a),
+                new: at_b(prefix)..at_b(end_b),
+            },
+            old,
+        ),
+    }
+    if suffix > 0 {
+        push(
+            &mut blocks,
+            Block::Same {
+                old: at_a(end_a)..old.len(),
+                new: at_b(end_b)..new.len(),
+            },
+            old,
+        );
+    }
+    let mut runs = Vec::with_capacity(blocks.len() * 2);
+    for block in blocks {
+        match block {
+            Block::Same { old, .. } => runs.push((SpanOp::Same, old)),
+            Block::Change { old, new } => {
+                if !old.is_empty() {
+                    runs.push((SpanOp::Removed, old));
+                }
+                if !new.is_empty() {
+                    runs.push((SpanOp::Added, new));
                 }
             }
-            false
-        }
-        None => {
-            ops.extend(ma.iter().map(|r| (SpanOp::Removed, r.clone())));
-            ops.extend(mb.iter().map(|r| (SpanOp::Added, r.clone())));
-            true
-        }
-    };
-    ops.extend(
-        a[a.len() - suffix..]
-            .iter()
-            .map(|r| (SpanOp::Same, r.clone())),
-    );
-    // Consecutive tokens of one side are adjacent in its text: a run is
-    // one range.
-    let mut merged: Vec<(SpanOp, Range<usize>)> = Vec::new();
-    for (op, range) in ops {
-        match merged.last_mut() {
-            Some((last, r)) if *last == op && r.end == range.start => r.end = range.end,
-            _ => merged.push((op, range)),
         }
     }
-    (merged, coarse)
+    (runs, coarse)
 }
 
 /// Each token as a number, equal tokens alike, so the diff compares
@@ -360,6 +452,31 @@ mod tests {
             new.chars().count() - 1,
             "the trailing space is common to both"
         );
+    }
+
+    #[test]
+    fn a_rewritten_sentence_is_one_change_not_words_around_kept_blanks() {
+        let diff = word_diff(
+            "Create multiple new entities in the knowledge graph",
+            "Changed after review.",
+        );
+        assert_eq!(
+            shown(&diff),
+            "[-Create multiple new entities in the knowledge graph-]{+Changed after review.+}"
+        );
+        // A kept word still splits two changes.
+        let diff = word_diff("a b c", "x b y");
+        assert_eq!(shown(&diff), "[-a-]{+x+} b [-c-]{+y+}");
+    }
+
+    #[test]
+    fn text_only_added_is_exact_however_long() {
+        let old = "Read a file.";
+        let new = format!("Read a file. {}", "more ".repeat(100_000));
+        let diff = word_diff(old, &new);
+        assert!(!diff.coarse);
+        let ops: Vec<SpanOp> = diff.spans.iter().map(|s| s.op).collect();
+        assert_eq!(ops, [SpanOp::Same, SpanOp::Added]);
     }
 
     #[test]
