@@ -282,7 +282,9 @@ fn discover_shows_what_changed_in_a_tool() {
         "{text}"
     );
     assert!(
-        text.contains("         input schema:\n           - /properties/extra: {\"type\":\"string\"}\n"),
+        text.contains(
+            "         input schema:\n           - /properties/extra: {\"type\":\"string\"}\n"
+        ),
         "{text}"
     );
 

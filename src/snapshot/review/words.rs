@@ -60,8 +60,14 @@ fn words(text: &str) -> Vec<Range<usize>> {
 /// either may be empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Block {
-    Same { old: Range<usize>, new: Range<usize> },
-    Change { old: Range<usize>, new: Range<usize> },
+    Same {
+        old: Range<usize>,
+        new: Range<usize>,
+    },
+    Change {
+        old: Range<usize>,
+        new: Range<usize>,
+    },
 }
 
 /// Appends `block`, joining it to the last one of its kind; a change that
@@ -89,7 +95,11 @@ fn push(blocks: &mut Vec<Block>, block: Block, old: &str) {
                 block = joined;
             }
             (
-                [.., Block::Change { old: o, new: n }, Block::Same { old: so, .. }],
+                [
+                    ..,
+                    Block::Change { old: o, new: n },
+                    Block::Same { old: so, .. },
+                ],
                 Block::Change { old: bo, new: bn },
             ) if old[so.clone()].chars().all(char::is_whitespace) => {
                 let joined = Block::Change {
@@ -231,8 +241,13 @@ fn intern<'t>(
 /// [`MAX_DIFF_STEPS`] steps. Each round's frontier is kept for the walk
 /// back, so memory is O(D²) for D edits, at most about 4 MB.
 pub(super) fn myers(a: &[u32], b: &[u32]) -> Option<Vec<SpanOp>> {
+    myers_within(a, b, MAX_DIFF_EDITS, MAX_DIFF_STEPS)
+}
+
+/// [`myers`] within `max_edits` edits and `max_steps` steps.
+fn myers_within(a: &[u32], b: &[u32], max_edits: usize, max_steps: usize) -> Option<Vec<SpanOp>> {
     let (n, m) = (a.len() as i64, b.len() as i64);
-    let max_d = (n + m).min(MAX_DIFF_EDITS as i64);
+    let max_d = (n + m).min(max_edits as i64);
     let offset = max_d + 1;
     let mut v = vec![0i64; (2 * max_d + 3) as usize];
     let at = |k: i64| (offset + k) as usize;
@@ -251,7 +266,7 @@ pub(super) fn myers(a: &[u32], b: &[u32]) -> Option<Vec<SpanOp>> {
                 steps += 1;
             }
             steps += 1;
-            if steps > MAX_DIFF_STEPS {
+            if steps > max_steps {
                 return None;
             }
             v[at(k)] = x;
@@ -486,6 +501,19 @@ mod tests {
         assert_eq!(myers(&old, &new).map(|s| s.len()), Some(MAX_DIFF_EDITS));
         let old: Vec<u32> = (0..=MAX_DIFF_EDITS as u32).collect();
         assert_eq!(myers(&old, &new), None);
+    }
+
+    #[test]
+    fn the_step_bound_stops_a_long_walk_with_few_edits() {
+        // Two edits, but a 10,000-word walk between them.
+        let mut a = vec![1u32];
+        a.extend(std::iter::repeat_n(0, 10_000));
+        let mut b: Vec<u32> = std::iter::repeat_n(0, 10_000).collect();
+        b.push(2);
+        assert_eq!(myers_within(&a, &b, 1_000, 5_000), None);
+        let script = myers_within(&a, &b, 1_000, 20_000).expect("within 20,000 steps");
+        let edits = script.iter().filter(|op| **op != SpanOp::Same).count();
+        assert_eq!(edits, 2);
     }
 
     #[test]
