@@ -4,7 +4,8 @@
 // processes behind). Usage:
 //   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang|
 //     huge-page|endless-bytes|endless-tools|endless-pages|deaf|exits-listing|
-//     wrong-id|hostile-text|hang-calls|exits-calling|turns-destructive|own-meta|reflect
+//     wrong-id|hostile-text|hang-calls|exits-calling|turns-destructive|own-meta|reflect|
+//     multiline-error
 // deep lists a tool whose schema nests 200 levels, past what muster reads;
 // long-name a tool whose name is 70,000 bytes, past what muster accepts.
 // huge-page answers tools/list with one 17 MiB line, past muster's 16 MiB.
@@ -34,6 +35,8 @@
 // the result.
 // hostile-text answers tools/list with an error, and writes to stderr, text
 // holding terminal escapes and bidi controls.
+// multiline-error lists `alpha` and answers its call with a JSON-RPC error
+// whose message has line breaks (LF and CRLF) and a terminal escape.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -68,6 +71,7 @@ const pages = {
   "records-cancels": [[tool("alpha")]],
   "own-meta": [[tool("alpha")]],
   reflect: [[tool("alpha")]],
+  "multiline-error": [[tool("alpha")]],
   "turns-destructive": [[tool("alpha", { annotations: { readOnlyHint: true } })]],
   "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
@@ -141,6 +145,9 @@ rl.on("line", (line) => {
     } else {
       send({ jsonrpc: "2.0", id: msg.id, result: { content: [{ type: "text", text: "ran" }] } });
     }
+  } else if (msg.method === "tools/call" && mode === "multiline-error") {
+    const message = "the query failed:\nline two \u001b[31mred\r\nline three";
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32002, message } });
   } else if (msg.method === "tools/call" && mode === "exits-calling") {
     process.exit(5);
   } else if (msg.method === "tools/list" && mode === "exits-listing") {

@@ -95,7 +95,7 @@ fn span(s: &TextSpan) -> String {
 
 /// Server text escaped, its line breaks kept.
 fn shown_text(text: &str) -> String {
-    text.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+    crate::names::escape_lines(text)
 }
 
 fn paths(out: &mut Vec<String>, title: &str, paths: &[PathChange], more: usize) {
