@@ -191,13 +191,20 @@ impl UpstreamError {
                 "MCP server `{server}` is down ({message}); muster starts it again in {retry_in_secs} s"
             ),
             UpstreamError::Exited { message } => {
-                format!("MCP server `{server}` {message} before answering")
+                // What it said on stderr, when quoted, comes last.
+                let (how, quoted) = match message.split_once("; its stderr") {
+                    Some((how, rest)) => (how, format!("; its stderr{rest}")),
+                    None => (message.as_str(), String::new()),
+                };
+                format!("MCP server `{server}` {how} before answering{quoted}")
             }
-            UpstreamError::TimedOut { after } => {
-                format!("MCP server `{server}` did not answer within {after:?}")
-            }
+            UpstreamError::TimedOut { after } => format!(
+                "MCP server `{server}` did not answer within {}",
+                crate::names::duration_text(*after)
+            ),
             UpstreamError::Busy { after } => format!(
-                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {after:?}; try again"
+                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {}; try again",
+                crate::names::duration_text(*after)
             ),
             UpstreamError::Rpc { code, message } => {
                 format!("MCP server `{server}` answered with error {code}: {message}")

@@ -367,7 +367,9 @@ pub struct ServerDef {
     /// The recorded `tools/list` result `plan` reads (what it lists is in
     /// [`Inputs::listings`]).
     pub snapshot: Option<PathBuf>,
-    /// How long `discover` waits for the server.
+    /// `timeout_secs`: how long a whole discovery of the server may take,
+    /// and how long each call forwarded to it (gateway, `muster call`,
+    /// `/v1/call`) waits for its answer.
     pub timeout: Duration,
     /// The flag that must be on for the server's tools to exist.
     pub when: Option<String>,

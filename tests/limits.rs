@@ -309,8 +309,28 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
-            "snapshot::MAX_DIFF_CELLS",
-            as_u64(muster::snapshot::MAX_DIFF_CELLS),
+            "snapshot::MAX_DIFF_EDITS",
+            as_u64(muster::snapshot::MAX_DIFF_EDITS),
+            false,
+        ),
+        (
+            "snapshot::MAX_DIFF_STEPS",
+            as_u64(muster::snapshot::MAX_DIFF_STEPS),
+            false,
+        ),
+        (
+            "contract::MAX_TEXT_SPANS",
+            as_u64(muster::contract::MAX_TEXT_SPANS),
+            false,
+        ),
+        (
+            "contract::MAX_SHOWN_CHARS",
+            as_u64(muster::contract::MAX_SHOWN_CHARS),
+            false,
+        ),
+        (
+            "contract::MAX_VALUE_CHARS",
+            as_u64(muster::contract::MAX_VALUE_CHARS),
             false,
         ),
         (

@@ -322,11 +322,21 @@ impl Server {
                 Ok(conn)
             }
             Ok(Err(message)) => {
+                // The handshake's failure names the server; the sentence
+                // this goes into names it already (issue 31 item 9).
+                let prefix = format!("MCP server `{}` ", self.spec.name);
+                let message = match message.strip_prefix(&prefix) {
+                    Some(rest) => rest.to_string(),
+                    None => message,
+                };
                 *state = down(failures, message.clone());
                 Err(UpstreamError::CannotStart { message })
             }
             Err(_) => {
-                let message = format!("did not initialize within {:?}", self.spec.timeout);
+                let message = format!(
+                    "did not initialize within {}",
+                    crate::names::duration_text(self.spec.timeout)
+                );
                 *state = down(failures, message.clone());
                 Err(UpstreamError::CannotStart { message })
             }

@@ -187,7 +187,8 @@ pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
         (Some(result), None) => Ok(result.to_owned()),
         (None, Some(error)) => Err(UpstreamError::Rpc {
             code: error.code,
-            message: escape(&error.message),
+            // Its line breaks are read as written (issue 31 item 9).
+            message: crate::names::escape_lines(&error.message),
         }),
         (None, None) => Err(UpstreamError::BadResponse {
             message: "a response with neither result nor error".into(),

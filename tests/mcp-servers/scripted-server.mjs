@@ -5,7 +5,7 @@
 //   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang|
 //     huge-page|endless-bytes|endless-tools|endless-pages|deaf|exits-listing|
 //     wrong-id|hostile-text|hang-calls|exits-calling|turns-destructive|own-meta|reflect|
-//     odd-lists
+//     odd-lists|multiline-error
 // deep lists a tool whose schema nests 200 levels, past what muster reads;
 // long-name a tool whose name is 70,000 bytes, past what muster accepts.
 // huge-page answers tools/list with one 17 MiB line, past muster's 16 MiB.
@@ -40,6 +40,8 @@
 // over two pages; resources on endless pages of 1,000 (the first with a URI
 // holding a bidi control); 300 templates `odd://t{i}/{id}`, the first
 // unreadable. prompts/get and resources/read echo the name or URI asked for.
+// multiline-error lists `alpha` and answers its call with a JSON-RPC error
+// whose message has line breaks (LF and CRLF) and a terminal escape.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -75,6 +77,7 @@ const pages = {
   "own-meta": [[tool("alpha")]],
   "odd-lists": [[tool("alpha")]],
   reflect: [[tool("alpha")]],
+  "multiline-error": [[tool("alpha")]],
   "turns-destructive": [[tool("alpha", { annotations: { readOnlyHint: true } })]],
   "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
@@ -148,6 +151,9 @@ rl.on("line", (line) => {
     } else {
       send({ jsonrpc: "2.0", id: msg.id, result: { content: [{ type: "text", text: "ran" }] } });
     }
+  } else if (msg.method === "tools/call" && mode === "multiline-error") {
+    const message = "the query failed:\nline two \u001b[31mred\r\nline three";
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32002, message } });
   } else if (msg.method === "tools/call" && mode === "exits-calling") {
     process.exit(5);
   } else if (msg.method === "tools/list" && mode === "exits-listing") {
