@@ -78,6 +78,9 @@ const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// Most views (a chat's offer, ready to check against) kept per policy
 /// generation; chats with the same pins and loads share one.
 const MAX_VIEWS: usize = 4096;
+/// Most stored documents per policy generation whose view is known by the
+/// document's digest (a chat's document changes only with its loads).
+const MAX_DOCUMENTS: usize = 65_536;
 pub use drift::Drift;
 pub use own_meta::{META_KEY, UPSTREAM_META_KEY};
 
@@ -103,6 +106,9 @@ struct Generation {
     number: u64,
     cache: Mutex<TokenCache>,
     views: Mutex<HashMap<String, Arc<View>>>,
+    /// Each stored document's view, by the digest of its text: a request
+    /// of a chat whose document is unchanged looks its view up here.
+    documents: Mutex<HashMap<[u8; 32], Arc<View>>>,
     /// The `initialize` instructions, made at the first `initialize`.
     instructions: std::sync::OnceLock<String>,
     /// Every server's planned tools as a lock (what chats were offered),
@@ -725,6 +731,7 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         number,
         cache: Mutex::new(TokenCache::in_memory()),
         views: Mutex::new(HashMap::new()),
+        documents: Mutex::new(HashMap::new()),
         instructions: std::sync::OnceLock::new(),
         planned: std::sync::OnceLock::new(),
     }
