@@ -17,7 +17,13 @@
 //! it they are dropped and counted, never blocking a call) and sent by one
 //! thread in batches every [`BATCH_EVERY`] or [`BATCH_SPANS`] spans.
 
+mod context;
 mod otlp;
+
+pub use context::{
+    Context, MAX_TRACESTATE_BYTES, MAX_TRACESTATE_MEMBERS, Outgoing, bounded_tracestate, carrying,
+    current, outgoing, traceparent_text, within,
+};
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,6 +98,17 @@ pub enum Value {
     Texts(Vec<String>),
 }
 
+/// What a span stands for, as OTLP's `SpanKind` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Work inside muster (a check, a load).
+    Internal,
+    /// muster answering a request.
+    Server,
+    /// muster calling a server.
+    Client,
+}
+
 /// One finished span.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
@@ -103,9 +120,8 @@ pub struct Span {
     pub parent: Option<[u8; 8]>,
     /// Its name.
     pub name: String,
-    /// `true`: a server span (muster answering); `false`: a client span
-    /// (muster calling a server).
-    pub server: bool,
+    /// What it stands for.
+    pub kind: Kind,
     /// Start, in nanoseconds since the Unix epoch.
     pub start_ns: u64,
     /// End, in nanoseconds since the Unix epoch.
