@@ -29,6 +29,7 @@ mod request;
 mod run;
 mod sessions;
 mod streamed;
+mod traced;
 
 pub use admin::{AdminToken, MAX_TOKEN_BYTES, MIN_TOKEN_BYTES};
 pub use api::GENERATION_HEADER;
@@ -479,6 +480,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .layer(middleware::from_fn(traced::v1))
         .with_state(shared)
         .merge(gateway)
         .merge(call)

@@ -39,6 +39,7 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             super::panicked,
         ))
+        .layer(axum::middleware::from_fn(super::traced::v1))
         .with_state(shared)
 }
 
