@@ -430,7 +430,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
     let call = call::routes(shared.clone(), config);
-    Router::new()
+    let routes = Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
         .route("/v1/count", post(api::count))
@@ -479,8 +479,8 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
             guard::check,
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
-        .layer(middleware::from_fn(traced::v1))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
+    traced::layer(routes)
         .with_state(shared)
         .merge(gateway)
         .merge(call)

@@ -5,8 +5,9 @@
 //! for a problem+json answer its type as `error.type` and its problems'
 //! codes. Its parent is the caller's `traceparent` header; the work the
 //! request does runs under its span (the calls of a `/v1/call` turn are its
-//! children). With tracing off the layer only passes the request on.
+//! children). With tracing off there is no layer.
 
+use axum::Router;
 use axum::extract::{MatchedPath, Request};
 use axum::http::HeaderMap;
 use axum::middleware::Next;
@@ -38,11 +39,19 @@ pub(super) fn context(headers: &HeaderMap) -> Option<Context> {
     Context::read(parent, Some(&state.join(",")))
 }
 
-/// The layer: a span for each `/v1/*` request, when tracing is on.
-pub(super) async fn v1(request: Request, next: Next) -> Response {
-    if !trace::enabled() {
-        return next.run(request).await;
+/// `routes` with [`v1`] around them when tracing is on; as they are
+/// (nothing added to a request's path) when it is off.
+pub(super) fn layer<S: Clone + Send + Sync + 'static>(routes: Router<S>) -> Router<S> {
+    if trace::enabled() {
+        routes.layer(axum::middleware::from_fn(v1))
+    } else {
+        routes
     }
+}
+
+/// The layer: a span for each `/v1/*` request. Outside the panic catcher,
+/// so a request that panicked is traced with its 500.
+async fn v1(request: Request, next: Next) -> Response {
     let route = match request.extensions().get::<MatchedPath>() {
         Some(path) if path.as_str().starts_with("/v1/") => path.as_str().to_string(),
         _ => return next.run(request).await,
