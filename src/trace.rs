@@ -2,13 +2,14 @@
 //! (JSON) to the endpoint the standard variables name, and nothing at all
 //! when they name none.
 //!
-//! It decides what a span says and where it goes: one span per
-//! `tools/call` the gateway answers (name `tools/call <tool>`, kind
-//! server), with the chat, tool, server, verdict and codes as attributes,
-//! and, for a forwarded call, a child span for the server's part (kind
-//! client). The parent is the W3C `traceparent` the caller sent (an HTTP
+//! It decides how a span is written and where it goes; what spans there
+//! are is decided where the work is (`gateway/spans.rs`: a `tools/call`,
+//! its check, its load and its server's part; `serve/traced.rs`: a `/v1/*`
+//! request). The parent is the W3C `traceparent` the caller sent (an HTTP
 //! header, or `_meta.traceparent` in the request), so muster's spans join
-//! the caller's trace. Configuration is the standard one:
+//! the caller's trace, and a request to a server carries muster's own
+//! (`context`: read, bounded, and kept for the task's work). Configuration
+//! is the standard one:
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL) or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` appended),
 //! `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS`
