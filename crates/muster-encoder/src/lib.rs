@@ -12,6 +12,7 @@
 //! would compute.
 
 mod kernel;
+pub mod packed;
 #[cfg(feature = "static")]
 pub mod static_model;
 mod tokenizer;
