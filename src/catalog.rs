@@ -177,6 +177,9 @@ pub struct ToolHints {
     pub output_schema: Option<Value>,
     /// `_meta`.
     pub meta: Option<Value>,
+    /// `execution` (`taskSupport`, …): passed on to a client as listed;
+    /// neither hashed nor planned, as the lock does not hash it.
+    pub execution: Option<Value>,
 }
 
 impl ToolHints {
@@ -188,6 +191,7 @@ impl ToolHints {
             annotations: obj.get("annotations").cloned(),
             output_schema: obj.get("outputSchema").cloned(),
             meta: obj.get("_meta").cloned(),
+            execution: obj.get("execution").cloned(),
         };
         (hints != ToolHints::default()).then(|| Box::new(hints))
     }

@@ -47,6 +47,13 @@ pub struct Finding {
     pub file: Option<String>,
     /// Its 1-based line, when known.
     pub line: Option<usize>,
+    /// What a reviewer reads beside the message (a changed tool's
+    /// description diff, paths and hints), as lines of escaped text; empty
+    /// when there is nothing more.
+    pub details: Vec<String>,
+    /// The same as typed data (`docs/policy.md`), for formats that carry
+    /// data (SARIF's property bag).
+    pub data: Option<serde_json::Value>,
 }
 
 /// One check: a gate, the policy validation, the lock.
@@ -111,6 +118,8 @@ pub fn of_gates(gates: &[Gate], results: &[GateResult]) -> CiReport {
                         _ => r.file.clone(),
                     }),
                     line: gate.and_then(|g| failure_line(g, f)),
+                    details: Vec::new(),
+                    data: None,
                 })
                 .collect();
             Case {
@@ -183,6 +192,8 @@ pub fn of_validation(v: &Validation) -> CiReport {
                     help: None,
                     file: w.warning.file.clone(),
                     line: w.warning.line,
+                    details: Vec::new(),
+                    data: None,
                 });
                 plans.push(vec![w.context()]);
             }
@@ -228,10 +239,26 @@ pub fn of_lock(check: &LockCheck) -> CiReport {
             Finding {
                 rule: rule.into(),
                 level: Level::Error,
-                message: format!("{} {what} ({})", f.key(), check.lock_file),
+                message: match crate::snapshot::review::show::kinds(f) {
+                    k if k.is_empty() => format!(
+                        "{} {what} ({})",
+                        crate::names::escape(&f.key()),
+                        check.lock_file
+                    ),
+                    k => format!(
+                        "{} {what} ({}): {k}",
+                        crate::names::escape(&f.key()),
+                        check.lock_file
+                    ),
+                },
                 help: Some("review the definition, then run `muster lock`".into()),
                 file: Some(d.file.clone()),
                 line: d.line,
+                details: crate::snapshot::review::show::of_finding(f),
+                data: f
+                    .details
+                    .as_ref()
+                    .and_then(|details| serde_json::to_value(details).ok()),
             }
         })
         .collect();
@@ -258,6 +285,8 @@ pub fn of_error(command: &'static str, err: &Error) -> CiReport {
             help: p.help.clone(),
             file: p.file.as_ref().map(|f| f.display().to_string()),
             line: p.line,
+            details: Vec::new(),
+            data: None,
         })
         .collect();
     CiReport {

@@ -20,6 +20,7 @@ mod gate;
 mod lock;
 mod reason;
 mod result;
+mod review;
 mod session;
 mod validate;
 mod why;
@@ -39,9 +40,8 @@ pub use diff::{
     TotalsDelta,
 };
 pub use discover::{
-    ChangeDetails, DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason,
-    HintChange, LockUpdate, MAX_SCHEMA_PATHS, ServerDiscovery, SnapshotDiff, SpanOp, TextSpan,
-    ToolChange,
+    DISCOVER_FORMAT_VERSION, DiscoverAnswer, DiscoverProblem, FailureReason, LockUpdate,
+    ServerDiscovery, SnapshotDiff,
 };
 pub use finding::{Code, Status, Warning, WarningCode, WarningKind};
 pub use gate::{
@@ -54,6 +54,10 @@ pub use lock::{
 };
 pub use reason::{Enabling, Hidden, Hint, HintRule, Reason, SchemaProblem};
 pub use result::{OutputMismatch, ResultCode, ResultCount, ResultCut};
+pub use review::{
+    ChangeDetails, HintChange, JsonKind, MAX_SCHEMA_PATHS, MAX_SHOWN_CHARS, MAX_TEXT_SPANS,
+    MAX_VALUE_CHARS, PathChange, PathOp, ShownValue, SpanOp, TextSpan, ToolChange,
+};
 pub use session::*;
 pub use validate::{SweptViolation, SweptWarning, VALIDATE_FORMAT_VERSION, Validation};
 pub use why::{Explanation, Remedy, WhyStatus};

@@ -27,10 +27,13 @@ mod call;
 mod chats;
 mod drift;
 mod follow;
+mod forward;
 mod handshake;
 pub mod listen;
 pub(crate) mod own_meta;
+pub mod passthrough;
 pub mod progress;
+pub mod relay;
 pub mod rpc;
 mod shape;
 mod spans;
@@ -75,6 +78,9 @@ const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// Most views (a chat's offer, ready to check against) kept per policy
 /// generation; chats with the same pins and loads share one.
 const MAX_VIEWS: usize = 4096;
+/// Most stored documents per policy generation whose view is known by the
+/// document's digest (a chat's document changes only with its loads).
+const MAX_DOCUMENTS: usize = 65_536;
 pub use drift::Drift;
 pub use own_meta::{META_KEY, UPSTREAM_META_KEY};
 
@@ -100,6 +106,9 @@ struct Generation {
     number: u64,
     cache: Mutex<TokenCache>,
     views: Mutex<HashMap<String, Arc<View>>>,
+    /// Each stored document's view, by the digest of its text: a request
+    /// of a chat whose document is unchanged looks its view up here.
+    documents: Mutex<HashMap<[u8; 32], Arc<View>>>,
     /// The `initialize` instructions, made at the first `initialize`.
     instructions: std::sync::OnceLock<String>,
     /// Every server's planned tools as a lock (what chats were offered),
@@ -179,6 +188,8 @@ struct CallContext {
     /// Where the call's progress goes, when the transport can write to
     /// the client before the answer.
     outbox: Option<progress::Outbox>,
+    /// The request named 2026-07-28.
+    modern: bool,
 }
 
 /// Receives each call's record.
@@ -189,7 +200,9 @@ pub struct Gateway {
     current: ArcSwap<Generation>,
     options: Options,
     store: Box<dyn SessionStore>,
-    upstreams: Upstreams,
+    upstreams: Arc<Upstreams>,
+    /// Servers' requests relayed to chats' clients.
+    relays: Arc<relay::Relays>,
     observer: Observer,
     /// Chats with a 2026-07-28 `subscriptions/listen` stream open in this
     /// process, told when a load changes their list.
@@ -223,6 +236,9 @@ fn specs(inputs: &Inputs) -> Vec<ServerSpec> {
             spec.timeout = s.timeout;
             spec.env = s.env.clone();
             spec.cwd = s.cwd.clone();
+            // What the server may relay; the pool's shared connection
+            // declares none of it (see `upstream`).
+            spec.declare = crate::mcp_client::Declared::all_of(&s.relay);
             spec
         })
         .collect()
@@ -243,7 +259,7 @@ impl Gateway {
     ) -> Result<Self, Error> {
         options.selection.mcp_only = true;
         Catalog::build(&inputs, &options.selection)?;
-        let upstreams = Upstreams::new(specs(&inputs));
+        let upstreams = Arc::new(Upstreams::new(specs(&inputs)));
         // What other replicas sharing the store announce reaches the
         // listen streams held here.
         let watchers: Arc<listen::Watchers> = Arc::default();
@@ -254,6 +270,7 @@ impl Gateway {
             options,
             store,
             upstreams,
+            relays: Arc::default(),
             observer,
             watchers,
             validators: Arc::default(),
@@ -361,7 +378,10 @@ impl Gateway {
                     ..Reply::default()
                 };
             }
-            Ok(Message::Response) => return Reply::default(),
+            Ok(Message::Response { id, outcome }) => {
+                self.relays.answered(&id, outcome);
+                return Reply::default();
+            }
             Err(failure) => {
                 return Reply {
                     response: Some(failure.to_json()),
@@ -417,6 +437,7 @@ impl Gateway {
         let answer = match method.as_str() {
             "initialize" => self
                 .initialize(&id, params.as_ref())
+                .inspect(|_| self.relays.remember(chat, params.as_ref()))
                 .map(|(text, version)| {
                     reply.version = Some(version);
                     text
@@ -430,15 +451,20 @@ impl Gateway {
                     stateless,
                     parent,
                     outbox,
+                    modern: reply.modern,
                 };
                 self.call(chat, &id, params, cx, &mut reply.list_changed)
+                    .await
+            }
+            m if passthrough::serves(m) => {
+                self.passthrough(chat, &id, m, params.as_ref(), reply.modern)
                     .await
             }
             other => Err(Failure::new(
                 Some(id.clone()),
                 rpc::METHOD_NOT_FOUND,
                 format!(
-                    "muster's gateway does not serve {:?}: it serves initialize, server/discover, subscriptions/listen, ping, tools/list and tools/call",
+                    "muster's gateway does not serve {:?}: it serves initialize, server/discover, subscriptions/listen, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list and resources/read",
                     crate::names::escape(other)
                 ),
             )),
@@ -503,6 +529,7 @@ impl Gateway {
             stateless,
             parent,
             outbox,
+            modern,
         } = cx;
         let invalid =
             |message: String| Failure::new(Some(id.to_owned()), rpc::INVALID_PARAMS, message);
@@ -596,77 +623,18 @@ impl Gateway {
             let arguments = checked.arguments_text().unwrap_or_else(|| "{}".into());
             match checked.tool.as_ref().and_then(|t| t.mcp.as_ref()) {
                 Some(target) => {
-                    record.server = Some(target.server.clone());
-                    if self.options.log_arguments {
-                        record.arguments = RawValue::from_string(arguments.clone()).ok();
-                    }
-                    let sent = Instant::now();
-                    let drift = match self.drift(&target.server, &target.tool).await {
-                        Ok(drift) => drift,
-                        Err(e) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push(e.code().into());
-                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
-                            self.observe(record, started);
-                            return Ok(tool_error(&e.sentence(&target.server), &meta));
-                        }
+                    let to = forward::ToServer {
+                        chat,
+                        id,
+                        name: &name,
+                        target,
+                        arguments,
+                        params: &params,
+                        stateless,
+                        modern,
+                        outbox,
                     };
-                    if let Some(drift) = &drift {
-                        record.codes.push("upstream-changed".into());
-                        if drift.refused {
-                            record.verdict = "drifted";
-                            let meta = serde_json::json!({"drift": drift});
-                            self.observe(record, started);
-                            return Ok(tool_error(&drift.sentence(), &meta));
-                        }
-                    }
-                    let asked = progress::token(&params).zip(outbox);
-                    let result = progress::forwarded(
-                        &self.upstreams,
-                        &target.server,
-                        &target.tool,
-                        &arguments,
-                        asked,
-                    )
-                    .await;
-                    record.upstream_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
-                    match result {
-                        Ok(raw) => {
-                            record.verdict = "forwarded";
-                            // A drift let through (`on_mismatch = "warn"`)
-                            // rides in the answer, as the log has it.
-                            let mut details = serde_json::Map::new();
-                            if let Some(drift) = &drift {
-                                details.insert("drift".into(), serde_json::json!(drift));
-                            }
-                            let ask = shape::Ask {
-                                server: &target.server,
-                                tool: &target.tool,
-                                called: &name,
-                                turn_left: self.turn_budget(),
-                                details,
-                            };
-                            let shaped = self.shape(ask, raw).await;
-                            record.codes.extend(shaped.codes);
-                            record.result_tokens = Some(shaped.tokens);
-                            Ok(shaped.text)
-                        }
-                        Err(UpstreamError::Rpc { code, message }) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push("upstream-error".into());
-                            Err(Failure::new(
-                                Some(id.to_owned()),
-                                code,
-                                UpstreamError::Rpc { code, message }.sentence(&target.server),
-                            ))
-                        }
-                        Err(e) => {
-                            record.verdict = "upstream-failed";
-                            record.codes.push(e.code().into());
-                            let meta = serde_json::json!({"upstream": {"code": e.code(), "server": target.server}});
-                            Ok(tool_error(&e.sentence(&target.server), &meta))
-                        }
-                    }
+                    self.forward(to, &mut record).await
                 }
                 None => {
                     // Only MCP tools and the control tool are offered; a
@@ -763,6 +731,7 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         number,
         cache: Mutex::new(TokenCache::in_memory()),
         views: Mutex::new(HashMap::new()),
+        documents: Mutex::new(HashMap::new()),
         instructions: std::sync::OnceLock::new(),
         planned: std::sync::OnceLock::new(),
     }

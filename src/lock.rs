@@ -17,16 +17,21 @@
 //!
 //! ```toml
 //! # muster lock of MCP tool definitions. Review changes, then run `muster lock`.
-//! version = 2
+//! version = 3
 //!
 //! [mcp.memory.read_graph]
 //! hash = "sha256:…"
 //! input-schema = "sha256:…"
 //! accepts = '{"type":"object"}'
+//! reviewed = '{"description":"…","inputSchema":{"type":"object"},"name":"read_graph"}'
 //! hints = { readOnlyHint = true }
 //! ```
 //!
-//! A version 1 lock (`read_graph = "sha256:…"`, a hash of the name,
+//! `reviewed` keeps the definition as hashed, so a later change is shown
+//! against what was reviewed (the description word by word, the paths that
+//! differ): a version 2 lock, which kept only hashes, is still read, its
+//! changes named by kind alone until `muster lock` records them anew. A
+//! version 1 lock (`read_graph = "sha256:…"`, a hash of the name,
 //! description and input schema alone) is still read: each of its entries
 //! is a change of kind `needs-relock` until `muster lock` records it anew.
 
@@ -61,41 +66,52 @@ pub use crate::canon::canonical as canonical_json;
 /// members in [`change::HASHED_MEMBERS`] (`title`, `annotations`,
 /// `outputSchema`, `_meta`). Other members (`icons`) are not hashed.
 pub fn definition_hash(tool: &ListedTool) -> String {
-    use crate::canon::{HashSink, Sink as _, write_str, write_value};
+    let mut out = crate::canon::HashSink::new();
+    write_definition(tool, &mut out);
+    crate::canon::labelled_hex(&out.finish())
+}
+
+/// The text [`definition_hash`] hashes: what the lock keeps as `reviewed`.
+pub fn definition_text(tool: &ListedTool) -> String {
+    let mut out = String::new();
+    write_definition(tool, &mut out);
+    out
+}
+
+fn write_definition(tool: &ListedTool, out: &mut impl crate::canon::Sink) {
+    use crate::canon::{write_str, write_value};
     let extra = |key: &str| tool.raw.as_object().and_then(|o| o.get(key));
-    let mut out = HashSink::new();
     out.put("{");
     // Keys in sorted order (`_` sorts before letters), written as they are
     // hashed: the schema is not copied into a new object first.
     if let Some(meta) = extra("_meta") {
         out.put("\"_meta\":");
-        write_value(meta, &mut out);
+        write_value(meta, out);
         out.put(",");
     }
     if let Some(annotations) = extra("annotations") {
         out.put("\"annotations\":");
-        write_value(annotations, &mut out);
+        write_value(annotations, out);
         out.put(",");
     }
     if let Some(d) = &tool.description {
         out.put("\"description\":");
-        write_str(d, &mut out);
+        write_str(d, out);
         out.put(",");
     }
     out.put("\"inputSchema\":");
     out.put(tool.input_schema.canonical());
     out.put(",\"name\":");
-    write_str(&tool.name, &mut out);
+    write_str(&tool.name, out);
     if let Some(output) = extra("outputSchema") {
         out.put(",\"outputSchema\":");
-        write_value(output, &mut out);
+        write_value(output, out);
     }
     if let Some(title) = extra("title") {
         out.put(",\"title\":");
-        write_value(title, &mut out);
+        write_value(title, out);
     }
     out.put("}");
-    crate::canon::labelled_hex(&out.finish())
 }
 
 /// The hash a version 1 lock recorded: [`definition_hash`] over `name`,
@@ -165,7 +181,7 @@ struct RawLockFile {
 }
 
 /// The lock version this muster writes.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Reviewed definition hashes, per server and tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -220,7 +236,7 @@ impl Lock {
         let lines = LineIndex::new(text);
         let mut problems = Vec::new();
         let version = *file.version.get_ref();
-        if version != 1 && version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             problems.push(
                 Problem::coded(
                     code::UNSUPPORTED_VERSION,
@@ -228,7 +244,7 @@ impl Lock {
                 )
                 .in_file(path)
                 .at_line(Some(lines.line(file.version.span().start)))
-                .help("this muster reads versions 1 and 2 and writes `version = 2`"),
+                .help("this muster reads versions 1 to 3 and writes `version = 3`"),
             );
         }
         let labelled = |h: &str| {
@@ -255,7 +271,15 @@ impl Lock {
                     .into_iter()
                     .flatten()
                     .any(|h| !labelled(h))
-                    .then(|| "has a hash that is not `sha256:` and 64 hex digits".to_string()),
+                    .then(|| "has a hash that is not `sha256:` and 64 hex digits".to_string())
+                    .or_else(|| {
+                        // What is shown as reviewed must be what was hashed.
+                        let kept = r.reviewed.as_ref()?;
+                        (crate::canon::sha256_hex(kept.as_bytes()) != r.hash).then(|| {
+                            "keeps a reviewed definition that is not the one its `hash` names"
+                                .to_string()
+                        })
+                    }),
                     Entry::Hash(_) => None,
                 };
                 if let Some(problem) = problem {
@@ -333,11 +357,23 @@ impl Lock {
             let Some(m) = self.check(server, t) else {
                 continue;
             };
-            let status = if m.locked.is_some() {
-                LockStatus::Changed
+            let (status, details) = if m.locked.is_some() {
+                let kept = match locked.get(&t.name) {
+                    Some(Entry::Record(r)) => r.reviewed_tool(),
+                    _ => None,
+                };
+                // Compared as the lock keeps it: only what is hashed, so
+                // a member the lock never reviewed (`icons`, `execution`)
+                // is not shown as changed.
+                let now = change::kept_tool(&definition_text(t));
+                let details = kept
+                    .zip(now)
+                    .map(|(old, now)| crate::snapshot::review::details(&old, &now));
+                (LockStatus::Changed, details)
             } else {
                 new_records.push((t.name.as_str(), Record::of(t)));
-                LockStatus::Unlocked
+                let details = crate::snapshot::review::introduced(t);
+                (LockStatus::Unlocked, Some(details))
             };
             findings.push(LockFinding {
                 status,
@@ -347,6 +383,7 @@ impl Lock {
                 current: Some(m.current),
                 changes: m.changes,
                 previous: None,
+                details: details.filter(|d| !d.is_empty()),
             });
         }
         // Gone entries, each paired with the first new tool (by name) that
@@ -377,6 +414,7 @@ impl Lock {
                     current: None,
                     changes: Vec::new(),
                     previous: None,
+                    details: None,
                 }),
             }
         }
@@ -386,6 +424,8 @@ impl Lock {
                 f.locked = locked.get(*previous).map(|e| e.hash().to_string());
                 f.changes = vec![LockChange::Renamed];
                 f.previous = Some(previous.to_string());
+                // The same definition as reviewed, but for its name.
+                f.details = None;
             }
         }
         findings.sort();
@@ -400,7 +440,7 @@ impl Lock {
         let mut next = self.clone();
         let entries: BTreeMap<String, Entry> = tools
             .iter()
-            .map(|t| (t.name.clone(), Entry::Record(Record::of(t))))
+            .map(|t| (t.name.clone(), Entry::Record(Record::reviewed(t))))
             .collect();
         if entries.is_empty() {
             next.servers.remove(server);

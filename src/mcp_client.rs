@@ -25,6 +25,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
+mod asks;
+pub use asks::{ASKS_BUFFERED, AskSink, Declared, MAX_CAPABILITY_BYTES, ServerAsk};
 mod failure;
 mod http;
 mod oauth;
@@ -69,6 +71,9 @@ pub struct ServerSpec {
     pub env: BTreeMap<String, String>,
     /// Working directory for the server; muster's own when `None`.
     pub cwd: Option<PathBuf>,
+    /// The client capabilities declared at the handshake (what muster
+    /// relays to this connection's client); none by default.
+    pub declare: Declared,
 }
 
 impl ServerSpec {
@@ -85,6 +90,7 @@ impl ServerSpec {
             timeout: Duration::from_secs(30),
             env: BTreeMap::new(),
             cwd: None,
+            declare: Declared::default(),
         }
     }
 }
@@ -185,13 +191,20 @@ impl UpstreamError {
                 "MCP server `{server}` is down ({message}); muster starts it again in {retry_in_secs} s"
             ),
             UpstreamError::Exited { message } => {
-                format!("MCP server `{server}` {message} before answering")
+                // What it said on stderr, when quoted, comes last.
+                let (how, quoted) = match message.split_once("; its stderr") {
+                    Some((how, rest)) => (how, format!("; its stderr{rest}")),
+                    None => (message.as_str(), String::new()),
+                };
+                format!("MCP server `{server}` {how} before answering{quoted}")
             }
-            UpstreamError::TimedOut { after } => {
-                format!("MCP server `{server}` did not answer within {after:?}")
-            }
+            UpstreamError::TimedOut { after } => format!(
+                "MCP server `{server}` did not answer within {}",
+                crate::names::duration_text(*after)
+            ),
             UpstreamError::Busy { after } => format!(
-                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {after:?}; try again"
+                "MCP server `{server}` had {MAX_IN_FLIGHT} calls in flight for {}; try again",
+                crate::names::duration_text(*after)
             ),
             UpstreamError::Rpc { code, message } => {
                 format!("MCP server `{server}` answered with error {code}: {message}")
@@ -223,6 +236,8 @@ enum Wire {
 
 /// A live connection to one started server.
 pub(crate) struct Conn {
+    /// Itself, for what must answer on it later (a relayed ask).
+    me: std::sync::Weak<Conn>,
     wire: Wire,
     /// Woken when the connection ends, for tasks that wait on it.
     stopped: tokio::sync::Notify,
@@ -251,20 +266,26 @@ pub(crate) struct Conn {
     /// never sent then fails the one request waiting, as the server
     /// answered it under the wrong id ([`replies::route`]).
     negotiating: AtomicBool,
+    /// The client capabilities declared at the handshake.
+    declared: Mutex<Declared>,
+    /// Where the server's requests of a declared kind go, while a call
+    /// that relays them is in flight ([`asks`]).
+    asks: Mutex<Option<AskSink>>,
 }
 
 /// `params` with a request `_meta` added: the 2026-07-28 members when that
 /// revision was negotiated (every request carries its version then), and
 /// `progressToken` when the request's progress is watched (the token is
-/// the request's own id, unique among the connection's requests in flight).
-fn with_meta(params: &str, version: &str, progress: Option<u64>) -> String {
+/// the request's own id, unique among the connection's requests in flight);
+/// `capabilities` is the `capabilities` object the connection declares.
+fn with_meta(params: &str, version: &str, progress: Option<u64>, capabilities: &str) -> String {
     let mut members = Vec::new();
     if let Some(token) = progress {
         members.push(format!(r#""progressToken":{token}"#));
     }
     if version == UPSTREAM_VERSIONS[0] {
         members.push(format!(
-            r#""io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}"#,
+            r#""io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{capabilities},"io.modelcontextprotocol/clientInfo":{{"name":"muster","version":"{}"}}"#,
             env!("CARGO_PKG_VERSION")
         ));
     }
@@ -298,7 +319,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Arc<Conn>, String> {
     Ok(match &spec.url {
         Some(url) => {
             let endpoint = http::Endpoint::new(spec, url)?;
-            Arc::new(Conn::new(Wire::Http(endpoint), None, Arc::default()))
+            Arc::new_cyclic(|me| Conn::new(Wire::Http(endpoint), None, Arc::default(), me.clone()))
         }
         None => start_process(spec)?,
     })
@@ -349,18 +370,27 @@ pub(crate) fn attach<R>(
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
-    let conn = Arc::new(Conn::new(
-        Wire::Stdio(tokio::sync::Mutex::new(Some(stdin))),
-        process,
-        stderr.kept,
-    ));
+    let conn = Arc::new_cyclic(|me| {
+        Conn::new(
+            Wire::Stdio(tokio::sync::Mutex::new(Some(stdin))),
+            process,
+            stderr.kept,
+            me.clone(),
+        )
+    });
     tokio::spawn(read_replies(conn.clone(), stdout, stderr.reader));
     conn
 }
 
 impl Conn {
-    fn new(wire: Wire, process: Option<ProcessGroupHandle>, stderr: Arc<Mutex<Vec<u8>>>) -> Self {
+    fn new(
+        wire: Wire,
+        process: Option<ProcessGroupHandle>,
+        stderr: Arc<Mutex<Vec<u8>>>,
+        me: std::sync::Weak<Conn>,
+    ) -> Self {
         Conn {
+            me,
             wire,
             stopped: tokio::sync::Notify::new(),
             pending: Mutex::new(HashMap::new()),
@@ -374,6 +404,8 @@ impl Conn {
             tools_changed: AtomicBool::new(false),
             handshake: Mutex::new(None),
             negotiating: AtomicBool::new(true),
+            declared: Mutex::new(Declared::default()),
+            asks: Mutex::new(None),
         }
     }
 }
@@ -424,11 +456,15 @@ pub(crate) async fn handshake(spec: &ServerSpec, conn: &Arc<Conn>) -> Result<(),
 
 async fn handshake_steps(spec: &ServerSpec, conn: &Arc<Conn>) -> Result<(), Refusal> {
     let timeout = spec.timeout;
+    *conn.declared.lock().unwrap_or_else(|e| e.into_inner()) = spec.declare.clone();
+    let capabilities = spec.declare.json();
     // 2026-07-28 first: a server that does not know server/discover
     // answers with an error (or an empty result) and is asked to
     // initialize instead.
-    let discover = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
-    let modern = match conn.request("server/discover", discover, timeout).await {
+    let discover = format!(
+        r#"{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}"#
+    );
+    let modern = match conn.request("server/discover", &discover, timeout).await {
         Ok(raw) => {
             let modern = supports_modern(raw.get());
             if modern {
@@ -447,7 +483,7 @@ async fn handshake_steps(spec: &ServerSpec, conn: &Arc<Conn>) -> Result<(), Refu
         return Ok(());
     }
     let init = format!(
-        r#"{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"muster","version":"{}"}}}}"#,
+        r#"{{"protocolVersion":"{}","capabilities":{capabilities},"clientInfo":{{"name":"muster","version":"{}"}}}}"#,
         UPSTREAM_VERSIONS[1],
         env!("CARGO_PKG_VERSION")
     );
@@ -598,25 +634,28 @@ mod tests {
 
     #[test]
     fn meta_is_added_only_for_the_newest_revision() {
-        assert_eq!(with_meta("{}", "2025-11-25", None), "{}");
-        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28", None);
+        assert_eq!(with_meta("{}", "2025-11-25", None, "{}"), "{}");
+        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28", None, "{}");
         let v: Value = serde_json::from_str(&with).unwrap();
         assert_eq!(v["name"], "t");
         assert_eq!(
             v["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
-        let empty: Value = serde_json::from_str(&with_meta("{}", "2026-07-28", None)).unwrap();
+        let empty: Value =
+            serde_json::from_str(&with_meta("{}", "2026-07-28", None, "{}")).unwrap();
         assert!(empty["_meta"].is_object());
     }
 
     #[test]
     fn a_watched_request_carries_its_progress_token_beside_the_revision() {
         let old: Value =
-            serde_json::from_str(&with_meta(r#"{"name":"t"}"#, "2025-11-25", Some(7))).unwrap();
+            serde_json::from_str(&with_meta(r#"{"name":"t"}"#, "2025-11-25", Some(7), "{}"))
+                .unwrap();
         assert_eq!(old["_meta"], serde_json::json!({"progressToken": 7}));
         assert_eq!(old["name"], "t");
-        let new: Value = serde_json::from_str(&with_meta("{}", "2026-07-28", Some(9))).unwrap();
+        let new: Value =
+            serde_json::from_str(&with_meta("{}", "2026-07-28", Some(9), "{}")).unwrap();
         assert_eq!(new["_meta"]["progressToken"], 9);
         assert_eq!(
             new["_meta"]["io.modelcontextprotocol/protocolVersion"],

@@ -119,6 +119,33 @@ pub fn escape(name: &str) -> String {
     out
 }
 
+/// `text` escaped as [`escape`] escapes it, its line breaks kept (a
+/// carriage return before one dropped): server text of several lines (a
+/// description, an error message) read as written, without letting it
+/// drive a terminal.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| escape(line.strip_suffix('\r').unwrap_or(line)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A wait as a person reads it: whole milliseconds under a second, else
+/// seconds to a tenth (`3 s`, `1.5 s`, `250 ms`), not the nanoseconds a
+/// deadline left (`2.999998578s`).
+pub fn duration_text(d: std::time::Duration) -> String {
+    let ms = (d.as_secs_f64() * 1000.0).round();
+    if ms < 1000.0 {
+        return format!("{ms} ms");
+    }
+    let tenths = (d.as_secs_f64() * 10.0).round() / 10.0;
+    if tenths.fract() == 0.0 {
+        format!("{tenths:.0} s")
+    } else {
+        format!("{tenths:.1} s")
+    }
+}
+
 /// `text` as muster shows it to a person or a CI log: the one guard every human rendering
 /// passes through, so text a server or a file wrote (a schema's `$ref`, a pattern, a file
 /// name) cannot drive a terminal or a CI runner. Every hidden character but a line break and a
@@ -198,6 +225,31 @@ pub fn closest<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 31 item 9: a timeout printed as what a deadline left.
+    #[test]
+    fn a_wait_is_shown_rounded() {
+        use std::time::Duration;
+        let cases = [
+            (Duration::from_nanos(2_999_998_578), "3 s"),
+            (Duration::from_secs(30), "30 s"),
+            (Duration::from_millis(1_500), "1.5 s"),
+            (Duration::from_millis(250), "250 ms"),
+            (Duration::from_micros(999_600), "1 s"),
+            (Duration::ZERO, "0 ms"),
+        ];
+        for (d, shown) in cases {
+            assert_eq!(duration_text(d), shown, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn line_breaks_are_kept_and_the_rest_escaped() {
+        assert_eq!(
+            escape_lines("a\r\nb\u{1b}[31m\n\tc"),
+            "a\nb\\u{001B}[31m\n\\u{0009}c"
+        );
+    }
 
     #[test]
     fn the_nearest_names_come_first_and_strangers_not_at_all() {

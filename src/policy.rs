@@ -40,6 +40,8 @@ pub use reach::SECRET_VARIABLES;
 pub use results::{OutputMismatchMode, ResultPolicy};
 mod oauth;
 pub use oauth::{ClientAuth, UpstreamOAuth};
+mod relay;
+pub use relay::Relayed;
 mod servers;
 mod settings;
 mod tools;
@@ -279,7 +281,7 @@ pub struct Agent {
     pub version: u64,
     /// An explicit list of tools to enable; `None` means the default roster.
     pub enabled_tools: Option<Vec<(String, Origin)>>,
-    /// MCP servers the agent uses; `None` means all.
+    /// MCP servers the agent uses; `None` means all ([`Agent::uses`]).
     pub servers: Option<Vec<(String, Origin)>>,
     /// Whose billing token counts its plans follow when the request names
     /// none (`None`: the policy's `tokens.provider`).
@@ -365,7 +367,9 @@ pub struct ServerDef {
     /// The recorded `tools/list` result `plan` reads (what it lists is in
     /// [`Inputs::listings`]).
     pub snapshot: Option<PathBuf>,
-    /// How long `discover` waits for the server.
+    /// `timeout_secs`: how long a whole discovery of the server may take,
+    /// and how long each call forwarded to it (gateway, `muster call`,
+    /// `/v1/call`) waits for its answer.
     pub timeout: Duration,
     /// The flag that must be on for the server's tools to exist.
     pub when: Option<String>,
@@ -396,6 +400,15 @@ pub struct ServerDef {
     pub hints: HintRules,
     /// The most tokens one result of its tools may cost (docs/results.md).
     pub max_result_tokens: Option<u32>,
+    /// The requests of its own the server may send the chat's client
+    /// through muster (`relay`), in [`Relayed::ALL`]'s order; none by default.
+    pub relay: Vec<Relayed>,
+    /// Whether the gateway passes its resources through (`resources`,
+    /// default on; docs/gateway.md).
+    pub resources: bool,
+    /// Whether the gateway passes its prompts through (`prompts`, default
+    /// on; docs/gateway.md).
+    pub prompts: bool,
     /// Where it was declared.
     pub origin: Origin,
 }
@@ -448,6 +461,17 @@ pub struct Policy {
     pub profiles: BTreeMap<String, Profile>,
     /// `[auth]`: who may call `muster serve` (none: anyone who reaches it).
     pub auth: Option<AuthPolicy>,
+}
+
+impl Agent {
+    /// Whether the agent uses MCP server `server`: its `servers` list names
+    /// it, or it has none. The one rule for which servers an agent's
+    /// tools, resources and prompts come from.
+    pub fn uses(&self, server: &str) -> bool {
+        self.servers
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|(s, _)| s == server))
+    }
 }
 
 impl Policy {

@@ -18,6 +18,7 @@ mod auth;
 mod call;
 mod guard;
 pub mod inflight;
+mod log;
 mod mcp;
 mod memo;
 mod metrics;
@@ -506,20 +507,15 @@ fn gateway(
     let observer = Box::new(move |record: &crate::gateway::CallRecord| {
         count(record);
         let who = auth::audited().unwrap_or_default();
+        // The record as `muster mcp` logs it; the service's log format
+        // writes its members at the top level (serve/log.rs).
+        let line = serde_json::to_string(record).unwrap_or_default();
         tracing::info!(
-            target: "muster::gateway",
+            target: log::CALL_TARGET,
             caller = who.sub.as_str(),
             client_id = who.client_id.as_str(),
             agent = who.agent.as_str(),
-            chat = record.chat.as_str(),
-            id = record.id.as_str(),
-            tool = record.tool.as_str(),
-            server = record.server.as_deref().unwrap_or(""),
-            verdict = record.verdict,
-            codes = record.codes.join(",").as_str(),
-            upstream_ms = record.upstream_ms.unwrap_or(0.0),
-            total_ms = record.total_ms,
-            result_tokens = record.result_tokens,
+            record = line.as_str(),
             "tools/call"
         );
     });
@@ -651,9 +647,7 @@ async fn count(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
 fn log_to_stderr() {
     let _ = tracing_subscriber::fmt()
         .json()
-        .flatten_event(true)
-        .with_current_span(false)
-        .with_span_list(false)
+        .event_format(log::Lines::new())
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -17,10 +17,10 @@ use crate::error::{Error, ErrorKind, Problem};
 use crate::schema::{Schema, Shared};
 
 mod listing;
-mod review;
+pub mod review;
 
 use listing::read_listing;
-pub use review::{HINTS, MAX_DIFF_CELLS};
+pub use review::{HINTS, MAX_DIFF_EDITS, MAX_DIFF_STEPS};
 
 /// One tool as a server listed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,6 +166,14 @@ fn read_tool(
         },
         problem,
     ))
+}
+
+/// One tool object read as a listing reads it (a recorded definition
+/// the lock kept), or `None` when it has no usable name.
+pub(crate) fn tool_from(raw: Value) -> Option<ListedTool> {
+    read_tool(0, raw, &mut Shared::default())
+        .ok()
+        .map(|(tool, _)| tool)
 }
 
 /// The one rule for names in a listing: each tool name is listed once. The

@@ -310,6 +310,34 @@ fn one_request_creates_an_entity_and_reads_it_back() {
         .collect();
     assert_eq!(logged.len(), 3, "{log:?}");
     assert!(!logged.iter().any(|l| l.contains("Ada")), "{logged:?}");
+    // Issue 31 item 9: the service's call lines are `muster call`'s and
+    // `muster mcp`'s records (the same members, `codes` a list, `server`
+    // and `upstream_ms` null for a call left to the host) between the
+    // service log's own members.
+    let records: Vec<LogLine> = logged
+        .iter()
+        .map(|l| {
+            let mut line: Value = serde_json::from_str(l).unwrap();
+            let own = line.as_object_mut().unwrap();
+            for key in [
+                "timestamp",
+                "level",
+                "message",
+                "caller",
+                "client_id",
+                "agent",
+            ] {
+                assert!(own.remove(key).is_some(), "{key} in {l}");
+            }
+            assert_eq!(own.remove("target"), Some(json!("muster::gateway")));
+            serde_json::from_value(line).unwrap_or_else(|e| panic!("{e}: {l}"))
+        })
+        .collect();
+    let host = records.iter().find(|r| r.verdict == "host").unwrap();
+    assert_eq!((host.server.as_deref(), host.upstream_ms), (None, None));
+    let forwarded = records.iter().find(|r| r.verdict == "forwarded").unwrap();
+    assert_eq!(forwarded.server.as_deref(), Some("memory"));
+    assert!(forwarded.codes.is_empty() && forwarded.upstream_ms.is_some());
 }
 
 #[test]

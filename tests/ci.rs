@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Fixture, muster};
+use common::{Fixture, assert_valid_sarif, muster, sarif_validator};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -178,32 +178,6 @@ fn lock_check_reports_drift_on_the_lock_line_and_writes_nothing() {
         .args(["lock", "--format", "sarif"])
         .assert()
         .code(2);
-}
-
-/// The vendored SARIF 2.1.0 schema's validator.
-fn sarif_validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/sarif/sarif-schema-2.1.0.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("the SARIF schema compiles")
-}
-
-fn assert_valid_sarif(validator: &jsonschema::Validator, text: &str) -> Value {
-    let doc: Value = serde_json::from_str(text).expect("SARIF is JSON");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "SARIF invalid: {errors:#?}\n{text}");
-    doc
 }
 
 #[test]

@@ -332,7 +332,11 @@ fn a_server_with_no_time_to_answer_and_a_missing_named_lock_are_refused() {
         ("policies/muster.toml", "[lock]\nfile = \"mcp.lokc\"\n"),
     ]);
     let err = stderr_of(&fx, &["validate"], 2);
-    assert!(err.contains("timeout_secs = 0 leaves no time"), "{err}");
+    // Issue 31 item 9: `timeout_secs` bounds discovery and every call.
+    assert!(
+        err.contains("timeout_secs = 0 leaves no time to list tools or answer a call"),
+        "{err}"
+    );
     assert!(
         err.contains("mcp.lokc named by [lock] file does not exist"),
         "{err}"

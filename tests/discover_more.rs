@@ -282,7 +282,9 @@ fn discover_shows_what_changed_in_a_tool() {
         "{text}"
     );
     assert!(
-        text.contains("input schema at: /properties/extra"),
+        text.contains(
+            "         input schema:\n           - /properties/extra: {\"type\":\"string\"}\n"
+        ),
         "{text}"
     );
 
@@ -305,7 +307,16 @@ fn discover_shows_what_changed_in_a_tool() {
         .map(|s| s.text.as_str())
         .collect();
     assert_eq!(removed, ["\u{1b}[2Jinjected"]);
-    assert_eq!(change.details.schema_paths, ["/properties/extra"]);
+    let paths: Vec<(&str, muster::contract::PathOp)> = change
+        .details
+        .schema_paths
+        .iter()
+        .map(|p| (p.path.as_str(), p.change))
+        .collect();
+    assert_eq!(
+        paths,
+        [("/properties/extra", muster::contract::PathOp::Removed)]
+    );
 }
 
 fn dir_file(name: &str) -> std::path::PathBuf {

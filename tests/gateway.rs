@@ -193,6 +193,9 @@ fn the_inspector_cli_lists_and_calls_over_stdio() {
     assert_eq!(create["title"], server["title"], "{create}");
     assert_eq!(create["annotations"], server["annotations"], "{create}");
     assert!(create["annotations"].is_object(), "{server}");
+    // Issue 31 item 9: `execution` (task support) was dropped.
+    assert_eq!(create["execution"], server["execution"], "{create}");
+    assert!(create["execution"].is_object(), "{server}");
     let sum = cli(
         &[
             "--method",
@@ -331,7 +334,11 @@ fn bad_json_rpc_gets_its_codes_and_the_gateway_keeps_serving() {
         (code(&seventeenth), &seventeenth["id"]),
         (-32602, &json!("s16"))
     );
-    let unknown = gw.ask(r#"{"jsonrpc":"2.0","id":"m","method":"resources/list"}"#);
+    // resources/list passes through now (tests/gateway_passthrough.rs);
+    // subscribing to a resource does not.
+    let unknown = gw.ask(
+        r#"{"jsonrpc":"2.0","id":"m","method":"resources/subscribe","params":{"uri":"x://y"}}"#,
+    );
     assert_eq!((code(&unknown), &unknown["id"]), (-32601, &json!("m")));
     let no_name = gw.ask(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#);
     assert_eq!(code(&no_name), -32602);
@@ -367,6 +374,18 @@ fn a_hung_or_dead_server_fails_only_its_own_calls() {
         s = scripted.to_str().unwrap()
     );
     let fx = setup(&extra);
+    // A real server that dies as it starts: node cannot find its entry
+    // point (recorded from the memory server's listing).
+    std::fs::copy(
+        fx.path().join("policies/mcp/memory.json"),
+        fx.path().join("policies/mcp/crash.json"),
+    )
+    .unwrap();
+    fx.write(
+        "policies/mcp/crash.toml",
+        "[[mcp]]\nname = \"crash\"\ncommand = [\"node\", \"/nonexistent/muster-test/index.js\"]\n\
+         snapshot = \"crash.json\"\nallow = [\"read_graph\"]\npriority = 10\n",
+    );
     let mut gw = Piped::start(&fx.policies());
     let call = |id: u32, name: &str, args: &str| {
         format!(
@@ -380,11 +399,30 @@ fn a_hung_or_dead_server_fails_only_its_own_calls() {
         (meta["code"].as_str(), meta["server"].as_str()),
         (Some("upstream-timed-out"), Some("slow"))
     );
+    // Issue 31 item 9: the timeout as configured, not what a deadline left
+    // ("4.999998578s").
+    assert_eq!(
+        hung["result"]["content"][0]["text"],
+        "MCP server `slow` did not answer within 5 s"
+    );
     let dead = gw.ask(&call(2, "mcp__dies__alpha", r#"{"q":"x"}"#));
     let meta = &dead["result"]["_meta"]["dev.muster/gateway"]["upstream"];
     assert_eq!(meta["code"], "upstream-exited", "{dead}");
     let text = dead["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("`dies`") && text.contains("exited"), "{text}");
+    // A server that cannot start is named once, and what it said on stderr
+    // comes after what happened.
+    let crashed = gw.ask(&call(5, "mcp__crash__read_graph", "{}"));
+    let meta = &crashed["result"]["_meta"]["dev.muster/gateway"]["upstream"];
+    assert_eq!(meta["code"], "upstream-cannot-start", "{crashed}");
+    let text = crashed["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text.matches("crash`").count(), 1, "{text}");
+    assert!(
+        text.starts_with(
+            "MCP server `crash` could not be started: exited (closed its stdout) before answering; its stderr ends with: "
+        ),
+        "{text}"
+    );
     // Within its backoff the dead server fails fast, by name.
     let again = gw.ask(&call(3, "mcp__dies__alpha", r#"{"q":"x"}"#));
     let meta = &again["result"]["_meta"]["dev.muster/gateway"]["upstream"];
@@ -744,8 +782,13 @@ fn the_http_transport_refuses_what_it_cannot_serve() {
     );
     let (status, _, body) = post("/mcp/chats/a", ping, &[("origin", "https://evil.example")]);
     assert_eq!(status, 403, "{body}");
+    // Issue 31 item 9: an HTTP-level refusal answers the id it knows.
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(refused["id"], 1, "{body}");
     let (status, _, body) = post("/mcp/chats/bad%20id", ping, &[]);
     assert_eq!(status, 400, "{body}");
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(refused["id"], 1, "{body}");
     // Initialize starts a chat; its id is the session; DELETE ends it.
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let (status, session, body) = post("/mcp", init, &[]);

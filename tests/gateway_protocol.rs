@@ -428,6 +428,8 @@ fn a_bad_protocol_version_header_is_answered_400() {
             assert_eq!(status, 400, "{bad} on {path}: {body}");
             let error: Value = serde_json::from_str(&body).unwrap();
             assert_eq!(error["error"]["code"], -32022, "{body}");
+            // Issue 31 item 9: the refusal answers the request's id.
+            assert_eq!(error["id"], 1, "{body}");
             assert_eq!(error["error"]["data"]["requested"], bad);
             assert!(
                 error["error"]["data"]["supported"]

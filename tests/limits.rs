@@ -29,6 +29,36 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::upstream::MAX_IDLE_LEASED",
+            as_u64(muster::gateway::upstream::MAX_IDLE_LEASED),
+            false,
+        ),
+        (
+            "gateway::upstream::ASKS_BUFFERED",
+            as_u64(muster::gateway::upstream::ASKS_BUFFERED),
+            false,
+        ),
+        (
+            "gateway::upstream::MAX_CAPABILITY_BYTES",
+            as_u64(muster::gateway::upstream::MAX_CAPABILITY_BYTES),
+            false,
+        ),
+        (
+            "gateway::relay::MAX_PARKED",
+            as_u64(muster::gateway::relay::MAX_PARKED),
+            false,
+        ),
+        (
+            "gateway::relay::MAX_INPUT_ROUNDS",
+            as_u64(muster::gateway::relay::MAX_INPUT_ROUNDS),
+            false,
+        ),
+        (
+            "gateway::relay::MAX_CLIENTS",
+            as_u64(muster::gateway::relay::MAX_CLIENTS),
+            false,
+        ),
+        (
             "gateway::progress::BUFFERED",
             as_u64(muster::gateway::progress::BUFFERED),
             false,
@@ -61,6 +91,21 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
         (
             "gateway::listen::KEEPALIVE",
             muster::gateway::listen::KEEPALIVE.as_secs(),
+            false,
+        ),
+        (
+            "snapshot::MAX_NOTED",
+            as_u64(muster::snapshot::MAX_NOTED),
+            false,
+        ),
+        (
+            "gateway::passthrough::MAX_TEMPLATES",
+            as_u64(muster::gateway::passthrough::MAX_TEMPLATES),
+            false,
+        ),
+        (
+            "gateway::passthrough::MAX_URI_BYTES",
+            as_u64(muster::gateway::passthrough::MAX_URI_BYTES),
             false,
         ),
         (
@@ -264,8 +309,28 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
-            "snapshot::MAX_DIFF_CELLS",
-            as_u64(muster::snapshot::MAX_DIFF_CELLS),
+            "snapshot::MAX_DIFF_EDITS",
+            as_u64(muster::snapshot::MAX_DIFF_EDITS),
+            false,
+        ),
+        (
+            "snapshot::MAX_DIFF_STEPS",
+            as_u64(muster::snapshot::MAX_DIFF_STEPS),
+            false,
+        ),
+        (
+            "contract::MAX_TEXT_SPANS",
+            as_u64(muster::contract::MAX_TEXT_SPANS),
+            false,
+        ),
+        (
+            "contract::MAX_SHOWN_CHARS",
+            as_u64(muster::contract::MAX_SHOWN_CHARS),
+            false,
+        ),
+        (
+            "contract::MAX_VALUE_CHARS",
+            as_u64(muster::contract::MAX_VALUE_CHARS),
             false,
         ),
         (

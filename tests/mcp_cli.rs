@@ -251,7 +251,7 @@ fn discover_then_plan_narrows_the_real_reference_servers() {
     assert!(locked.contains("new     mcp.fs.search_files"), "{locked}");
     let lock = fx.read("policies/mcp.lock");
     assert!(
-        lock.contains("version = 2\n") && lock.contains("[mcp.fs.search_files]\nhash = \"sha256:"),
+        lock.contains("version = 3\n") && lock.contains("[mcp.fs.search_files]\nhash = \"sha256:"),
         "{lock}"
     );
     assert_narrowed(fx.path(), &plan(&fx), &allowed);
@@ -518,6 +518,8 @@ fn lock_json_lists_each_accepted_definition_with_its_hashes() {
         #[serde(default)]
         changes: Vec<String>,
         previous: Option<String>,
+        /// What a reviewer reads (docs/policy.md, "What changed in a tool").
+        details: Option<Value>,
     }
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
     let memory = std::fs::read_to_string(fixtures.join("memory.json")).unwrap();
@@ -570,6 +572,29 @@ fn lock_json_lists_each_accepted_definition_with_its_hashes() {
     assert_eq!(a.changes, ["description"]);
     assert_eq!(a.previous, None);
     assert!(first.accepted.iter().all(|a| a.changes.is_empty()));
+    // The change is shown against the definition the lock kept, and a new
+    // tool by its description.
+    let details = a.details.as_ref().expect("details of a changed tool");
+    let runs: Vec<(&str, &str)> = details["description"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["op"].as_str().unwrap(), s["text"].as_str().unwrap()))
+        .collect();
+    assert!(
+        runs.contains(&("added", "Changed after review.")),
+        "{runs:?}"
+    );
+    assert!(runs.iter().any(|(op, _)| *op == "removed"), "{runs:?}");
+    let new = first
+        .accepted
+        .iter()
+        .find(|a| a.tool == snapshot["tools"][0]["name"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        new.details.as_ref().unwrap()["description"][0]["op"],
+        "added"
+    );
 }
 
 /// Issue 21 item 4: the memory server's `read_graph` flipped from read-only
@@ -644,6 +669,6 @@ fn the_lock_reports_each_change_by_kind() {
     assert_eq!(cut["facts"]["changes"], json!(["needs-relock"]));
     let out = stdout(fx.path(), &["lock"], 0);
     assert_eq!(out.matches("(needs-relock)").count(), listed.len(), "{out}");
-    assert!(fx.read("policies/mcp.lock").contains("version = 2"));
+    assert!(fx.read("policies/mcp.lock").contains("version = 3"));
     assert!(stdout(fx.path(), &["lock"], 0).contains("already up to date"));
 }

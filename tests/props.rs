@@ -140,6 +140,7 @@ fn inputs(w: &World) -> Inputs {
             url: None,
             headers: BTreeMap::new(),
             oauth: None,
+            relay: Vec::new(),
             cwd: None,
             env: BTreeMap::new(),
             snapshot: None,
@@ -158,6 +159,8 @@ fn inputs(w: &World) -> Inputs {
             tool_check: BTreeMap::new(),
             hints: Default::default(),
             max_result_tokens: None,
+            resources: true,
+            prompts: true,
             origin: origin(),
         })
         .collect();

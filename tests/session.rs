@@ -198,13 +198,14 @@ fn a_session_finds_loads_checks_calls_and_resumes_on_the_real_filesystem_server(
     );
     assert!(pinned.loaded.is_empty());
 
-    // The control tool's description names what is behind it.
+    // The control tool's description names what is behind it, spelt as the
+    // model is given tool names (issue 31 item 9: one naming form).
     let roster = json_out(&fx, &["session", "roster", "s.json", "--format", "json"], 0);
     let control = &roster["roster"][0];
     assert_eq!(control["code"], "control-tool");
     let description = control["description"].as_str().unwrap();
-    assert!(description.contains("mcp.filesystem"), "{description}");
-    assert!(description.contains("mcp.gmail_read"), "{description}");
+    assert!(description.contains("mcp__filesystem"), "{description}");
+    assert!(description.contains("mcp__gmail_read"), "{description}");
     assert_eq!(control["input_schema"]["required"], json!(["query"]));
 
     // Search finds the file reader from words a user would use; it

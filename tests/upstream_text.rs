@@ -193,6 +193,32 @@ fn a_filled_env_value_a_stdio_server_echoes_reaches_no_answer_log_or_file() {
     assert_eq!(files_holding(fx.path(), SECRET), Vec::<String>::new());
 }
 
+/// Issue 31 item 9: a server error's line breaks became the text
+/// `\u{000A}`. They are kept (a CR before one dropped); other control
+/// characters are still escaped.
+#[test]
+fn a_servers_error_keeps_its_line_breaks_and_escapes_the_rest() {
+    let fx = setup("lines", "multiline-error", "", &[]);
+    let mut gw = Piped::start(&fx, &[]);
+    let answer = gw.call(1, "mcp__lines__alpha", json!({"q": "x"}));
+    gw.finish(&fx);
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        "MCP server `lines` answered with error -32002: the query failed:\nline two \\u{001B}[31mred\nline three"
+    );
+    let (answer, _) = call_cli(&fx, "mcp__lines__alpha", json!({"q": "x"}), &[]);
+    let error = &answer["results"][0]["error"];
+    assert_eq!(error["rpc_code"], -32002, "{answer}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("the query failed:\nline two \\u{001B}[31mred\nline three"),
+        "{answer}"
+    );
+}
+
 #[test]
 fn a_filled_header_an_http_server_echoes_in_a_400_body_reaches_no_answer_log_or_file() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/reflect-http.mjs");

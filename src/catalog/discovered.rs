@@ -29,11 +29,7 @@ impl Builder<'_> {
                     &server.origin,
                 ));
             }
-            let server_used = self
-                .agent
-                .servers
-                .as_ref()
-                .is_none_or(|list| list.iter().any(|(s, _)| s == &server.name));
+            let server_used = self.agent.uses(&server.name);
             // Room for the whole listing at once (see `configured`).
             self.candidates.reserve(listed.len());
             for listed in listed {

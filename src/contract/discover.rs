@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::LockFinding;
+use super::{LockFinding, ToolChange};
 
 /// The `format_version` of `muster discover --format json`.
 pub const DISCOVER_FORMAT_VERSION: u32 = 1;
@@ -181,100 +181,6 @@ pub struct LockUpdate {
     pub lock_file: String,
     /// Each definition accepted: new, changed or removed; empty when the lock was up to date.
     pub accepted: Vec<LockFinding>,
-}
-
-/// What changed in one tool listed in both snapshots.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolChange {
-    /// The tool's name (tools are matched by name, so a rename shows as one
-    /// tool removed and one added).
-    pub name: String,
-    /// The description changed.
-    pub description: bool,
-    /// The input schema changed.
-    pub input_schema: bool,
-    /// Some other field changed (title, annotations, outputSchema, …).
-    pub other: bool,
-    /// What changed, for a reviewer: the description's words, the input
-    /// schema's paths, the hints, the other members.
-    #[serde(default, skip_serializing_if = "ChangeDetails::is_empty")]
-    pub details: ChangeDetails,
-}
-
-/// What changed in one tool's definition, shown to whoever reviews it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChangeDetails {
-    /// The description, word by word, when it changed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub description: Vec<TextSpan>,
-    /// JSON pointers into the input schema where the two differ (at most
-    /// [`MAX_SCHEMA_PATHS`]; `schema_paths_more` counts the rest).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub schema_paths: Vec<String>,
-    /// How many more schema paths differ than are listed.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub schema_paths_more: usize,
-    /// Safety hints whose value (as declared, else MCP's default) changed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hints: Vec<HintChange>,
-    /// The other top-level members that changed (`title`, `annotations`,
-    /// `outputSchema`, `_meta`, `execution`, …), by name.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub members: Vec<String>,
-}
-
-/// The most schema paths one change lists.
-pub const MAX_SCHEMA_PATHS: usize = 50;
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-impl ChangeDetails {
-    /// Nothing to show.
-    pub fn is_empty(&self) -> bool {
-        self.description.is_empty()
-            && self.schema_paths.is_empty()
-            && self.hints.is_empty()
-            && self.members.is_empty()
-    }
-}
-
-/// A run of a text diff: words both sides have, or only the old or the
-/// new one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextSpan {
-    /// `same`, `removed` or `added`.
-    pub op: SpanOp,
-    /// The text, as the server wrote it (escape it to show it).
-    pub text: String,
-}
-
-/// Which side of a text diff a run is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SpanOp {
-    /// On both sides.
-    Same,
-    /// Only in the old text.
-    Removed,
-    /// Only in the new text.
-    Added,
-}
-
-/// One safety hint's change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HintChange {
-    /// `readOnlyHint`, `destructiveHint`, `idempotentHint` or `openWorldHint`.
-    pub hint: String,
-    /// Its value before (as declared, else MCP's default).
-    pub before: bool,
-    /// Its value now.
-    pub after: bool,
 }
 
 /// The difference between two listings of one server.

@@ -68,6 +68,13 @@ pub struct LockFinding {
     /// For `renamed`: the name the lock held the definition under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<String>,
+    /// What a reviewer reads: for `changed`, what differs from the
+    /// definition the lock kept (absent when the entry keeps none: a lock
+    /// written before version 3); for `unlocked`, the tool's description.
+    /// Absent when there is nothing to show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serve", schema(value_type = Option<Object>))]
+    pub details: Option<super::ChangeDetails>,
 }
 
 /// What kind of change a definition is against the one locked. A change

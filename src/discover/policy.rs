@@ -75,6 +75,10 @@ fn specs(servers: &[&ServerDef], named: bool) -> Result<Vec<ServerSpec>, Error> 
         spec.timeout = server.timeout;
         spec.env.clone_from(&server.env);
         spec.cwd.clone_from(&server.cwd);
+        // Listed as a client that answers every request the policy lets
+        // the server send, so tools it offers only to such clients are
+        // recorded and reviewed too.
+        spec.declare = crate::mcp_client::Declared::all_of(&server.relay);
         specs.push(spec);
     }
     if !problems.is_empty() {

@@ -203,7 +203,7 @@ impl Gateway {
                     let sent = Instant::now();
                     // Drift is looked at per call, as `tools/call` does: an
                     // earlier call of the lane may have changed the listing.
-                    let reply = match gateway.drift(&server, &job.tool).await {
+                    let reply = match gateway.drift(&server, &job.tool, &Default::default()).await {
                         Err(e) => Err(Refused::Upstream(e)),
                         Ok(Some(drift)) if drift.refused => Err(Refused::Drift(drift)),
                         Ok(drift) => {

@@ -127,9 +127,15 @@ impl Gateway {
         chat: &str,
         id: &RawValue,
     ) -> Result<(Stored, crate::contract::SessionDocument), Failure> {
+        let stored = self.fetched(chat, id)?;
+        let doc = read(&stored, id)?;
+        Ok((stored, doc))
+    }
+
+    /// The chat's stored document, as the store keeps it.
+    fn fetched(&self, chat: &str, id: &RawValue) -> Result<Stored, Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
-        let stored = self
-            .store
+        self.store
             .get(chat, now())
             .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?
             .ok_or_else(|| {
@@ -137,10 +143,7 @@ impl Gateway {
                     rpc::CHAT_NOT_FOUND,
                     format!("no chat {chat:?} is kept: never started, ended, or expired; start a new one"),
                 )
-            })?;
-        let doc = session::read(&stored.document, Path::new("chat"))
-            .map_err(|e| failed(rpc::INTERNAL_ERROR, e.to_string()))?;
-        Ok((stored, doc))
+            })
     }
 
     /// The chat's session opened against generation `g`: its pin and loads
@@ -214,11 +217,20 @@ impl Gateway {
         id: &RawValue,
     ) -> Result<(Arc<View>, Stored, Option<crate::contract::ResumeReport>), Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
-        let (stored, doc) = self.stored(chat, id)?;
-        let key = view_key(&doc);
+        let stored = self.fetched(chat, id)?;
         let g = self.current.load();
-        if let Some(view) = g.views.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        // A document this generation has read before, byte for byte, has
+        // the view it had then: no parse, no key made (issue 31, item 5).
+        let text = document_digest(&stored.document);
+        if let Some(view) = lock(&g.documents).get(&text) {
             return Ok((view.clone(), stored, None));
+        }
+        let doc = read(&stored, id)?;
+        let key = view_key(&doc);
+        let cached = lock(&g.views).get(&key).cloned();
+        if let Some(view) = cached {
+            remember(&g.documents, text, &view);
+            return Ok((view, stored, None));
         }
         let Opening {
             live,
@@ -238,13 +250,47 @@ impl Gateway {
             tools: live.mcp_tools(),
             control,
         });
-        let mut views = g.views.lock().unwrap_or_else(|e| e.into_inner());
-        if views.len() >= MAX_VIEWS {
-            views.clear();
+        {
+            let mut views = lock(&g.views);
+            if views.len() >= MAX_VIEWS {
+                views.clear();
+            }
+            views.insert(key, view.clone());
         }
-        views.insert(key, view.clone());
+        if repinned.is_none() {
+            remember(&g.documents, text, &view);
+        }
         Ok((view, stored, repinned))
     }
+}
+
+/// `stored`'s document read, as request `id` fails when it cannot be.
+fn read(stored: &Stored, id: &RawValue) -> Result<crate::contract::SessionDocument, Failure> {
+    session::read(&stored.document, Path::new("chat"))
+        .map_err(|e| Failure::new(Some(id.to_owned()), rpc::INTERNAL_ERROR, e.to_string()))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What [`Generation::documents`] knows a stored document by: the SHA-256
+/// of its text, so two documents share an entry only when they are the
+/// same bytes.
+fn document_digest(text: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
+/// Notes that the document of digest `text` has `view`: at most
+/// [`MAX_DOCUMENTS`] entries, all dropped when full (each is rebuilt from
+/// [`Generation::views`] on its next use).
+fn remember(documents: &Mutex<HashMap<[u8; 32], Arc<View>>>, text: [u8; 32], view: &Arc<View>) {
+    let mut documents = lock(documents);
+    if documents.len() >= MAX_DOCUMENTS {
+        documents.clear();
+    }
+    documents.insert(text, view.clone());
 }
 
 /// What decides a chat's view: its document without the fields that differ
@@ -261,4 +307,91 @@ fn view_key(doc: &crate::contract::SessionDocument) -> String {
     crate::canon::hex(&crate::canon::digest(
         &serde_json::to_value(&doc).unwrap_or_default(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::CheckOptions;
+
+    /// A gateway over a snapshot of `n` tools, 3 offered, the rest deferred.
+    fn gateway(n: usize) -> (tempfile::TempDir, Gateway) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("mcp")).unwrap();
+        std::fs::write(
+            dir.path().join("muster.toml"),
+            "[caps]\nitems = 3\ntokens = 9000\n[deferral]\nenabled = true\n\
+             [[agent]]\nname = \"chat\"\nversion = 1\ndefault = true\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("mcp/kb.toml"),
+            "[[mcp]]\nname = \"kb\"\nsnapshot = \"kb.json\"\n",
+        )
+        .unwrap();
+        let tools: Vec<Value> = (0..n)
+            .map(|i| {
+                serde_json::json!({"name": format!("record_{i}"),
+                    "description": format!("Look up the {i}th record of the ledger."),
+                    "inputSchema": {"type": "object"}})
+            })
+            .collect();
+        std::fs::write(
+            dir.path().join("mcp/kb.json"),
+            serde_json::json!({ "tools": tools }).to_string(),
+        )
+        .unwrap();
+        let options = Options {
+            selection: Selection::default(),
+            keys: SessionKeys::none(),
+            ttl: Duration::from_secs(60),
+            check: CheckOptions::default(),
+            log_arguments: false,
+        };
+        let inputs = Inputs::load(dir.path()).unwrap();
+        let store = Box::new(crate::store::MemoryStore::default());
+        let gateway = Gateway::new(inputs, options, store, Box::new(|_| {})).unwrap();
+        (dir, gateway)
+    }
+
+    fn listed(gateway: &Gateway, chat: &str) -> Vec<String> {
+        let id = RawValue::from_string("1".into()).unwrap();
+        let text = gateway.list(chat, &id, None, false).unwrap();
+        let list: Value = serde_json::from_str(&text).unwrap();
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Issue 31, item 5: a chat's view is found by its stored document's digest; a load
+    /// changes the document, so the next request reads the new one and sees the loaded tool,
+    /// and a chat with the same pins but its own document shares the first chat's view.
+    #[tokio::test]
+    async fn a_view_follows_its_document_and_is_shared_by_equal_pins() {
+        let (_dir, gateway) = gateway(12);
+        let chat = gateway.open_chat(Some("a".into()), None).unwrap();
+        let other = gateway.open_chat(Some("b".into()), None).unwrap();
+        let before = listed(&gateway, &chat);
+        assert_eq!(before.len(), 3, "{before:?}");
+        let id = RawValue::from_string("1".into()).unwrap();
+        let (first, _, _) = gateway.view(&chat, &id).unwrap();
+        let (again, _, _) = gateway.view(&chat, &id).unwrap();
+        let (shared, _, _) = gateway.view(&other, &id).unwrap();
+        assert!(Arc::ptr_eq(&first, &again) && Arc::ptr_eq(&first, &shared));
+        assert_eq!(gateway.current.load().documents.lock().unwrap().len(), 2);
+
+        let control = &before[0];
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{control}","arguments":{{"query":"the 11th record of the ledger"}}}}}}"#
+        );
+        let reply = gateway.handle(&chat, call.as_bytes()).await;
+        assert!(reply.list_changed, "{:?}", reply.response);
+        let after = listed(&gateway, &chat);
+        assert!(after.len() > before.len(), "{after:?}");
+        assert!(after.iter().any(|t| t.ends_with("record_11")), "{after:?}");
+        assert_eq!(listed(&gateway, &other), before, "the other chat loaded nothing");
+    }
 }

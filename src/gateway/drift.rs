@@ -4,6 +4,7 @@
 
 use super::{Gateway, UpstreamError};
 use crate::lock::Lock;
+use crate::mcp_client::Declared;
 use crate::names::escape;
 use crate::policy::{Inputs, LockMode};
 use serde::Serialize;
@@ -67,8 +68,15 @@ impl Gateway {
         &self,
         server: &str,
         tool: &str,
+        declared: &Declared,
     ) -> Result<Option<Drift>, UpstreamError> {
-        let listing = self.upstreams.listing(server).await?;
+        // A client that declares capabilities the server relays may be
+        // offered tools others are not: compared with what it is listed.
+        let listing = if declared.is_empty() {
+            self.upstreams.listing(server).await?
+        } else {
+            self.upstreams.listing_declared(server, declared).await?
+        };
         let g = self.current.load();
         let planned = g.planned.get_or_init(|| planned(&g.inputs));
         let listed = listing.get(tool);

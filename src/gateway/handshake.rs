@@ -12,7 +12,7 @@ impl Gateway {
         serde_json::json!({
             "resultType": "complete",
             "supportedVersions": supported_versions(),
-            "capabilities": {"tools": {"listChanged": true}},
+            "capabilities": self.capabilities(),
             "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
             "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
             "cacheScope": "public",
@@ -43,7 +43,7 @@ impl Gateway {
             .unwrap_or(DOWNSTREAM_VERSIONS[0]);
         let result = serde_json::json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}},
+            "capabilities": self.capabilities(),
             "serverInfo": {"name": "muster", "version": env!("CARGO_PKG_VERSION")},
             "instructions": self.current.load().instructions.get_or_init(|| self.instructions()),
         });

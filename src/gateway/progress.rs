@@ -47,21 +47,21 @@ pub fn is_token(value: &Value) -> bool {
     }
 }
 
-/// Calls `tool` on `server`, relaying its progress to `outbox` under the
-/// client's `token` when both are given.
+/// Makes `call` (its tool, arguments and extra params members, as
+/// [`Upstreams::call_with`] takes them) on `server`, relaying its progress
+/// to `outbox` under the client's `token` when both are given.
 pub(super) async fn forwarded(
     upstreams: &Upstreams,
     server: &str,
-    tool: &str,
-    arguments: &str,
+    call: (&str, &str, &str),
     asked: Option<(Value, Outbox)>,
 ) -> Reply {
     let Some((token, outbox)) = asked else {
-        return upstreams.call(server, tool, arguments, None).await;
+        return upstreams.call_with(server, call, None).await;
     };
     let (sink, heard): (ProgressSink, _) = mpsc::channel(BUFFERED);
     relay(
-        upstreams.call(server, tool, arguments, Some(sink)),
+        upstreams.call_with(server, call, Some(sink)),
         &token,
         heard,
         &outbox,
@@ -103,7 +103,11 @@ async fn relay<F: Future>(
 
 /// The client's `notifications/progress` for the server's `params`, or
 /// nothing when they are not progress the protocol allows (after `last`).
-fn notification(params: &RawValue, token: &Value, last: &mut Option<f64>) -> Option<String> {
+pub(super) fn notification(
+    params: &RawValue,
+    token: &Value,
+    last: &mut Option<f64>,
+) -> Option<String> {
     let read: Map<String, Value> = serde_json::from_str(params.get()).ok()?;
     let progress = read.get("progress")?.as_f64()?;
     if last.is_some_and(|last| progress <= last) {

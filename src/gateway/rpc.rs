@@ -60,8 +60,14 @@ pub enum Message {
         /// Its params.
         params: Option<Value>,
     },
-    /// A response to a request muster never makes downstream: ignored.
-    Response,
+    /// A response: to a request muster relayed to the client (see
+    /// `relay`), or to none (then ignored).
+    Response {
+        /// Its id.
+        id: Box<RawValue>,
+        /// Its `result`, or its `error`'s code and message.
+        outcome: Result<Box<RawValue>, (i64, String)>,
+    },
 }
 
 /// Why a message cannot be served, and the id to answer under (null when
@@ -163,8 +169,8 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
         id: Option<Box<RawValue>>,
         method: Option<Value>,
         params: Option<Value>,
-        result: Option<serde::de::IgnoredAny>,
-        error: Option<serde::de::IgnoredAny>,
+        result: Option<Box<RawValue>>,
+        error: Option<Value>,
     }
     fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
         Box::<RawValue>::deserialize(d).map(Some)
@@ -243,7 +249,26 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
             INVALID_REQUEST,
             "`method` must be a string",
         )),
-        (None, Some(_)) if raw.result.is_some() || raw.error.is_some() => Ok(Message::Response),
+        (None, Some(id)) if raw.result.is_some() || raw.error.is_some() => {
+            let outcome = match (raw.result, raw.error) {
+                (Some(result), None) => Ok(result),
+                (_, error) => {
+                    let error = error.unwrap_or_default();
+                    Err((
+                        error
+                            .get("code")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(INTERNAL_ERROR),
+                        error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("the client answered with an error")
+                            .to_string(),
+                    ))
+                }
+            };
+            Ok(Message::Response { id, outcome })
+        }
         (None, id) => Err(Failure::new(
             id,
             INVALID_REQUEST,
@@ -333,7 +358,7 @@ mod tests {
         ));
         assert!(matches!(
             parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            Ok(Message::Response)
+            Ok(Message::Response { outcome: Ok(_), .. })
         ));
         assert!(matches!(
             parse(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),

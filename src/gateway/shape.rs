@@ -73,12 +73,28 @@ pub(super) struct Ask<'a> {
 
 impl Gateway {
     /// The budget of a call to `server`'s tools, before the turn's.
-    fn call_budget(&self, server: &str) -> Option<u64> {
+    pub(super) fn call_budget(&self, server: &str) -> Option<u64> {
         let g = self.current.load();
         let policy = &g.inputs.policy;
         let selection = &self.options.selection;
         let agent = policy.agent(selection.agent.as_deref(), selection.version);
         policy.result_budget(server, agent).map(u64::from)
+    }
+
+    /// The encoding and the provider's rules a result is counted by.
+    pub(super) fn counted_by(&self) -> (crate::tokens::Encoding, crate::tokens::Provider) {
+        let g = self.current.load();
+        let policy = &g.inputs.policy;
+        let selection = &self.options.selection;
+        let provider = selection
+            .provider
+            .or_else(|| {
+                policy
+                    .agent(selection.agent.as_deref(), selection.version)
+                    .and_then(|a| a.provider)
+            })
+            .unwrap_or(policy.provider);
+        (policy.encoding, provider)
     }
 
     /// The turn's budget, when `[results]` sets one.
@@ -109,19 +125,8 @@ impl Gateway {
             // A listing that fails now is judged by the next call.
             Err(_) => (None, None),
         };
-        let g = self.current.load();
-        let policy = &g.inputs.policy;
-        let selection = &self.options.selection;
-        let provider = selection
-            .provider
-            .or_else(|| {
-                policy
-                    .agent(selection.agent.as_deref(), selection.version)
-                    .and_then(|a| a.provider)
-            })
-            .unwrap_or(policy.provider);
-        let (encoding, mode) = (policy.encoding, policy.results.on_output_mismatch);
-        drop(g);
+        let (encoding, provider) = self.counted_by();
+        let mode = self.current.load().inputs.policy.results.on_output_mismatch;
         let called = ask.called.to_string();
         let (server, tool) = (ask.server.to_string(), ask.tool.to_string());
         let validators = self.validators.clone();

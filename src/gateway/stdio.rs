@@ -244,10 +244,14 @@ async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     if lines.is_empty() {
         return Ok(());
     }
-    let mut out = output.lock().await;
+    // One write for them all: each write to tokio's stdout is a trip to
+    // its blocking pool, and a call's answer waited for three.
+    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
     for line in lines {
-        out.write_all(line.as_bytes()).await?;
-        out.write_all(b"\n").await?;
+        text.push_str(line);
+        text.push('\n');
     }
+    let mut out = output.lock().await;
+    out.write_all(text.as_bytes()).await?;
     out.flush().await
 }

@@ -27,10 +27,15 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 mod answer;
+mod leased;
+pub use leased::MAX_IDLE_LEASED;
 
 use crate::discover::{MAX_PAGES, MAX_TOOLS, ServerSpec};
-use crate::mcp_client::{Conn, Reply, short, start};
-pub use crate::mcp_client::{MAX_IN_FLIGHT, ProgressSink, UPSTREAM_VERSIONS, UpstreamError};
+pub use crate::mcp_client::{
+    ASKS_BUFFERED, AskSink, MAX_CAPABILITY_BYTES, MAX_IN_FLIGHT, ProgressSink, ServerAsk,
+    UPSTREAM_VERSIONS, UpstreamError,
+};
+use crate::mcp_client::{Conn, Declared, Reply, short, start};
 use crate::snapshot::{Checker, ListedTool};
 
 /// First wait before a down server is started again; it doubles per
@@ -80,6 +85,11 @@ struct Server {
     /// new connection lists again, so a restarted server is compared
     /// afresh).
     listing: tokio::sync::Mutex<Option<(std::sync::Weak<Conn>, Arc<Listing>)>>,
+    /// What it may relay to a chat's client (`relay`); its shared
+    /// connection declares none of it.
+    relay: Vec<crate::policy::Relayed>,
+    /// Its connections leased to calls that relay (see `leased`).
+    leased: leased::Leased,
 }
 
 /// Every server a gateway forwards to, by the policy's server name.
@@ -102,11 +112,15 @@ impl Upstreams {
     pub fn new(specs: Vec<ServerSpec>) -> Self {
         let servers = specs
             .into_iter()
-            .map(|spec| {
+            .map(|mut spec| {
+                let relay = spec.declare.kinds();
+                spec.declare = Declared::default();
                 (
                     spec.name.clone(),
                     Arc::new(Server {
                         spec,
+                        relay,
+                        leased: leased::Leased::default(),
                         state: tokio::sync::Mutex::new(State::Idle),
                         slots: Semaphore::new(MAX_IN_FLIGHT),
                         calls: AtomicU64::new(0),
@@ -139,6 +153,20 @@ impl Upstreams {
         arguments: &str,
         progress: Option<ProgressSink>,
     ) -> Reply {
+        self.call_with(server, (tool, arguments, ""), progress)
+            .await
+    }
+
+    /// [`Upstreams::call`] with `extra` params members after `arguments`
+    /// (`,"inputResponses":…,"requestState":…` for a 2026-07-28 retry;
+    /// JSON text, or empty).
+    pub async fn call_with(
+        &self,
+        server: &str,
+        call: (&str, &str, &str),
+        progress: Option<ProgressSink>,
+    ) -> Reply {
+        let (tool, arguments, extra) = call;
         let Some(server) = self.servers.get(server) else {
             return Err(UpstreamError::CannotStart {
                 message: "no such server in the policy".into(),
@@ -152,7 +180,7 @@ impl Upstreams {
         let conn = server.open().await?;
         server.calls.fetch_add(1, Ordering::Relaxed);
         let name = serde_json::to_string(tool).unwrap_or_default();
-        let params = format!(r#"{{"name":{name},"arguments":{arguments}}}"#);
+        let params = format!(r#"{{"name":{name},"arguments":{arguments}{extra}}}"#);
         let left = timeout.saturating_sub(started.elapsed());
         let reply = conn
             .request_watched("tools/call", &params, left, progress)
@@ -161,6 +189,52 @@ impl Upstreams {
             server.went_down(&conn).await;
         }
         answer::of_call(reply, &server.spec, &conn.tokens())
+    }
+
+    /// Sends `method` with `params` (a JSON object's text) to `server` and
+    /// returns its result as [`Upstreams::call`] does (an object, muster's
+    /// own `_meta` keys moved, filled secrets redacted). The server's
+    /// timeout counts from `since`, so the pages of one listing share it.
+    /// What the gateway's passthrough of `resources/*` and `prompts/*`
+    /// sends (the `passthrough` module).
+    ///
+    /// # Errors
+    /// An [`UpstreamError`], as for a call.
+    pub async fn request(&self, server: &str, method: &str, params: &str, since: Instant) -> Reply {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        let timeout = server.spec.timeout;
+        let left = || timeout.saturating_sub(since.elapsed());
+        let Ok(Ok(_slot)) = tokio::time::timeout(left(), server.slots.acquire()).await else {
+            return Err(UpstreamError::Busy { after: timeout });
+        };
+        let conn = server.open().await?;
+        let reply = conn.request(method, params, left()).await;
+        if !conn.is_alive() {
+            server.went_down(&conn).await;
+        }
+        answer::of_call(reply, &server.spec, &conn.tokens())
+    }
+
+    /// What `server` answered its handshake with (`initialize`'s result,
+    /// or `server/discover`'s), starting it when it is not up: where its
+    /// capabilities are.
+    ///
+    /// # Errors
+    /// An [`UpstreamError`] when the server cannot be reached.
+    pub async fn handshake(
+        &self,
+        server: &str,
+    ) -> Result<Option<Box<serde_json::value::RawValue>>, UpstreamError> {
+        let Some(server) = self.servers.get(server) else {
+            return Err(UpstreamError::CannotStart {
+                message: "no such server in the policy".into(),
+            });
+        };
+        Ok(server.open().await?.handshake_result())
     }
 
     /// The tools `server` lists now: listed once per connection (a server
@@ -212,6 +286,7 @@ impl Upstreams {
     /// Stops every started server: its calls in flight fail, and its
     /// process group is killed.
     pub async fn shutdown(&self) {
+        self.close_leased().await;
         for server in self.servers.values() {
             let mut state = server.state.lock().await;
             if let State::Up(conn) = std::mem::replace(&mut *state, State::Idle) {
@@ -247,11 +322,21 @@ impl Server {
                 Ok(conn)
             }
             Ok(Err(message)) => {
+                // The handshake's failure names the server; the sentence
+                // this goes into names it already (issue 31 item 9).
+                let prefix = format!("MCP server `{}` ", self.spec.name);
+                let message = match message.strip_prefix(&prefix) {
+                    Some(rest) => rest.to_string(),
+                    None => message,
+                };
                 *state = down(failures, message.clone());
                 Err(UpstreamError::CannotStart { message })
             }
             Err(_) => {
-                let message = format!("did not initialize within {:?}", self.spec.timeout);
+                let message = format!(
+                    "did not initialize within {}",
+                    crate::names::duration_text(self.spec.timeout)
+                );
                 *state = down(failures, message.clone());
                 Err(UpstreamError::CannotStart { message })
             }

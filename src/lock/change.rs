@@ -61,6 +61,12 @@ pub struct Record {
     /// tool has none of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cosmetic: Option<String>,
+    /// The definition reviewed, as hashed: the canonical JSON whose
+    /// SHA-256 is `hash` ([`crate::lock::definition_text`]), kept so a later
+    /// change can be shown against it (lock version 3; absent in entries an
+    /// older muster wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed: Option<String>,
 }
 
 impl Record {
@@ -109,20 +115,40 @@ impl Record {
             hints,
             cosmetic: (!rest.is_empty())
                 .then(|| sha256_hex(canonical(&Value::Object(rest)).as_bytes())),
+            reviewed: None,
         }
     }
 
-    /// Whether `other` is the same definition under whatever name: every
-    /// part but the hash (which covers the name) alike.
-    pub fn same_but_name(&self, other: &Record) -> bool {
+    /// [`Record::of`] with the definition kept, as the lock writes it.
+    pub fn reviewed(tool: &ListedTool) -> Record {
         Record {
-            hash: String::new(),
-            ..self.clone()
-        } == Record {
-            hash: String::new(),
-            ..other.clone()
+            reviewed: Some(super::definition_text(tool)),
+            ..Record::of(tool)
         }
     }
+
+    /// The definition the lock kept, read back as a listed tool; `None`
+    /// when the entry keeps none.
+    pub fn reviewed_tool(&self) -> Option<ListedTool> {
+        kept_tool(self.reviewed.as_deref()?)
+    }
+
+    /// Whether `other` is the same definition under whatever name: every
+    /// part but the hash and the text kept (which cover the name) alike.
+    pub fn same_but_name(&self, other: &Record) -> bool {
+        self.description == other.description
+            && self.input_schema == other.input_schema
+            && self.accepts == other.accepts
+            && self.output_schema == other.output_schema
+            && self.hints == other.hints
+            && self.cosmetic == other.cosmetic
+    }
+}
+
+/// A definition's text as the lock keeps it ([`crate::lock::definition_text`]),
+/// read back as a listed tool.
+pub fn kept_tool(text: &str) -> Option<ListedTool> {
+    crate::snapshot::tool_from(serde_json::from_str(text).ok()?)
 }
 
 /// The kinds of change from `old` to `new` (both of the same tool name),

@@ -137,9 +137,10 @@ fn progress(conn: &Conn, params: &RawValue) {
 /// `notifications/tools/list_changed` marks the listing stale; a
 /// `notifications/progress` goes to the watcher of the request its token
 /// names (dropped when none watches it, or the watcher is behind); a request of
-/// the server's own is answered (returned, for the caller to send): a
-/// `ping` with an empty result, anything else with "method not found", as
-/// muster serves nothing to a server. Anything else (other notifications,
+/// a kind the connection declared goes to the call relaying it (see
+/// `asks`); any other request of the server's own is answered (returned,
+/// for the caller to send): a `ping` with an empty result, anything else
+/// with "method not found". Anything else (other notifications,
 /// logs, progress) is dropped.
 pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
     let msg = serde_json::from_slice::<Incoming<'_>>(line).ok()?;
@@ -155,6 +156,11 @@ pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
     }
     if let (Some(method), Some(theirs)) = (&msg.method, &msg.id) {
         let theirs = serde_json::to_string(theirs).ok()?;
+        if let Ok(id) = RawValue::from_string(theirs.clone())
+            && conn.ask(&id, method, msg.params)
+        {
+            return None;
+        }
         return Some(if method == "ping" {
             format!(r#"{{"jsonrpc":"2.0","id":{theirs},"result":{{}}}}"#)
         } else {
@@ -181,7 +187,8 @@ pub(super) fn route(conn: &Conn, line: &[u8]) -> Option<String> {
         (Some(result), None) => Ok(result.to_owned()),
         (None, Some(error)) => Err(UpstreamError::Rpc {
             code: error.code,
-            message: escape(&error.message),
+            // Its line breaks are read as written (issue 31 item 9).
+            message: crate::names::escape_lines(&error.message),
         }),
         (None, None) => Err(UpstreamError::BadResponse {
             message: "a response with neither result nor error".into(),

@@ -68,7 +68,8 @@ impl Conn {
         watched: bool,
     ) -> Reply {
         let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-        let params = with_meta(params, version, watched.then_some(id));
+        let capabilities = self.declared().json();
+        let params = with_meta(params, version, watched.then_some(id), &capabilities);
         let line =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
         if let Wire::Http(endpoint) = &self.wire {

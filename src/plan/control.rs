@@ -154,31 +154,38 @@ fn compose(base: &str, lines: &[String], left_out: usize) -> String {
 }
 
 /// One summary line: the kind's name, how many tools, and what they do.
+/// Names are spelt as the model is given them (`mcp__fs__read_file`, not
+/// `mcp.fs.read_file`), so the summary and the tools use one form; a kind
+/// with more tools than a load may add says how many may be loaded at once,
+/// so it never offers more than a load can take (issue 31 item 9).
 fn line(catalog: &Catalog, kind: &Kind, members: &[usize]) -> String {
-    let name = |i: usize| catalog.candidates[i].name.as_str();
+    let spelt = |i: usize| catalog.candidates[i].provider_name.as_str();
     if let [only] = members
         && kind.description.is_none()
     {
         let c = &catalog.candidates[*only];
         let what = crate::search::one_line(&c.description);
         return if what.is_empty() {
-            name(*only).to_string()
+            spelt(*only).to_string()
         } else {
-            format!("{}: {what}", name(*only))
+            format!("{}: {what}", spelt(*only))
         };
     }
+    let kind_name = crate::provider::spell(&kind.name, &catalog.names).name;
+    let most = catalog.deferral_policy.max_loaded as usize;
     let count = match members.len() {
         1 => "1 tool".to_string(),
+        n if n > most && !kind.together => format!("{n} tools, up to {most} loaded at once"),
         n => format!("{n} tools"),
     };
     let what = match &kind.description {
         Some(text) => crate::search::one_line(text),
         None => {
             // Without a description, the tools' own short names say it.
-            let prefix = format!("{}.", kind.name);
+            let prefix = format!("{kind_name}{}", catalog.names.separator);
             let short: Vec<&str> = members
                 .iter()
-                .map(|&i| name(i).strip_prefix(&prefix).unwrap_or(name(i)))
+                .map(|&i| spelt(i).strip_prefix(&prefix).unwrap_or(spelt(i)))
                 .take(6)
                 .collect();
             let more = members.len().saturating_sub(short.len());
@@ -189,7 +196,7 @@ fn line(catalog: &Catalog, kind: &Kind, members: &[usize]) -> String {
             what
         }
     };
-    format!("{} ({count}): {what}", kind.name)
+    format!("{kind_name} ({count}): {what}")
 }
 
 #[cfg(test)]
@@ -209,6 +216,39 @@ mod tests {
             ..Selection::default()
         };
         (inputs, selection)
+    }
+
+    /// Issue 31 item 9: the summary offered "mcp.fs (14 tools)" though a
+    /// load takes at most 8, and spelt names `mcp.fs` beside tools called
+    /// `mcp__fs__…`.
+    #[test]
+    fn the_summary_spells_names_as_offered_and_offers_no_more_than_a_load_takes() {
+        let (mut inputs, selection) = deferred();
+        inputs.policy.deferral.max_loaded = 4;
+        let catalog = Catalog::build(&inputs, &selection).unwrap();
+        let planned = plan(&catalog, catalog.caps);
+        let offer = planned.control.as_ref().expect("deferral is on");
+        let summary = offer
+            .description
+            .split_once("Available to load:")
+            .expect("a summary")
+            .1;
+        assert!(
+            summary.contains(
+                "\n- mcp__gmail_read (16 tools, up to 4 loaded at once): get_attachment, "
+            ),
+            "{summary}"
+        );
+        assert!(!summary.contains("mcp."), "one naming form: {summary}");
+        // Within the bound, the count alone.
+        inputs.policy.deferral.max_loaded = 16;
+        let catalog = Catalog::build(&inputs, &selection).unwrap();
+        let planned = plan(&catalog, catalog.caps);
+        let description = &planned.control.as_ref().unwrap().description;
+        assert!(
+            description.contains("\n- mcp__gmail_read (16 tools): "),
+            "{description}"
+        );
     }
 
     /// Issue 19 item 7: with deferral on, the control tool's summary was

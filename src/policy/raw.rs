@@ -240,6 +240,7 @@ pub struct RawServer {
     #[serde(default)]
     pub headers: BTreeMap<Spanned<String>, Spanned<String>>,
     pub oauth: Option<Spanned<RawOAuth>>,
+    pub relay: Option<Spanned<Vec<Spanned<String>>>>,
     pub cwd: Option<Spanned<String>>,
     #[serde(default)]
     pub env: BTreeMap<Spanned<String>, Spanned<String>>,
@@ -269,6 +270,10 @@ pub struct RawServer {
     pub deny_hints: Vec<Spanned<String>>,
     #[serde(default)]
     pub require_hints: Vec<Spanned<String>>,
+    #[serde(default = "yes")]
+    pub resources: bool,
+    #[serde(default = "yes")]
+    pub prompts: bool,
 }
 
 /// A fixed argument: `{ value = ... }`.

@@ -129,21 +129,20 @@ impl Loader {
             .unknown_arguments
             .as_ref()
             .and_then(|u| self.unknown_arguments(src, u, &format!("MCP server {name:?}")));
-        let timeout =
-            Duration::from_secs(match raw.timeout_secs {
-                Some(0) => {
-                    self.problems.push(
+        let timeout = Duration::from_secs(match raw.timeout_secs {
+            Some(0) => {
+                self.problems.push(
                     origin
                         .coded(code::OUT_OF_RANGE, format!(
-                            "MCP server {name:?}: timeout_secs = 0 leaves no time to list tools"
+                            "MCP server {name:?}: timeout_secs = 0 leaves no time to list tools or answer a call"
                         ))
                         .help("use a whole number of seconds, 1 or more (default 30)"),
                 );
-                    30
-                }
-                Some(secs) => secs,
-                None => 30,
-            });
+                30
+            }
+            Some(secs) => secs,
+            None => 30,
+        });
         let when = raw.when.as_ref().and_then(|w| self.flag_name(src, w));
         let check = raw
             .check
@@ -170,6 +169,7 @@ impl Loader {
             self.result_tokens(src, v, &format!("MCP server {name:?}: max_result_tokens"))
         });
         let oauth = self.oauth(src, &raw, &format!("MCP server {name:?}"));
+        let relay = self.relay(src, &raw, &format!("MCP server {name:?}"));
         let server = ServerDef {
             hints,
             max_result_tokens,
@@ -180,6 +180,7 @@ impl Loader {
             url: reach.url,
             headers: reach.headers,
             oauth,
+            relay,
             cwd: reach.cwd,
             env: reach.env,
             snapshot,
@@ -200,6 +201,8 @@ impl Loader {
             coerce: raw.coerce,
             check,
             tool_check,
+            resources: raw.resources,
+            prompts: raw.prompts,
             origin,
         };
         Some((server, listed))

@@ -208,13 +208,15 @@ struct McpTool<'a> {
     annotations: Option<&'a serde_json::Value>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     meta: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<&'a serde_json::Value>,
 }
 
 /// `tools` as an MCP `tools/list` result's `tools` value, compact JSON, in
 /// the order given: each tool's name, description and input schema as
-/// offered, and the `title`, `outputSchema`, `annotations` and `_meta` its
-/// server listed, unchanged, so a client's confirmation rules see what the
-/// server declared.
+/// offered, and the `title`, `outputSchema`, `annotations`, `_meta` and
+/// `execution` its server listed, unchanged, so a client's confirmation
+/// rules (and its task support) see what the server declared.
 pub fn render_mcp(tools: &[(Tool<'_>, Option<&crate::catalog::ToolHints>)]) -> String {
     let tools: Vec<McpTool<'_>> = tools
         .iter()
@@ -226,6 +228,7 @@ pub fn render_mcp(tools: &[(Tool<'_>, Option<&crate::catalog::ToolHints>)]) -> S
             output_schema: hints.and_then(|h| h.output_schema.as_ref()),
             annotations: hints.and_then(|h| h.annotations.as_ref()),
             meta: hints.and_then(|h| h.meta.as_ref()),
+            execution: hints.and_then(|h| h.execution.as_ref()),
         })
         .collect();
     serde_json::to_string(&tools).unwrap_or_else(|_| "[]".into())

@@ -57,8 +57,8 @@ struct Record {
     result_tokens: Option<u64>,
 }
 
-/// `codes`: a list (`muster mcp`, `muster call`) or one comma-separated string (the service
-/// log, whose fields are flat).
+/// `codes`: a list (every log muster writes), or one comma-separated string (the service log
+/// before its call lines took the record's shapes, still read).
 #[derive(Deserialize, Default)]
 #[serde(untagged)]
 enum Codes {

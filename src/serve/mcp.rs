@@ -191,10 +191,12 @@ fn rpc_error_to(id: Option<&RawValue>, status: StatusCode, code: i64, message: S
 }
 
 /// Refuses a browser page on another site (DNS rebinding): a request that
-/// carries an `Origin` must come from a loopback origin.
-fn origin_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
+/// carries an `Origin` must come from a loopback origin. The refusal
+/// answers the request's id, when `body` is one.
+fn origin_ok(headers: &HeaderMap, body: &[u8]) -> Result<(), Box<Response>> {
     super::guard::origin_allowed(headers).map_err(|origin| {
-        Box::new(rpc_error(
+        Box::new(rpc_error_to(
+            request_id(body).as_deref(),
             StatusCode::FORBIDDEN,
             rpc::INVALID_REQUEST,
             format!(
@@ -250,8 +252,9 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Refuses a request whose `MCP-Protocol-Version` header names a revision
 /// muster does not speak (or is not a revision at all): `400`, as the
 /// transport requires, with `-32022` and the revisions muster speaks. A
-/// request without the header is served.
-fn version_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
+/// request without the header is served. The refusal answers the
+/// request's id, when `body` is one.
+fn version_ok(headers: &HeaderMap, body: &[u8]) -> Result<(), Box<Response>> {
     let Some(value) = headers.get(VERSION_HEADER) else {
         return Ok(());
     };
@@ -264,7 +267,7 @@ fn version_ok(headers: &HeaderMap) -> Result<(), Box<Response>> {
     }
     let shown = String::from_utf8_lossy(value.as_bytes());
     let mut failure = rpc::Failure::new(
-        None,
+        request_id(body),
         rpc::UNSUPPORTED_PROTOCOL_VERSION,
         format!(
             "the MCP-Protocol-Version header names {:?}, a revision muster does not speak: send one of {}",
@@ -303,7 +306,7 @@ async fn post_root(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
+    if let Err(refused) = origin_ok(&headers, &body).and_then(|()| version_ok(&headers, &body)) {
         return *refused;
     }
     let given = headers
@@ -404,7 +407,7 @@ async fn post_chat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = origin_ok(&headers).and_then(|()| version_ok(&headers)) {
+    if let Err(refused) = origin_ok(&headers, &body).and_then(|()| version_ok(&headers, &body)) {
         return *refused;
     }
     let audit = match reach(&gateway, &who, &chat, &body) {
@@ -457,7 +460,12 @@ async fn handled(
     session: bool,
 ) -> Response {
     let parent = traceparent(headers).map(str::to_string);
-    if streamed::asks_progress(headers, &body) {
+    // A call whose server may send its client requests is answered with a
+    // stream too, for them to go on (gateway::relay).
+    let relays = || {
+        streamed::reads_stream(headers) && rpc::call_id(&body).is_some() && gateway.may_relay(&chat)
+    };
+    if streamed::asks_progress(headers, &body) || relays() {
         let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
         let (gateway, owned) = (gateway.clone(), chat.clone());
         let kept = Some((calls.clone(), chat.clone()));

@@ -23,6 +23,14 @@ use super::inflight::InFlight;
 use crate::gateway::progress::{self, BUFFERED, Outbox};
 use crate::gateway::{Reply, rpc};
 
+/// Whether the client reads an event stream as an answer.
+pub(super) fn reads_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/event-stream"))
+}
+
 /// Whether `body` is a `tools/call` asking for progress and the client
 /// reads a stream.
 pub(super) fn asks_progress(headers: &HeaderMap, body: &[u8]) -> bool {
@@ -42,11 +50,7 @@ pub(super) fn asks_progress(headers: &HeaderMap, body: &[u8]) -> bool {
         #[serde(rename = "progressToken")]
         token: serde_json::Value,
     }
-    let streams = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("text/event-stream"));
-    streams
+    reads_stream(headers)
         && serde_json::from_slice::<Call<'_>>(body)
             .is_ok_and(|c| c.method == "tools/call" && progress::is_token(&c.params.meta.token))
 }

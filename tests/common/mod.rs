@@ -451,3 +451,29 @@ pub fn inspector() -> PathBuf {
     assert!(bin.exists(), "{} is missing after npm ci", bin.display());
     bin
 }
+
+/// The vendored SARIF 2.1.0 schema's validator.
+pub fn sarif_validator() -> jsonschema::Validator {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/sarif/sarif-schema-2.1.0.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+pub fn assert_valid_sarif(validator: &jsonschema::Validator, text: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(text).expect("SARIF is JSON");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "SARIF invalid: {errors:#?}\n{text}");
+    doc
+}

@@ -4,7 +4,8 @@
 // processes behind). Usage:
 //   node scripted-server.mjs paged|non-object-schema|duplicate|deep|long-name|detached|hang|
 //     huge-page|endless-bytes|endless-tools|endless-pages|deaf|exits-listing|
-//     wrong-id|hostile-text|hang-calls|exits-calling|turns-destructive|own-meta|reflect
+//     wrong-id|hostile-text|hang-calls|exits-calling|turns-destructive|own-meta|reflect|
+//     odd-lists|multiline-error
 // deep lists a tool whose schema nests 200 levels, past what muster reads;
 // long-name a tool whose name is 70,000 bytes, past what muster accepts.
 // huge-page answers tools/list with one 17 MiB line, past muster's 16 MiB.
@@ -34,6 +35,13 @@
 // the result.
 // hostile-text answers tools/list with an error, and writes to stderr, text
 // holding terminal escapes and bidi controls.
+// odd-lists lists `alpha` and offers prompts and resources muster must bound and
+// sort out: prompts `a.b` and `a__b` (one provider name), `evil\u202e` and `fine`,
+// over two pages; resources on endless pages of 1,000 (the first with a URI
+// holding a bidi control); 300 templates `odd://t{i}/{id}`, the first
+// unreadable. prompts/get and resources/read echo the name or URI asked for.
+// multiline-error lists `alpha` and answers its call with a JSON-RPC error
+// whose message has line breaks (LF and CRLF) and a terminal escape.
 // detached and hang start two idle children, one of them in a session of
 // its own (setsid), and write "server child escaped" pids to
 // $SCRIPTED_PID_DIR/pids; hang then never answers tools/list.
@@ -67,7 +75,9 @@ const pages = {
   "huge-call": [[tool("alpha")]],
   "records-cancels": [[tool("alpha")]],
   "own-meta": [[tool("alpha")]],
+  "odd-lists": [[tool("alpha")]],
   reflect: [[tool("alpha")]],
+  "multiline-error": [[tool("alpha")]],
   "turns-destructive": [[tool("alpha", { annotations: { readOnlyHint: true } })]],
   "huge-page": [[tool("huge", { description: "x".repeat(17 << 20) })]],
 }[mode];
@@ -108,7 +118,7 @@ rl.on("line", (line) => {
   if (msg.method === "initialize") {
     send({ jsonrpc: "2.0", id: mode === "wrong-id" ? 4242 : msg.id, result: {
       protocolVersion: msg.params.protocolVersion,
-      capabilities: { tools: {} },
+      capabilities: mode === "odd-lists" ? { tools: {}, prompts: {}, resources: {} } : { tools: {} },
       serverInfo: { name: `scripted-${mode}`, version: "1.0.0" },
     } });
   } else if (msg.method === "tools/list" && (mode === "hang" || mode === "deaf")) {
@@ -141,6 +151,9 @@ rl.on("line", (line) => {
     } else {
       send({ jsonrpc: "2.0", id: msg.id, result: { content: [{ type: "text", text: "ran" }] } });
     }
+  } else if (msg.method === "tools/call" && mode === "multiline-error") {
+    const message = "the query failed:\nline two \u001b[31mred\r\nline three";
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32002, message } });
   } else if (msg.method === "tools/call" && mode === "exits-calling") {
     process.exit(5);
   } else if (msg.method === "tools/list" && mode === "exits-listing") {
@@ -148,6 +161,23 @@ rl.on("line", (line) => {
   } else if (msg.method === "tools/list" && mode === "hostile-text") {
     process.stderr.write(`${hostile}\n`);
     send({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: hostile } });
+  } else if (mode === "odd-lists" && msg.method === "prompts/list") {
+    const result = msg.params?.cursor
+      ? { prompts: [{ name: "evil\u202e" }, { name: "fine", description: "Fine." }] }
+      : { prompts: [{ name: "a.b" }, { name: "a__b" }], nextCursor: "p2" };
+    send({ jsonrpc: "2.0", id: msg.id, result });
+  } else if (mode === "odd-lists" && msg.method === "resources/list") {
+    const page = Number(msg.params?.cursor ?? 0);
+    const resources = Array.from({ length: 1000 }, (_, i) => ({ uri: `odd://r/${page}/${i}`, name: `r${page}_${i}` }));
+    if (page === 0) resources[0] = { uri: "odd://\u202e", name: "bad-uri" };
+    send({ jsonrpc: "2.0", id: msg.id, result: { resources, nextCursor: String(page + 1) } });
+  } else if (mode === "odd-lists" && msg.method === "resources/templates/list") {
+    const resourceTemplates = Array.from({ length: 300 }, (_, i) => ({ uriTemplate: i === 0 ? "odd://{" : `odd://t${i}/{id}`, name: `t${i}` }));
+    send({ jsonrpc: "2.0", id: msg.id, result: { resourceTemplates } });
+  } else if (mode === "odd-lists" && msg.method === "resources/read") {
+    send({ jsonrpc: "2.0", id: msg.id, result: { contents: [{ uri: msg.params.uri, text: `read ${msg.params.uri}` }] } });
+  } else if (mode === "odd-lists" && msg.method === "prompts/get") {
+    send({ jsonrpc: "2.0", id: msg.id, result: { messages: [{ role: "user", content: { type: "text", text: `got ${msg.params.name}` } }] } });
   } else if (msg.method === "tools/list" && endless) {
     const page = Number(msg.params?.cursor ?? 0);
     send({ jsonrpc: "2.0", id: msg.id, result: { tools: endless(page), nextCursor: String(page + 1) } });

@@ -33,6 +33,10 @@ pub fn github(report: &CiReport) -> String {
         }
         props.push(format!("title={}", property(&format!("muster {}", f.rule))));
         let mut message = f.message.clone();
+        for line in &f.details {
+            message.push_str("\n  ");
+            message.push_str(line);
+        }
         if let Some(help) = &f.help {
             message.push_str("\nhelp: ");
             message.push_str(help);
@@ -104,6 +108,10 @@ pub fn sarif(report: &CiReport) -> String {
         .findings()
         .map(|f| {
             let mut text = f.message.clone();
+            for line in &f.details {
+                text.push_str("\n  ");
+                text.push_str(line);
+            }
             if let Some(help) = &f.help {
                 text.push_str("\nhelp: ");
                 text.push_str(help);
@@ -114,6 +122,9 @@ pub fn sarif(report: &CiReport) -> String {
                 "level": f.level.as_str(),
                 "message": {"text": text},
             });
+            if let Some(data) = &f.data {
+                result["properties"] = json!({"muster/details": data});
+            }
             if let Some(file) = &f.file {
                 let mut physical = json!({"artifactLocation": {"uri": uri(file)}});
                 if let Some(line) = f.line {
@@ -241,6 +252,9 @@ fn located(f: &Finding) -> String {
         _ => {}
     }
     let _ = write!(out, "{}[{}]: {}", f.level.as_str(), f.rule, f.message);
+    for line in &f.details {
+        let _ = write!(out, "\n    {line}");
+    }
     if let Some(help) = &f.help {
         let _ = write!(out, "\n  help: {help}");
     }
@@ -325,7 +339,7 @@ pub fn markdown(report: &CiReport) -> String {
     let findings: Vec<&Finding> = report.findings().collect();
     if !findings.is_empty() {
         out.push_str("\n| level | rule | where | message |\n|---|---|---|---|\n");
-        for f in findings {
+        for f in &findings {
             let place = match (&f.file, f.line) {
                 (Some(file), Some(line)) => crate::diff::md_code(&format!("{file}:{line}")),
                 (Some(file), None) => crate::diff::md_code(file),
@@ -341,6 +355,18 @@ pub fn markdown(report: &CiReport) -> String {
                 f.level.as_str(),
                 crate::diff::md_code(&f.rule)
             );
+        }
+        // What changed, under the table: an indented code block per
+        // finding, every line of it indented, so no server text leaves it.
+        let detailed: Vec<&&Finding> = findings.iter().filter(|f| !f.details.is_empty()).collect();
+        if !detailed.is_empty() {
+            out.push_str("\n#### What changed\n");
+            for f in detailed {
+                let _ = writeln!(out, "\n{}\n", md(&f.message));
+                for line in &f.details {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
         }
     }
     out

@@ -8,6 +8,7 @@ use muster::contract::{DiscoverAnswer, LockFinding, LockStatus, ServerDiscovery,
 use muster::discover::{Event, discover_policy, lock_policy};
 use muster::names::escape;
 use muster::policy::Inputs;
+use muster::snapshot::review::show;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -125,58 +126,15 @@ fn render_diff(out: &mut String, diff: &SnapshotDiff) {
             escape(&change.name),
             what.join(", ")
         );
-        render_details(out, &change.details);
+        render_lines(out, show::lines(&change.details));
     }
 }
 
-/// What a reviewer reads under a changed tool: the description word by
-/// word (`[-removed-]{+added+}`, long unchanged runs shortened), the
-/// schema's paths, the hints, the other members; server text escaped.
-fn render_details(out: &mut String, details: &muster::contract::ChangeDetails) {
-    use muster::contract::SpanOp;
-    if !details.description.is_empty() {
-        let text: String = details
-            .description
-            .iter()
-            .map(|s| match s.op {
-                SpanOp::Same => shortened(&escape(&s.text)),
-                SpanOp::Removed => format!("[-{}-]", escape(&s.text)),
-                SpanOp::Added => format!("{{+{}+}}", escape(&s.text)),
-            })
-            .collect();
-        let _ = writeln!(out, "         description: {text}");
+/// What a reviewer reads under a changed tool or a lock line, indented.
+fn render_lines(out: &mut String, lines: Vec<String>) {
+    for line in lines {
+        let _ = writeln!(out, "         {line}");
     }
-    if !details.schema_paths.is_empty() {
-        let paths: Vec<String> = details.schema_paths.iter().map(|p| escape(p)).collect();
-        let more = match details.schema_paths_more {
-            0 => String::new(),
-            n => format!(" (and {n} more)"),
-        };
-        let _ = writeln!(out, "         input schema at: {}{more}", paths.join(", "));
-    }
-    for hint in &details.hints {
-        let _ = writeln!(
-            out,
-            "         {}: {} -> {}",
-            hint.hint, hint.before, hint.after
-        );
-    }
-    if !details.members.is_empty() {
-        let members: Vec<String> = details.members.iter().map(|m| escape(m)).collect();
-        let _ = writeln!(out, "         also changed: {}", members.join(", "));
-    }
-}
-
-/// An unchanged run of a description, its middle left out when long.
-fn shortened(text: &str) -> String {
-    const KEEP: usize = 30;
-    let chars: Vec<char> = text.chars().collect();
-    if chars.len() <= 2 * KEEP + 1 {
-        return text.to_string();
-    }
-    let head: String = chars[..KEEP].iter().collect();
-    let tail: String = chars[chars.len() - KEEP..].iter().collect();
-    format!("{head}…{tail}")
 }
 
 fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
@@ -192,16 +150,14 @@ fn render_accepted(out: &mut String, accepted: &[LockFinding], file: &str) {
             LockStatus::Gone => "removed",
             LockStatus::Renamed => "renamed",
         };
-        let mut kinds: Vec<String> = f.changes.iter().map(|c| c.to_string()).collect();
-        if let Some(previous) = &f.previous {
-            kinds.push(format!("was {}", escape(previous)));
-        }
-        let kinds = if kinds.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", kinds.join(", "))
+        let kinds = match show::kinds(f) {
+            k if k.is_empty() => k,
+            k => format!(" ({k})"),
         };
         let _ = writeln!(out, "  {verb} mcp.{}.{}{kinds}", f.server, escape(&f.tool));
+        for line in show::of_finding(f) {
+            let _ = writeln!(out, "      {line}");
+        }
     }
 }
 

@@ -216,12 +216,19 @@ pub fn drift_text(check: &LockCheck) -> String {
             Some(line) => format!("{}:{line}", d.file),
             None => d.file.clone(),
         };
+        let kinds = match muster::snapshot::review::show::kinds(&d.finding) {
+            k if k.is_empty() => k,
+            k => format!(" ({k})"),
+        };
         let _ = writeln!(
             out,
-            "  {what} mcp.{}.{}  ({place})",
+            "  {what} mcp.{}.{}{kinds}  ({place})",
             d.finding.server,
             muster::names::escape(&d.finding.tool)
         );
+        for line in muster::snapshot::review::show::of_finding(&d.finding) {
+            let _ = writeln!(out, "      {line}");
+        }
     }
     out
 }
