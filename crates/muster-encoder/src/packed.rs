@@ -41,7 +41,10 @@ fn quantize<T>(v: &[f32], max: f32, code: impl Fn(f32) -> T) -> (Vec<T>, f32) {
         return ((0..v.len()).map(|_| code(0.0)).collect(), 0.0);
     }
     let scale = top / max;
-    (v.iter().map(|&x| code((x / scale).round())).collect(), scale)
+    (
+        v.iter().map(|&x| code((x / scale).round())).collect(),
+        scale,
+    )
 }
 
 impl Query {
@@ -105,7 +108,11 @@ impl Packed {
     /// The cosine of vectors `i` and `j` (how alike two entries are).
     pub fn similarity(&self, i: usize, j: usize) -> f64 {
         let (a, b) = (self.row(i), self.row(j));
-        let dot: i32 = a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+        let dot: i32 = a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
         f64::from(dot) * f64::from(self.scales[i]) * f64::from(self.scales[j])
     }
 
@@ -186,7 +193,10 @@ mod tests {
     }
 
     fn exact(a: &[f32], b: &[f32]) -> f64 {
-        a.iter().zip(b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum()
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| f64::from(x) * f64::from(y))
+            .sum()
     }
 
     #[test]
