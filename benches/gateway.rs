@@ -56,7 +56,8 @@ fn many_tools(n: usize) -> serde_json::Value {
 /// A policy directory of `size` tools listed, discovered.
 fn policy(dir: &Path, size: usize) -> Inputs {
     let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers");
-    let everything = servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything =
+        servers.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         everything.exists(),
         "benches/gateway.rs needs the npm servers: npm ci --prefix tests/mcp-servers"

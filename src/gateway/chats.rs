@@ -392,6 +392,10 @@ mod tests {
         let after = listed(&gateway, &chat);
         assert!(after.len() > before.len(), "{after:?}");
         assert!(after.iter().any(|t| t.ends_with("record_11")), "{after:?}");
-        assert_eq!(listed(&gateway, &other), before, "the other chat loaded nothing");
+        assert_eq!(
+            listed(&gateway, &other),
+            before,
+            "the other chat loaded nothing"
+        );
     }
 }
