@@ -153,10 +153,10 @@ pub struct CallRecord {
     /// The arguments forwarded, when `log_arguments` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Box<RawValue>>,
-    /// The caller's trace context (`traceparent`), which the call's span
-    /// joins; never logged.
+    /// The call's spans as they are made, when tracing is on; never
+    /// logged.
     #[serde(skip)]
-    pub parent: Option<crate::trace::TraceParent>,
+    spans: Option<Box<spans::CallSpans>>,
 }
 
 /// The answer to one message.
@@ -184,7 +184,7 @@ pub struct Reply {
 struct CallContext {
     started: Instant,
     stateless: bool,
-    parent: Option<crate::trace::TraceParent>,
+    parent: Option<crate::trace::Context>,
     /// Where the call's progress goes, when the transport can write to
     /// the client before the answer.
     outbox: Option<progress::Outbox>,
@@ -335,23 +335,22 @@ impl Gateway {
         &self,
         chat: &str,
         bytes: &[u8],
-        traceparent: Option<&str>,
+        parent: Option<crate::trace::Context>,
         outbox: progress::Outbox,
     ) -> Reply {
-        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
         self.handle_in(chat, bytes, false, parent, Some(outbox))
             .await
     }
 
     /// [`Gateway::handle`] for a transport that carried a W3C
-    /// `traceparent` (an HTTP header): the call's span joins that trace.
+    /// W3C trace context (the `traceparent` and `tracestate` headers, read
+    /// by [`crate::trace::Context::read`]): the call's span joins that trace.
     pub async fn handle_traced(
         &self,
         chat: &str,
         bytes: &[u8],
-        traceparent: Option<&str>,
+        parent: Option<crate::trace::Context>,
     ) -> Reply {
-        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
         self.handle_in(chat, bytes, false, parent, None).await
     }
 
@@ -363,7 +362,7 @@ impl Gateway {
         chat: &str,
         bytes: &[u8],
         stateless: bool,
-        parent: Option<crate::trace::TraceParent>,
+        parent: Option<crate::trace::Context>,
         outbox: Option<progress::Outbox>,
     ) -> Reply {
         let started = Instant::now();
@@ -565,10 +564,7 @@ impl Gateway {
             total_ms: 0.0,
             result_tokens: None,
             arguments: None,
-            parent: parent.or_else(|| {
-                let meta = params.get("_meta")?.get("traceparent")?.as_str()?;
-                crate::trace::TraceParent::parse(meta)
-            }),
+            spans: spans::begin(parent, Some(&params), started),
         };
         if repinned.is_some() {
             record.codes.push("chat-repinned".into());
@@ -582,6 +578,7 @@ impl Gateway {
         let turn = Turn {
             calls: vec![Call::new("call", name.clone(), arguments)],
         };
+        let check_start = spans::now(&record);
         let report = call::checked(&view, turn, &self.options.check, id).await?;
         let checked = &report.calls[0];
         record.codes = checked
@@ -590,6 +587,7 @@ impl Gateway {
             .map(|p| p.problem.code().to_string())
             .chain(checked.notes.iter().map(|n| n.note.code().to_string()))
             .collect();
+        spans::checked(&mut record, check_start, checked.status);
         let answer = if checked.status != check::Status::Ok {
             if let Some(CallProblem::UnknownTool { closest, .. }) =
                 checked.problems.first().map(|p| &p.problem)
@@ -663,6 +661,7 @@ impl Gateway {
         list_changed: &mut bool,
     ) -> Result<String, Failure> {
         let failed = |code, message: String| Failure::new(Some(id.to_owned()), code, message);
+        let start = spans::now(record);
         for _ in 0..8 {
             let (stored, doc) = self.stored(chat, id)?;
             let g = self.current.load();
@@ -682,6 +681,7 @@ impl Gateway {
             let meta = serde_json::json!({"load": answer});
             if answer.status != LoadStatus::Loaded {
                 record.verdict = "load-refused";
+                spans::loaded(record, start, &answer);
                 return Ok(match answer.status {
                     LoadStatus::Refused => tool_error(&answer.answer, &meta),
                     _ => tool_result(&answer.answer, &meta),
@@ -699,6 +699,7 @@ impl Gateway {
             {
                 Swapped::Done => {
                     record.verdict = "loaded";
+                    spans::loaded(record, start, &answer);
                     *list_changed = true;
                     self.announce(chat);
                     return Ok(tool_result(&answer.answer, &meta));

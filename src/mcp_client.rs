@@ -277,11 +277,26 @@ pub(crate) struct Conn {
 /// revision was negotiated (every request carries its version then), and
 /// `progressToken` when the request's progress is watched (the token is
 /// the request's own id, unique among the connection's requests in flight);
-/// `capabilities` is the `capabilities` object the connection declares.
-fn with_meta(params: &str, version: &str, progress: Option<u64>, capabilities: &str) -> String {
+/// `capabilities` is the `capabilities` object the connection declares;
+/// `trace`'s `traceparent` and `tracestate`, under the `_meta` keys the
+/// 2026-07-28 revision reserves for them, when the request is traced.
+fn with_meta(
+    params: &str,
+    version: &str,
+    progress: Option<u64>,
+    capabilities: &str,
+    trace: Option<&crate::trace::Outgoing>,
+) -> String {
     let mut members = Vec::new();
     if let Some(token) = progress {
         members.push(format!(r#""progressToken":{token}"#));
+    }
+    if let Some(trace) = trace {
+        let text = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        members.push(format!(r#""traceparent":{}"#, text(&trace.traceparent)));
+        if let Some(state) = &trace.tracestate {
+            members.push(format!(r#""tracestate":{}"#, text(state)));
+        }
     }
     if version == UPSTREAM_VERSIONS[0] {
         members.push(format!(
@@ -634,8 +649,8 @@ mod tests {
 
     #[test]
     fn meta_is_added_only_for_the_newest_revision() {
-        assert_eq!(with_meta("{}", "2025-11-25", None, "{}"), "{}");
-        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28", None, "{}");
+        assert_eq!(with_meta("{}", "2025-11-25", None, "{}", None), "{}");
+        let with = with_meta(r#"{"name":"t"}"#, "2026-07-28", None, "{}", None);
         let v: Value = serde_json::from_str(&with).unwrap();
         assert_eq!(v["name"], "t");
         assert_eq!(
@@ -643,24 +658,50 @@ mod tests {
             "2026-07-28"
         );
         let empty: Value =
-            serde_json::from_str(&with_meta("{}", "2026-07-28", None, "{}")).unwrap();
+            serde_json::from_str(&with_meta("{}", "2026-07-28", None, "{}", None)).unwrap();
         assert!(empty["_meta"].is_object());
     }
 
     #[test]
     fn a_watched_request_carries_its_progress_token_beside_the_revision() {
-        let old: Value =
-            serde_json::from_str(&with_meta(r#"{"name":"t"}"#, "2025-11-25", Some(7), "{}"))
-                .unwrap();
+        let old: Value = serde_json::from_str(&with_meta(
+            r#"{"name":"t"}"#,
+            "2025-11-25",
+            Some(7),
+            "{}",
+            None,
+        ))
+        .unwrap();
         assert_eq!(old["_meta"], serde_json::json!({"progressToken": 7}));
         assert_eq!(old["name"], "t");
         let new: Value =
-            serde_json::from_str(&with_meta("{}", "2026-07-28", Some(9), "{}")).unwrap();
+            serde_json::from_str(&with_meta("{}", "2026-07-28", Some(9), "{}", None)).unwrap();
         assert_eq!(new["_meta"]["progressToken"], 9);
         assert_eq!(
             new["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
+    }
+
+    #[test]
+    fn a_traced_request_carries_its_trace_context_in_meta() {
+        let trace = crate::trace::Outgoing {
+            traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into(),
+            tracestate: Some("a=\"b\"".into()),
+        };
+        let v: Value = serde_json::from_str(&with_meta(
+            r#"{"name":"t"}"#,
+            "2025-11-25",
+            Some(3),
+            "{}",
+            Some(&trace),
+        ))
+        .unwrap();
+        assert_eq!(
+            v["_meta"],
+            serde_json::json!({"progressToken": 3, "traceparent": trace.traceparent, "tracestate": "a=\"b\""})
+        );
+        assert_eq!(v["name"], "t");
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod request;
 mod run;
 mod sessions;
 mod streamed;
+mod traced;
 
 pub use admin::{AdminToken, MAX_TOKEN_BYTES, MIN_TOKEN_BYTES};
 pub use api::GENERATION_HEADER;
@@ -429,7 +430,7 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
         .layer(middleware::from_fn_with_state(shared.clone(), count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
     let call = call::routes(shared.clone(), config);
-    Router::new()
+    let routes = Router::new()
         .route("/v1/plan", post(api::plan))
         .route("/v1/why", post(api::why))
         .route("/v1/count", post(api::count))
@@ -478,7 +479,8 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
             guard::check,
         ))
         .layer(middleware::from_fn_with_state(shared.clone(), count))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked));
+    traced::layer(routes)
         .with_state(shared)
         .merge(gateway)
         .merge(call)

@@ -2,13 +2,14 @@
 //! (JSON) to the endpoint the standard variables name, and nothing at all
 //! when they name none.
 //!
-//! It decides what a span says and where it goes: one span per
-//! `tools/call` the gateway answers (name `tools/call <tool>`, kind
-//! server), with the chat, tool, server, verdict and codes as attributes,
-//! and, for a forwarded call, a child span for the server's part (kind
-//! client). The parent is the W3C `traceparent` the caller sent (an HTTP
+//! It decides how a span is written and where it goes; what spans there
+//! are is decided where the work is (`gateway/spans.rs`: a `tools/call`,
+//! its check, its load and its server's part; `serve/traced.rs`: a `/v1/*`
+//! request). The parent is the W3C `traceparent` the caller sent (an HTTP
 //! header, or `_meta.traceparent` in the request), so muster's spans join
-//! the caller's trace. Configuration is the standard one:
+//! the caller's trace, and a request to a server carries muster's own
+//! (`context`: read, bounded, and kept for the task's work). Configuration
+//! is the standard one:
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL) or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` appended),
 //! `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS`
@@ -17,7 +18,13 @@
 //! it they are dropped and counted, never blocking a call) and sent by one
 //! thread in batches every [`BATCH_EVERY`] or [`BATCH_SPANS`] spans.
 
+mod context;
 mod otlp;
+
+pub use context::{
+    Context, MAX_TRACESTATE_BYTES, MAX_TRACESTATE_MEMBERS, Outgoing, bounded_tracestate, carrying,
+    current, outgoing, traceparent_text, within,
+};
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,6 +99,17 @@ pub enum Value {
     Texts(Vec<String>),
 }
 
+/// What a span stands for, as OTLP's `SpanKind` says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Work inside muster (a check, a load).
+    Internal,
+    /// muster answering a request.
+    Server,
+    /// muster calling a server.
+    Client,
+}
+
 /// One finished span.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
@@ -103,9 +121,8 @@ pub struct Span {
     pub parent: Option<[u8; 8]>,
     /// Its name.
     pub name: String,
-    /// `true`: a server span (muster answering); `false`: a client span
-    /// (muster calling a server).
-    pub server: bool,
+    /// What it stands for.
+    pub kind: Kind,
     /// Start, in nanoseconds since the Unix epoch.
     pub start_ns: u64,
     /// End, in nanoseconds since the Unix epoch.

@@ -444,3 +444,59 @@ fn a_bad_protocol_version_header_is_answered_400() {
         assert_eq!(status, 200, "{good}: {body}");
     }
 }
+
+/// `muster mcp` reads pipes as the runtime's own (woken by the kernel) and
+/// anything else through tokio's blocking stdin/stdout: a file as stdin,
+/// and stdout and stderr one file (as `> out 2>&1` makes them), is
+/// answered in full, each line whole, the log beside it.
+#[test]
+fn a_file_as_stdin_and_one_file_for_stdout_and_stderr_are_served() {
+    let fx = Fixture::new(&[
+        (
+            "policies/muster.toml",
+            "[caps]\nitems = 8\n[[agent]]\nname = \"a\"\nversion = 1\ndefault = true\n",
+        ),
+        (
+            "policies/tools/t.toml",
+            "[[tool]]\nname = \"math.calculate\"\ndescription = \"Evaluate.\"\n",
+        ),
+    ]);
+    let input = fx.path().join("in.jsonl");
+    let mut asked = String::from(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"file","version":"1"}}}"#,
+    );
+    asked.push('\n');
+    for id in 1..=50 {
+        asked.push_str(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        asked.push('\n');
+    }
+    asked.push_str(r#"{"jsonrpc":"2.0","id":51,"method":"tools/list"}"#);
+    asked.push('\n');
+    std::fs::write(&input, asked).unwrap();
+    let out = fx.path().join("out.jsonl");
+    let file = std::fs::File::create(&out).unwrap();
+    let status = Command::new(MUSTER)
+        .args(["mcp", "--policies"])
+        .arg(fx.path().join("policies"))
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .status()
+        .expect("muster mcp");
+    assert!(status.success(), "{status}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut answered = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let message: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: a broken line {line:?}"));
+        if let Some(id) = message.get("id").and_then(Value::as_u64) {
+            assert!(message.get("result").is_some(), "{message}");
+            answered.insert(id);
+        }
+    }
+    assert_eq!(answered, (0..=51).collect(), "{text}");
+    assert!(
+        text.contains("gateway-started"),
+        "the log is in the same file: {text}"
+    );
+}

@@ -309,6 +309,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "trace::MAX_TRACESTATE_BYTES",
+            as_u64(muster::trace::MAX_TRACESTATE_BYTES),
+            true,
+        ),
+        (
+            "trace::MAX_TRACESTATE_MEMBERS",
+            as_u64(muster::trace::MAX_TRACESTATE_MEMBERS),
+            false,
+        ),
+        (
             "snapshot::MAX_DIFF_EDITS",
             as_u64(muster::snapshot::MAX_DIFF_EDITS),
             false,

@@ -37,6 +37,8 @@ struct Job {
     index: usize,
     tool: String,
     arguments: String,
+    /// What its request carries, when traced.
+    outgoing: Option<crate::trace::Outgoing>,
 }
 
 /// What one forwarded call got (with whether the server changed the tool
@@ -45,6 +47,8 @@ struct Forwarded {
     index: usize,
     reply: Result<(Box<RawValue>, bool), Refused>,
     ms: f64,
+    /// When the server's part ran, when traced.
+    window: Option<(u64, u64)>,
 }
 
 /// Why a forwarded call got no result.
@@ -134,7 +138,7 @@ impl Gateway {
                 total_ms: 0.0,
                 result_tokens: None,
                 arguments: None,
-                parent: None,
+                spans: super::spans::begin(None, None, started),
             })
             .collect();
         let outcome = if report.verdict == Verdict::Refused {
@@ -182,6 +186,7 @@ impl Gateway {
                         index,
                         tool: target.tool.clone(),
                         arguments,
+                        outgoing: super::spans::outgoing(&records[index]),
                     });
                 }
                 None => {
@@ -201,6 +206,7 @@ impl Gateway {
                 let mut done = Vec::with_capacity(jobs.len());
                 for job in jobs {
                     let sent = Instant::now();
+                    let start = job.outgoing.as_ref().map(|_| crate::trace::now_ns());
                     // Drift is looked at per call, as `tools/call` does: an
                     // earlier call of the lane may have changed the listing.
                     let reply = match gateway.drift(&server, &job.tool, &Default::default()).await {
@@ -208,9 +214,11 @@ impl Gateway {
                         Ok(Some(drift)) if drift.refused => Err(Refused::Drift(drift)),
                         Ok(drift) => {
                             let warned = drift.is_some();
-                            gateway
-                                .upstreams
-                                .call(&server, &job.tool, &job.arguments, None)
+                            let call =
+                                gateway
+                                    .upstreams
+                                    .call(&server, &job.tool, &job.arguments, None);
+                            crate::trace::carrying(job.outgoing, call)
                                 .await
                                 .map(|raw| (raw, warned))
                                 .map_err(Refused::Upstream)
@@ -220,6 +228,7 @@ impl Gateway {
                         index: job.index,
                         reply,
                         ms: sent.elapsed().as_secs_f64() * 1000.0,
+                        window: start.map(|start| (start, crate::trace::now_ns())),
                     });
                 }
                 done
@@ -232,9 +241,16 @@ impl Gateway {
                 // Nothing cancels these tasks; a panic stays a panic.
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             };
-            for Forwarded { index, reply, ms } in done {
+            for Forwarded {
+                index,
+                reply,
+                ms,
+                window,
+            } in done
+            {
                 let (result, record) = (&mut results[index], &mut records[index]);
                 record.upstream_ms = Some(ms);
+                super::spans::ran(record, window);
                 match reply {
                     Ok((raw, warned)) => {
                         if warned {

@@ -65,6 +65,7 @@ impl Gateway {
             record.arguments = RawValue::from_string(arguments.clone()).ok();
         }
         let sent = Instant::now();
+        let upstream_start = super::spans::now(record);
         let f = Forward {
             chat: to.chat,
             stateless: to.stateless,
@@ -110,7 +111,12 @@ impl Gateway {
                 return Ok(tool_error(&drift.sentence(), &meta));
             }
         }
-        let result = match self.relays.forward(&self.upstreams, f, declared).await {
+        // The request carries muster's `traceparent` naming the upstream span.
+        let outgoing = super::spans::outgoing(record);
+        let forwarded = self.relays.forward(&self.upstreams, f, declared);
+        let forwarded = crate::trace::carrying(outgoing, forwarded).await;
+        super::spans::upstream(record, upstream_start);
+        let result = match forwarded {
             Forwarded::Reply(reply) => reply,
             Forwarded::InputRequired(result) => {
                 record.upstream_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);

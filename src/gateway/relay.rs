@@ -302,12 +302,14 @@ impl Relays {
                 f.arguments.to_string(),
                 extra.to_string(),
             );
-            tokio::spawn(async move {
+            // A task of its own: the call's trace context goes with it.
+            let outgoing = crate::trace::outgoing();
+            tokio::spawn(crate::trace::carrying(outgoing, async move {
                 let call = (tool.as_str(), arguments.as_str(), extra.as_str());
                 upstreams
                     .call_relayed(&server, call, sink, &declared, ask_sink)
                     .await
-            })
+            }))
         };
         let leg = Leg {
             task: AbortOnDrop(task),

@@ -1,66 +1,237 @@
-//! The spans of one answered `tools/call` ([`crate::trace`]): a server span
-//! for the call as muster answered it, under the caller's trace when it
-//! sent one, and for a call that reached its server a client span for the
-//! server's part, ending when the answer came back. Built from the call's
-//! record after the answer, so tracing adds nothing to a call's own path
-//! but this; nothing at all when tracing is off.
+//! The spans of one answered `tools/call` ([`crate::trace`]): a span for
+//! the call as muster answered it (a server span under the caller's trace
+//! when it sent one; inside a `/v1/call` request, an internal span under
+//! that request's), with children for its parts: the `check`, the `load`
+//! of deferred tools the control tool asked for, and for a call that
+//! reached its server a client span `upstream <server>`, whose id the
+//! request to the server carries in its `traceparent`.
+//!
+//! A call's ids are fixed when it starts ([`begin`]) and its parts' times
+//! are noted as they run; the spans are made from the call's record after
+//! the answer. With tracing off, [`begin`] gives `None` and every other
+//! function here returns at once: no id, no clock, no allocation.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value};
 
 use super::CallRecord;
-use crate::trace::{self, Span, Value};
+use crate::check::Status;
+use crate::contract::LoadAnswer;
+use crate::trace::{self, Context, Kind, Outgoing, Span};
 
-/// Records `record`'s spans.
-pub(super) fn of_call(record: &CallRecord) {
+/// A window of time, in nanoseconds since the Unix epoch.
+type Window = (u64, u64);
+
+/// One call's trace, as it is made.
+#[derive(Debug, Clone)]
+pub(super) struct CallSpans {
+    context: Context,
+    /// The caller's span, when there is one.
+    parent: Option<[u8; 8]>,
+    /// The call's own span.
+    span_id: [u8; 8],
+    /// Server (a caller's request) or internal (a `/v1/call` turn's call).
+    kind: Kind,
+    /// When the call came, in nanoseconds since the Unix epoch.
+    start_ns: u64,
+    /// The check's window, its status and codes.
+    check: Option<(Window, &'static str, Vec<String>)>,
+    /// The load's window, its verdict and the tools it loaded.
+    load: Option<(Window, &'static str, Vec<String>)>,
+    /// The upstream span's id (fixed at the start, so the request to the
+    /// server can name it) and its window once it ran.
+    upstream_id: [u8; 8],
+    upstream: Option<Window>,
+}
+
+/// The trace a call starts: under `parent` (a transport's `traceparent`),
+/// else under the `_meta` of its `params`, else under the `/v1` request it
+/// runs in, else a new trace; the call came at `started`. `None` when
+/// tracing is off.
+pub(super) fn begin(
+    parent: Option<Context>,
+    params: Option<&Map<String, Value>>,
+    started: Instant,
+) -> Option<Box<CallSpans>> {
     if !trace::enabled() {
+        return None;
+    }
+    let elapsed = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let start_ns = trace::now_ns().saturating_sub(elapsed);
+    let meta = || {
+        let meta = params?.get("_meta")?;
+        let text = |key: &str| meta.get(key).and_then(Value::as_str);
+        Context::read(text("traceparent"), text("tracestate"))
+    };
+    let (context, kind) = match parent.or_else(meta) {
+        Some(context) => (Some(context), Kind::Server),
+        None => match trace::current() {
+            Some(inside) => (Some(inside), Kind::Internal),
+            None => (None, Kind::Server),
+        },
+    };
+    let context = context.unwrap_or_else(Context::root);
+    let parent = context.parent_span();
+    Some(Box::new(CallSpans {
+        context,
+        parent,
+        span_id: trace::new_id(),
+        kind,
+        start_ns,
+        check: None,
+        load: None,
+        upstream_id: trace::new_id(),
+        upstream: None,
+    }))
+}
+
+/// Now, when `record` is traced: where one of its parts starts.
+pub(super) fn now(record: &CallRecord) -> Option<u64> {
+    record.spans.as_ref().map(|_| trace::now_ns())
+}
+
+/// The check that started at `start` ended now with `status`; its codes
+/// are the record's so far.
+pub(super) fn checked(record: &mut CallRecord, start: Option<u64>, status: Status) {
+    if let (Some(spans), Some(start)) = (record.spans.as_mut(), start) {
+        let status = match status {
+            Status::Ok => "ok",
+            Status::Refused => "refused",
+            Status::NotRun => "not-run",
+        };
+        spans.check = Some(((start, trace::now_ns()), status, record.codes.clone()));
+    }
+}
+
+/// The load that started at `start` ended now with `answer` and the
+/// record's verdict.
+pub(super) fn loaded(record: &mut CallRecord, start: Option<u64>, answer: &LoadAnswer) {
+    if let (Some(spans), Some(start)) = (record.spans.as_mut(), start) {
+        let window = (start, trace::now_ns());
+        spans.load = Some((window, record.verdict, answer.loaded.clone()));
+    }
+}
+
+/// The load a call-through made in `from` (a copy of `record`), kept.
+pub(super) fn load_of(record: &mut CallRecord, from: &CallRecord) {
+    if let (Some(spans), Some(theirs)) = (record.spans.as_mut(), from.spans.as_ref()) {
+        spans.load = theirs.load.clone();
+    }
+}
+
+/// What the call's request to its server carries, when traced.
+pub(super) fn outgoing(record: &CallRecord) -> Option<Outgoing> {
+    let spans = record.spans.as_ref()?;
+    Some(spans.context.outgoing(spans.upstream_id))
+}
+
+/// The server's part, from `start` to now.
+pub(super) fn upstream(record: &mut CallRecord, start: Option<u64>) {
+    ran(record, start.map(|start| (start, trace::now_ns())));
+}
+
+/// The server's part, in `window` (measured where the call ran).
+pub(super) fn ran(record: &mut CallRecord, window: Option<Window>) {
+    if let (Some(spans), Some(window)) = (record.spans.as_mut(), window) {
+        spans.upstream = Some(window);
+    }
+}
+
+/// Records `record`'s spans (an unsampled trace's are made and dropped:
+/// its ids still went upstream, as OpenTelemetry's parent-based sampling
+/// does).
+pub(super) fn of_call(record: &CallRecord) {
+    let Some(spans) = record.spans.as_deref() else {
+        return;
+    };
+    if !spans.context.parent.sampled {
         return;
     }
-    let end = trace::now_ns();
-    let ns = |ms: f64| (ms * 1e6).max(0.0) as u64;
-    let start = end.saturating_sub(ns(record.total_ms));
-    let (trace_id, parent) = match record.parent {
-        Some(p) => (p.trace_id, Some(p.span_id)),
-        None => (trace::new_id::<16>(), None),
+    let start = spans.start_ns;
+    let end = start.saturating_add((record.total_ms * 1e6).max(0.0) as u64);
+    let trace_id = spans.context.parent.trace_id;
+    let child = |name: String, kind, window: Window, attributes, error| Span {
+        trace_id,
+        span_id: trace::new_id(),
+        parent: Some(spans.span_id),
+        name,
+        kind,
+        start_ns: window.0,
+        end_ns: window.1,
+        attributes,
+        error,
     };
-    let span_id = trace::new_id::<8>();
+    let tool = || ("gen_ai.tool.name", trace::Value::Text(record.tool.clone()));
+    if let Some((window, status, codes)) = &spans.check {
+        trace::record(child(
+            "check".into(),
+            Kind::Internal,
+            *window,
+            vec![
+                tool(),
+                ("muster.verdict", trace::Value::Text((*status).into())),
+                ("muster.codes", trace::Value::Texts(codes.clone())),
+            ],
+            false,
+        ));
+    }
+    if let Some((window, verdict, tools)) = &spans.load {
+        trace::record(child(
+            "load".into(),
+            Kind::Internal,
+            *window,
+            vec![
+                ("muster.verdict", trace::Value::Text((*verdict).into())),
+                ("muster.tools.loaded", trace::Value::Texts(tools.clone())),
+                (
+                    "muster.tools.count",
+                    trace::Value::Int(i64::try_from(tools.len()).unwrap_or(i64::MAX)),
+                ),
+            ],
+            false,
+        ));
+    }
+    if let (Some(server), Some(_), Some(window)) =
+        (&record.server, record.upstream_ms, spans.upstream)
+    {
+        trace::record(Span {
+            span_id: spans.upstream_id,
+            ..child(
+                format!("upstream {server}"),
+                Kind::Client,
+                window,
+                vec![
+                    ("muster.server", trace::Value::Text(server.clone())),
+                    tool(),
+                ],
+                record.verdict == "upstream-failed",
+            )
+        });
+    }
     let mut attributes = vec![
-        ("mcp.method.name", Value::Text("tools/call".into())),
-        ("gen_ai.tool.name", Value::Text(record.tool.clone())),
-        ("muster.chat", Value::Text(record.chat.clone())),
-        ("muster.verdict", Value::Text(record.verdict.to_string())),
-        ("muster.codes", Value::Texts(record.codes.clone())),
-        ("jsonrpc.request.id", Value::Text(record.id.clone())),
+        ("mcp.method.name", trace::Value::Text("tools/call".into())),
+        tool(),
+        ("muster.chat", trace::Value::Text(record.chat.clone())),
+        (
+            "muster.verdict",
+            trace::Value::Text(record.verdict.to_string()),
+        ),
+        ("muster.codes", trace::Value::Texts(record.codes.clone())),
+        ("jsonrpc.request.id", trace::Value::Text(record.id.clone())),
     ];
     if let Some(server) = &record.server {
-        attributes.push(("muster.server", Value::Text(server.clone())));
-    }
-    let failed = matches!(record.verdict, "upstream-failed" | "invalid");
-    if let (Some(server), Some(ms)) = (&record.server, record.upstream_ms) {
-        // The server's part ends when the answer came back: just before
-        // muster answered.
-        let upstream_end = end;
-        trace::record(Span {
-            trace_id,
-            span_id: trace::new_id::<8>(),
-            parent: Some(span_id),
-            name: format!("upstream {server}"),
-            server: false,
-            start_ns: upstream_end.saturating_sub(ns(ms)),
-            end_ns: upstream_end,
-            attributes: vec![
-                ("muster.server", Value::Text(server.clone())),
-                ("gen_ai.tool.name", Value::Text(record.tool.clone())),
-            ],
-            error: record.verdict == "upstream-failed",
-        });
+        attributes.push(("muster.server", trace::Value::Text(server.clone())));
     }
     trace::record(Span {
         trace_id,
-        span_id,
-        parent,
+        span_id: spans.span_id,
+        parent: spans.parent,
         name: format!("tools/call {}", record.tool),
-        server: true,
+        kind: spans.kind,
         start_ns: start,
         end_ns: end,
         attributes,
-        error: failed,
+        error: matches!(record.verdict, "upstream-failed" | "invalid"),
     });
 }

@@ -13,13 +13,13 @@ use super::*;
 
 impl Gateway {
     /// Answers one message in a chat made for it and ended after it.
-    /// `traceparent` as for [`Gateway::handle_traced`], `outbox` as for
+    /// `parent` as for [`Gateway::handle_traced`], `outbox` as for
     /// [`Gateway::handle_relayed`].
     pub async fn handle_stateless(
         &self,
         agent: Option<&str>,
         bytes: &[u8],
-        traceparent: Option<&str>,
+        parent: Option<crate::trace::Context>,
         outbox: Option<super::progress::Outbox>,
     ) -> Reply {
         let chat = match self.open_chat(None, agent) {
@@ -40,7 +40,6 @@ impl Gateway {
                 };
             }
         };
-        let parent = traceparent.and_then(crate::trace::TraceParent::parse);
         let mut reply = self.handle_in(&chat, bytes, true, parent, outbox).await;
         // The chat ends with the message: there is no list to change.
         reply.list_changed = false;
@@ -69,6 +68,7 @@ impl Gateway {
             ..record.clone()
         };
         self.load(chat, id, name, &mut loaded, &mut false)?;
+        super::spans::load_of(record, &loaded);
         if loaded.verdict != "loaded" {
             record.codes.extend(loaded.codes);
             return Ok(view);

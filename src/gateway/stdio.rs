@@ -255,3 +255,59 @@ async fn write_lines<W: tokio::io::AsyncWrite + Unpin>(
     out.write_all(text.as_bytes()).await?;
     out.flush().await
 }
+
+/// The client's end of `muster mcp`: stdin and stdout. When they are pipes
+/// (as an MCP client starts a server) they are read and written as the
+/// runtime's other pipes are, woken by the kernel; otherwise (a terminal, a
+/// file, a socket) through tokio's `stdin()`/`stdout()`, each of whose
+/// reads and writes is a trip through the blocking thread pool, about
+/// 0.1 ms a call (docs/gateway.md, "Speed"). stdout stays blocking when
+/// stderr is the same pipe (`2>&1`), since the log writes there without
+/// waiting. Must be called inside the runtime.
+#[must_use]
+pub fn standard_streams() -> (
+    Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+    Box<dyn tokio::io::AsyncWrite + Unpin + Send>,
+) {
+    use std::os::fd::AsFd as _;
+    use tokio::net::unix::pipe;
+    let input: Box<dyn tokio::io::AsyncRead + Unpin + Send> = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd)
+    {
+        Ok(pipe) => Box::new(pipe),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let stdout = std::io::stdout();
+    let shared = same_file(stdout.as_fd(), std::io::stderr().as_fd());
+    let output: Box<dyn tokio::io::AsyncWrite + Unpin + Send> =
+        match stdout.as_fd().try_clone_to_owned().and_then(|fd| {
+            if shared {
+                Err(std::io::Error::other("stdout is stderr"))
+            } else {
+                pipe::Sender::from_owned_fd(fd)
+            }
+        }) {
+            Ok(pipe) => Box::new(pipe),
+            Err(_) => Box::new(tokio::io::stdout()),
+        };
+    (input, output)
+}
+
+/// Whether two descriptors name the same file (device and inode).
+fn same_file(a: std::os::fd::BorrowedFd<'_>, b: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd as _;
+    let stat = |fd: std::os::fd::BorrowedFd<'_>| {
+        // Safety: `stat` is a plain C struct for which all zeros is valid,
+        // and fstat only writes it for an open descriptor.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        // Safety: as above; `fd` is borrowed open for the call.
+        (unsafe { libc::fstat(fd.as_raw_fd(), &raw mut stat) } == 0)
+            .then_some((stat.st_dev, stat.st_ino))
+    };
+    match (stat(a), stat(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}

@@ -116,7 +116,7 @@ impl Endpoint {
     pub(super) async fn post(
         &self,
         conn: &Conn,
-        method: &str,
+        (method, trace): (&str, Option<&crate::trace::Outgoing>),
         version: &str,
         body: String,
     ) -> Result<(), UpstreamError> {
@@ -127,6 +127,14 @@ impl Endpoint {
                 .header(header::ACCEPT, "application/json, text/event-stream");
             if version == super::UPSTREAM_VERSIONS[0] {
                 request = request.header("mcp-method", method);
+            }
+            // W3C Trace Context: muster's span, and the caller's state as
+            // bounded (only valid members: always a valid header value).
+            if let Some(trace) = trace {
+                request = request.header("traceparent", trace.traceparent.as_str());
+                if let Some(state) = &trace.tracestate {
+                    request = request.header("tracestate", state.as_str());
+                }
             }
             request.body(body)
         };

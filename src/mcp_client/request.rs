@@ -69,11 +69,18 @@ impl Conn {
     ) -> Reply {
         let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
         let capabilities = self.declared().json();
-        let params = with_meta(params, version, watched.then_some(id), &capabilities);
+        // A forwarded call carries the trace context of its span (set by
+        // the gateway only when tracing is on).
+        let trace = (method == "tools/call")
+            .then(crate::trace::outgoing)
+            .flatten();
+        let progress = watched.then_some(id);
+        let params = with_meta(params, version, progress, &capabilities, trace.as_ref());
         let line =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
         if let Wire::Http(endpoint) = &self.wire {
-            return self.exchange(endpoint, id, method, line, rx, timeout).await;
+            let sent = (endpoint, trace.as_ref());
+            return self.exchange(sent, id, method, line, rx, timeout).await;
         }
         if let Err(e) = self.send(&line).await {
             // A server that exited has its stdout ended too: its reader,
@@ -105,7 +112,7 @@ impl Conn {
     /// message in it routed) until the response to `id` arrives.
     pub(super) async fn exchange(
         &self,
-        endpoint: &http::Endpoint,
+        (endpoint, trace): (&http::Endpoint, Option<&crate::trace::Outgoing>),
         id: u64,
         method: &str,
         body: String,
@@ -114,7 +121,7 @@ impl Conn {
     ) -> Reply {
         let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
         let exchange = async {
-            let post = endpoint.post(self, method, version, body);
+            let post = endpoint.post(self, (method, trace), version, body);
             tokio::pin!(post);
             tokio::select! {
                 biased;
@@ -165,7 +172,7 @@ impl Conn {
             }
             Wire::Http(endpoint) => {
                 let version = *self.version.lock().unwrap_or_else(|e| e.into_inner());
-                let post = endpoint.post(self, "notification", version, line.to_string());
+                let post = endpoint.post(self, ("notification", None), version, line.to_string());
                 tokio::time::timeout(Duration::from_secs(5), post)
                     .await
                     .map_err(|_| std::io::Error::other("timed out"))?

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// per-call failure), not by the request timeout, as for `/mcp`.
 pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Router {
     use axum::middleware::from_fn_with_state;
-    axum::Router::new()
+    let routes = axum::Router::new()
         .route("/v1/call", axum::routing::post(call))
         .layer(axum::extract::DefaultBodyLimit::max(config.body_limit))
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
@@ -38,8 +38,8 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
         .layer(from_fn_with_state(shared.clone(), super::count))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             super::panicked,
-        ))
-        .with_state(shared)
+        ));
+    super::traced::layer(routes).with_state(shared)
 }
 
 /// Checks a turn and, when every call passes, forwards its MCP calls to

@@ -206,11 +206,6 @@ fn origin_ok(headers: &HeaderMap, body: &[u8]) -> Result<(), Box<Response>> {
     })
 }
 
-/// The W3C `traceparent` header, when the request carries one.
-fn traceparent(headers: &HeaderMap) -> Option<&str> {
-    headers.get("traceparent").and_then(|v| v.to_str().ok())
-}
-
 /// The id of the request in `body`, when it is one: what an error about
 /// it answers to, as JSON-RPC asks.
 fn request_id(body: &[u8]) -> Option<Box<RawValue>> {
@@ -343,22 +338,18 @@ async fn post_root(
                 let audit = who
                     .as_ref()
                     .map(|w| w.audit(agent.clone().unwrap_or_default()));
-                let parent = traceparent(&headers).map(str::to_string);
+                let parent = super::traced::context(&headers);
                 if streamed::asks_progress(&headers, &body) {
                     let id = rpc::call_id(&body).unwrap_or_else(|| "null".into());
                     return streamed::answer(None, id, |outbox| async move {
-                        let relayed = gateway.handle_stateless(
-                            agent.as_deref(),
-                            &body,
-                            parent.as_deref(),
-                            Some(outbox),
-                        );
+                        let relayed =
+                            gateway.handle_stateless(agent.as_deref(), &body, parent, Some(outbox));
                         audited_by(audit, relayed).await
                     });
                 }
                 let mut reply = audited_by(
                     audit,
-                    gateway.handle_stateless(agent.as_deref(), &body, parent.as_deref(), None),
+                    gateway.handle_stateless(agent.as_deref(), &body, parent, None),
                 )
                 .await;
                 if let Some((id, tools)) = reply.listen.take() {
@@ -459,7 +450,7 @@ async fn handled(
     headers: &HeaderMap,
     session: bool,
 ) -> Response {
-    let parent = traceparent(headers).map(str::to_string);
+    let parent = super::traced::context(headers);
     // A call whose server may send its client requests is answered with a
     // stream too, for them to go on (gateway::relay).
     let relays = || {
@@ -470,7 +461,7 @@ async fn handled(
         let (gateway, owned) = (gateway.clone(), chat.clone());
         let kept = Some((calls.clone(), chat.clone()));
         let mut out = streamed::answer(kept, id, |outbox| async move {
-            let relayed = gateway.handle_relayed(&owned, &body, parent.as_deref(), outbox);
+            let relayed = gateway.handle_relayed(&owned, &body, parent, outbox);
             audited_by(audit, relayed).await
         });
         if let Some(id) = session.then(|| HeaderValue::from_str(&chat).ok()).flatten() {
@@ -482,11 +473,7 @@ async fn handled(
         Some(id) => {
             let (gateway, owned) = (gateway.clone(), chat.clone());
             let work = async move {
-                audited_by(
-                    audit,
-                    gateway.handle_traced(&owned, &body, parent.as_deref()),
-                )
-                .await
+                audited_by(audit, gateway.handle_traced(&owned, &body, parent)).await
             };
             match calls.run(&chat, id.clone(), work).await {
                 Some(reply) => reply,
@@ -501,13 +488,7 @@ async fn handled(
                 }
             }
         }
-        None => {
-            audited_by(
-                audit,
-                gateway.handle_traced(&chat, &body, parent.as_deref()),
-            )
-            .await
-        }
+        None => audited_by(audit, gateway.handle_traced(&chat, &body, parent)).await,
     };
     if let Some(cancelled) = &reply.cancelled {
         calls.cancel(&chat, cancelled);

@@ -324,6 +324,19 @@ impl IntoResponse for ApiError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if crate::trace::enabled() {
+            // For the request's span (serve/traced.rs).
+            let codes = self
+                .error
+                .problems()
+                .iter()
+                .map(|p| p.code)
+                .filter(|c| !c.is_empty());
+            response.extensions_mut().insert(super::traced::Answered {
+                kind: self.code,
+                codes: codes.take(MAX_PROBLEMS).collect(),
+            });
+        }
         response
     }
 }

@@ -7,7 +7,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{BATCH_EVERY, BATCH_SPANS, Msg, Span, Value};
+use super::{BATCH_EVERY, BATCH_SPANS, Kind, Msg, Span, Value};
 
 /// Where and how spans are sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,8 +194,8 @@ pub(super) fn request(service: &str, spans: &[Span]) -> String {
                 "traceId": hex(&s.trace_id),
                 "spanId": hex(&s.span_id),
                 "name": s.name,
-                // SPAN_KIND_SERVER = 2, SPAN_KIND_CLIENT = 3.
-                "kind": if s.server { 2 } else { 3 },
+                // SPAN_KIND_INTERNAL = 1, SPAN_KIND_SERVER = 2, SPAN_KIND_CLIENT = 3.
+                "kind": match s.kind { Kind::Internal => 1, Kind::Server => 2, Kind::Client => 3 },
                 "startTimeUnixNano": s.start_ns.to_string(),
                 "endTimeUnixNano": s.end_ns.to_string(),
                 "attributes": s.attributes.iter().map(|(k, v)| attribute(k, v)).collect::<Vec<_>>(),

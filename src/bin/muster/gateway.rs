@@ -56,12 +56,10 @@ pub(crate) fn run(args: McpGateway) -> Result<u8, Error> {
     let runtime = runtime()?;
     let gateway = Arc::new(gateway);
     runtime
-        .block_on(stdio::serve(
-            gateway,
-            chat,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        ))
+        .block_on(async {
+            let (input, output) = stdio::standard_streams();
+            stdio::serve(gateway, chat, input, output).await
+        })
         .map_err(|e| {
             Error::new(
                 ErrorKind::Io,
