@@ -1,6 +1,8 @@
 //! The encoder's cost at 10,000 tools (docs/search.md, "The encoder's
-//! cost"): scoring 10,000 cached vectors against one query vector (what
-//! `Index::search` does per entry after encoding the query), a mixed search
+//! cost"): scoring 10,000 cached vectors against one query vector, as f32
+//! dot products (`score`, before issue 35) and as int8 codes in one block
+//! (`score_int8`, what `Index::search` does per entry after encoding the
+//! query), a mixed search
 //! end to end, and a warm mixed build (every vector cached, in memory and
 //! read from `vectors.bin`).
 //!
@@ -13,6 +15,7 @@ use corpus::{ENTRIES, corpus, entries};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use muster::search::Index;
+use muster::search::encoder::packed::{Packed, Query};
 use muster::search::encoder::{Encoder, Vector, dot};
 use muster::search::vectors::{self, VectorCache};
 use std::hint::black_box;
@@ -47,6 +50,21 @@ fn bench_vectors(c: &mut Criterion) {
             stored
                 .iter()
                 .map(|v| (f64::from(dot(q, v)) * 10_000.0).round() as i64)
+                .filter(|&s| s >= 2_000)
+                .count()
+        })
+    });
+    // What `Index::search` scores since issue 35: the same 10,000 vectors
+    // as int8 codes in one block, the query as int16, exact integer sums.
+    let packed = Packed::new(&stored);
+    let packed_query = Query::new(&query);
+    let mut cosines = Vec::with_capacity(ENTRIES);
+    group.bench_function("score_int8", |b| {
+        b.iter(|| {
+            packed.cosines(black_box(&packed_query), &mut cosines);
+            cosines
+                .iter()
+                .map(|&c| (c * 10_000.0).round() as i64)
                 .filter(|&s| s >= 2_000)
                 .count()
         })

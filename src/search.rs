@@ -157,9 +157,10 @@ pub struct Index {
     surface_stem: HashMap<String, String>,
     /// Stem → stems of its synonyms (only those in the index).
     synonyms: HashMap<String, Vec<String>>,
-    /// Each entry's unit vector, when built with [`Index::build_mixed`].
+    /// Each entry's unit vector, packed as int8 for scoring
+    /// ([`encoder::packed`]), when built with [`Index::build_mixed`].
     #[cfg(feature = "encoder")]
-    vectors: Option<Arc<[encoder::Vector]>>,
+    vectors: Option<Arc<encoder::packed::Packed>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -338,9 +339,9 @@ impl Index {
         let entries: Vec<Entry<'a>> = entries.into_iter().collect();
         let texts: Vec<String> = entries.iter().map(dense_text).collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors: Arc<[encoder::Vector]> = cache.vectors(&texts).into();
+        let vectors = encoder::packed::Packed::new(&cache.vectors(&texts));
         let mut index = Index::build(entries);
-        index.vectors = Some(vectors);
+        index.vectors = Some(Arc::new(vectors));
         index
     }
 
@@ -672,24 +673,26 @@ pub fn dense_text(entry: &Entry<'_>) -> String {
 #[cfg(feature = "encoder")]
 fn mix(
     query: &str,
-    vectors: &[encoder::Vector],
+    vectors: &encoder::packed::Packed,
     lexical: &[(u32, u64)],
     exact: Option<usize>,
     alpha: f64,
     floor: f64,
 ) -> Vec<(u32, u64, u64, i64)> {
-    let q = encoder::Encoder::get().embed_query(query);
+    let q = encoder::packed::Query::new(&encoder::Encoder::get().embed_query(query));
+    let mut cosines = Vec::new();
+    vectors.cosines(&q, &mut cosines);
     let mut lex = vec![0u64; vectors.len()];
     for &(e, s) in lexical {
         lex[e as usize] = s;
     }
     let floor = (floor * 10_000.0).round() as i64;
     let mut out = Vec::new();
-    for (e, v) in vectors.iter().enumerate() {
+    for (e, &c) in cosines.iter().enumerate() {
         if Some(e) == exact {
             continue;
         }
-        let cosine = (f64::from(encoder::dot(&q, v)) * 10_000.0).round() as i64;
+        let cosine = (c * 10_000.0).round() as i64;
         let l = lex[e];
         if l == 0 && cosine < floor {
             continue;

@@ -5,18 +5,22 @@
 //! is the cosine the search mixes with BM25F (`docs/search.md`).
 //!
 //! It reads only the weights compiled into the binary: no network, no
-//! files, no clock. Its arithmetic ([`kernel`]) runs every sum in one fixed
-//! order with no fused multiply-add and the pure-Rust `libm`, so the same
-//! text gives the same vector, bit for bit, on any CPU the binary runs on;
+//! files, no clock. Its arithmetic ([`linear`]: exact integer sums;
+//! [`kernel`]: every float sum in one fixed order with no fused
+//! multiply-add, its own `exp`) gives the same
+//! text the same vector, bit for bit, on any CPU the binary runs on;
 //! a vector cached by one run (muster's `search::vectors`) is the one another run
 //! would compute.
 
 mod kernel;
+mod linear;
+pub mod packed;
 #[cfg(feature = "static")]
 pub mod static_model;
 mod tokenizer;
 
 pub use kernel::Kernel;
+use linear::Linear;
 use std::sync::{Arc, OnceLock};
 pub use tokenizer::Tokenizer;
 
@@ -44,7 +48,7 @@ pub const MODEL_ID: &str =
 /// approximation): `tests/encoder.rs` pins the bits and fails until the
 /// pin is updated, and a new tag keeps older cached vectors from being
 /// used.
-pub const ARITHMETIC: &str = "fixed-order-1";
+pub const ARITHMETIC: &str = "fixed-order-3";
 
 /// `model.bin`, zlib-compressed (level 9): 1.9 MB less binary (issue 34),
 /// inflated once, when the model is first used ([`Encoder::get`]).
@@ -76,13 +80,6 @@ struct Int8Rows {
 struct Norm {
     weight: Vec<f32>,
     bias: Vec<f32>,
-}
-
-struct Linear {
-    /// Dequantized, packed for [`kernel::linear`].
-    weight: Vec<f32>,
-    bias: Vec<f32>,
-    outputs: usize,
 }
 
 struct Layer {
@@ -141,13 +138,8 @@ impl Reader {
     /// Stored [outputs × inputs], one int8 row per output.
     fn linear(&mut self, outputs: usize, inputs: usize) -> Linear {
         let m = self.rows(outputs, inputs);
-        let weight = kernel::pack(|o, row| m.row_into(o, row), inputs, outputs);
         let bias = self.vector(outputs);
-        Linear {
-            weight,
-            bias,
-            outputs,
-        }
+        Linear::pack(|o| m.row(o), inputs, outputs, bias)
     }
 
     fn norm(&mut self, len: usize) -> Norm {
@@ -158,6 +150,13 @@ impl Reader {
 }
 
 impl Int8Rows {
+    /// Row `r`: its scale and its int8 codes (as stored bytes).
+    fn row(&self, r: usize) -> (f32, &[u8]) {
+        let row = &self.bytes[r * (4 + self.cols)..(r + 1) * (4 + self.cols)];
+        let scale = f32::from_le_bytes(row[..4].try_into().expect("4 bytes"));
+        (scale, &row[4..])
+    }
+
     fn row_into(&self, r: usize, out: &mut [f32]) {
         let row = &self.bytes[r * (4 + self.cols)..(r + 1) * (4 + self.cols)];
         let scale = f32::from_le_bytes(row[..4].try_into().expect("4 bytes"));
@@ -168,7 +167,7 @@ impl Int8Rows {
 }
 
 impl Encoder {
-    /// The model, loaded (about 40 MB dequantized) on first use.
+    /// The model, loaded (about 25 MB: the layers' weights as i16) on first use.
     pub fn get() -> &'static Encoder {
         static ENCODER: OnceLock<Encoder> = OnceLock::new();
         ENCODER.get_or_init(Encoder::load)
@@ -299,11 +298,9 @@ impl Encoder {
                 *a += b;
             }
             layer_norm(&mut x, &layer.attention_norm);
-            let mut inner = vec![0f32; n * layer.intermediate.outputs];
+            let mut inner = vec![0f32; n * layer.intermediate.outputs()];
             layer.intermediate.apply(kernel, &x, n, &mut inner);
-            for a in &mut inner {
-                *a = gelu(*a);
-            }
+            kernel::gelu(kernel, &mut inner);
             layer.down.apply(kernel, &inner, n, &mut attended);
             for (a, b) in x.iter_mut().zip(&attended) {
                 *a += b;
@@ -317,13 +314,6 @@ impl Encoder {
             }
         }
         pooled
-    }
-}
-
-impl Linear {
-    /// out[n × outputs] = x[n × inputs] · weightᵀ + bias.
-    fn apply(&self, kernel: Kernel, x: &[f32], n: usize, out: &mut [f32]) {
-        kernel::linear(kernel, x, n, &self.weight, &self.bias, out);
     }
 }
 
@@ -343,28 +333,6 @@ fn layer_norm(x: &mut [f32], norm: &Norm) {
     }
 }
 
-/// GELU with the exact error function (BERT's `gelu`), erf to ~1e-7.
-fn gelu(x: f32) -> f32 {
-    let x = f64::from(x);
-    (0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2))) as f32
-}
-
-/// Numerical Recipes' `erfcc` (fractional error below 1.2e-7).
-fn erf(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * libm::exp(poly);
-    if x >= 0.0 { 1.0 - erfc } else { erfc - 1.0 }
-}
-
 /// Dot product in a fixed order (eight lanes, then the lanes in order), so
 /// the same vectors always give the same number.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -381,21 +349,4 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
         sum += x * y;
     }
     sum
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn erf_is_close() {
-        for (x, want) in [
-            (0.0, 0.0),
-            (0.5, 0.520_499_877_8),
-            (1.0, 0.842_700_792_9),
-            (-2.0, -0.995_322_265),
-        ] {
-            assert!((erf(x) - want).abs() < 2e-7, "erf({x})");
-        }
-    }
 }
