@@ -506,6 +506,7 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
                 "tools/call mcp__everything__get-sum",
             ],
         ) && s.iter().filter(|s| s["name"] == "POST /v1/check").count() == 2
+            && s.iter().filter(|s| s["name"] == "check").count() == 2
     });
     let _ = serve.kill();
     let _ = serve.wait();
@@ -560,6 +561,30 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
             .contains(&json!(problem)),
         "{failed}\n{refused}"
     );
+    // Each checked turn's check is a span under its request, as a
+    // tools/call's is under the call (the refused request named no plan:
+    // nothing was checked).
+    let checked = checks
+        .iter()
+        .find(|s| s["attributes"]["http.response.status_code"] == 200)
+        .unwrap();
+    for request in [*checked, named(&spans, "POST /v1/call")] {
+        let check = spans
+            .iter()
+            .find(|s| s["name"] == "check" && s["parent_span_id"] == request["span_id"])
+            .unwrap_or_else(|| panic!("no check under {request}: {spans:?}"));
+        assert_child(check, request);
+        assert_eq!(check["kind"], 1, "internal: {check}");
+        let a = &check["attributes"];
+        assert_eq!(a["muster.verdict"], "run", "{check}");
+        assert_eq!(a["muster.calls"], 1, "{check}");
+        assert_eq!(
+            a["muster.tools"],
+            json!(["mcp__everything__get-sum"]),
+            "{check}"
+        );
+        assert_eq!(a["muster.codes"], json!([]), "{check}");
+    }
     // The turn's call runs under the /v1/call request, its server's part
     // under it.
     let request = named(&spans, "POST /v1/call");
