@@ -36,7 +36,7 @@ pub mod progress;
 pub mod relay;
 pub mod rpc;
 mod shape;
-mod spans;
+pub mod spans;
 mod stateless;
 pub mod stdio;
 pub mod upstream;

@@ -593,3 +593,44 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
     assert_eq!(call["kind"], 1, "inside the request: {call}");
     assert_child(named(&spans, "upstream everything"), call);
 }
+
+#[test]
+fn muster_call_is_traced_under_the_traceparent_it_is_handed() {
+    let fx = setup();
+    let receiver = Receiver::start();
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    let turn = json!({"calls": [{"id": "c1", "name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}}]});
+    fx.write("turn.json", &turn.to_string());
+    common::muster(fx.path())
+        .args(["call", "--plan", "plan.json", "--turn", "turn.json"])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{}", receiver.port),
+        )
+        .env("TRACEPARENT", format!("00-{TRACE}-{PARENT}-01"))
+        .assert()
+        .code(0);
+    let spans = receiver.until(|s| {
+        has_all(
+            s,
+            &[
+                "muster call",
+                "check",
+                "tools/call mcp__everything__get-sum",
+                "upstream everything",
+            ],
+        )
+    });
+    let run = named(&spans, "muster call");
+    assert_eq!(run["trace_id"], TRACE, "{run}");
+    assert_eq!(run["parent_span_id"], PARENT, "{run}");
+    assert_eq!(run["attributes"]["muster.outcome"], "ran", "{run}");
+    let check = named(&spans, "check");
+    assert_child(check, run);
+    assert_eq!(check["attributes"]["muster.verdict"], "run", "{check}");
+    let call = named(&spans, "tools/call mcp__everything__get-sum");
+    assert_child(call, run);
+    assert_eq!(call["kind"], 1, "inside the run: {call}");
+    assert_child(named(&spans, "upstream everything"), call);
+}

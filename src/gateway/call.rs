@@ -56,7 +56,7 @@ enum Refused {
     /// The server failed.
     Upstream(UpstreamError),
     /// The server changed the tool and `lock.on_mismatch` is `cut`.
-    Drift(Drift),
+    Drift(Box<Drift>),
 }
 
 /// `work` on the runtime's blocking pool, so a long check never holds an async worker that
@@ -216,7 +216,7 @@ impl Gateway {
                     // earlier call of the lane may have changed the listing.
                     let reply = match gateway.drift(&server, &job.tool, &Default::default()).await {
                         Err(e) => Err(Refused::Upstream(e)),
-                        Ok(Some(drift)) if drift.refused => Err(Refused::Drift(drift)),
+                        Ok(Some(drift)) if drift.refused => Err(Refused::Drift(Box::new(drift))),
                         Ok(drift) => {
                             let call =
                                 gateway
@@ -274,6 +274,7 @@ impl Gateway {
                         result.error = Some(failure(&e, server));
                     }
                     Err(Refused::Drift(drift)) => {
+                        let drift = *drift;
                         failed = true;
                         record.verdict = "drifted";
                         record.codes.push("upstream-changed".into());

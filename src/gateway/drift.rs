@@ -95,7 +95,10 @@ fn bounded(text: &str) -> String {
 /// What changed in each drifted tool, kept per generation by server and
 /// tool with the listed hash it was made for.
 #[derive(Default)]
-pub(super) struct Shown(Mutex<HashMap<(String, String), (String, Option<ChangeDetails>)>>);
+pub(super) struct Shown(Mutex<HashMap<(String, String), MadeFor>>);
+
+/// What changed, and the listed hash it was made for.
+type MadeFor = (String, Option<ChangeDetails>);
 
 impl Gateway {
     /// How `tool` as `server` lists it now differs from what chats were

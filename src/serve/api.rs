@@ -351,7 +351,7 @@ fn check_body(
     let options = CheckOptions {
         positional: req.positional,
     };
-    let started = super::traced::start(under);
+    let started = crate::gateway::spans::turn_start(under);
     let report = answer::check_until(
         &offered,
         req.turn.get(),
@@ -360,7 +360,7 @@ fn check_body(
         &mut until(shared, "/v1/check", stop),
     )?
     .ok_or_else(stopped)?;
-    super::traced::checked(under, started, &report);
+    crate::gateway::spans::turn_checked(under, started, &report);
     let answer = Answer::of_check(&report);
     if answer.outcome == Outcome::Failed {
         shared.metrics.turn_refused();

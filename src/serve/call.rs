@@ -125,9 +125,9 @@ fn checked(
     let options = CheckOptions {
         positional: req.positional,
     };
-    let started = super::traced::start(under);
+    let started = crate::gateway::spans::turn_start(under);
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
-    super::traced::checked(under, started, &report);
+    crate::gateway::spans::turn_checked(under, started, &report);
     Ok((
         report,
         req.session_id.clone().unwrap_or_default(),

@@ -14,7 +14,6 @@ use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::check::{Report, Verdict};
 use crate::trace::{self, Context, Kind, Span, Value};
 
 /// What a problem+json answer said, for its request's span: the problem
@@ -98,65 +97,4 @@ async fn v1(request: Request, next: Next) -> Response {
         error: status >= 500,
     });
     response
-}
-
-/// A `/v1/check` or `/v1/call` turn's check, traced as the gateway traces
-/// a `tools/call`'s: an internal span `check` under the request's span
-/// (`under`, taken on the async side, since the check runs on the blocking
-/// pool where the request's context is not), from `start_ns` to now, with
-/// the turn's verdict (`run`, `refused`), its calls' problem and note codes
-/// (sorted, once each), how many calls it had and the tools they named.
-/// Nothing when tracing is off or the trace is not sampled.
-pub(super) fn checked(under: Option<&Context>, start_ns: Option<u64>, report: &Report<'_>) {
-    let (Some(under), Some(start_ns)) = (under, start_ns) else {
-        return;
-    };
-    if !under.parent.sampled {
-        return;
-    }
-    let verdict = match report.verdict {
-        Verdict::Run => "run",
-        Verdict::Refused => "refused",
-    };
-    let mut codes: Vec<String> = report
-        .calls
-        .iter()
-        .flat_map(|c| {
-            let problems = c.problems.iter().map(|p| p.problem.code().to_string());
-            problems.chain(c.notes.iter().map(|n| n.note.code().to_string()))
-        })
-        .collect();
-    codes.sort();
-    codes.dedup();
-    let tools: Vec<String> = report
-        .calls
-        .iter()
-        .filter_map(|c| c.tool.as_ref())
-        .map(|t| t.provider_name.clone().unwrap_or_else(|| t.name.clone()))
-        .collect();
-    trace::record(Span {
-        trace_id: under.parent.trace_id,
-        span_id: trace::new_id(),
-        parent: under.parent_span(),
-        name: "check".into(),
-        kind: Kind::Internal,
-        start_ns,
-        end_ns: trace::now_ns(),
-        attributes: vec![
-            ("muster.verdict", Value::Text(verdict.into())),
-            ("muster.codes", Value::Texts(codes)),
-            (
-                "muster.calls",
-                Value::Int(i64::try_from(report.calls.len()).unwrap_or(i64::MAX)),
-            ),
-            ("muster.tools", Value::Texts(tools)),
-        ],
-        error: false,
-    });
-}
-
-/// When a check that [`checked`] may trace starts: now, when the request
-/// is traced (`under`); else nothing, and no clock is read.
-pub(super) fn start(under: Option<&Context>) -> Option<u64> {
-    under.map(|_| trace::now_ns())
 }
