@@ -25,7 +25,7 @@
 
 mod call;
 mod chats;
-mod drift;
+pub mod drift;
 mod follow;
 mod forward;
 mod handshake;
@@ -36,7 +36,7 @@ pub mod progress;
 pub mod relay;
 pub mod rpc;
 mod shape;
-mod spans;
+pub mod spans;
 mod stateless;
 pub mod stdio;
 pub mod upstream;
@@ -114,6 +114,10 @@ struct Generation {
     /// Every server's planned tools as a lock (what chats were offered),
     /// made at the first forwarded call: live listings are compared with it.
     planned: std::sync::OnceLock<Lock>,
+    /// What a reviewer is shown of each drifted tool, by server and tool,
+    /// with the listed hash it was made for: made once per change, not per
+    /// call (one entry per planned tool at most).
+    shown: drift::Shown,
 }
 
 /// What one chat is offered, ready to list and check against.
@@ -735,6 +739,7 @@ fn generation(inputs: Inputs, number: u64) -> Generation {
         documents: Mutex::new(HashMap::new()),
         instructions: std::sync::OnceLock::new(),
         planned: std::sync::OnceLock::new(),
+        shown: Default::default(),
     }
 }
 

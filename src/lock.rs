@@ -340,6 +340,22 @@ impl Lock {
         })
     }
 
+    /// What a reviewer is shown of `tool` as `server` lists it now against
+    /// the definition its entry keeps: `None` when the entry keeps none (a
+    /// lock older than version 3, or no entry). Compared as the lock keeps
+    /// a definition, only what is hashed, so a member the lock never
+    /// reviewed (`icons`, `execution`) is not shown as changed. The one
+    /// home of this comparison: `lock`, `lock --check` and the gateway's
+    /// live drift show the same thing.
+    pub fn shown(&self, server: &str, tool: &ListedTool) -> Option<crate::contract::ChangeDetails> {
+        let kept = match self.servers.get(server)?.get(&tool.name)? {
+            Entry::Record(r) => r.reviewed_tool()?,
+            Entry::Hash(_) => return None,
+        };
+        let now = change::kept_tool(&definition_text(tool))?;
+        Some(crate::snapshot::review::details(&kept, &now))
+    }
+
     /// Every tool of `server` (as listed now) that does not match the lock,
     /// and every locked tool of `server` no longer listed; sorted by status,
     /// then tool. A new tool whose definition is, but for its name, one the
@@ -358,18 +374,7 @@ impl Lock {
                 continue;
             };
             let (status, details) = if m.locked.is_some() {
-                let kept = match locked.get(&t.name) {
-                    Some(Entry::Record(r)) => r.reviewed_tool(),
-                    _ => None,
-                };
-                // Compared as the lock keeps it: only what is hashed, so
-                // a member the lock never reviewed (`icons`, `execution`)
-                // is not shown as changed.
-                let now = change::kept_tool(&definition_text(t));
-                let details = kept
-                    .zip(now)
-                    .map(|(old, now)| crate::snapshot::review::details(&old, &now));
-                (LockStatus::Changed, details)
+                (LockStatus::Changed, self.shown(server, t))
             } else {
                 new_records.push((t.name.as_str(), Record::of(t)));
                 let details = crate::snapshot::review::introduced(t);

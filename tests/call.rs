@@ -80,6 +80,8 @@ struct UpstreamFailure {
     server: String,
     rpc_code: Option<i64>,
     changes: Vec<String>,
+    /// What changed, for `upstream-changed` (tests/drift.rs reads it).
+    details: Option<Value>,
     message: String,
 }
 
@@ -465,6 +467,11 @@ fn a_tool_its_server_changed_is_not_sent() {
         ("upstream-changed", "memory")
     );
     assert_eq!(error.changes, ["description"]);
+    let shown = error.details.as_ref().expect("what changed");
+    let runs = shown["description"]
+        .as_array()
+        .expect("the description's diff");
+    assert!(runs.iter().any(|r| r["op"] == "removed"), "{shown}");
     assert_eq!(answer.results[1].status, "forwarded");
     assert_eq!(entities(result(&answer, 1)), Vec::<String>::new());
     assert!(

@@ -54,6 +54,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::drift::MAX_SHOWN_CHARS",
+            as_u64(muster::gateway::drift::MAX_SHOWN_CHARS),
+            false,
+        ),
+        (
             "gateway::relay::MAX_PARKED",
             as_u64(muster::gateway::relay::MAX_PARKED),
             false,

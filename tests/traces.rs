@@ -506,6 +506,7 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
                 "tools/call mcp__everything__get-sum",
             ],
         ) && s.iter().filter(|s| s["name"] == "POST /v1/check").count() == 2
+            && s.iter().filter(|s| s["name"] == "check").count() == 2
     });
     let _ = serve.kill();
     let _ = serve.wait();
@@ -560,11 +561,76 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
             .contains(&json!(problem)),
         "{failed}\n{refused}"
     );
+    // Each checked turn's check is a span under its request, as a
+    // tools/call's is under the call (the refused request named no plan:
+    // nothing was checked).
+    let checked = checks
+        .iter()
+        .find(|s| s["attributes"]["http.response.status_code"] == 200)
+        .unwrap();
+    for request in [*checked, named(&spans, "POST /v1/call")] {
+        let check = spans
+            .iter()
+            .find(|s| s["name"] == "check" && s["parent_span_id"] == request["span_id"])
+            .unwrap_or_else(|| panic!("no check under {request}: {spans:?}"));
+        assert_child(check, request);
+        assert_eq!(check["kind"], 1, "internal: {check}");
+        let a = &check["attributes"];
+        assert_eq!(a["muster.verdict"], "run", "{check}");
+        assert_eq!(a["muster.calls"], 1, "{check}");
+        assert_eq!(
+            a["muster.tools"],
+            json!(["mcp__everything__get-sum"]),
+            "{check}"
+        );
+        assert_eq!(a["muster.codes"], json!([]), "{check}");
+    }
     // The turn's call runs under the /v1/call request, its server's part
     // under it.
     let request = named(&spans, "POST /v1/call");
     let call = named(&spans, "tools/call mcp__everything__get-sum");
     assert_child(call, request);
     assert_eq!(call["kind"], 1, "inside the request: {call}");
+    assert_child(named(&spans, "upstream everything"), call);
+}
+
+#[test]
+fn muster_call_is_traced_under_the_traceparent_it_is_handed() {
+    let fx = setup();
+    let receiver = Receiver::start();
+    let plan = stdout(fx.path(), &["plan", "--format", "json"], 0);
+    fx.write("plan.json", &plan);
+    let turn = json!({"calls": [{"id": "c1", "name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}}]});
+    fx.write("turn.json", &turn.to_string());
+    common::muster(fx.path())
+        .args(["call", "--plan", "plan.json", "--turn", "turn.json"])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{}", receiver.port),
+        )
+        .env("TRACEPARENT", format!("00-{TRACE}-{PARENT}-01"))
+        .assert()
+        .code(0);
+    let spans = receiver.until(|s| {
+        has_all(
+            s,
+            &[
+                "muster call",
+                "check",
+                "tools/call mcp__everything__get-sum",
+                "upstream everything",
+            ],
+        )
+    });
+    let run = named(&spans, "muster call");
+    assert_eq!(run["trace_id"], TRACE, "{run}");
+    assert_eq!(run["parent_span_id"], PARENT, "{run}");
+    assert_eq!(run["attributes"]["muster.outcome"], "ran", "{run}");
+    let check = named(&spans, "check");
+    assert_child(check, run);
+    assert_eq!(check["attributes"]["muster.verdict"], "run", "{check}");
+    let call = named(&spans, "tools/call mcp__everything__get-sum");
+    assert_child(call, run);
+    assert_eq!(call["kind"], 1, "inside the run: {call}");
     assert_child(named(&spans, "upstream everything"), call);
 }

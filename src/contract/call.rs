@@ -104,6 +104,11 @@ pub struct UpstreamFailure {
     /// tool since it was planned (empty when it no longer lists it, and
     /// for every other code).
     pub changes: Vec<super::LockChange>,
+    /// For `upstream-changed`: what changed, as `muster lock` shows it to a
+    /// reviewer (docs/policy.md, "What changed in a tool"); `null` for
+    /// every other code, and when the tool is gone.
+    #[cfg_attr(feature = "serve", schema(value_type = Option<Object>))]
+    pub details: Option<super::ChangeDetails>,
     /// One sentence naming the server and what happened.
     pub message: String,
 }

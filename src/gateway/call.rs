@@ -41,11 +41,11 @@ struct Job {
     outgoing: Option<crate::trace::Outgoing>,
 }
 
-/// What one forwarded call got (with whether the server changed the tool
-/// under `lock.on_mismatch = "warn"`), and how long its server took.
+/// What one forwarded call got (with how the server changed the tool under
+/// `lock.on_mismatch = "warn"`), and how long its server took.
 struct Forwarded {
     index: usize,
-    reply: Result<(Box<RawValue>, bool), Refused>,
+    reply: Result<(Box<RawValue>, Option<Drift>), Refused>,
     ms: f64,
     /// When the server's part ran, when traced.
     window: Option<(u64, u64)>,
@@ -56,7 +56,7 @@ enum Refused {
     /// The server failed.
     Upstream(UpstreamError),
     /// The server changed the tool and `lock.on_mismatch` is `cut`.
-    Drift(Drift),
+    Drift(Box<Drift>),
 }
 
 /// `work` on the runtime's blocking pool, so a long check never holds an async worker that
@@ -144,8 +144,11 @@ impl Gateway {
         let outcome = if report.verdict == Verdict::Refused {
             TurnOutcome::Refused
         } else {
-            let failed = self.run(report, &mut results, &mut records).await;
-            self.shape_turn(&mut results, &mut records).await;
+            let mut warned: Vec<Option<Drift>> = vec![None; results.len()];
+            let failed = self
+                .run(report, &mut results, &mut records, &mut warned)
+                .await;
+            self.shape_turn(&mut results, &mut records, warned).await;
             if failed {
                 TurnOutcome::Failed
             } else {
@@ -164,12 +167,14 @@ impl Gateway {
     }
 
     /// Forwards the MCP calls of a turn that may run, one lane per server,
-    /// and fills in each call's result and record; whether any failed.
+    /// and fills in each call's result and record, and `warned` with the
+    /// drift a forwarded call was let through with; whether any failed.
     async fn run(
         self: &Arc<Self>,
         report: &Report<'_>,
         results: &mut [CallResult],
         records: &mut [CallRecord],
+        warned: &mut [Option<Drift>],
     ) -> bool {
         let mut lanes: BTreeMap<String, Vec<Job>> = BTreeMap::new();
         for (index, call) in report.calls.iter().enumerate() {
@@ -211,16 +216,15 @@ impl Gateway {
                     // earlier call of the lane may have changed the listing.
                     let reply = match gateway.drift(&server, &job.tool, &Default::default()).await {
                         Err(e) => Err(Refused::Upstream(e)),
-                        Ok(Some(drift)) if drift.refused => Err(Refused::Drift(drift)),
+                        Ok(Some(drift)) if drift.refused => Err(Refused::Drift(Box::new(drift))),
                         Ok(drift) => {
-                            let warned = drift.is_some();
                             let call =
                                 gateway
                                     .upstreams
                                     .call(&server, &job.tool, &job.arguments, None);
                             crate::trace::carrying(job.outgoing, call)
                                 .await
-                                .map(|raw| (raw, warned))
+                                .map(|raw| (raw, drift))
                                 .map_err(Refused::Upstream)
                         }
                     };
@@ -252,10 +256,11 @@ impl Gateway {
                 record.upstream_ms = Some(ms);
                 super::spans::ran(record, window);
                 match reply {
-                    Ok((raw, warned)) => {
-                        if warned {
+                    Ok((raw, drift)) => {
+                        if drift.is_some() {
                             record.codes.push("upstream-changed".into());
                         }
+                        warned[index] = drift;
                         result.status = ResultStatus::Forwarded;
                         result.result = Some(raw);
                         record.verdict = "forwarded";
@@ -269,6 +274,7 @@ impl Gateway {
                         result.error = Some(failure(&e, server));
                     }
                     Err(Refused::Drift(drift)) => {
+                        let drift = *drift;
                         failed = true;
                         record.verdict = "drifted";
                         record.codes.push("upstream-changed".into());
@@ -280,6 +286,7 @@ impl Gateway {
                             server: drift.server,
                             rpc_code: None,
                             changes: drift.changes,
+                            details: drift.details,
                         });
                     }
                 }
@@ -304,6 +311,7 @@ fn failure(e: &UpstreamError, server: String) -> UpstreamFailure {
         code,
         rpc_code,
         changes: Vec::new(),
+        details: None,
         message: e.sentence(&server),
         server,
     }

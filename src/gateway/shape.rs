@@ -30,10 +30,16 @@ pub(super) struct Shaped {
 
 impl Gateway {
     /// Every forwarded result of a turn shaped, in the turn's order, each held to what is
-    /// left of the turn's budget after the ones before it.
-    pub(super) async fn shape_turn(&self, results: &mut [CallResult], records: &mut [CallRecord]) {
+    /// left of the turn's budget after the ones before it; a drift a call was let through
+    /// with (`warned`, by call) rides in its `_meta`, as for `tools/call`.
+    pub(super) async fn shape_turn(
+        &self,
+        results: &mut [CallResult],
+        records: &mut [CallRecord],
+        warned: Vec<Option<super::Drift>>,
+    ) {
         let mut turn_left = self.turn_budget();
-        for (result, record) in results.iter_mut().zip(records.iter_mut()) {
+        for ((result, record), drift) in results.iter_mut().zip(records.iter_mut()).zip(warned) {
             let (ResultStatus::Forwarded, Some(server), Some(tool), Some(raw)) = (
                 result.status,
                 result.server.as_deref(),
@@ -47,7 +53,9 @@ impl Gateway {
                 tool,
                 called: &record.tool,
                 turn_left,
-                details: serde_json::Map::new(),
+                details: drift
+                    .map(|d| serde_json::Map::from_iter([("drift".into(), serde_json::json!(d))]))
+                    .unwrap_or_default(),
             };
             let shaped = self.shape(ask, raw).await;
             turn_left = turn_left.map(|left| left.saturating_sub(shaped.tokens));

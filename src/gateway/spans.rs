@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use super::CallRecord;
-use crate::check::Status;
+use crate::check::{Report, Status, Verdict};
 use crate::contract::LoadAnswer;
 use crate::trace::{self, Context, Kind, Outgoing, Span};
 
@@ -234,4 +234,112 @@ pub(super) fn of_call(record: &CallRecord) {
         attributes,
         error: matches!(record.verdict, "upstream-failed" | "invalid"),
     });
+}
+
+/// A whole turn's check (`/v1/check`, `/v1/call`, `muster call`), traced
+/// as a `tools/call`'s is: an internal span `check` under the span `under` (a
+/// request's, taken on the async side, since the check runs on the
+/// blocking pool where the request's context is not), from `start_ns` to now, with
+/// the turn's verdict (`run`, `refused`), its calls' problem and note codes
+/// (sorted, once each), how many calls it had and the tools they named.
+/// Nothing when tracing is off or the trace is not sampled.
+pub fn turn_checked(under: Option<&Context>, start_ns: Option<u64>, report: &Report<'_>) {
+    let (Some(under), Some(start_ns)) = (under, start_ns) else {
+        return;
+    };
+    if !under.parent.sampled {
+        return;
+    }
+    let verdict = match report.verdict {
+        Verdict::Run => "run",
+        Verdict::Refused => "refused",
+    };
+    let mut codes: Vec<String> = report
+        .calls
+        .iter()
+        .flat_map(|c| {
+            let problems = c.problems.iter().map(|p| p.problem.code().to_string());
+            problems.chain(c.notes.iter().map(|n| n.note.code().to_string()))
+        })
+        .collect();
+    codes.sort();
+    codes.dedup();
+    let tools: Vec<String> = report
+        .calls
+        .iter()
+        .filter_map(|c| c.tool.as_ref())
+        .map(|t| t.provider_name.clone().unwrap_or_else(|| t.name.clone()))
+        .collect();
+    trace::record(Span {
+        trace_id: under.parent.trace_id,
+        span_id: trace::new_id(),
+        parent: under.parent_span(),
+        name: "check".into(),
+        kind: Kind::Internal,
+        start_ns,
+        end_ns: trace::now_ns(),
+        attributes: vec![
+            ("muster.verdict", trace::Value::Text(verdict.into())),
+            ("muster.codes", trace::Value::Texts(codes)),
+            (
+                "muster.calls",
+                trace::Value::Int(i64::try_from(report.calls.len()).unwrap_or(i64::MAX)),
+            ),
+            ("muster.tools", trace::Value::Texts(tools)),
+        ],
+        error: false,
+    });
+}
+
+/// When a check that [`turn_checked`] may trace starts: now, when the request
+/// is traced (`under`); else nothing, and no clock is read.
+pub fn turn_start(under: Option<&Context>) -> Option<u64> {
+    under.map(|_| trace::now_ns())
+}
+
+/// A `muster call` process's trace: one span `muster call` for the whole
+/// turn (its check and its calls under it), under the W3C context the
+/// `TRACEPARENT` and `TRACESTATE` environment variables carry (as a CLI
+/// is handed a trace), else a new trace.
+pub struct Run {
+    caller: Context,
+    span_id: [u8; 8],
+    start_ns: u64,
+}
+
+impl Run {
+    /// The run's span, started now; `None` when tracing is off.
+    pub fn start(traceparent: Option<&str>, tracestate: Option<&str>) -> Option<Run> {
+        if !trace::enabled() {
+            return None;
+        }
+        Some(Run {
+            caller: Context::read(traceparent, tracestate).unwrap_or_else(Context::root),
+            span_id: trace::new_id(),
+            start_ns: trace::now_ns(),
+        })
+    }
+
+    /// The context the run's work runs under.
+    pub fn under(&self) -> Context {
+        self.caller.child(self.span_id)
+    }
+
+    /// The run ended now with `outcome` (`ran`, `refused`, `failed`).
+    pub fn end(self, outcome: &str) {
+        if !self.caller.parent.sampled {
+            return;
+        }
+        trace::record(Span {
+            trace_id: self.caller.parent.trace_id,
+            span_id: self.span_id,
+            parent: self.caller.parent_span(),
+            name: "muster call".into(),
+            kind: Kind::Internal,
+            start_ns: self.start_ns,
+            end_ns: trace::now_ns(),
+            attributes: vec![("muster.outcome", trace::Value::Text(outcome.into()))],
+            error: outcome == "failed",
+        });
+    }
 }

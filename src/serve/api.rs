@@ -330,8 +330,9 @@ pub async fn check(State(shared): State<Arc<Shared>>, RawBody(body): RawBody) ->
     // (references by `check::MAX_SCHEMA_EXPANSION`, backtracking patterns by
     // `check::MAX_CHECK_STEPS`), but even bounded work on an async worker is work the runtime
     // cannot spend on `/healthz`, signals and the drain, and many small bodies add up.
+    let under = crate::trace::current();
     with_generation_stop(shared, move |shared, g, stop| {
-        check_body(shared, g, &body, stop)
+        check_body(shared, g, &body, stop, under.as_ref())
     })
     .await
 }
@@ -343,12 +344,14 @@ fn check_body(
     g: &Generation,
     body: &[u8],
     stop: &AtomicBool,
+    under: Option<&crate::trace::Context>,
 ) -> Result<Response, ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
     let offered = offered_for(shared, g, &req, "/v1/check")?;
     let options = CheckOptions {
         positional: req.positional,
     };
+    let started = crate::gateway::spans::turn_start(under);
     let report = answer::check_until(
         &offered,
         req.turn.get(),
@@ -357,6 +360,7 @@ fn check_body(
         &mut until(shared, "/v1/check", stop),
     )?
     .ok_or_else(stopped)?;
+    crate::gateway::spans::turn_checked(under, started, &report);
     let answer = Answer::of_check(&report);
     if answer.outcome == Outcome::Failed {
         shared.metrics.turn_refused();

@@ -60,9 +60,11 @@ pub async fn call(
     let work = shared.clone();
     let who = who.map(|w| w.0);
     let agents = who.as_ref().map(|w| w.caller.agents.clone());
-    let checked =
-        tokio::task::spawn_blocking(move || checked(&work, &generation, &body, agents.as_deref()))
-            .await;
+    let under = crate::trace::current();
+    let checked = tokio::task::spawn_blocking(move || {
+        checked(&work, &generation, &body, agents.as_deref(), under.as_ref())
+    })
+    .await;
     let (report, chat, agent) = match checked {
         Ok(Ok(checked)) => checked,
         Ok(Err(err)) => return err.generation(number).into_response(),
@@ -94,6 +96,7 @@ fn checked(
     g: &Generation,
     body: &[u8],
     agents: Option<&[String]>,
+    under: Option<&crate::trace::Context>,
 ) -> Result<(Report<'static>, String, Option<String>), super::problem::ApiError> {
     let req: CheckRequest<'_> = parse(body)?;
     let mut checked_agent = None;
@@ -122,7 +125,9 @@ fn checked(
     let options = CheckOptions {
         positional: req.positional,
     };
+    let started = crate::gateway::spans::turn_start(under);
     let report = answer::check(&offered, req.turn.get(), Path::new("turn"), &options)?;
+    crate::gateway::spans::turn_checked(under, started, &report);
     Ok((
         report,
         req.session_id.clone().unwrap_or_default(),

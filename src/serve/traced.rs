@@ -4,8 +4,9 @@
 //! `http.response.status_code`), the policy generation that answered, and
 //! for a problem+json answer its type as `error.type` and its problems'
 //! codes. Its parent is the caller's `traceparent` header; the work the
-//! request does runs under its span (the calls of a `/v1/call` turn are its
-//! children). With tracing off there is no layer.
+//! request does runs under its span (the turn's `check` of `/v1/check` and
+//! `/v1/call`, the calls of a `/v1/call` turn are its children). With
+//! tracing off there is no layer.
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request};

@@ -8,7 +8,7 @@ use muster::Error;
 use muster::answer;
 use muster::check::CheckOptions;
 use muster::contract::{CallAnswer, ResultStatus, TurnOutcome};
-use muster::gateway::{CallRecord, Gateway, Options};
+use muster::gateway::{CallRecord, Gateway, Options, spans};
 use muster::policy::Inputs;
 use muster::session::SessionKeys;
 use muster::store::MemoryStore;
@@ -36,7 +36,13 @@ pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
     let options = CheckOptions {
         positional: args.positional,
     };
+    // Traced when OTEL_EXPORTER_OTLP_* says so: the run, its check and its calls.
+    let env = |key: &str| std::env::var(key).ok();
+    let traced = spans::Run::start(env("TRACEPARENT").as_deref(), env("TRACESTATE").as_deref());
+    let under = traced.as_ref().map(spans::Run::under);
+    let started = spans::turn_start(under.as_ref());
     let report = answer::check(&offered, &turn_text, &args.turn, &options)?;
+    spans::turn_checked(under.as_ref(), started, &report);
     let inputs = Inputs::load(&args.select.policies)?;
     let observer = Box::new(|record: &CallRecord| {
         if let Ok(line) = serde_json::to_string(record) {
@@ -57,11 +63,19 @@ pub(crate) fn run(args: CallTurn) -> Result<u8, Error> {
     )?;
     let runtime = crate::gateway::runtime()?;
     let gateway = Arc::new(gateway);
-    let ran = runtime.block_on(async {
+    let ran = runtime.block_on(muster::trace::within(under, async {
         let ran = gateway.call_turn(&report, "").await;
         gateway.shutdown().await;
         ran
-    });
+    }));
+    if let Some(run) = traced {
+        run.end(match ran.outcome {
+            TurnOutcome::Ran => "ran",
+            TurnOutcome::Refused => "refused",
+            TurnOutcome::Failed => "failed",
+        });
+        muster::trace::flush(Duration::from_secs(2));
+    }
     emit(&match args.format {
         TextOrJson::Json => answer::json_text(&ran),
         TextOrJson::Text if ran.outcome == TurnOutcome::Refused => report.render_text(),
