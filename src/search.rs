@@ -26,7 +26,7 @@ pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};
-pub use mix::{ALPHA, COSINE_FLOOR};
+pub use mix::{ALPHA, COSINE_FLOOR, NEEDS};
 #[doc(hidden)]
 pub use mix::{Embed, Knobs};
 pub use text::one_line;

@@ -229,6 +229,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "search::NEEDS",
+            as_u64(muster::search::NEEDS),
+            false,
+        ),
+        (
             "discover::MAX_MESSAGE_BYTES",
             as_u64(muster::discover::MAX_MESSAGE_BYTES),
             true,
