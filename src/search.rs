@@ -481,9 +481,7 @@ impl Index {
         exact: Option<usize>,
         knobs: &Knobs,
     ) -> Vec<mix::Scored> {
-        let named = (knobs.named > 0.0)
-            .then(|| self.servers.named(text))
-            .unwrap_or_default();
+        let named = self.servers.named(text);
         let boost = |e: u32| {
             let server = self.servers.of(e);
             named

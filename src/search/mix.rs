@@ -219,13 +219,14 @@ pub(super) fn merge(
     let mut next = vec![0usize; lists.len()];
     let mut turns = vec![0i32; lists.len()];
     let mut ceiling = BELOW_EXACT;
-    if first && keep > 0 {
-        if let Some(&top) = lists[0].first() {
-            picked.push(top);
-            ceiling = top.1;
-            next[0] = 1;
-            turns[0] = 1;
-        }
+    if first
+        && keep > 0
+        && let Some(&top) = lists[0].first()
+    {
+        picked.push(top);
+        ceiling = top.1;
+        next[0] = 1;
+        turns[0] = 1;
     }
     while picked.len() < keep {
         let mut best: Option<(usize, Scored)> = None;
