@@ -77,10 +77,10 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 /// Most views (a chat's offer, ready to check against) kept per policy
 /// generation; chats with the same pins and loads share one.
-const MAX_VIEWS: usize = 4096;
+pub const MAX_VIEWS: usize = 4096;
 /// Most stored documents per policy generation whose view is known by the
 /// document's digest (a chat's document changes only with its loads).
-const MAX_DOCUMENTS: usize = 65_536;
+pub const MAX_DOCUMENTS: usize = 65_536;
 pub use drift::Drift;
 pub use own_meta::{META_KEY, UPSTREAM_META_KEY};
 

@@ -154,11 +154,12 @@ fn with_text(item: &Value, text: String) -> Value {
 }
 
 /// `text` cut to at most `room` tokens: when it is JSON, written again within the room and
-/// still JSON; else its beginning up to where a token ends.
+/// still JSON (empty when not even its brackets fit); else its beginning up to where a token
+/// ends.
 fn cut_text(text: &str, room: u64, encoding: Encoding) -> String {
     let room = u32::try_from(room).unwrap_or(u32::MAX);
     if let Some(cut) = json::cut(text, room, encoding) {
-        return cut;
+        return cut.unwrap_or_default();
     }
     let prefix = encoding.prefix_within_estimating(text, room);
     text[..prefix.end].to_string()

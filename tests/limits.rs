@@ -44,6 +44,16 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "gateway::MAX_VIEWS",
+            as_u64(muster::gateway::MAX_VIEWS),
+            false,
+        ),
+        (
+            "gateway::MAX_DOCUMENTS",
+            as_u64(muster::gateway::MAX_DOCUMENTS),
+            false,
+        ),
+        (
             "gateway::relay::MAX_PARKED",
             as_u64(muster::gateway::relay::MAX_PARKED),
             false,

@@ -1,5 +1,5 @@
 //! Provider request shapes: golden files of every format on the bundled
-//! policies (byte for byte; refresh with `MUSTER_BLESS=1 cargo test --test
+//! policies (byte for byte; refresh with `MUSTER_TEST_BLESS=1 cargo test --test
 //! providers`), each shape read back through this file's own types, the
 //! author's property order kept from policy to provider format, and
 //! `check` answering in the spelling a call used.
@@ -215,7 +215,7 @@ const CASES: [(&str, bool, &[&str]); 3] = [
 fn every_format_matches_its_golden_file_and_reads_back() {
     let fx = Fixture::bundled();
     let golden_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let bless = std::env::var_os("MUSTER_BLESS").is_some();
+    let bless = std::env::var_os("MUSTER_TEST_BLESS").is_some();
     let mut differ = Vec::new();
     for (stem, deferral, args) in CASES {
         if deferral {
@@ -260,7 +260,7 @@ fn every_format_matches_its_golden_file_and_reads_back() {
     }
     assert!(
         differ.is_empty(),
-        "output differs from the golden files {differ:?}; if the change is deliberate, run `MUSTER_BLESS=1 cargo test --test providers` and review the diff"
+        "output differs from the golden files {differ:?}; if the change is deliberate, run `MUSTER_TEST_BLESS=1 cargo test --test providers` and review the diff"
     );
 }
 

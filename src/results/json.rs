@@ -25,20 +25,21 @@ pub const MORE_MEMBERS: &str = "…";
 /// further reads the text again, keeping all of it.
 pub const HEAD_BYTES_PER_TOKEN: usize = 16;
 
-/// `text` cut to at most `room` tokens and still JSON, the most of it that fits; `None` when
-/// it is not a JSON list or object (its kept beginning nested as deep as
-/// [`crate::input::JSON_DEPTH_LIMIT`] included).
-pub(super) fn cut(text: &str, room: u32, encoding: Encoding) -> Option<String> {
+/// `text` cut to at most `room` tokens and still JSON: `Some(Some(cut))`, the most of it that
+/// fits; `Some(None)` when not even its brackets and markers fit (a JSON text is never cut into
+/// something that is not JSON); `None` when it is not a JSON list or object (its kept
+/// beginning nested as deep as [`crate::input::JSON_DEPTH_LIMIT`] included).
+pub(super) fn cut(text: &str, room: u32, encoding: Encoding) -> Option<Option<String>> {
     let trimmed = text.trim_start();
     if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
         return None;
     }
     let reach = (room as usize).max(64).saturating_mul(HEAD_BYTES_PER_TOKEN);
     match search(&read(text, reach)?, room, encoding, text.len()) {
-        Ok(best) => best,
+        Ok(best) => Some(best),
         // A try went past what was kept (a text of very long tokens): keep all of it.
         // Bounded by the text, as the first read was.
-        Err(RanOut) => search(&read(text, usize::MAX)?, room, encoding, text.len()).ok()?,
+        Err(RanOut) => search(&read(text, usize::MAX)?, room, encoding, text.len()).ok(),
     }
 }
 
@@ -500,7 +501,7 @@ mod tests {
             panic!("{head:?}")
         };
         assert_eq!(items.len() as u64 + more, 5001);
-        let out = cut(&tail, 300, Encoding::O200kBase).unwrap();
+        let out = cut(&tail, 300, Encoding::O200kBase).unwrap().unwrap();
         let back: Vec<Value> = serde_json::from_str(&out).unwrap();
         assert!(
             back.last()
@@ -509,6 +510,14 @@ mod tests {
                 .unwrap()
                 .ends_with("more items left out by muster")
         );
+    }
+
+    #[test]
+    fn json_whose_brackets_do_not_fit_is_not_cut_into_text() {
+        let object = r#"{"a": 1, "b": [1, 2, 3], "c": "three"}"#;
+        assert_eq!(cut(object, 1, Encoding::O200kBase), Some(None));
+        let kept = cut(object, 300, Encoding::O200kBase).unwrap().unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&kept).unwrap()["c"], "three");
     }
 
     #[test]

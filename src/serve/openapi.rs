@@ -5,7 +5,7 @@
 //! repository as `docs/openapi.json`, which the service serves as it is: the
 //! binary carries the text (about 90 KB) instead of the code that builds it
 //! (1.3 MB of schema-composing functions, docs/build.md). The test below
-//! fails when the two differ; `MUSTER_BLESS=1 cargo test --lib serve::openapi`
+//! fails when the two differ; `MUSTER_TEST_BLESS=1 cargo test --lib serve::openapi`
 //! writes the file again.
 
 use super::api::{self, JSON};
@@ -95,11 +95,11 @@ mod tests {
     use super::{ApiDoc, DOCUMENT};
 
     /// docs/openapi.json is what the route and schema declarations make;
-    /// with `MUSTER_BLESS=1` it is written again.
+    /// with `MUSTER_TEST_BLESS=1` it is written again.
     #[test]
     fn the_served_document_is_the_generated_one() {
         let generated = ApiDoc::document();
-        if std::env::var_os("MUSTER_BLESS").is_some() {
+        if std::env::var_os("MUSTER_TEST_BLESS").is_some() {
             let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/openapi.json");
             std::fs::write(path, &generated).expect("write docs/openapi.json");
             return;
@@ -107,7 +107,7 @@ mod tests {
         assert!(
             generated == DOCUMENT,
             "docs/openapi.json is not what the code declares; run \
-             `MUSTER_BLESS=1 cargo test --lib serve::openapi` and commit the file"
+             `MUSTER_TEST_BLESS=1 cargo test --lib serve::openapi` and commit the file"
         );
         assert_eq!(
             generated,
