@@ -10,6 +10,9 @@
 
 mod bound;
 mod deferred;
+mod mix;
+mod named;
+mod needs;
 /// The dense encoder (crate `muster-encoder`, feature `encoder`).
 #[cfg(feature = "encoder")]
 pub use muster_encoder as encoder;
@@ -23,6 +26,9 @@ pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};
+pub use mix::{ALPHA, COSINE_FLOOR, NEEDS};
+#[doc(hidden)]
+pub use mix::{Embed, Knobs};
 pub use text::one_line;
 
 use crate::schema::Schema;
@@ -61,10 +67,6 @@ pub struct Hit {
     /// exact name.
     pub cosine: Option<f64>,
 }
-
-/// A hit being ranked: its sort key, lexical score and cosine, in
-/// 1/10,000ths.
-type Ranked = (u64, u64, Option<i64>);
 
 /// Where a word stands in an entry, and how much a match there counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -131,8 +133,6 @@ pub struct Index {
     names: Vec<String>,
     /// Each entry's place in (name, index) order, the tie-break.
     name_rank: Vec<u32>,
-    /// The entry at each place of that order.
-    by_rank: Vec<u32>,
     /// First entry of each name, for [`Index::exact`].
     by_name: HashMap<String, usize>,
     /// Stem, or [`SURFACE`] + word, → term id (lookups only; never iterated).
@@ -157,6 +157,8 @@ pub struct Index {
     surface_stem: HashMap<String, String>,
     /// Stem → stems of its synonyms (only those in the index).
     synonyms: HashMap<String, Vec<String>>,
+    /// Each entry's server and the words that name it.
+    servers: named::Servers,
     /// Each entry's unit vector, packed as int8 for scoring
     /// ([`encoder::packed`]), when built with [`Index::build_mixed`].
     #[cfg(feature = "encoder")]
@@ -305,9 +307,10 @@ impl Index {
             name_rank[entry as usize] = rank as u32;
         }
 
+        let servers = named::Servers::build(&names);
         Index {
+            servers,
             name_rank,
-            by_rank,
             names,
             stems,
             by_name,
@@ -383,19 +386,23 @@ impl Index {
     /// assert_eq!(hits[0].entry, 1);
     /// ```
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-        self.search_tuned(query, limit, ALPHA, COSINE_FLOOR)
+        self.search_with(query, limit, &Knobs::SHIPPED, &mut mix::encode)
     }
 
-    /// [`Index::search`] with the mix's weight of BM25F and the cosine
-    /// floor given (for tuning them: `examples/search_eval.rs --grid`).
+    /// [`Index::search`] ranked by `knobs`, each text's vector from `embed`
+    /// (to measure and tune the ranking: `examples/search_rank.rs`).
     #[doc(hidden)]
-    #[cfg_attr(not(feature = "encoder"), allow(unused_variables))]
-    pub fn search_tuned(&self, query: &str, limit: usize, alpha: f64, floor: f64) -> Vec<Hit> {
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        knobs: &Knobs,
+        embed: Embed<'_>,
+    ) -> Vec<Hit> {
         if limit == 0 {
             return Vec::new();
         }
         let exact = self.exact(query.trim());
-        let terms = self.query_terms(query);
         let mut hits: Vec<Hit> = exact
             .map(|entry| Hit {
                 entry,
@@ -405,6 +412,103 @@ impl Index {
             })
             .into_iter()
             .collect();
+        let Some(lexical) = self.lexical_of(query, exact) else {
+            return hits;
+        };
+        let needs = needs::split(query, knobs.needs, knobs.clauses);
+        let mut lists = Vec::with_capacity(needs.len() + 1);
+        if let [_] = needs[..] {
+            let vector = self.has_vectors().then(|| embed(query, knobs.query_tokens));
+            lists.push(self.scored(query, &lexical, vector, exact, knobs));
+        } else {
+            let caps = match self.has_vectors() {
+                true => mix::shares(&needs, knobs.need_tokens),
+                false => vec![0; needs.len()],
+            };
+            let vectors: Vec<Option<Vec<f32>>> = needs
+                .iter()
+                .zip(caps)
+                .map(|(n, cap)| self.has_vectors().then(|| embed(n, cap)))
+                .collect();
+            if knobs.whole {
+                let whole = self.has_vectors().then(|| match knobs.whole_encoded {
+                    true => embed(query, knobs.query_tokens),
+                    false => mix::mean(&vectors),
+                });
+                lists.push(self.scored(query, &lexical, whole, exact, knobs));
+            }
+            for (need, vector) in needs.iter().zip(vectors) {
+                let lexical = self.lexical_of(need, exact).unwrap_or_default();
+                let mut list = self.scored(need, &lexical, vector, exact, knobs);
+                for s in &mut list {
+                    s.1 = (s.1 as f64 * knobs.need_weight).round() as u64;
+                }
+                lists.push(list);
+            }
+        }
+        let keep = limit - hits.len();
+        let first = knobs.whole && knobs.whole_first;
+        let merged = mix::merge(lists, keep, knobs.gamma, first, &self.name_rank);
+        hits.extend(
+            merged
+                .into_iter()
+                .map(|(entry, score, lexical, cosine)| Hit {
+                    entry: entry as usize,
+                    score: score as f64 / 10_000.0,
+                    lexical: lexical as f64 / 10_000.0,
+                    cosine: cosine.map(|c| c as f64 / 10_000.0),
+                }),
+        );
+        hits
+    }
+
+    /// Whether entries have vectors.
+    fn has_vectors(&self) -> bool {
+        #[cfg(feature = "encoder")]
+        return self.vectors.is_some();
+        #[cfg(not(feature = "encoder"))]
+        false
+    }
+
+    /// The candidates of one need, `text` ([`mix::scored`]), a server it
+    /// names weighted up by `knobs.named`.
+    #[cfg_attr(not(feature = "encoder"), allow(unused_variables))]
+    fn scored(
+        &self,
+        text: &str,
+        lexical: &[(u32, u64)],
+        vector: Option<Vec<f32>>,
+        exact: Option<usize>,
+        knobs: &Knobs,
+    ) -> Vec<mix::Scored> {
+        let named = self.servers.named(text);
+        let boost = |e: u32| {
+            let server = self.servers.of(e);
+            named
+                .iter()
+                .find(|(s, _)| *s == server)
+                .map_or(0, |(_, share)| {
+                    (knobs.named * share * 10_000.0).round() as u64
+                })
+        };
+        #[cfg(feature = "encoder")]
+        let cosines = match (&self.vectors, vector) {
+            (Some(packed), Some(v)) => {
+                let mut out = Vec::new();
+                packed.cosines(&encoder::packed::Query::new(&v), &mut out);
+                Some(out)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "encoder"))]
+        let cosines: Option<Vec<f64>> = None;
+        mix::scored(lexical, cosines.as_deref(), exact, knobs, boost)
+    }
+
+    /// Each entry's lexical score for `text` (1/10,000ths, `exact` left out),
+    /// or `None` when no word of it can match (empty, or stop words only).
+    fn lexical_of(&self, text: &str, exact: Option<usize>) -> Option<Vec<(u32, u64)>> {
+        let terms = self.query_terms(text);
         let best_possible: f64 = terms
             .iter()
             .map(|t| {
@@ -417,11 +521,10 @@ impl Index {
             })
             .sum();
         if best_possible <= 0.0 {
-            return hits;
+            return None;
         }
-
         let query_weight: f64 = terms.iter().map(|t| t.count).sum();
-        let lexical = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Some(SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut scratch) => {
                 self.lexical(&terms, query_weight, best_possible, exact, &mut scratch)
             }
@@ -433,42 +536,7 @@ impl Index {
                 exact,
                 &mut Scratch::default(),
             ),
-        });
-        // One sort key per entry (higher score first, then name order),
-        // with the entry's lexical score and cosine.
-        let key = |e: u32, score: u64| {
-            ((BELOW_EXACT - score) << 32) | u64::from(self.name_rank[e as usize])
-        };
-        let lexical_only =
-            || -> Vec<Ranked> { lexical.iter().map(|&(e, s)| (key(e, s), s, None)).collect() };
-        #[cfg(feature = "encoder")]
-        let mut ranked: Vec<Ranked> = match &self.vectors {
-            Some(vectors) => mix(query, vectors, &lexical, exact, alpha, floor)
-                .into_iter()
-                .map(|(e, s, l, c)| (key(e, s), l, Some(c)))
-                .collect(),
-            None => lexical_only(),
-        };
-        #[cfg(not(feature = "encoder"))]
-        let mut ranked: Vec<Ranked> = lexical_only();
-        let keep = limit - hits.len();
-        if ranked.len() > keep && keep > 0 {
-            ranked.select_nth_unstable_by_key(keep - 1, |r| r.0);
-            ranked.truncate(keep);
-        }
-        ranked.sort_unstable_by_key(|r| r.0);
-        let unpack = |(key, lexical, cosine): Ranked| {
-            let entry = self.by_rank[(key & u64::from(u32::MAX)) as usize] as usize;
-            let score = (BELOW_EXACT - (key >> 32)) as f64 / 10_000.0;
-            Hit {
-                entry,
-                score,
-                lexical: lexical as f64 / 10_000.0,
-                cosine: cosine.map(|c| c as f64 / 10_000.0),
-            }
-        };
-        hits.extend(ranked.into_iter().take(keep).map(unpack));
-        hits
+        }))
     }
 
     /// The query's first [`MAX_QUERY_WORDS`] words resolved against the
@@ -643,14 +711,6 @@ impl Index {
     }
 }
 
-/// The weight of BM25F in the mix, `α · lexical + (1 − α) · cosine`, the
-/// lexical part being [`Hit::lexical`]. Tuned on MetaTool's tune split and
-/// Seal-Tools dev, reported on other sets (docs/search.md).
-pub const ALPHA: f64 = 0.8;
-/// The cosine an entry no query word matches needs to be a hit (tuned with
-/// [`ALPHA`]).
-pub const COSINE_FLOOR: f64 = 0.1;
-
 /// The text the encoder reads for an entry: its name's words (the last
 /// segment), then its description. Public for the eval example, which
 /// encodes entries as the index does.
@@ -660,50 +720,6 @@ pub fn dense_text(entry: &Entry<'_>) -> String {
     let name = entry.name.rsplit_once('.').map_or(entry.name, |(_, n)| n);
     let words = text::words(name).join(" ");
     format!("{words}: {}", entry.description)
-}
-
-/// Mixed scores of the entries that match a query word or whose cosine to
-/// the query reaches `floor`, with their lexical scores and cosines, all
-/// in 1/10,000ths: `alpha` · lexical + (1 − `alpha`) · cosine, each part
-/// rounded first. The lexical part is not divided by the best hit's: a
-/// query that matches a tool's words well keeps that lead, one that matches
-/// no word well is ranked by meaning, and this ranks best on the public
-/// sets (docs/search.md). The query is encoded once; entry vectors were
-/// computed at build.
-#[cfg(feature = "encoder")]
-fn mix(
-    query: &str,
-    vectors: &encoder::packed::Packed,
-    lexical: &[(u32, u64)],
-    exact: Option<usize>,
-    alpha: f64,
-    floor: f64,
-) -> Vec<(u32, u64, u64, i64)> {
-    let q = encoder::packed::Query::new(&encoder::Encoder::get().embed_query(query));
-    let mut cosines = Vec::new();
-    vectors.cosines(&q, &mut cosines);
-    let mut lex = vec![0u64; vectors.len()];
-    for &(e, s) in lexical {
-        lex[e as usize] = s;
-    }
-    let floor = (floor * 10_000.0).round() as i64;
-    let mut out = Vec::new();
-    for (e, &c) in cosines.iter().enumerate() {
-        if Some(e) == exact {
-            continue;
-        }
-        let cosine = (c * 10_000.0).round() as i64;
-        let l = lex[e];
-        if l == 0 && cosine < floor {
-            continue;
-        }
-        let score = alpha * l as f64 + (1.0 - alpha) * cosine.max(0) as f64;
-        let score = (score.round() as u64).min(BELOW_EXACT);
-        if score > 0 {
-            out.push((e as u32, score, l, cosine));
-        }
-    }
-    out
 }
 
 /// The term key of a word as written (a stem never starts with it).

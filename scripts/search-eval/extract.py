@@ -81,13 +81,16 @@ def seal(repo, out):
         })
     write(out, "tools.jsonl", tools)
     for split in ["dev", "test_in_domain", "test_out_domain"]:
-        rows = []
+        rows, multi = [], []
         for line in show(g, f"Seal-Tools_Dataset/{split}.jsonl").splitlines():
             q = json.loads(line)
             apis = {c["api"] for c in q["calling"]}
             if len(apis) == 1 and apis <= names:
                 rows.append({"query": q["query"], "expect": sorted(apis)})
+            elif len(apis) > 1 and apis <= names:
+                multi.append({"query": q["query"], "expect": sorted(apis)})
         write(out, f"{split}.jsonl", rows)
+        write(out, f"{split}_multi.jsonl", multi)
     with open(os.path.join(out, "LICENSE"), "w") as f:
         f.write("From https://github.com/fairyshine/Seal-Tools (Seal-Tools_Dataset/), "
                 "under the Apache License 2.0 below.\n\n" + show(g, "LICENSE"))
@@ -153,6 +156,18 @@ def metatool(repo, out):
         splits[split].append({"query": query, "expect": sorted(expect[query])})
     for split, qs in splits.items():
         write(out, f"{split}.jsonl", qs)
+    multi = {"tune": [], "test": []}
+    seen = set()
+    for row in json.loads(show(g, "dataset/data/multi_tool_query_golden.json")):
+        query, want = row["query"].strip(), sorted(set(row["tool"]))
+        if not query or query in seen or not all(t in described for t in want):
+            continue
+        seen.add(query)
+        multi["tune" if digest(query)[0] < 77 else "test"].append({"query": query, "expect": want})
+    for split, qs in multi.items():
+        qs.sort(key=lambda r: (digest(r["query"]), r["query"]))
+        write(out, f"multi_{split}.jsonl", qs)
+    print(f"metatool: multi-tool queries tune {len(multi['tune'])}, test {len(multi['test'])}")
     dropped = sum(unknown.values())
     print(f"metatool: {len(described)} tools, {rows} query rows, {dropped} naming an unknown tool dropped"
           f" {sorted(unknown.items())}, {len(expect)} distinct queries:"
@@ -231,6 +246,48 @@ def livemcp(repo, out):
     print(f"livemcp: {len(tools)} tools, {len(tasks)} tasks, {len(steps)} steps")
 
 
+def toolbench(repo, out):
+    """StableToolBench's solvable test queries (github.com/THUNLP-MT/StableToolBench,
+    Apache-2.0; solvable_queries/test_instruction/G*.json): 765 real-style
+    user requests over RapidAPI services, each expecting its "relevant
+    APIs" (2.35 on average), over the union of the APIs the queries list
+    (2,479). A service is a server: its API named mcp.<service>.<api>
+    (both made keys), described by its api_description, its required and
+    optional parameters an input schema. Never tuned on."""
+    g = git_dir(repo)
+    out = os.path.join(out, "toolbench")
+    os.makedirs(out, exist_ok=True)
+    tools, names = [], {}
+    rows = []
+    for group in ["G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction"]:
+        for q in json.loads(show(g, f"solvable_queries/test_instruction/{group}.json")):
+            for a in q["api_list"]:
+                pair = (a["tool_name"], a["api_name"])
+                if pair in names:
+                    continue
+                name = f"mcp.{server_key(a['tool_name']) or 'x'}.{server_key(a['api_name']) or 'x'}"
+                while name in names.values():
+                    name += "_"
+                names[pair] = name
+                props = {}
+                for p in (a.get("required_parameters") or []) + (a.get("optional_parameters") or []):
+                    props[p["name"]] = {"type": str(p.get("type") or "string").lower(),
+                                        "description": p.get("description") or ""}
+                required = [p["name"] for p in a.get("required_parameters") or []]
+                tools.append({"name": name, "description": a.get("api_description") or "",
+                              "inputSchema": {"type": "object", "properties": props, "required": required}})
+            want = sorted({names[tuple(r)] for r in q["relevant APIs"] if tuple(r) in names})
+            if want:
+                rows.append({"query": q["query"], "expect": want, "group": group})
+    write(out, "tools.jsonl", tools)
+    write(out, "test.jsonl", rows)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/THUNLP-MT/StableToolBench (solvable_queries/test_instruction), "
+                "under the license below.\n\n" + show(g, "LICENSE"))
+    print(f"toolbench: {len(tools)} tools, {len(rows)} queries, "
+          f"{sum(len(r['expect']) for r in rows) / max(len(rows), 1):.2f} expected each")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -239,7 +296,10 @@ def main():
     p.add_argument("--metatool")
     p.add_argument("--mcp", action="append", default=[])
     p.add_argument("--livemcp")
+    p.add_argument("--toolbench")
     a = p.parse_args()
+    if a.toolbench:
+        toolbench(a.toolbench, a.out)
     if a.livemcp:
         livemcp(a.livemcp, a.out)
     if a.seal:

@@ -226,3 +226,64 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn each_need_of_a_request_gets_its_tools_near_the_top() {
+    let names: Vec<String> = (0..6)
+        .map(|i| format!("mcp.qr{i}.generate_qr_code"))
+        .chain(["mcp.media.convert_video".to_owned()])
+        .collect();
+    let entries: Vec<Entry<'_>> = names
+        .iter()
+        .map(|name| Entry {
+            name,
+            description: if name.ends_with("convert_video") {
+                "Convert a video file to another format."
+            } else {
+                "Generate a QR code image for a link or a text."
+            },
+            input_schema: None,
+        })
+        .collect();
+    let index = Index::build(entries);
+    let query = "Generate a QR code image for my shop's link, a QR code for my menu too. \
+                 Then convert my video to mp4.";
+    let found: Vec<&str> = index
+        .search(query, 5)
+        .iter()
+        .map(|h| index.names[h.entry].as_str())
+        .collect();
+    assert!(found.contains(&"mcp.media.convert_video"), "{found:?}");
+    // Ranked as one need, the QR tools fill the top 5.
+    let one = Knobs {
+        needs: 1,
+        ..Knobs::SHIPPED
+    };
+    let found = index.search_with(query, 5, &one, &mut mix::encode);
+    assert!(
+        found
+            .iter()
+            .all(|h| index.names[h.entry] != "mcp.media.convert_video")
+    );
+}
+
+#[test]
+fn a_named_server_comes_before_another_with_the_same_words() {
+    let names: Vec<String> = (0..12)
+        .map(|i| format!("mcp.company{i}.search_trips"))
+        .chain(["mcp.flixbus.search_trips".to_owned()])
+        .collect();
+    let entries: Vec<Entry<'_>> = names
+        .iter()
+        .map(|name| Entry {
+            name,
+            description: "Search bus trips between two cities on a date.",
+            input_schema: None,
+        })
+        .collect();
+    let index = Index::build(entries);
+    assert_eq!(
+        top(&index, "search bus trips from Berlin to Prague on Flixbus").as_deref(),
+        Some("mcp.flixbus.search_trips")
+    );
+}

@@ -1,0 +1,217 @@
+//! A request cut into its needs: "search for documentaries on Vimeo.
+//! Additionally, fetch the related people; finally give me a streaming
+//! link" asks for three tools, and a ranking of the whole request fills its
+//! top 5 with the need whose words weigh most. Each need is ranked on its
+//! own and the rankings are merged ([`super::mix`]). It only cuts text; it
+//! must not rank.
+//!
+//! A need ends at the end of a sentence (`.`, `!`, `?` or `;` before white
+//! space or the end, or a line break) and before a word that starts
+//! another need (`additionally`, `also`, `then`, `finally`, …). A piece
+//! with fewer than [`MIN_WORDS`] words that carry meaning is no need of
+//! its own ("Thanks!", "Then,"): it joins the need before it (or the one
+//! after, at the start).
+
+use super::text;
+
+/// Words (stop words not counted) a need has at least.
+pub const MIN_WORDS: usize = 2;
+
+/// Words that start another need when they begin a clause. Lowercase.
+const STARTERS: &[&str] = &[
+    "additionally",
+    "afterwards",
+    "also",
+    "finally",
+    "furthermore",
+    "lastly",
+    "moreover",
+    "next",
+    "then",
+];
+
+/// The needs of `query`, in order, at most `max` (the rest joins the
+/// last); the whole query when it has one need, or `max` is 1. With
+/// `clauses`, a comma before white space and the word `and` end a need
+/// too ("beat tracking, MFCC extraction and chroma calculation").
+pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
+    if max <= 1 {
+        return vec![query];
+    }
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    let bytes = query.as_bytes();
+    let at_space = |j: usize| j >= bytes.len() || bytes[j].is_ascii_whitespace();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'\n' || (matches!(b, b'.' | b'!' | b'?' | b';') && at_space(i + 1)) {
+            pieces.push((start, i + 1));
+            start = i + 1;
+        } else if clauses && b == b',' && at_space(i + 1) {
+            pieces.push((start, i));
+            start = i + 1;
+        } else if (i == 0 || !bytes[i - 1].is_ascii_alphanumeric()) && b.is_ascii_alphabetic() {
+            let word_end = bytes[i..]
+                .iter()
+                .position(|c| !c.is_ascii_alphabetic())
+                .map_or(bytes.len(), |p| i + p);
+            let word = query[i..word_end].to_ascii_lowercase();
+            if clauses && word == "and" {
+                pieces.push((start, i));
+                start = word_end;
+                i = word_end;
+                continue;
+            }
+            // A starter after a comma or "and" begins a need; at the start
+            // of a sentence it already does.
+            let before = query[start..i].trim_end();
+            if STARTERS.contains(&word.as_str())
+                && (before.ends_with(',') || before.ends_with(" and"))
+            {
+                let mut end = before;
+                if let Some(e) = end.strip_suffix(" and") {
+                    end = e.trim_end();
+                }
+                if let Some(e) = end.strip_suffix(',') {
+                    end = e;
+                }
+                pieces.push((start, start + end.len()));
+                start = i;
+            }
+            i = word_end;
+            continue;
+        }
+        i += 1;
+    }
+    pieces.push((start, bytes.len()));
+    // Pieces without enough meaning join a neighbour.
+    let meaningful = |(s, e): (usize, usize)| {
+        text::words(&query[s..e])
+            .iter()
+            .filter(|w| text::term(w).is_some())
+            .count()
+            >= MIN_WORDS
+    };
+    let mut needs: Vec<(usize, usize)> = Vec::new();
+    let mut pending: Option<usize> = None;
+    for (s, e) in pieces {
+        let s = pending.take().unwrap_or(s);
+        if meaningful((s, e)) {
+            needs.push((s, e));
+        } else if let Some(last) = needs.last_mut() {
+            last.1 = e;
+        } else {
+            pending = Some(s);
+        }
+    }
+    if let Some(s) = pending {
+        match needs.first_mut() {
+            Some(first) => first.0 = s,
+            None => return vec![query],
+        }
+    }
+    if needs.len() > max {
+        let end = needs[needs.len() - 1].1;
+        needs.truncate(max);
+        needs[max - 1].1 = end;
+    }
+    if needs.len() <= 1 {
+        return vec![query];
+    }
+    needs
+        .iter()
+        .map(|&(s, e)| query[s..e].trim().trim_end_matches(',').trim_end())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_and_starters_cut_needs() {
+        assert_eq!(
+            split(
+                "Can you search for videos about 'documentary' on Vimeo? Additionally, fetch \
+                 the related people in the cinema category, and finally give me a streaming \
+                 link for a YouTube video.",
+                4,
+                false
+            ),
+            [
+                "Can you search for videos about 'documentary' on Vimeo?",
+                "Additionally, fetch the related people in the cinema category",
+                "finally give me a streaming link for a YouTube video."
+            ]
+        );
+        // One need: the whole query, untouched.
+        for one in [
+            "list pods in the cluster",
+            "read file.txt and summarize it",
+            "what's 3.5 plus 2? Thanks!",
+        ] {
+            assert_eq!(split(one, 4, false), [one], "{one:?}");
+        }
+        assert_eq!(split("a. b. c. d.", 4, false), ["a. b. c. d."]);
+        assert_eq!(
+            split(
+                "Get the weather. Then book a table. Also send an email.",
+                2,
+                false
+            ),
+            ["Get the weather.", "Then book a table. Also send an email."]
+        );
+        assert_eq!(
+            split("Get the weather. Then book a table.", 1, false),
+            ["Get the weather. Then book a table."]
+        );
+    }
+
+    #[test]
+    fn clauses_cut_at_commas_and_and() {
+        assert_eq!(
+            split(
+                "The analysis should include beat tracking, MFCC extraction, and chroma CQT calculation.",
+                4,
+                true
+            ),
+            [
+                "The analysis should include beat tracking",
+                "MFCC extraction",
+                "chroma CQT calculation."
+            ]
+        );
+        // Without clauses, one sentence is one need.
+        let one = "The analysis should include beat tracking, MFCC extraction, and chroma CQT calculation.";
+        assert_eq!(split(one, 4, false), [one]);
+        // "and" inside a word, or "and" between single words, cuts nothing.
+        assert_eq!(split("band android", 4, true), ["band android"]);
+        assert_eq!(
+            split("search and replace text", 4, true),
+            ["search and replace text"]
+        );
+    }
+
+    #[test]
+    fn short_pieces_join_a_neighbour() {
+        assert_eq!(
+            split(
+                "Hi! Convert the video to mp4. Thanks. Then upload it to the drive.",
+                4,
+                false
+            ),
+            [
+                "Hi! Convert the video to mp4. Thanks.",
+                "Then upload it to the drive."
+            ]
+        );
+        // Non-ASCII text and punctuation anywhere never split a character.
+        assert_eq!(
+            split("日本語のテキスト。 ok", 4, false),
+            ["日本語のテキスト。 ok"]
+        );
+        assert_eq!(split("", 4, false), [""]);
+        assert_eq!(split(". ; ! ?", 4, false), [". ; ! ?"]);
+    }
+}
