@@ -165,4 +165,5 @@ def main():
                   f"{lex['recall_at_1']:.3f} / {lex['recall_at_5']:.3f} / {lex['share_at_5']:.3f} | " + " | ".join(cells) + " |")
 
 
-main()
+if __name__ == "__main__":
+    main()
