@@ -287,3 +287,49 @@ fn a_named_server_comes_before_another_with_the_same_words() {
         Some("mcp.flixbus.search_trips")
     );
 }
+
+#[test]
+fn chinese_and_japanese_text_meets_words_written_inside_longer_runs() {
+    let entries = vec![
+        Entry {
+            name: "mcp.bazi.getBaziDetail",
+            description: "根据时间（公历或农历）、性别来获取八字信息。",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.trains.get_tickets",
+            description: "查询12306余票信息。",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.calendar.list_events",
+            description: "カレンダーの予定を一覧表示します。",
+            input_schema: None,
+        },
+        Entry {
+            name: "mcp.weather.forecast",
+            description: "Weather forecast for a city.",
+            input_schema: None,
+        },
+    ];
+    let index = Index::build(entries);
+    // Each query word is written inside a longer run of the description.
+    assert_eq!(
+        top(&index, "八字").as_deref(),
+        Some("mcp.bazi.getBaziDetail")
+    );
+    assert_eq!(
+        top(&index, "查询余票").as_deref(),
+        Some("mcp.trains.get_tickets")
+    );
+    assert_eq!(
+        top(&index, "予定を見せて").as_deref(),
+        Some("mcp.calendar.list_events")
+    );
+    // English still finds English, and a CJK word no tool has finds nothing.
+    assert_eq!(
+        top(&index, "weather in Tokyo").as_deref(),
+        Some("mcp.weather.forecast")
+    );
+    assert_eq!(top(&index, "蛋糕"), None);
+}

@@ -9,7 +9,11 @@ use super::stem::stem;
 /// alphanumeric, where a lowercase letter meets an uppercase one (`listCalls`),
 /// before the last capital of an acronym (`HTTPServer` → `http`, `server`) and
 /// between letters and digits (`base64` → `base`, `64`). Single letters are
-/// dropped (the `s` of `call's`); single digits are kept.
+/// dropped (the `s` of `call's`); single digits are kept. Scripts written
+/// without spaces between words (Chinese, Japanese: [`unspaced`]) give the
+/// overlapping pairs of each run of their characters (`获取八字` → `获取`,
+/// `取八`, `八字`), a run of one character itself, so a word written inside a
+/// longer run still meets the same word alone.
 pub fn words(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
@@ -21,7 +25,16 @@ pub fn words(text: &str) -> Vec<String> {
         }
         word.clear();
     };
+    let mut run_start = None;
     for (i, &c) in chars.iter().enumerate() {
+        if unspaced(c) {
+            flush(&mut word, &mut out);
+            run_start.get_or_insert(i);
+            continue;
+        }
+        if let Some(start) = run_start.take() {
+            pairs(&chars[start..i], &mut out);
+        }
         if !c.is_alphanumeric() {
             flush(&mut word, &mut out);
             continue;
@@ -39,7 +52,35 @@ pub fn words(text: &str) -> Vec<String> {
         word.push(c);
     }
     flush(&mut word, &mut out);
+    if let Some(start) = run_start {
+        pairs(&chars[start..], &mut out);
+    }
     out
+}
+
+/// Whether `c` belongs to a script written without spaces between words:
+/// CJK ideographs (with their extensions and compatibility forms), hiragana
+/// and katakana (half-width forms included). Their text has no word
+/// boundaries to cut at, so [`words`] reads it in pairs of characters, as
+/// search engines' CJK analyzers do.
+fn unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30FF}'       // hiragana, katakana
+        | '\u{31F0}'..='\u{31FF}'     // katakana phonetic extensions
+        | '\u{3400}'..='\u{4DBF}'     // CJK extension A
+        | '\u{4E00}'..='\u{9FFF}'     // CJK unified ideographs
+        | '\u{F900}'..='\u{FAFF}'     // CJK compatibility ideographs
+        | '\u{FF66}'..='\u{FF9F}'     // half-width katakana
+        | '\u{20000}'..='\u{3134F}')  // CJK extensions B to G
+        && c != '\u{30FB}' // the katakana middle dot separates words
+}
+
+/// The overlapping pairs of `run` (one character alone when it is alone).
+fn pairs(run: &[char], out: &mut Vec<String>) {
+    if let [one] = run {
+        out.push(one.to_string());
+    }
+    out.extend(run.windows(2).map(|w| w.iter().collect::<String>()));
 }
 
 /// Words too common in requests and descriptions to say which tool is meant.
@@ -172,6 +213,23 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(words(text), want, "{text}");
         }
+    }
+
+    #[test]
+    fn unspaced_scripts_are_read_in_pairs() {
+        let cases: [(&str, &[&str]); 6] = [
+            ("获取八字信息", &["获取", "取八", "八字", "字信", "信息"]),
+            ("八字", &["八字"]),
+            ("查询12306车票", &["查询", "12306", "车票"]),
+            ("get_天气 forecast", &["get", "天气", "forecast"]),
+            ("天", &["天"]),
+            ("カレンダー・予定", &["カレ", "レン", "ンダ", "ダー", "予定"]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(words(text), want, "{text}");
+        }
+        // Korean is written with spaces: its words stay whole.
+        assert_eq!(words("날씨 예보"), ["날씨", "예보"]);
     }
 
     #[test]
