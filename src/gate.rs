@@ -493,6 +493,24 @@ fn findability(
     })?;
     let index = crate::search::DeferredIndex::new(plan);
     let catalog = plan.catalog;
+    // A `loads` line is decided as the control tool decides, over the
+    // offered tools too: an ask the offer serves loads nothing.
+    let offered: Vec<usize> = plan
+        .roster
+        .iter()
+        .copied()
+        .filter(|&i| {
+            !matches!(
+                catalog.candidates[i].source,
+                crate::catalog::Source::Control
+            )
+        })
+        .collect();
+    let offered = crate::search::DeferredIndex::offered(catalog, &offered);
+    let reach = crate::session::Reach {
+        deferred: &index,
+        offered: &offered,
+    };
     let mut problems = Vec::new();
     let (mut found, mut total) = (0u32, 0u32);
     let mut missed = Vec::new();
@@ -540,10 +558,12 @@ fn findability(
         }
         total += 1;
         if let Some(expect) = &q.loads {
-            let hits = index.search(&q.query, crate::session::MAX_RESULTS);
+            let hits = reach.search(&q.query, crate::session::MAX_RESULTS);
             let per_query = catalog.deferral_policy.per_query as usize;
-            let mut loaded: Vec<String> = match crate::session::pick(&hits, per_query) {
-                crate::session::Pick::One(e) => index.entries[e]
+            let ready = |e: usize| reach.is_offered(e);
+            let mut loaded: Vec<String> = match crate::session::decide(&hits, per_query, ready) {
+                crate::session::Decision::Load(e) => reach
+                    .entry(e)
                     .tools
                     .iter()
                     .map(|&i| catalog.candidates[i].name.clone())

@@ -194,9 +194,13 @@ pub struct Basis {
     has_control: bool,
     /// The deferred candidates in rank order.
     ranked: Vec<usize>,
+    /// The offered candidates but the control tool, in roster order.
+    offered: Vec<usize>,
     /// Built at the first search or load, so verbs that do neither
     /// (`roster`, `check --session`) never pay for it.
     index: OnceLock<DeferredIndex>,
+    /// The offered tools' index, built at the first load in words.
+    offered_index: OnceLock<DeferredIndex>,
     /// Every candidate's and kind's name, and each candidate's provider
     /// name, → the name muster gives it (see [`Live::muster_name`]).
     spellings: HashMap<String, Spelling>,
@@ -267,6 +271,17 @@ impl Basis {
         let totals = (planned.totals.items, planned.totals.tokens);
         let has_control = planned.control.is_some();
         let ranked = planned.deferred.clone();
+        let offered = planned
+            .roster
+            .iter()
+            .copied()
+            .filter(|&i| {
+                !matches!(
+                    catalog.candidates[i].source,
+                    crate::catalog::Source::Control
+                )
+            })
+            .collect();
         drop(planned);
         let mut spellings = HashMap::new();
         // Later inserts never replace earlier ones: a muster name wins over
@@ -309,7 +324,9 @@ impl Basis {
             totals,
             has_control,
             ranked,
+            offered,
             index: OnceLock::new(),
+            offered_index: OnceLock::new(),
             spellings,
         }
     }
@@ -343,6 +360,17 @@ impl Basis {
     fn index(&self) -> &DeferredIndex {
         self.index
             .get_or_init(|| DeferredIndex::of(&self.catalog, &self.ranked))
+    }
+
+    /// What a load in words searches: the deferred tools and, apart, the
+    /// offered ones.
+    fn reach(&self) -> load::Reach<'_> {
+        load::Reach {
+            deferred: self.index(),
+            offered: self
+                .offered_index
+                .get_or_init(|| DeferredIndex::offered(&self.catalog, &self.offered)),
+        }
     }
 
     /// Whether a candidate or a kind has this name.
@@ -635,8 +663,8 @@ mod seal;
 
 pub(crate) use document::json_text;
 pub use document::{is_session_id, read, to_json_string};
-pub use load::LoadRequest;
-pub(crate) use load::{Pick, pick, relevant};
+pub(crate) use load::{Decision, Reach, decide, relevant};
+pub use load::{LoadRequest, MAX_KINDS};
 pub use repin::{Repinned, repin};
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;
@@ -689,7 +717,10 @@ mod tests {
             live.search(query, 5);
         }
         live.load(&LoadRequest::Query("email labels".into()));
-        assert_eq!(deferred_indexes_built(), before + 1);
+        live.load(&LoadRequest::Query("list my emails".into()));
+        // Two indexes, each once: the deferred tools' and, for loads in
+        // words, the offered tools'.
+        assert_eq!(deferred_indexes_built(), before + 2);
         // The same results a basis built afresh gives.
         let Opened::Live(fresh) = open(&inputs, doc, &keys, file, &mut cache).unwrap() else {
             panic!("the pin holds");

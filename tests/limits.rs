@@ -243,6 +243,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             as_u64(muster::search::MAX_QUERY_WORDS),
             false,
         ),
+        (
+            "session::MAX_KINDS",
+            as_u64(muster::session::MAX_KINDS),
+            false,
+        ),
         ("search::NEEDS", as_u64(muster::search::NEEDS), false),
         (
             "discover::MAX_MESSAGE_BYTES",

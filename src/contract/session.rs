@@ -307,20 +307,27 @@ pub enum LoadNote {
         /// Tool name.
         name: String,
     },
-    /// No deferred tool matches the query well enough to load it.
+    /// No tool the chat can reach, deferred or offered, matches the query
+    /// well enough.
     NothingFound {
         /// The query.
         query: String,
-        /// The kinds of tools there are to load (groups and servers with
-        /// deferred tools), so the model can ask again in their words.
+        /// The kinds of tools the chat can reach (every group and server
+        /// with an offered or deferred tool, at most
+        /// `session::MAX_KINDS`), so the model can ask again in their words.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         kinds: Vec<String>,
+        /// How many kinds past `session::MAX_KINDS` were left out.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        more: u32,
     },
-    /// Several tools fit the query about equally; none was loaded.
+    /// Several tools fit the query about equally, or its best match is
+    /// already offered or loaded and others not yet there come close; none
+    /// was loaded.
     Choose {
         /// The query.
         query: String,
-        /// The near-ties, best first.
+        /// The options, best first.
         options: Vec<LoadOption>,
     },
     /// Earlier loads dropped to make room for this one: the bounds were
@@ -407,6 +414,13 @@ pub struct LoadOption {
     pub description: String,
     /// Whether it is loaded already.
     pub loaded: bool,
+    /// Whether the chat is offered it already (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offered: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Which of the two caps a [`LoadNote::Caps`] is about.
@@ -435,30 +449,49 @@ impl fmt::Display for LoadNote {
             LoadNote::AlreadyOffered { name } => {
                 write!(f, "{name} is already offered; call it directly.")
             }
-            LoadNote::NothingFound { query, kinds } => {
+            LoadNote::NothingFound { query, kinds, more } => {
                 write!(
                     f,
-                    "No tool that can be loaded matches {query:?} well; nothing was loaded."
+                    "No tool here matches {query:?} well; nothing was loaded."
                 )?;
                 if kinds.is_empty() {
-                    f.write_str(" Try other words, or a kind listed in this tool's description.")
-                } else {
-                    write!(
-                        f,
-                        " The tools here are of these kinds: {}. Ask again in their words, or by exact name.",
-                        kinds.join(", ")
-                    )
+                    return f.write_str(
+                        " Try other words, or a kind listed in this tool's description.",
+                    );
                 }
+                let mut kinds: Vec<String> =
+                    kinds.iter().map(|k| crate::names::escape(k)).collect();
+                if *more > 0 {
+                    kinds.push(format!("{more} more"));
+                }
+                write!(
+                    f,
+                    " The tools here are of these kinds: {}. Ask again in their words, or by exact name.",
+                    kinds.join(", ")
+                )
             }
             LoadNote::Choose { query, options } => {
-                write!(f, "Several tools fit {query:?} about equally, so none was loaded:")?;
+                let ready = options.iter().any(|o| o.loaded || o.offered);
+                if ready {
+                    write!(f, "Several tools fit {query:?}, some already here, so none was loaded:")?;
+                } else {
+                    write!(f, "Several tools fit {query:?} about equally, so none was loaded:")?;
+                }
                 for (n, o) in options.iter().enumerate() {
                     let sep = if n == 0 { " " } else { "; " };
-                    let loaded = if o.loaded { " (loaded)" } else { "" };
+                    let status = match (o.offered, o.loaded) {
+                        (true, _) => " (offered)",
+                        (_, true) => " (loaded)",
+                        _ => "",
+                    };
                     let description = o.description.trim_end_matches(['.', '…']);
-                    write!(f, "{sep}{}{loaded}: {description}", o.name)?;
+                    write!(f, "{sep}{}{status}: {description}", crate::names::escape(&o.name))?;
                 }
-                f.write_str(". Ask again with the exact name of the one you need (several: names separated by commas).")
+                if ready {
+                    f.write_str(". Call one already here directly, or ask again with the exact name of the one you need (several: names separated by commas).")
+                } else {
+                    f.write_str(". Ask again with the exact name of the one you need (several: names separated by commas).")
+                }
             }
             LoadNote::Unloaded { tools } => write!(
                 f,

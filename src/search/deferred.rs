@@ -1,7 +1,9 @@
 //! The index over one plan's deferred tools: what the control tool can
 //! find. Tools of a kind that loads together are one entry named after the
 //! kind, found by its own words and by its members' names and descriptions.
-//! Offered and cut tools are never entries.
+//! Cut tools are never entries; offered tools are entries only of the
+//! separate index [`DeferredIndex::offered`], one tool each, so the control
+//! tool can tell an ask the chat's offer already serves (issue 35).
 
 use super::{Entry, Hit, Index, one_line};
 use crate::catalog::Catalog;
@@ -39,6 +41,17 @@ impl DeferredIndex {
 
     /// Indexes `deferred` (candidate indices of `catalog`, in rank order).
     pub fn of(catalog: &Catalog, deferred: &[usize]) -> Self {
+        Self::shared(catalog, deferred, true)
+    }
+
+    /// Indexes `offered` (candidate indices of `catalog`: the tools a chat
+    /// is offered, the control tool left out) one entry per tool, whatever
+    /// their kind: an offered tool is never loaded with its kind.
+    pub fn offered(catalog: &Catalog, offered: &[usize]) -> Self {
+        Self::shared(catalog, offered, false)
+    }
+
+    fn shared(catalog: &Catalog, tools: &[usize], together: bool) -> Self {
         // With the encoder, words and meaning (docs/search.md), through the
         // process's one vector cache.
         #[cfg(feature = "encoder")]
@@ -46,10 +59,10 @@ impl DeferredIndex {
             let mut cache = super::vectors::shared()
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            Self::build(catalog, deferred, &mut cache)
+            Self::build(catalog, tools, together, &mut cache)
         }
         #[cfg(not(feature = "encoder"))]
-        Self::build(catalog, deferred)
+        Self::build(catalog, tools, together)
     }
 
     /// [`DeferredIndex::of`] through `cache`, which it reads, fills and
@@ -61,12 +74,14 @@ impl DeferredIndex {
         deferred: &[usize],
         cache: &mut super::vectors::VectorCache,
     ) -> Self {
-        Self::build(catalog, deferred, cache)
+        Self::build(catalog, deferred, true, cache)
     }
 
+    /// `together`: a kind that loads together is one entry.
     fn build(
         catalog: &Catalog,
         deferred: &[usize],
+        together: bool,
         #[cfg(feature = "encoder")] cache: &mut super::vectors::VectorCache,
     ) -> Self {
         #[cfg(test)]
@@ -75,7 +90,7 @@ impl DeferredIndex {
         let mut kinds: BTreeMap<usize, usize> = BTreeMap::new();
         for &i in deferred {
             let c = &catalog.candidates[i];
-            match c.kind.filter(|&k| catalog.kinds[k].together) {
+            match c.kind.filter(|&k| together && catalog.kinds[k].together) {
                 Some(k) => match kinds.get(&k) {
                     Some(&e) => entries[e].tools.push(i),
                     None => {

@@ -1,9 +1,11 @@
 //! Loading deferred tools into a live session: what the control tool does
 //! with a query or exact names, within the policy's bounds. A query in
-//! words loads one clear winner, or answers near-ties as a choice, or
-//! nothing below the relevance floor. Loads append; one that would not fit
-//! replaces the earliest loads before it, and a refused load changes
-//! nothing.
+//! words is matched against every tool the chat can reach, deferred or
+//! offered: it loads one clear winner, or answers near-ties as a choice,
+//! or says the winner is already there (offered or loaded) unless a tool
+//! not yet there comes close, or nothing below the relevance floor. Loads
+//! append; one that would not fit replaces the earliest loads before it,
+//! and a refused load changes nothing.
 
 use super::{Live, MAX_RESULTS, Spelling, deferred_parts, short};
 use crate::contract::{
@@ -11,7 +13,7 @@ use crate::contract::{
     SESSION_FORMAT_VERSION, Status,
 };
 use crate::plan::Plan;
-use crate::search::DeferredEntry;
+use crate::search::{DeferredEntry, DeferredIndex};
 
 /// The least lexical score ([`crate::search::Hit::lexical`]: the share of
 /// the best score the query's words could reach) that makes a best match
@@ -32,8 +34,18 @@ pub const CLEAR_MEANING: f64 = 0.45;
 /// Matches scoring at least this share of the best are near-ties: the
 /// query is answered with them as a choice, and none is loaded.
 pub const NEAR_TIE: f64 = 0.9;
-/// Most kinds a query that found nothing is answered with.
-const MAX_KINDS: usize = 12;
+/// When a query's clear winner is already offered or loaded, tools not
+/// yet there that score at least this share of it (and are relevant on
+/// their own) are offered beside it as a choice: the winner alone may not
+/// serve the ask ("stage files for commit" with `git_diff_staged` loaded:
+/// `git_add` scores 0.73 of it). Wider than [`NEAR_TIE`], since a choice
+/// costs the model one more ask and a false "already there" costs it the
+/// tool; chosen on the labelled asks of `tests/load_asks.rs`.
+pub const RIVAL: f64 = 0.7;
+/// Most kinds a query that found nothing is answered with: every group and
+/// server the chat reaches, up to this bound on a hostile policy's size;
+/// the rest are counted.
+pub const MAX_KINDS: usize = 256;
 
 /// What a query in words does, decided from its hits alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +83,100 @@ pub(crate) fn pick(hits: &[crate::search::Hit], choices: usize) -> Pick {
         // A winner by a related but unsure meaning: the best few are asked.
         [_] => Pick::Choose(hits.iter().take(choices.max(2)).map(|h| h.entry).collect()),
         _ => Pick::Choose(ties),
+    }
+}
+
+/// What a query in words does, decided from its hits over everything the
+/// chat can reach and from which entries are there already.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Nothing matches well.
+    Nothing,
+    /// One clear winner, not yet there: load it.
+    Load(usize),
+    /// One clear winner, already offered or loaded, and nothing close that
+    /// is not.
+    Ready(usize),
+    /// The model picks, best first: near-ties, or a winner already there
+    /// with the close matches that are not.
+    Choose(Vec<usize>),
+}
+
+/// The decision for `hits` (best first) where `ready` tells the entries
+/// already offered or loaded; at most `choices` (and never fewer than 2)
+/// are offered as a choice. An exact name is never second-guessed.
+pub(crate) fn decide(
+    hits: &[crate::search::Hit],
+    choices: usize,
+    ready: impl Fn(usize) -> bool,
+) -> Decision {
+    match pick(hits, choices) {
+        Pick::Nothing => Decision::Nothing,
+        Pick::Choose(ties) => Decision::Choose(ties),
+        Pick::One(e) if !ready(e) => Decision::Load(e),
+        Pick::One(e) => {
+            let best = &hits[0];
+            if best.score >= 1.0 {
+                return Decision::Ready(e);
+            }
+            let rivals: Vec<usize> = hits
+                .iter()
+                .skip(1)
+                .filter(|h| h.score >= best.score * RIVAL && !ready(h.entry) && relevant(h))
+                .take(choices.max(2) - 1)
+                .map(|h| h.entry)
+                .collect();
+            if rivals.is_empty() {
+                Decision::Ready(e)
+            } else {
+                Decision::Choose(std::iter::once(e).chain(rivals).collect())
+            }
+        }
+    }
+}
+
+/// What a load in words searches: the deferred entries, and the offered
+/// tools in an index of their own. A hit's entry counts the deferred
+/// entries first, then the offered ones.
+pub(crate) struct Reach<'a> {
+    /// The deferred tools (kinds that load together as one entry).
+    pub deferred: &'a DeferredIndex,
+    /// The tools the chat is offered, the control tool left out.
+    pub offered: &'a DeferredIndex,
+}
+
+impl Reach<'_> {
+    /// The best entries of both for `query`, at most `limit`, by score and
+    /// then name, so the order is the same run after run.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<crate::search::Hit> {
+        let n = self.deferred.entries.len();
+        let mut hits = self.deferred.search(query, limit);
+        hits.extend(self.offered.search(query, limit).into_iter().map(|mut h| {
+            h.entry += n;
+            h
+        }));
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.entry(a.entry).name.cmp(&self.entry(b.entry).name))
+        });
+        hits.truncate(limit);
+        hits
+    }
+
+    /// A merged hit's entry.
+    pub fn entry(&self, e: usize) -> &DeferredEntry {
+        let n = self.deferred.entries.len();
+        if e < n {
+            &self.deferred.entries[e]
+        } else {
+            &self.offered.entries[e - n]
+        }
+    }
+
+    /// Whether a merged hit's entry is an offered tool.
+    pub fn is_offered(&self, e: usize) -> bool {
+        e >= self.deferred.entries.len()
     }
 }
 
@@ -220,84 +326,100 @@ impl Live {
         }
     }
 
-    /// The unit a query in words loads: its one clear best match. A query
-    /// whose best match scores below [`RELEVANCE_FLOOR`] loads nothing and
-    /// is answered with the kinds of tools there are; one whose best
-    /// matches are near-ties (within [`NEAR_TIE`] of the best) loads
-    /// nothing and is answered with them, for the model to pick by name.
+    /// The unit a query in words loads: its one clear best match among
+    /// everything the chat can reach ([`decide`]). A query whose best match
+    /// scores below [`RELEVANCE_FLOOR`] loads nothing and is answered with
+    /// the kinds of tools there are; one whose best matches are near-ties
+    /// (within [`NEAR_TIE`] of the best) loads nothing and is answered with
+    /// them, for the model to pick by name; one whose winner is already
+    /// offered or loaded says so, or, with tools not yet there within
+    /// [`RIVAL`] of it, answers them all as a choice.
     fn pick_query(&self, query: &str, notes: &mut Vec<LoadNote>) -> Vec<Vec<usize>> {
         let catalog = &self.basis.catalog;
-        let index = self.basis.index();
-        let entries = &index.entries;
-        let hits = index.search(query, MAX_RESULTS);
+        let reach = self.basis.reach();
+        let hits = reach.search(query, MAX_RESULTS);
         let choices = catalog.deferral_policy.per_query as usize;
-        let ties = match pick(&hits, choices) {
-            Pick::Nothing => {
-                notes.push(LoadNote::NothingFound {
-                    query: query.to_string(),
-                    kinds: self.deferred_kinds(),
-                });
-                return Vec::new();
-            }
-            Pick::One(entry) => vec![entry],
-            Pick::Choose(ties) => ties,
-        };
         let loaded = |e: usize| {
-            entries[e]
+            reach
+                .entry(e)
                 .tools
                 .iter()
                 .all(|&i| self.is_loaded(&catalog.candidates[i].name))
         };
-        if let [only] = ties[..] {
-            if loaded(only) {
-                for &i in &entries[only].tools {
+        let ready = |e: usize| reach.is_offered(e) || loaded(e);
+        match decide(&hits, choices, ready) {
+            Decision::Nothing => {
+                let (kinds, more) = self.reachable_kinds();
+                notes.push(LoadNote::NothingFound {
+                    query: query.to_string(),
+                    kinds,
+                    more,
+                });
+                Vec::new()
+            }
+            Decision::Ready(e) if reach.is_offered(e) => {
+                notes.push(LoadNote::AlreadyOffered {
+                    name: reach.entry(e).name.clone(),
+                });
+                Vec::new()
+            }
+            Decision::Ready(e) => {
+                for &i in &reach.entry(e).tools {
                     notes.push(LoadNote::AlreadyLoaded {
                         name: catalog.candidates[i].name.clone(),
                     });
                 }
-                return Vec::new();
+                Vec::new()
             }
-            let todo: Vec<usize> = entries[only]
-                .tools
-                .iter()
-                .copied()
-                .filter(|&i| !self.is_loaded(&catalog.candidates[i].name))
-                .collect();
-            return vec![todo];
+            Decision::Load(e) => {
+                let todo: Vec<usize> = reach
+                    .entry(e)
+                    .tools
+                    .iter()
+                    .copied()
+                    .filter(|&i| !self.is_loaded(&catalog.candidates[i].name))
+                    .collect();
+                vec![todo]
+            }
+            Decision::Choose(options) => {
+                notes.push(LoadNote::Choose {
+                    query: query.to_string(),
+                    options: options
+                        .into_iter()
+                        .map(|e| LoadOption {
+                            name: reach.entry(e).name.clone(),
+                            description: crate::search::one_line(&reach.entry(e).description),
+                            loaded: !reach.is_offered(e) && loaded(e),
+                            offered: reach.is_offered(e),
+                        })
+                        .collect(),
+                });
+                Vec::new()
+            }
         }
-        notes.push(LoadNote::Choose {
-            query: query.to_string(),
-            options: ties
-                .into_iter()
-                .map(|e| LoadOption {
-                    name: entries[e].name.clone(),
-                    description: crate::search::one_line(&entries[e].description),
-                    loaded: loaded(e),
-                })
-                .collect(),
-        });
-        Vec::new()
     }
 
-    /// The kinds (groups and servers) that have deferred tools, in the rank
-    /// order of their first deferred tool, at most [`MAX_KINDS`].
-    fn deferred_kinds(&self) -> Vec<String> {
+    /// Every kind (group or server) of a tool the chat can reach, offered
+    /// or deferred: the roster's in roster order, then the deferred tools'
+    /// in rank order; at most [`MAX_KINDS`], with how many more there are.
+    fn reachable_kinds(&self) -> (Vec<String>, u32) {
         let catalog = &self.basis.catalog;
+        let mut seen = vec![false; catalog.kinds.len()];
         let mut kinds: Vec<usize> = Vec::new();
-        for &i in &self.basis.ranked {
+        for &i in self.basis.offered.iter().chain(&self.basis.ranked) {
             if let Some(k) = catalog.candidates[i].kind
-                && !kinds.contains(&k)
+                && !std::mem::replace(&mut seen[k], true)
             {
                 kinds.push(k);
-                if kinds.len() == MAX_KINDS {
-                    break;
-                }
             }
         }
-        kinds
+        let more = kinds.len().saturating_sub(MAX_KINDS) as u32;
+        let names = kinds
             .into_iter()
+            .take(MAX_KINDS)
             .map(|k| catalog.kinds[k].name.clone())
-            .collect()
+            .collect();
+        (names, more)
     }
 
     /// The units exact names load; names that cannot be loaded get a note.
@@ -527,7 +649,8 @@ pub enum LoadRequest {
 
 #[cfg(test)]
 mod tests {
-    use super::{Pick, pick};
+    use super::{Decision, Pick, decide, pick};
+    use crate::contract::LoadNote;
     use crate::search::Hit;
 
     fn hit(entry: usize, score: f64, lexical: f64, cosine: Option<f64>) -> Hit {
@@ -585,5 +708,51 @@ mod tests {
         assert_eq!(pick(&worded, 3), Pick::One(2));
         let unrelated = [hit(2, 0.5, 0.01, Some(0.29))];
         assert_eq!(pick(&unrelated, 3), Pick::Nothing);
+    }
+
+    /// Issue 35: "stage files for commit" with `git_diff_staged` loaded
+    /// answered "already loaded", though `git_add` was what the ask needed.
+    /// A winner already there is said to be there only when nothing not yet
+    /// there comes within `RIVAL` of it, relevant on its own.
+    #[test]
+    fn a_winner_already_there_is_asked_with_close_matches_not_yet_there() {
+        let hits = [
+            hit(0, 0.38, 0.5, None),
+            hit(1, 0.27, 0.3, None),
+            hit(2, 0.27, 0.3, None),
+            hit(3, 0.2, 0.3, None),
+        ];
+        let ready = |e: usize| e == 0;
+        assert_eq!(decide(&hits, 3, ready), Decision::Choose(vec![0, 1, 2]));
+        assert_eq!(decide(&hits, 1, ready), Decision::Choose(vec![0, 1]));
+        // Not ready: the clear winner loads, as before.
+        assert_eq!(decide(&hits, 3, |_| false), Decision::Load(0));
+        // A close match already there, or too weak on its own, is no rival.
+        assert_eq!(decide(&hits, 3, |e| e < 3), Decision::Ready(0));
+        let weak = [hit(0, 0.38, 0.5, None), hit(1, 0.3, 0.1, None)];
+        assert_eq!(decide(&weak, 3, ready), Decision::Ready(0));
+        let far = [hit(0, 0.38, 0.5, None), hit(1, 0.26, 0.3, None)];
+        assert_eq!(decide(&far, 3, ready), Decision::Ready(0));
+        // An exact name is never second-guessed.
+        let exact = [hit(0, 1.0, 1.0, None), hit(1, 0.99, 0.9, None)];
+        assert_eq!(decide(&exact, 3, ready), Decision::Ready(0));
+        assert_eq!(decide(&[], 3, ready), Decision::Nothing);
+    }
+
+    /// The kinds a "nothing found" names are server-supplied: written with
+    /// hidden characters escaped, and those past the bound counted.
+    #[test]
+    fn nothing_found_escapes_its_kinds_and_counts_those_left_out() {
+        let note = LoadNote::NothingFound {
+            query: "bake a cake".into(),
+            kinds: vec!["mcp__time".into(), "mcp__a\u{202E}b".into()],
+            more: 3,
+        };
+        let text = note.to_string();
+        assert!(!text.contains('\u{202E}'), "{text}");
+        assert!(
+            text.contains("mcp__time, mcp__a\\u{202E}b, 3 more."),
+            "{text}"
+        );
     }
 }
