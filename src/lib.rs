@@ -137,7 +137,10 @@ pub mod input;
 pub mod lock;
 pub mod loopback;
 /// The one MCP client (stdio and Streamable HTTP) that discovery, lock,
-/// `muster call` and the gateway speak to MCP servers through.
+/// `muster call` and the gateway speak to MCP servers through. Without
+/// `serve` there is no gateway, so its parts (relayed asks, restarts) are
+/// built but unused.
+#[cfg_attr(not(feature = "serve"), allow(dead_code, unused_imports))]
 mod mcp_client;
 /// Escaping of names for display. Public only for the binary's text
 /// rendering; not part of the host API.
@@ -168,8 +171,8 @@ pub mod snapshot;
 pub mod store;
 pub mod tokens;
 /// OpenTelemetry spans of the gateway's calls over OTLP/HTTP, off unless the
-/// standard `OTEL_EXPORTER_OTLP_*` variables name an endpoint.
-#[cfg(feature = "serve")]
+/// standard `OTEL_EXPORTER_OTLP_*` variables name an endpoint. Built with
+/// every feature set: the one MCP client carries a call's trace context.
 pub mod trace;
 mod unique;
 pub mod validate;
