@@ -3,7 +3,8 @@
 //! dot products (`score`, before issue 35) and as int8 codes in one block
 //! (`score_int8`, what `Index::search` does per entry after encoding the
 //! query), a mixed search
-//! end to end, and a warm mixed build (every vector cached, in memory and
+//! end to end, 64 tool texts encoded one at a time and batched (a cold
+//! catalog's cost), and a warm mixed build (every vector cached, in memory and
 //! read from `vectors.bin`).
 //!
 //! The corpus is `benches/search.rs`'s: the six recorded servers' 55 tools
@@ -76,6 +77,20 @@ fn bench_vectors(c: &mut Criterion) {
         b.iter(|| index.search(black_box("find the emails about last week's invoice"), 5))
     });
     group.sample_size(10);
+    // A cold catalog's encoding (issue 35): 64 distinct tool texts one at
+    // a time, and as one call that batches them (the same bits).
+    let cold: Vec<&str> = texts[..64].iter().map(String::as_str).collect();
+    group.bench_function("encode_64_one_at_a_time", |b| {
+        b.iter(|| {
+            black_box(&cold)
+                .iter()
+                .map(|t| Encoder::get().embed(t))
+                .collect::<Vec<_>>()
+        })
+    });
+    group.bench_function("encode_64_batched", |b| {
+        b.iter(|| Encoder::get().embed_batch(black_box(&cold)))
+    });
     group.bench_function("build_warm_in_memory", |b| {
         b.iter(|| Index::build_mixed(entries(black_box(&tools)), &mut cache))
     });

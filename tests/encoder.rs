@@ -165,11 +165,24 @@ fn vectors_are_pinned_to_the_bit() {
     let vectors = texts.iter().map(|t| encoder.embed(t));
     assert_eq!(
         (encoder::ARITHMETIC, digest(vectors).as_str()),
-        (
-            "fixed-order-3",
-            "a0821eec015939350d45d71d71272b8fe845853fd4d1d5b4048a744da0aad517"
-        ),
+        ("fixed-order-3", PINNED),
     );
+}
+
+/// [`vectors_are_pinned_to_the_bit`]'s digest.
+const PINNED: &str = "a0821eec015939350d45d71d71272b8fe845853fd4d1d5b4048a744da0aad517";
+
+/// A batch (the rows of several texts in one pass, as a cold catalog is
+/// encoded) gives each text the bits it has alone, by every build.
+#[test]
+fn a_batch_gives_the_pinned_bits() {
+    let encoder = Encoder::get();
+    let texts = pinned_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    for kernel in [Kernel::Portable, Kernel::Avx, Kernel::Avx512] {
+        let batch = encoder.embed_batch_with(&refs, kernel);
+        assert_eq!(digest(batch), PINNED, "{kernel:?}");
+    }
 }
 
 /// The 16-wide AVX-512 build, the 8-wide AVX build and the baseline build
@@ -312,11 +325,11 @@ mod mixed {
         );
     }
 
-    /// Missing texts are encoded on two threads; each vector is the one a
-    /// single thread computes.
+    /// Missing texts are encoded on two threads, 64 texts at a time in
+    /// batches; each vector is the one a single thread computes alone.
     #[test]
     fn threads_do_not_change_a_vector() {
-        let texts: Vec<String> = (0..7)
+        let texts: Vec<String> = (0..150)
             .map(|i| format!("tool number {i}: does thing {i}"))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

@@ -226,36 +226,54 @@ impl VectorCache {
     }
 }
 
-/// Encodes `texts` on up to [`ENCODE_THREADS`] threads, each a contiguous
-/// share; the result is in the input's order.
+/// Texts a thread takes at a time ([`encode_all`]): several of the
+/// encoder's batches, and small enough that a thread slowed by other work
+/// on the machine leaves the rest to the other.
+const SHARE: usize = 64;
+
+/// Encodes `texts` on up to [`ENCODE_THREADS`] threads, each taking the
+/// next [`SHARE`] texts while any are left and encoding them in batches
+/// ([`Encoder::embed_batch`]: the same bits as one at a time, for less);
+/// the result is in the input's order, whichever thread encoded what.
 fn encode_all(texts: &[(Key, &str)]) -> Vec<(Key, Vector)> {
     let encode = |share: &[(Key, &str)]| -> Vec<(Key, Vector)> {
-        let encoder = Encoder::get();
+        let batch: Vec<&str> = share.iter().map(|(_, t)| *t).collect();
+        let vectors = Encoder::get().embed_batch(&batch);
         share
             .iter()
-            .map(|(k, t)| (*k, Vector::from(encoder.embed(t))))
+            .zip(vectors)
+            .map(|((k, _), v)| (*k, Vector::from(v)))
             .collect()
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(ENCODE_THREADS)
-        .min(texts.len());
+        .min(texts.len().div_ceil(SHARE));
     if threads <= 1 {
         return encode(texts);
     }
     // Load the model once, before the threads race for it.
     Encoder::get();
-    let share = texts.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = texts
-            .chunks(share)
-            .map(|chunk| s.spawn(move || encode(chunk)))
-            .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let share = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(chunk) = texts.chunks(SHARE).nth(share) else {
+                return done;
+            };
+            done.push((share, encode(chunk)));
+        }
+    };
+    let mut shares: Vec<(usize, Vec<(Key, Vector)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    })
+    });
+    shares.sort_unstable_by_key(|(share, _)| *share);
+    shares.into_iter().flat_map(|(_, v)| v).collect()
 }
 
 #[cfg(test)]

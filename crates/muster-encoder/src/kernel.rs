@@ -189,6 +189,11 @@ fn attention_avx(
 
 /// Sums computed side by side in attention: one AVX-512 register.
 const LANES: usize = 16;
+/// Query rows computed together: each sum is a chain of dependent
+/// additions, and [`QUERIES`] rows' chains side by side keep the adders
+/// busy (issue 35: attention was a fifth of an encoding, waiting on one
+/// chain at a time). Each sum keeps its own order.
+const QUERIES: usize = 4;
 
 #[inline(always)]
 fn attention_body(
@@ -204,7 +209,10 @@ fn attention_body(
     // fixed-size array the compiler keeps in registers.
     let padded = n.div_ceil(LANES) * LANES;
     let mut kt = vec![0f32; head * padded];
-    let mut scores = vec![0f32; padded];
+    let mut scores = vec![0f32; QUERIES * padded];
+    let mut qt = vec![[0f32; QUERIES]; head];
+    let mut wt = vec![[0f32; QUERIES]; n];
+    let groups = head / LANES;
     for h in 0..heads {
         let off = h * head;
         // k_hᵀ, [head × padded], so a score row is an axpy over tokens.
@@ -213,60 +221,96 @@ fn attention_body(
                 kt[d * padded + j] = x;
             }
         }
-        for (qi, ci) in q.chunks_exact(dim).zip(context.chunks_exact_mut(dim)) {
-            let qh = &qi[off..off + head];
+        for first in (0..n).step_by(QUERIES) {
+            let rows = (n - first).min(QUERIES);
+            // The rows' queries side by side, [head × QUERIES]; rows past
+            // the last repeat it, and are not kept.
+            for (d, qd) in qt.iter_mut().enumerate() {
+                *qd = std::array::from_fn(|r| q[(first + r).min(n - 1) * dim + off + d]);
+            }
             // Each score is its products added in head order.
-            for (g, s) in scores.chunks_exact_mut(LANES).enumerate() {
-                let mut acc = [0f32; LANES];
-                for (&qd, kd) in qh.iter().zip(kt.chunks_exact(padded)) {
+            for g in 0..padded / LANES {
+                let mut acc = [[0f32; LANES]; QUERIES];
+                for (qd, kd) in qt.iter().zip(kt.chunks_exact(padded)) {
                     let kd: &[f32; LANES] = kd[g * LANES..][..LANES].try_into().expect("LANES");
-                    for (a, &x) in acc.iter_mut().zip(kd) {
-                        *a += qd * x;
+                    for r in 0..QUERIES {
+                        for l in 0..LANES {
+                            acc[r][l] += qd[r] * kd[l];
+                        }
                     }
                 }
-                s.copy_from_slice(&acc);
+                for (s, acc) in scores.chunks_exact_mut(padded).zip(&acc) {
+                    s[g * LANES..][..LANES].copy_from_slice(acc);
+                }
             }
-            let scores = &mut scores[..n];
-            for s in scores.iter_mut() {
-                *s *= scale;
+            softmax_rows(&mut scores, n, scale);
+            // The rows' weights side by side, [n × QUERIES].
+            for (j, wj) in wt.iter_mut().enumerate() {
+                *wj = std::array::from_fn(|r| scores[r.min(rows - 1) * padded + j]);
             }
-            softmax(scores);
             // Each context element is its products added in token order.
-            let c = &mut ci[off..off + head];
-            let mut groups = c.chunks_exact_mut(LANES);
-            for (g, c) in groups.by_ref().enumerate() {
-                let mut acc = [0f32; LANES];
-                for (&s, vj) in scores.iter().zip(v.chunks_exact(dim)) {
+            for g in 0..groups {
+                let mut acc = [[0f32; LANES]; QUERIES];
+                for (wj, vj) in wt.iter().zip(v.chunks_exact(dim)) {
                     let vj: &[f32; LANES] =
                         vj[off + g * LANES..][..LANES].try_into().expect("LANES");
-                    for (a, &x) in acc.iter_mut().zip(vj) {
-                        *a += s * x;
+                    for r in 0..QUERIES {
+                        for l in 0..LANES {
+                            acc[r][l] += wj[r] * vj[l];
+                        }
                     }
                 }
-                c.copy_from_slice(&acc);
+                for (r, acc) in acc.iter().enumerate().take(rows) {
+                    context[(first + r) * dim + off + g * LANES..][..LANES].copy_from_slice(acc);
+                }
             }
-            let rest = groups.into_remainder();
-            let first = head - rest.len();
-            rest.fill(0.0);
-            for (&s, vj) in scores.iter().zip(v.chunks_exact(dim)) {
-                for (c, &x) in rest.iter_mut().zip(&vj[off + first..off + head]) {
-                    *c += s * x;
+            // A head's last dimensions, past its whole groups.
+            let done = groups * LANES;
+            for r in 0..rows {
+                let c = &mut context[(first + r) * dim + off + done..][..head - done];
+                c.fill(0.0);
+                for (wj, vj) in wt.iter().zip(v.chunks_exact(dim)) {
+                    for (c, &x) in c.iter_mut().zip(&vj[off + done..off + head]) {
+                        *c += wj[r] * x;
+                    }
                 }
             }
         }
     }
 }
 
+/// Each of the [`QUERIES`] rows of `scores` (each padded to whole
+/// groups of [`LANES`]) times `scale`, then softmax over its first `n`:
+/// `e^(s - max)` element by element (the padding too, not kept, so the
+/// loop has no remainder), over the sum of the first `n` added in order
+/// from 0. The rows' maxima and sums run side by side.
 #[inline(always)]
-fn softmax(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    // Each exponential alone (the loop vectorizes), then their sum in order.
-    for a in row.iter_mut() {
-        *a = exp(*a - max);
+fn softmax_rows(scores: &mut [f32], n: usize, scale: f32) {
+    let padded = scores.len() / QUERIES;
+    for s in scores.iter_mut() {
+        *s *= scale;
     }
-    let sum = row.iter().fold(0f32, |s, a| s + a);
-    for a in row.iter_mut() {
-        *a /= sum;
+    let mut max = [f32::NEG_INFINITY; QUERIES];
+    let mut sum = [0f32; QUERIES];
+    for j in 0..n {
+        for (r, m) in max.iter_mut().enumerate() {
+            *m = m.max(scores[r * padded + j]);
+        }
+    }
+    for (row, m) in scores.chunks_exact_mut(padded).zip(max) {
+        for a in row.iter_mut() {
+            *a = exp(*a - m);
+        }
+    }
+    for j in 0..n {
+        for (r, s) in sum.iter_mut().enumerate() {
+            *s += scores[r * padded + j];
+        }
+    }
+    for (row, s) in scores.chunks_exact_mut(padded).zip(sum) {
+        for a in &mut row[..n] {
+            *a /= s;
+        }
     }
 }
 

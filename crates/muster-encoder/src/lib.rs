@@ -12,6 +12,7 @@
 //! a vector cached by one run (muster's `search::vectors`) is the one another run
 //! would compute.
 
+mod forward;
 mod kernel;
 mod linear;
 pub mod packed;
@@ -257,80 +258,61 @@ impl Encoder {
     }
 
     fn unit(&self, ids: &[u32], kernel: Kernel) -> Vec<f32> {
-        let mut pooled = self.pool(ids, kernel);
-        let norm = dot(&pooled, &pooled).sqrt();
-        if norm > 0.0 {
-            for p in &mut pooled {
-                *p /= norm;
-            }
+        normalize(self.pool(ids, kernel))
+    }
+
+    /// The unit vector of each text, in order: [`Encoder::embed`] of each,
+    /// the same bits, computed batch by batch (rows of several texts in
+    /// one pass, `forward.rs`), which costs less per text than one at a
+    /// time.
+    pub fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        self.embed_batch_with(texts, Kernel::best())
+    }
+
+    /// [`Encoder::embed_batch`] by the given build of the arithmetic (the
+    /// same bits from each, and the same as [`Encoder::embed_with`]).
+    pub fn embed_batch_with(&self, texts: &[&str], kernel: Kernel) -> Vec<Vec<f32>> {
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.tokenize(t)).collect();
+        let mut scratch = forward::Scratch::default();
+        let mut out = Vec::with_capacity(texts.len());
+        let mut rest = &ids[..];
+        while !rest.is_empty() {
+            // As many texts as fit in a batch's rows (at least one).
+            let mut rows = 0;
+            let take = rest
+                .iter()
+                .take_while(|ids| {
+                    rows += ids.len();
+                    rows <= forward::BATCH_ROWS
+                })
+                .count()
+                .max(1);
+            let batch: Vec<&[u32]> = rest[..take].iter().map(Vec::as_slice).collect();
+            let pooled = self.pool_batch(&batch, kernel, &mut scratch);
+            out.extend(pooled.into_iter().map(normalize));
+            rest = &rest[take..];
         }
-        pooled
+        out
     }
 
     /// The sum of the last layer's outputs for token ids `ids` (at most
     /// [`MAX_TOKENS`], `[CLS]` and `[SEP]` included), not normalized: what
     /// the static model is distilled from (`examples/distill.rs`).
     pub fn pool(&self, ids: &[u32], kernel: Kernel) -> Vec<f32> {
-        let ids = &ids[..ids.len().min(MAX_TOKENS)];
-        let n = ids.len();
-        let mut x = vec![0f32; n * DIM];
-        for (t, (&id, row)) in ids.iter().zip(x.chunks_exact_mut(DIM)).enumerate() {
-            self.words.row_into(id as usize, row);
-            for (v, p) in row.iter_mut().zip(&self.positions[t * DIM..(t + 1) * DIM]) {
-                *v += p;
-            }
-        }
-        layer_norm(&mut x, &self.norm);
-        let mut q = vec![0f32; n * DIM];
-        let mut k = vec![0f32; n * DIM];
-        let mut v = vec![0f32; n * DIM];
-        let mut context = vec![0f32; n * DIM];
-        let mut attended = vec![0f32; n * DIM];
-        let head = DIM / self.heads;
-        let scale = 1.0 / (head as f32).sqrt();
-        for layer in &self.layers {
-            layer.query.apply(kernel, &x, n, &mut q);
-            layer.key.apply(kernel, &x, n, &mut k);
-            layer.value.apply(kernel, &x, n, &mut v);
-            kernel::attention(kernel, (&q, &k, &v), n, self.heads, scale, &mut context);
-            layer.output.apply(kernel, &context, n, &mut attended);
-            for (a, b) in x.iter_mut().zip(&attended) {
-                *a += b;
-            }
-            layer_norm(&mut x, &layer.attention_norm);
-            let mut inner = vec![0f32; n * layer.intermediate.outputs()];
-            layer.intermediate.apply(kernel, &x, n, &mut inner);
-            kernel::gelu(kernel, &mut inner);
-            layer.down.apply(kernel, &inner, n, &mut attended);
-            for (a, b) in x.iter_mut().zip(&attended) {
-                *a += b;
-            }
-            layer_norm(&mut x, &layer.output_norm);
-        }
-        let mut pooled = vec![0f32; DIM];
-        for row in x.chunks_exact(DIM) {
-            for (p, a) in pooled.iter_mut().zip(row) {
-                *p += a;
-            }
-        }
-        pooled
+        let mut pooled = self.pool_batch(&[ids], kernel, &mut forward::Scratch::default());
+        pooled.pop().expect("one text, one vector")
     }
 }
 
-fn layer_norm(x: &mut [f32], norm: &Norm) {
-    let len = norm.weight.len();
-    for row in x.chunks_exact_mut(len) {
-        let mean = row.iter().map(|&a| f64::from(a)).sum::<f64>() / len as f64;
-        let var = row
-            .iter()
-            .map(|&a| (f64::from(a) - mean) * (f64::from(a) - mean))
-            .sum::<f64>()
-            / len as f64;
-        let inv = 1.0 / (var + 1e-12).sqrt();
-        for ((a, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
-            *a = ((f64::from(*a) - mean) * inv) as f32 * w + b;
+/// `v` divided by its length (a zero vector stays zero).
+fn normalize(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = dot(&v, &v).sqrt();
+    if norm > 0.0 {
+        for p in &mut v {
+            *p /= norm;
         }
     }
+    v
 }
 
 /// Dot product in a fixed order (eight lanes, then the lanes in order), so

@@ -27,6 +27,9 @@ const PANEL: usize = 16;
 /// Tokens computed together: a panel's weights loaded once serve eight,
 /// and eight independent sums hide an integer multiply-add's latency.
 const ROWS: usize = 8;
+/// Blocks of [`ROWS`] rows in a tile: a tile's codes (64 rows: 48 KB for
+/// 384 inputs, 192 KB for 1,536) stay in cache while every panel passes.
+const TILE: usize = 8;
 
 /// A linear layer packed for [`Linear::apply`].
 pub(super) struct Linear {
@@ -38,8 +41,6 @@ pub(super) struct Linear {
     scales: Vec<f32>,
     bias: Vec<f32>,
     inputs: usize,
-    /// The largest input code: [`codes`] of `inputs`.
-    codes: f32,
 }
 
 /// The largest input code for a layer of `inputs` inputs: the most
@@ -78,7 +79,6 @@ impl Linear {
             scales,
             bias,
             inputs,
-            codes: codes(inputs) as f32,
         }
     }
 
@@ -88,60 +88,140 @@ impl Linear {
     }
 
     /// out[n × outputs] = x[n × inputs] · W + bias, by the fastest build
-    /// `kernel` allows on this CPU (all give the same bits).
-    pub(super) fn apply(&self, kernel: Kernel, x: &[f32], n: usize, out: &mut [f32]) {
+    /// `kernel` allows on this CPU (all give the same bits). `coded` is
+    /// scratch space, kept by the caller so a batch allocates once.
+    /// Inlined, as [`Coded::code`] is.
+    #[inline(always)]
+    pub(super) fn apply(
+        &self,
+        kernel: Kernel,
+        x: &[f32],
+        n: usize,
+        out: &mut [f32],
+        coded: &mut Coded,
+    ) {
+        coded.code(x, n, self.inputs);
+        self.apply_coded(kernel, coded, out);
+    }
+
+    /// [`Linear::apply`] to inputs already coded for a layer of as many
+    /// inputs ([`Coded::code`]): layers that read the same inputs (a
+    /// layer's query, key and value) code them once.
+    pub(super) fn apply_coded(&self, kernel: Kernel, coded: &Coded, out: &mut [f32]) {
+        assert_eq!(coded.inputs, self.inputs, "inputs coded for this layer");
         #[cfg(target_arch = "x86_64")]
         {
             let f = Features::get();
             // SAFETY (each call): the CPU has the build's features, checked
             // by `Features::get`.
             if kernel == Kernel::Avx512 && f.avx512vnni {
-                return unsafe { self.apply_vnni(x, n, out) };
+                return unsafe { self.apply_vnni(coded, out) };
             }
             if kernel == Kernel::Avx512 && f.avx512bw {
-                return unsafe { self.apply_avx512(x, n, out) };
+                return unsafe { self.apply_avx512(coded, out) };
             }
             if kernel != Kernel::Portable && f.avx2 {
-                return unsafe { self.apply_avx2(x, n, out) };
+                return unsafe { self.apply_avx2(coded, out) };
             }
         }
         let _ = kernel;
-        self.body::<PORTABLE>(x, n, out);
+        self.body::<PORTABLE>(coded, out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    fn apply_vnni(&self, x: &[f32], n: usize, out: &mut [f32]) {
-        self.body::<VNNI>(x, n, out);
+    fn apply_vnni(&self, coded: &Coded, out: &mut [f32]) {
+        self.body::<VNNI>(coded, out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn apply_avx512(&self, x: &[f32], n: usize, out: &mut [f32]) {
-        self.body::<AVX512>(x, n, out);
+    fn apply_avx512(&self, coded: &Coded, out: &mut [f32]) {
+        self.body::<AVX512>(coded, out);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn apply_avx2(&self, x: &[f32], n: usize, out: &mut [f32]) {
-        self.body::<AVX2>(x, n, out);
+    fn apply_avx2(&self, coded: &Coded, out: &mut [f32]) {
+        self.body::<AVX2>(coded, out);
     }
 
-    /// [`Linear::apply`], its integer sums by build `BUILD`, which the
-    /// caller checked the CPU runs.
+    /// [`Linear::apply_coded`], its integer sums by build `BUILD`, which
+    /// the caller checked the CPU runs. Rows go in tiles of [`TILE`]
+    /// blocks, so a tile's codes stay in cache while every panel of
+    /// weights passes over them.
     #[inline(always)]
-    fn body<const BUILD: u8>(&self, x: &[f32], n: usize, out: &mut [f32]) {
-        let inputs = self.inputs;
+    fn body<const BUILD: u8>(&self, coded: &Coded, out: &mut [f32]) {
+        let (inputs, n) = (self.inputs, coded.rows);
         let outputs = self.bias.len();
-        assert_eq!(x.len(), n * inputs);
         assert_eq!(out.len(), n * outputs);
+        let block_len = inputs / 2 * ROWS;
+        let blocks = &coded.codes[..n.div_ceil(ROWS) * block_len];
+        let mut sums = [[0i32; PANEL]; ROWS];
+        for (tile, tile_blocks) in blocks.chunks(TILE * block_len).enumerate() {
+            for (p, panel) in self.weights.chunks_exact(inputs * PANEL).enumerate() {
+                let scales = &self.scales[p * PANEL..][..PANEL];
+                let bias = &self.bias[p * PANEL..][..PANEL];
+                for (b, block) in tile_blocks.chunks_exact(block_len).enumerate() {
+                    match BUILD {
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY (each): `apply_coded` checked the CPU has the build.
+                        VNNI => unsafe { dot_vnni(block, panel, &mut sums) },
+                        #[cfg(target_arch = "x86_64")]
+                        AVX512 => unsafe { dot_avx512(block, panel, &mut sums) },
+                        #[cfg(target_arch = "x86_64")]
+                        AVX2 => unsafe { dot_avx2(block, panel, &mut sums) },
+                        _ => dot_portable(block, panel, &mut sums),
+                    }
+                    let first = (tile * TILE + b) * ROWS;
+                    for (t, sum) in (first..n.min(first + ROWS)).zip(&sums) {
+                        let o = &mut out[t * outputs + p * PANEL..][..PANEL];
+                        let token_scale = coded.scales[t];
+                        for (((o, &s), &w), &c) in o.iter_mut().zip(sum).zip(scales).zip(bias) {
+                            *o = s as f32 * (token_scale * w) + c;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows of inputs coded as 16-bit integers for a layer of some number of
+/// inputs, with each row's scale: what [`Linear::apply_coded`] reads.
+#[derive(Default)]
+pub(super) struct Coded {
+    /// In blocks of [`ROWS`] rows, pair-major: for each pair of inputs,
+    /// [`ROWS`] i32 each holding the pair's two i16 codes (the last block
+    /// padded with zeros).
+    codes: Vec<i32>,
+    /// Each row's scale: `max |x| / codes` (0 for a zero or non-finite row).
+    scales: Vec<f32>,
+    rows: usize,
+    inputs: usize,
+    /// One row's codes, pair by pair, before they go to their block.
+    row: Vec<i32>,
+}
+
+impl Coded {
+    /// Codes the `n` rows of `x` (`n × inputs`) for a layer of `inputs`
+    /// inputs, replacing what it held. Inlined into its caller, so it runs
+    /// with the caller's instructions (`forward.rs`): every step is exact
+    /// or one IEEE operation per element, the same bits from any build.
+    #[inline(always)]
+    pub(super) fn code(&mut self, x: &[f32], n: usize, inputs: usize) {
+        assert_eq!(x.len(), n * inputs);
+        assert_eq!(inputs % 2, 0, "inputs come in pairs");
         let pairs = inputs / 2;
-        // Each token's codes, in blocks of ROWS tokens, pair-major: for each
-        // pair, ROWS i32 each holding the pair's two i16 codes (the last
-        // block padded with zeros); and each token's scale.
-        let blocks = n.div_ceil(ROWS);
-        let mut coded = vec![0i32; blocks * pairs * ROWS];
-        let mut token_scales = vec![0f32; n];
+        let most = codes(inputs) as f32;
+        self.rows = n;
+        self.inputs = inputs;
+        self.codes.clear();
+        self.codes.resize(n.div_ceil(ROWS) * pairs * ROWS, 0);
+        self.scales.clear();
+        self.scales.resize(n, 0.0);
+        self.row.clear();
+        self.row.resize(pairs, 0);
         for (t, row) in x.chunks_exact(inputs).enumerate() {
             // The largest magnitude, by the bits (for numbers that are not
             // NaN, a larger magnitude has larger bits once the sign is
@@ -153,47 +233,23 @@ impl Linear {
             if max == 0.0 || !max.is_finite() {
                 continue;
             }
-            let to_code = self.codes / max;
-            token_scales[t] = max / self.codes;
+            let to_code = most / max;
+            self.scales[t] = max / most;
             // To the nearest code (ties to even): adding 1.5 · 2²³ rounds
             // to a whole number and leaves it, two's complement, in the
             // low bits (integer arithmetic only, so the loop vectorizes).
             let code = |v: f32| {
-                let y = (v * to_code).clamp(-self.codes, self.codes);
-                ((y + 12_582_912.0).to_bits() & 0xffff) as u16 as i16
+                let y = (v * to_code).clamp(-most, most);
+                (y + 12_582_912.0).to_bits() & 0xffff
             };
-            let block = &mut coded[(t / ROWS) * pairs * ROWS..][..pairs * ROWS];
-            for (p, two) in row.chunks_exact(2).enumerate() {
-                let (lo, hi) = (code(two[0]), code(two[1]));
-                block[p * ROWS + t % ROWS] =
-                    (u32::from(lo as u16) | (u32::from(hi as u16) << 16)) as i32;
+            // The row's pairs side by side (the loop vectorizes), then
+            // into their places in the block.
+            for (c, two) in self.row.iter_mut().zip(row.chunks_exact(2)) {
+                *c = (code(two[0]) | (code(two[1]) << 16)) as i32;
             }
-        }
-        let mut sums = [[0i32; PANEL]; ROWS];
-        for (p, panel) in self.weights.chunks_exact(inputs * PANEL).enumerate() {
-            let scales = &self.scales[p * PANEL..][..PANEL];
-            let bias = &self.bias[p * PANEL..][..PANEL];
-            for (b, block) in coded.chunks_exact(pairs * ROWS).enumerate() {
-                match BUILD {
-                    #[cfg(target_arch = "x86_64")]
-                    // SAFETY (each): `apply` checked the CPU has the build.
-                    VNNI => unsafe { dot_vnni(block, panel, &mut sums) },
-                    #[cfg(target_arch = "x86_64")]
-                    AVX512 => unsafe { dot_avx512(block, panel, &mut sums) },
-                    #[cfg(target_arch = "x86_64")]
-                    AVX2 => unsafe { dot_avx2(block, panel, &mut sums) },
-                    _ => dot_portable(block, panel, &mut sums),
-                }
-                for (r, sum) in sums.iter().enumerate() {
-                    let t = b * ROWS + r;
-                    if t >= n {
-                        break;
-                    }
-                    let o = &mut out[t * outputs + p * PANEL..][..PANEL];
-                    for (((o, &s), &w), &c) in o.iter_mut().zip(sum).zip(scales).zip(bias) {
-                        *o = s as f32 * (token_scales[t] * w) + c;
-                    }
-                }
+            let block = &mut self.codes[(t / ROWS) * pairs * ROWS..][..pairs * ROWS];
+            for (slot, &c) in block.iter_mut().skip(t % ROWS).step_by(ROWS).zip(&self.row) {
+                *slot = c;
             }
         }
     }
@@ -355,10 +411,10 @@ mod tests {
                 .collect();
             x[..inputs].fill(-5.0);
             let mut want = vec![0f32; n * 32];
-            lin.apply(Kernel::Portable, &x, n, &mut want);
+            lin.apply(Kernel::Portable, &x, n, &mut want, &mut Coded::default());
             for kernel in [Kernel::Avx, Kernel::Avx512] {
                 let mut got = vec![0f32; n * 32];
-                lin.apply(kernel, &x, n, &mut got);
+                lin.apply(kernel, &x, n, &mut got, &mut Coded::default());
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "{kernel:?} {inputs}");
             }
@@ -373,7 +429,7 @@ mod tests {
             .map(|i| (((i * 7919) % 2003) as f32 / 100.0 - 10.0).powi(3) / 100.0)
             .collect();
         let mut got = vec![0f32; n * outputs];
-        lin.apply(Kernel::best(), &x, n, &mut got);
+        lin.apply(Kernel::best(), &x, n, &mut got, &mut Coded::default());
         for t in 0..n {
             let row = &x[t * inputs..][..inputs];
             let max = row.iter().fold(0f64, |m, v| m.max(f64::from(*v).abs()));
@@ -394,7 +450,13 @@ mod tests {
         }
         // A zero token gives the bias.
         let mut out = vec![1f32; outputs];
-        lin.apply(Kernel::best(), &vec![0f32; inputs], 1, &mut out);
+        lin.apply(
+            Kernel::best(),
+            &vec![0f32; inputs],
+            1,
+            &mut out,
+            &mut Coded::default(),
+        );
         assert_eq!(out, lin.bias);
     }
 
