@@ -34,7 +34,22 @@ const STARTERS: &[&str] = &[
 /// last); the whole query when it has one need, or `max` is 1. With
 /// `clauses`, a comma before white space and the word `and` end a need
 /// too ("beat tracking, MFCC extraction and chroma calculation").
+#[cfg(test)]
 pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
+    split_by(query, max, clauses, |_| true)
+}
+
+/// [`split`], where a piece is a need of its own only when it has
+/// [`MIN_WORDS`] words that carry meaning and `distinct(piece)` holds (the
+/// index says whether its words tell tools apart: "Can you provide me with
+/// a solution?" has two words that carry meaning and says nothing about
+/// which tool); otherwise it joins a neighbour.
+pub fn split_by<'q>(
+    query: &'q str,
+    max: usize,
+    clauses: bool,
+    distinct: impl Fn(&str) -> bool,
+) -> Vec<&'q str> {
     if max <= 1 {
         return vec![query];
     }
@@ -87,11 +102,9 @@ pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
     pieces.push((start, bytes.len()));
     // Pieces without enough meaning join a neighbour.
     let meaningful = |(s, e): (usize, usize)| {
-        text::words(&query[s..e])
-            .iter()
-            .filter(|w| text::term(w).is_some())
-            .count()
-            >= MIN_WORDS
+        let words = text::words(&query[s..e]);
+        words.iter().filter(|w| text::term(w).is_some()).count() >= MIN_WORDS
+            && distinct(&query[s..e])
     };
     let mut needs: Vec<(usize, usize)> = Vec::new();
     let mut pending: Option<usize> = None;
