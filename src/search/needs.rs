@@ -8,9 +8,10 @@
 //! A need ends at the end of a sentence (`.`, `!`, `?` or `;` before white
 //! space or the end, or a line break) and before a word that starts
 //! another need (`additionally`, `also`, `then`, `finally`, …). A piece
-//! with fewer than [`MIN_WORDS`] words that carry meaning is no need of
-//! its own ("Thanks!", "Then,"): it joins the need before it (or the one
-//! after, at the start).
+//! with fewer than [`MIN_WORDS`] words that carry meaning ("Thanks!",
+//! "Then,"), or whose words the caller says tell no tools apart ("Can you
+//! provide me with a solution?": [`split_by`]), is no need of its own: it
+//! joins the need before it (or the one after, at the start).
 
 use super::text;
 
