@@ -336,6 +336,7 @@ fn main() {
         match n {
             "run_ons" => build.run_ons = v == "1" || v == "true",
             "namespace" => build.namespace_weight = v.parse().expect("namespace=W"),
+            "named_outside" => build.named_outside = v.parse().expect("named_outside=S"),
             _ => panic!("no build knob {n}"),
         }
     }

@@ -120,6 +120,9 @@ pub struct Build {
     pub run_ons: bool,
     /// The namespace field's BM25F weight (the server's name).
     pub namespace_weight: f64,
+    /// A namespace word names its server ([`named`]) only when at most
+    /// this share of the entries of other servers have it too.
+    pub named_outside: f64,
 }
 
 impl Build {
@@ -127,6 +130,7 @@ impl Build {
     pub const SHIPPED: Build = Build {
         run_ons: false,
         namespace_weight: 1.5,
+        named_outside: 0.0,
     };
 }
 
@@ -363,7 +367,15 @@ impl Index {
             name_rank[entry as usize] = rank as u32;
         }
 
-        let servers = named::Servers::build(&names);
+        let mut servers = named::Servers::build(&names);
+        let most = (n * build.named_outside).floor() as usize;
+        servers.drop_common(most, |stem| match terms.get(stem) {
+            Some(&id) => {
+                let id = id as usize;
+                &posting_entry[posting_start[id] as usize..posting_start[id + 1] as usize]
+            }
+            None => &[],
+        });
         Index {
             servers,
             name_rank,

@@ -81,6 +81,27 @@ impl Servers {
         }
     }
 
+    /// Forget the namespace words that more than `most` entries of other
+    /// servers use too (`music` where other servers' tools play music, `park`,
+    /// `restaurant`): written with a capital mid-sentence ("find a Music
+    /// event") such a word is a common noun, not the server's name.
+    /// `entries_with(stem)` gives the entries whose words have the stem.
+    pub(super) fn drop_common<'e>(
+        &mut self,
+        most: usize,
+        entries_with: impl Fn(&str) -> &'e [u32],
+    ) {
+        let of_entry = &self.of_entry;
+        for (stem, servers) in &mut self.by_stem {
+            let entries = entries_with(stem);
+            servers.retain(|&(server, _)| {
+                let outside = entries.iter().filter(|&&e| of_entry[e as usize] != server);
+                outside.count() <= most
+            });
+        }
+        self.by_stem.retain(|_, servers| !servers.is_empty());
+    }
+
     /// The server of entry `entry`.
     pub(super) fn of(&self, entry: u32) -> u32 {
         self.of_entry[entry as usize]
@@ -177,6 +198,34 @@ mod tests {
         let half = s.named("a video on YouTube");
         assert_eq!(half[0].0, yt);
         assert!(half[0].1 > 0.3 && half[0].1 < 0.7, "{half:?}");
+    }
+
+    #[test]
+    fn a_word_other_servers_use_names_no_server() {
+        let names: Vec<String> = [
+            "mcp.music.generate",
+            "mcp.events.find_events",
+            "mcp.flixbus.search_trips",
+            "mcp.bus.find_stops",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..6).map(|i| format!("mcp.other{i}.tool")))
+        .collect();
+        let mut s = Servers::build(&names);
+        let (music, flixbus) = (s.of(0), s.of(2));
+        assert_eq!(s.named("find a Music event"), [(music, 1.0)]);
+        // `music` is in an entry of the events server (entry 1), `flixbus`
+        // in none but its own.
+        let music_entries = [0u32, 1];
+        let flixbus_entries = [2u32];
+        s.drop_common(0, |stem| match stem {
+            "music" => &music_entries,
+            "flixbus" => &flixbus_entries,
+            _ => &[],
+        });
+        assert_eq!(s.named("find a Music event"), []);
+        assert_eq!(s.named("search trips on Flixbus"), [(flixbus, 1.0)]);
     }
 
     #[test]
