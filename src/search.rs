@@ -87,6 +87,9 @@ const FIELDS: usize = 5;
 
 /// One entry's terms: (term, field, count), and the length of each field.
 type Bag = (Vec<(u32, Field, u32)>, [u32; FIELDS]);
+/// One entry's terms as read, (term, field) repeats kept, and the length
+/// of each field.
+type Words = (Vec<(u32, Field)>, [u32; FIELDS]);
 
 impl Field {
     const ALL: [Field; FIELDS] = [
@@ -226,7 +229,7 @@ impl Index {
         // Word → its [stem, surface] term ids, or `None` for a stop word.
         let mut word_ids: HashMap<String, Option<[u32; 2]>> = HashMap::new();
         // Per entry: (term, field) and per-field lengths.
-        let mut entry_words: Vec<(Vec<(u32, Field)>, [u32; FIELDS])> = Vec::new();
+        let mut entry_words: Vec<Words> = Vec::new();
         let mut total_len = [0f64; FIELDS];
         // Words of descriptions, and per entry its name words written
         // without breaks, for `build.run_ons`.

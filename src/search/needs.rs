@@ -45,12 +45,12 @@ pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
 /// index says whether its words tell tools apart: "Can you provide me with
 /// a solution?" has two words that carry meaning and says nothing about
 /// which tool); otherwise it joins a neighbour.
-pub fn split_by<'q>(
-    query: &'q str,
+pub fn split_by(
+    query: &str,
     max: usize,
     clauses: bool,
     distinct: impl Fn(&str) -> bool,
-) -> Vec<&'q str> {
+) -> Vec<&str> {
     if max <= 1 {
         return vec![query];
     }
