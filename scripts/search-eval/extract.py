@@ -5,7 +5,7 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 ({"query", "expect": [names]}) and OUT/<set>/LICENSE (copied from the repo).
 
   extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
-      [--mcp SNAPSHOT_DIR]...
+      [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR]
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -34,6 +34,9 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
   its description as the deferred index reads them. No queries: a
   cross-domain set (another set's queries over these tools) for the
   control tool's load floor.
+- bfcl (--bfcl, a gorilla clone): the Berkeley Function-Calling
+  Leaderboard's multiple-function categories, a tune set for issue 35
+  (see bfcl()).
 """
 import argparse, csv, hashlib, io, json, os, re, subprocess
 
