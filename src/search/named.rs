@@ -20,6 +20,9 @@ const SHARED: f64 = 0.1;
 pub(super) struct Servers {
     /// Each entry's server (its namespace's id).
     of_entry: Vec<u32>,
+    /// Each entry that stands for a server (a group entry named as the
+    /// server's namespace, `mcp.gmail_read`): that server.
+    group_of: Vec<Option<u32>>,
     /// A distinctive namespace word's stem → the servers it names, each with
     /// the word's weight (`ln(1 + servers / servers with the word)`).
     by_stem: HashMap<String, Vec<(u32, f64)>>,
@@ -48,6 +51,7 @@ impl Servers {
             });
             of_entry.push(id);
         }
+        let group_of = names.iter().map(|n| ids.get(n.as_str()).copied()).collect();
         let servers = stems.len();
         let mut df: HashMap<&str, usize> = HashMap::new();
         for words in &stems {
@@ -76,6 +80,7 @@ impl Servers {
         }
         Servers {
             of_entry,
+            group_of,
             by_stem,
             total,
         }
@@ -91,12 +96,15 @@ impl Servers {
         most: usize,
         entries_with: impl Fn(&str) -> &'e [u32],
     ) {
-        let of_entry = &self.of_entry;
+        let (of_entry, group_of) = (&self.of_entry, &self.group_of);
         for (stem, servers) in &mut self.by_stem {
             let entries = entries_with(stem);
             servers.retain(|&(server, _)| {
-                let outside = entries.iter().filter(|&&e| of_entry[e as usize] != server);
-                outside.count() <= most
+                // The server's own group entry is not another server's.
+                let other = |&&e: &&u32| {
+                    of_entry[e as usize] != server && group_of[e as usize] != Some(server)
+                };
+                entries.iter().filter(other).count() <= most
             });
         }
         self.by_stem.retain(|_, servers| !servers.is_empty());
@@ -226,6 +234,27 @@ mod tests {
         });
         assert_eq!(s.named("find a Music event"), []);
         assert_eq!(s.named("search trips on Flixbus"), [(flixbus, 1.0)]);
+
+        // A server's group entry (`mcp.gmail_read`, whose own namespace is
+        // `mcp`) has its name's words, and is no other server.
+        let names: Vec<String> = [
+            "mcp.gmail_read.get_thread",
+            "mcp.gmail_read",
+            "mcp.files.read",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..8).map(|i| format!("mcp.other{i}.tool")))
+        .collect();
+        let mut s = Servers::build(&names);
+        let gmail = s.of(0);
+        let gmail_entries = [0u32, 1];
+        s.drop_common(0, |stem| match stem {
+            "gmail" => &gmail_entries,
+            _ => &[],
+        });
+        // Half its distinctive words (`gmail`, not `read`), as before.
+        assert_eq!(s.named("my Gmail threads"), [(gmail, 0.5)]);
     }
 
     #[test]
