@@ -20,8 +20,9 @@ pub const COSINE_FLOOR: f64 = 0.1;
 
 /// Needs a request is cut into, at most ([`super::needs::split`]): chosen
 /// on MetaTool's tune split and Seal-Tools dev (single- and multi-tool),
-/// with γ 0.6; `named` 0.1 was set without tuning (no tune set names a
-/// server). docs/search.md, "Requests with several needs".
+/// with γ 0.6; `named` 0.1 ties with 0 on the tune sets once common words
+/// name no server (`Build::named_outside`, BFCL). docs/search.md,
+/// "Requests with several needs".
 pub const NEEDS: usize = 4;
 
 /// The distinctness a piece of a request needs to be a need of its own
