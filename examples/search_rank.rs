@@ -5,7 +5,7 @@
 //!
 //!     cargo run --release --example search_rank -- --cache DIR \
 //!         [--tune SET]... [--report SET]... [--grid KNOB=V,V,...]... \
-//!         [--knobs KNOB=V,...] [--max-tokens N] [--dump FILE] [--cost N]
+//!         [--knobs KNOB=V,...] [--build KNOB=V,...] [--max-tokens N] [--dump FILE] [--cost N]
 //!
 //! A SET is `LABEL=TOOLS_DIR:QUERIES_JSONL[:N]` (the first N queries).
 //! `--cache DIR` keeps the tools' vectors (DIR/vectors.bin, muster's
@@ -27,12 +27,13 @@
 //! (BM25F alone) and `minilm` (the cosine of the whole query's vector, 256
 //! tokens, to the tools', f32, top 100). `--cost N`: the first N queries
 //! of each report set searched as the library does, the thread's CPU time
-//! per search (p50, p90) at each of the three points.
+//! per search (p50, p90) at each of the three points. `--build` builds
+//! every index as `search::Build` says (`run_ons=1`, `namespace=W`).
 
 use muster::schema::Schema;
 use muster::search::encoder::{self, Encoder};
 use muster::search::vectors::{self, VectorCache};
-use muster::search::{Entry, Index, Knobs};
+use muster::search::{Build, Entry, Index, Knobs};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -141,10 +142,10 @@ fn entries(tools: &[Tool]) -> impl Iterator<Item = Entry<'_>> {
     })
 }
 
-fn load_tools(dir: &str, cache: &mut VectorCache) -> Tools {
+fn load_tools(dir: &str, cache: &mut VectorCache, build: &Build) -> Tools {
     let tools: Vec<Tool> = lines(&format!("{dir}/tools.jsonl"));
-    let lexical = Index::build(entries(&tools));
-    let mixed = Index::build_mixed(entries(&tools), cache);
+    let lexical = Index::build_with(entries(&tools), build);
+    let mixed = Index::build_mixed_with(entries(&tools), cache, build);
     let texts: Vec<String> = entries(&tools)
         .map(|e| muster::search::dense_text(&e))
         .collect();
@@ -211,6 +212,8 @@ fn set_knob(k: &mut Knobs, name: &str, value: &str) {
         "need_weight" => k.need_weight = f(),
         "whole_first" => k.whole_first = value == "1" || value == "true",
         "named" => k.named = f(),
+        "need_idf" => k.need_idf = f(),
+        "need_share" => k.need_share = f(),
         "query_tokens" => k.query_tokens = n(),
         "need_tokens" => k.need_tokens = n(),
         _ => panic!("no knob {name}"),
@@ -219,7 +222,7 @@ fn set_knob(k: &mut Knobs, name: &str, value: &str) {
 
 fn knobs_json(k: &Knobs) -> serde_json::Value {
     serde_json::json!({"alpha": k.alpha, "floor": k.floor, "needs": k.needs, "clauses": k.clauses, "gamma": k.gamma,
-        "whole": k.whole, "whole_encoded": k.whole_encoded, "need_weight": k.need_weight, "whole_first": k.whole_first, "named": k.named, "query_tokens": k.query_tokens, "need_tokens": k.need_tokens})
+        "whole": k.whole, "whole_encoded": k.whole_encoded, "need_weight": k.need_weight, "whole_first": k.whole_first, "named": k.named, "need_idf": k.need_idf, "need_share": k.need_share, "query_tokens": k.query_tokens, "need_tokens": k.need_tokens})
 }
 
 struct Set {
@@ -326,10 +329,22 @@ fn main() {
             })
             .collect();
     }
+    // `--build run_ons=1,namespace=W`: how every index is built.
+    let mut build = Build::SHIPPED;
+    for kv in values("--build").iter().flat_map(|s| s.split(',')) {
+        let (n, v) = kv.split_once('=').expect("--build KNOB=V");
+        match n {
+            "run_ons" => build.run_ons = v == "1" || v == "true",
+            "namespace" => build.namespace_weight = v.parse().expect("namespace=W"),
+            "named_outside" => build.named_outside = v.parse().expect("named_outside=S"),
+            _ => panic!("no build knob {n}"),
+        }
+    }
+    eprintln!("{build:?}");
     let mut tools: HashMap<String, Tools> = HashMap::new();
     let mut load = |dir: &str, vc: &mut VectorCache| {
         if !tools.contains_key(dir) {
-            tools.insert(dir.to_owned(), load_tools(dir, vc));
+            tools.insert(dir.to_owned(), load_tools(dir, vc, &build));
         }
     };
     let tune: Vec<Set> = values("--tune").iter().map(|s| parse_set(s)).collect();

@@ -13,6 +13,7 @@ mod deferred;
 mod mix;
 mod named;
 mod needs;
+mod rank;
 /// The dense encoder (crate `muster-encoder`, feature `encoder`).
 #[cfg(feature = "encoder")]
 pub use muster_encoder as encoder;
@@ -34,7 +35,7 @@ pub use text::one_line;
 use crate::schema::Schema;
 use serde_json::Value;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 #[cfg(feature = "encoder")]
 use std::sync::Arc;
 use typo::Neighbours;
@@ -86,6 +87,9 @@ const FIELDS: usize = 5;
 
 /// One entry's terms: (term, field, count), and the length of each field.
 type Bag = (Vec<(u32, Field, u32)>, [u32; FIELDS]);
+/// One entry's terms as read, (term, field) repeats kept, and the length
+/// of each field.
+type Words = (Vec<(u32, Field)>, [u32; FIELDS]);
 
 impl Field {
     const ALL: [Field; FIELDS] = [
@@ -97,15 +101,40 @@ impl Field {
     ];
 
     /// (weight, length normalization b) for BM25F.
-    fn weight_and_b(self) -> (f64, f64) {
+    fn weight_and_b(self, build: &Build) -> (f64, f64) {
         match self {
             Field::Name => (3.0, 0.3),
-            Field::Namespace => (1.5, 0.3),
+            Field::Namespace => (build.namespace_weight, 0.3),
             Field::Description => (1.0, 0.75),
             Field::Param => (0.6, 0.5),
             Field::ParamDescription => (0.3, 0.75),
         }
     }
+}
+
+/// How an index is built. [`Build::SHIPPED`] is what [`Index::build`]
+/// uses; the others exist to measure it (`examples/search_rank.rs`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Build {
+    /// Whether a name or namespace word written without breaks
+    /// (`diceroller`) is also indexed as the words of the descriptions that
+    /// spell it ([`text::run_on`]).
+    pub run_ons: bool,
+    /// The namespace field's BM25F weight (the server's name).
+    pub namespace_weight: f64,
+    /// A namespace word names its server ([`named`]) only when at most
+    /// this share of the entries of other servers have it too.
+    pub named_outside: f64,
+}
+
+impl Build {
+    /// What [`Index::build`] builds.
+    pub const SHIPPED: Build = Build {
+        run_ons: false,
+        namespace_weight: 1.5,
+        named_outside: 0.0,
+    };
 }
 
 /// BM25 term-frequency saturation.
@@ -185,6 +214,12 @@ impl Index {
     /// Index `entries`; time and memory linear in their text (schemas bounded
     /// by [`MAX_PARAM_WORDS`]).
     pub fn build<'a>(entries: impl IntoIterator<Item = Entry<'a>>) -> Index {
+        Index::build_with(entries, &Build::SHIPPED)
+    }
+
+    /// [`Index::build`] as `build` says (to measure it).
+    #[doc(hidden)]
+    pub fn build_with<'a>(entries: impl IntoIterator<Item = Entry<'a>>, build: &Build) -> Index {
         let mut names = Vec::new();
         let mut by_name = HashMap::new();
         let mut terms: HashMap<String, u32> = HashMap::new();
@@ -193,9 +228,13 @@ impl Index {
         let mut surface_words: Vec<String> = Vec::new();
         // Word → its [stem, surface] term ids, or `None` for a stop word.
         let mut word_ids: HashMap<String, Option<[u32; 2]>> = HashMap::new();
-        // Per entry: (term, field, count) and per-field lengths.
-        let mut bags: Vec<Bag> = Vec::new();
+        // Per entry: (term, field) and per-field lengths.
+        let mut entry_words: Vec<Words> = Vec::new();
         let mut total_len = [0f64; FIELDS];
+        // Words of descriptions, and per entry its name words written
+        // without breaks, for `build.run_ons`.
+        let mut described: HashSet<String> = HashSet::new();
+        let mut run_ons: Vec<Vec<(String, Field)>> = Vec::new();
 
         for entry in entries {
             let i = names.len();
@@ -203,8 +242,18 @@ impl Index {
             by_name.entry(entry.name.to_owned()).or_insert(i);
             let mut words: Vec<(u32, Field)> = Vec::new();
             let mut lens = [0u32; FIELDS];
+            let mut joined = Vec::new();
             for (field, text) in field_texts(&entry) {
                 for word in text::words(&text) {
+                    if build.run_ons {
+                        match field {
+                            Field::Name | Field::Namespace => joined.push((word.clone(), field)),
+                            Field::Description | Field::ParamDescription => {
+                                described.insert(word.clone());
+                            }
+                            Field::Param => {}
+                        }
+                    }
                     // Each word counts as its stem and as itself.
                     let ids = match word_ids.get(&word) {
                         Some(&ids) => ids,
@@ -222,6 +271,20 @@ impl Index {
                     let Some(ids) = ids else { continue };
                     lens[field as usize] += 1;
                     words.extend(ids.map(|id| (id, field)));
+                }
+            }
+            entry_words.push((words, lens));
+            run_ons.push(joined);
+        }
+        let known = |w: &str| described.contains(w) && !text::is_stop_word(w);
+        let mut bags: Vec<Bag> = Vec::with_capacity(entry_words.len());
+        for ((mut words, mut lens), joined) in entry_words.into_iter().zip(run_ons) {
+            for (word, field) in joined {
+                for piece in text::run_on(&word, known).into_iter().flatten() {
+                    if let Some(Some(ids)) = word_ids.get(&piece) {
+                        lens[field as usize] += 1;
+                        words.extend(ids.map(|id| (id, field)));
+                    }
                 }
             }
             words.sort_unstable();
@@ -247,7 +310,7 @@ impl Index {
             // Sum each term's weighted, length-normalized frequency over fields.
             let mut pseudo: Vec<(u32, f64)> = Vec::new();
             for &(id, field, count) in bag {
-                let (w, b) = field.weight_and_b();
+                let (w, b) = field.weight_and_b(build);
                 let avg = avg_len[field as usize];
                 let norm = if avg > 0.0 {
                     1.0 - b + b * f64::from(lens[field as usize]) / avg
@@ -307,7 +370,15 @@ impl Index {
             name_rank[entry as usize] = rank as u32;
         }
 
-        let servers = named::Servers::build(&names);
+        let mut servers = named::Servers::build(&names);
+        let most = (n * build.named_outside).floor() as usize;
+        servers.drop_common(most, |stem| match terms.get(stem) {
+            Some(&id) => {
+                let id = id as usize;
+                &posting_entry[posting_start[id] as usize..posting_start[id + 1] as usize]
+            }
+            None => &[],
+        });
         Index {
             servers,
             name_rank,
@@ -339,11 +410,22 @@ impl Index {
         entries: impl IntoIterator<Item = Entry<'a>>,
         cache: &mut vectors::VectorCache,
     ) -> Index {
+        Index::build_mixed_with(entries, cache, &Build::SHIPPED)
+    }
+
+    /// [`Index::build_mixed`] as `build` says (to measure it).
+    #[cfg(feature = "encoder")]
+    #[doc(hidden)]
+    pub fn build_mixed_with<'a>(
+        entries: impl IntoIterator<Item = Entry<'a>>,
+        cache: &mut vectors::VectorCache,
+        build: &Build,
+    ) -> Index {
         let entries: Vec<Entry<'a>> = entries.into_iter().collect();
         let texts: Vec<String> = entries.iter().map(dense_text).collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = encoder::packed::Packed::new(&cache.vectors(&texts));
-        let mut index = Index::build(entries);
+        let mut index = Index::build_with(entries, build);
         index.vectors = Some(Arc::new(vectors));
         index
     }
@@ -387,122 +469,6 @@ impl Index {
     /// ```
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         self.search_with(query, limit, &Knobs::SHIPPED, &mut mix::encode)
-    }
-
-    /// [`Index::search`] ranked by `knobs`, each text's vector from `embed`
-    /// (to measure and tune the ranking: `examples/search_rank.rs`).
-    #[doc(hidden)]
-    pub fn search_with(
-        &self,
-        query: &str,
-        limit: usize,
-        knobs: &Knobs,
-        embed: Embed<'_>,
-    ) -> Vec<Hit> {
-        if limit == 0 {
-            return Vec::new();
-        }
-        let exact = self.exact(query.trim());
-        let mut hits: Vec<Hit> = exact
-            .map(|entry| Hit {
-                entry,
-                score: 1.0,
-                lexical: 1.0,
-                cosine: None,
-            })
-            .into_iter()
-            .collect();
-        let Some(lexical) = self.lexical_of(query, exact) else {
-            return hits;
-        };
-        let needs = needs::split(query, knobs.needs, knobs.clauses);
-        let mut lists = Vec::with_capacity(needs.len() + 1);
-        if let [_] = needs[..] {
-            let vector = self.has_vectors().then(|| embed(query, knobs.query_tokens));
-            lists.push(self.scored(query, &lexical, vector, exact, knobs));
-        } else {
-            let caps = match self.has_vectors() {
-                true => mix::shares(&needs, knobs.need_tokens),
-                false => vec![0; needs.len()],
-            };
-            let vectors: Vec<Option<Vec<f32>>> = needs
-                .iter()
-                .zip(caps)
-                .map(|(n, cap)| self.has_vectors().then(|| embed(n, cap)))
-                .collect();
-            if knobs.whole {
-                let whole = self.has_vectors().then(|| match knobs.whole_encoded {
-                    true => embed(query, knobs.query_tokens),
-                    false => mix::mean(&vectors),
-                });
-                lists.push(self.scored(query, &lexical, whole, exact, knobs));
-            }
-            for (need, vector) in needs.iter().zip(vectors) {
-                let lexical = self.lexical_of(need, exact).unwrap_or_default();
-                let mut list = self.scored(need, &lexical, vector, exact, knobs);
-                for s in &mut list {
-                    s.1 = (s.1 as f64 * knobs.need_weight).round() as u64;
-                }
-                lists.push(list);
-            }
-        }
-        let keep = limit - hits.len();
-        let first = knobs.whole && knobs.whole_first;
-        let merged = mix::merge(lists, keep, knobs.gamma, first, &self.name_rank);
-        hits.extend(
-            merged
-                .into_iter()
-                .map(|(entry, score, lexical, cosine)| Hit {
-                    entry: entry as usize,
-                    score: score as f64 / 10_000.0,
-                    lexical: lexical as f64 / 10_000.0,
-                    cosine: cosine.map(|c| c as f64 / 10_000.0),
-                }),
-        );
-        hits
-    }
-
-    /// Whether entries have vectors.
-    fn has_vectors(&self) -> bool {
-        #[cfg(feature = "encoder")]
-        return self.vectors.is_some();
-        #[cfg(not(feature = "encoder"))]
-        false
-    }
-
-    /// The candidates of one need, `text` ([`mix::scored`]), a server it
-    /// names weighted up by `knobs.named`.
-    #[cfg_attr(not(feature = "encoder"), allow(unused_variables))]
-    fn scored(
-        &self,
-        text: &str,
-        lexical: &[(u32, u64)],
-        vector: Option<Vec<f32>>,
-        exact: Option<usize>,
-        knobs: &Knobs,
-    ) -> Vec<mix::Scored> {
-        let named = self.servers.named(text);
-        let boost = |e: u32| {
-            let server = self.servers.of(e);
-            named
-                .iter()
-                .find(|(s, _)| *s == server)
-                .map_or(0, |(_, share)| {
-                    (knobs.named * share * 10_000.0).round() as u64
-                })
-        };
-        #[cfg(feature = "encoder")]
-        let cosines = match (&self.vectors, vector) {
-            (Some(packed), Some(v)) => {
-                let mut out = Vec::new();
-                packed.cosines(&encoder::packed::Query::new(&v), &mut out);
-                Some(out)
-            }
-            _ => None,
-        };
-        #[cfg(not(feature = "encoder"))]
-        let cosines: Option<Vec<f64>> = None;
-        mix::scored(lexical, cosines.as_deref(), exact, knobs, boost)
     }
 
     /// Each entry's lexical score for `text` (1/10,000ths, `exact` left out),

@@ -5,7 +5,7 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 ({"query", "expect": [names]}) and OUT/<set>/LICENSE (copied from the repo).
 
   extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
-      [--mcp SNAPSHOT_DIR]...
+      [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR]
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -34,6 +34,9 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
   its description as the deferred index reads them. No queries: a
   cross-domain set (another set's queries over these tools) for the
   control tool's load floor.
+- bfcl (--bfcl, a gorilla clone): the Berkeley Function-Calling
+  Leaderboard's multiple-function categories, a tune set for issue 35
+  (see bfcl()).
 """
 import argparse, csv, hashlib, io, json, os, re, subprocess
 
@@ -288,6 +291,59 @@ def toolbench(repo, out):
           f"{sum(len(r['expect']) for r in rows) / max(len(rows), 1):.2f} expected each")
 
 
+def bfcl(repo, out):
+    """The Berkeley Function-Calling Leaderboard's multiple-function
+    categories (github.com/ShishirPatil/gorilla,
+    berkeley-function-call-leaderboard/bfcl_eval/data, Apache-2.0):
+    BFCL_v4_{live_multiple,live_parallel_multiple,multiple,parallel_multiple}.
+    Tools: the union of every question's candidate functions (a name listed
+    with different descriptions keeps its first), named as written
+    (`ChaDri.change_drink`, `triangle_properties.get`: the part before the
+    last `.` is the namespace); queries: the user turns of the question,
+    expecting the names of its ground truth. Splits `live` (live_multiple
+    and live_parallel_multiple: 1,075 user-contributed requests) and
+    `synthetic` (multiple and parallel_multiple). A tune set (issue 35),
+    never reported."""
+    g = git_dir(repo)
+    base = "berkeley-function-call-leaderboard/bfcl_eval/data"
+    out = os.path.join(out, "bfcl")
+    os.makedirs(out, exist_ok=True)
+    tools, seen = [], set()
+    splits = {"live": ["live_multiple", "live_parallel_multiple"],
+              "synthetic": ["multiple", "parallel_multiple"]}
+    for split, cats in splits.items():
+        rows = []
+        for cat in cats:
+            answers = {}
+            for line in show(g, f"{base}/possible_answer/BFCL_v4_{cat}.json").splitlines():
+                a = json.loads(line)
+                answers[a["id"]] = sorted({n for call in a["ground_truth"] for n in call})
+            for line in show(g, f"{base}/BFCL_v4_{cat}.json").splitlines():
+                q = json.loads(line)
+                for f in q["function"]:
+                    if f["name"] in seen:
+                        continue
+                    seen.add(f["name"])
+                    params = f.get("parameters") or {}
+                    props = {k: {"type": JSON_TYPES.get(v.get("type"), v.get("type") or "string"),
+                                 "description": v.get("description") or ""}
+                             for k, v in (params.get("properties") or {}).items()}
+                    tools.append({"name": f["name"], "description": f.get("description") or "",
+                                  "inputSchema": {"type": "object", "properties": props,
+                                                  "required": params.get("required") or []}})
+                turns = [m["content"] for turn in q["question"] for m in turn if m.get("role") == "user"]
+                expect = answers.get(q["id"], [])
+                if turns and expect:
+                    rows.append({"query": "\n".join(turns), "expect": expect})
+        write(out, f"{split}.jsonl", rows)
+        print(f"bfcl {split}: {len(rows)} queries")
+    write(out, "tools.jsonl", tools)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/ShishirPatil/gorilla (berkeley-function-call-leaderboard/"
+                "bfcl_eval/data), under the license below.\n\n" + show(g, "LICENSE"))
+    print(f"bfcl: {len(tools)} tools")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -297,7 +353,10 @@ def main():
     p.add_argument("--mcp", action="append", default=[])
     p.add_argument("--livemcp")
     p.add_argument("--toolbench")
+    p.add_argument("--bfcl", help="a gorilla clone, for the BFCL tune set")
     a = p.parse_args()
+    if a.bfcl:
+        bfcl(a.bfcl, a.out)
     if a.toolbench:
         toolbench(a.toolbench, a.out)
     if a.livemcp:

@@ -20,9 +20,19 @@ pub const COSINE_FLOOR: f64 = 0.1;
 
 /// Needs a request is cut into, at most ([`super::needs::split`]): chosen
 /// on MetaTool's tune split and Seal-Tools dev (single- and multi-tool),
-/// with γ 0.6; `named` 0.1 was set without tuning (no tune set names a
-/// server). docs/search.md, "Requests with several needs".
+/// with γ 0.6; `named` 0.1 ties with 0 on the tune sets once common words
+/// name no server (`Build::named_outside`, BFCL). docs/search.md,
+/// "Requests with several needs".
 pub const NEEDS: usize = 4;
+
+/// The distinctness a piece of a request needs to be a need of its own
+/// (`Index::distinctness`: its words' IDF at their best match, in units of
+/// a word found in one entry): "Can you provide me with a solution?" joins
+/// the sentence before it. Chosen with [`NEED_SHARE`] on MetaTool's tune
+/// split, Seal-Tools dev and BFCL (docs/search.md, "Filler sentences").
+pub const NEED_IDF: f64 = 2.0;
+/// …and the share of the most distinct piece's distinctness it needs.
+pub const NEED_SHARE: f64 = 0.4;
 
 /// How a search ranks. [`Knobs::SHIPPED`] is what [`super::Index::search`]
 /// uses; the others exist to measure and tune it
@@ -59,6 +69,13 @@ pub struct Knobs {
     /// Added to the score of a tool whose server a need names (all of its
     /// name's distinctive words; a share of them adds that share).
     pub named: f64,
+    /// A piece of a request is a need of its own only when its words'
+    /// distinctness (their IDF at their best match, in units of a word
+    /// found once: `Index::distinctness`) reaches this; else it joins a
+    /// neighbour. 0: any piece with enough words.
+    pub need_idf: f64,
+    /// …and this share of the most distinct piece's. 0: any.
+    pub need_share: f64,
     /// Tokens the encoder reads of a request of one need, at most.
     pub query_tokens: usize,
     /// Tokens the encoder reads of all the needs of a request cut into
@@ -80,6 +97,8 @@ impl Knobs {
         whole_first: false,
         need_weight: 1.0,
         named: 0.1,
+        need_idf: NEED_IDF,
+        need_share: NEED_SHARE,
         query_tokens: 64,
         need_tokens: 64,
     };

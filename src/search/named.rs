@@ -20,6 +20,9 @@ const SHARED: f64 = 0.1;
 pub(super) struct Servers {
     /// Each entry's server (its namespace's id).
     of_entry: Vec<u32>,
+    /// Each entry that stands for a server (a group entry named as the
+    /// server's namespace, `mcp.gmail_read`): that server.
+    group_of: Vec<Option<u32>>,
     /// A distinctive namespace word's stem → the servers it names, each with
     /// the word's weight (`ln(1 + servers / servers with the word)`).
     by_stem: HashMap<String, Vec<(u32, f64)>>,
@@ -48,6 +51,7 @@ impl Servers {
             });
             of_entry.push(id);
         }
+        let group_of = names.iter().map(|n| ids.get(n.as_str()).copied()).collect();
         let servers = stems.len();
         let mut df: HashMap<&str, usize> = HashMap::new();
         for words in &stems {
@@ -76,9 +80,34 @@ impl Servers {
         }
         Servers {
             of_entry,
+            group_of,
             by_stem,
             total,
         }
+    }
+
+    /// Forget the namespace words that more than `most` entries of other
+    /// servers use too (`music` where other servers' tools play music, `park`,
+    /// `restaurant`): written with a capital mid-sentence ("find a Music
+    /// event") such a word is a common noun, not the server's name.
+    /// `entries_with(stem)` gives the entries whose words have the stem.
+    pub(super) fn drop_common<'e>(
+        &mut self,
+        most: usize,
+        entries_with: impl Fn(&str) -> &'e [u32],
+    ) {
+        let (of_entry, group_of) = (&self.of_entry, &self.group_of);
+        for (stem, servers) in &mut self.by_stem {
+            let entries = entries_with(stem);
+            servers.retain(|&(server, _)| {
+                // The server's own group entry is not another server's.
+                let other = |&&e: &&u32| {
+                    of_entry[e as usize] != server && group_of[e as usize] != Some(server)
+                };
+                entries.iter().filter(other).count() <= most
+            });
+        }
+        self.by_stem.retain(|_, servers| !servers.is_empty());
     }
 
     /// The server of entry `entry`.
@@ -177,6 +206,55 @@ mod tests {
         let half = s.named("a video on YouTube");
         assert_eq!(half[0].0, yt);
         assert!(half[0].1 > 0.3 && half[0].1 < 0.7, "{half:?}");
+    }
+
+    #[test]
+    fn a_word_other_servers_use_names_no_server() {
+        let names: Vec<String> = [
+            "mcp.music.generate",
+            "mcp.events.find_events",
+            "mcp.flixbus.search_trips",
+            "mcp.bus.find_stops",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..6).map(|i| format!("mcp.other{i}.tool")))
+        .collect();
+        let mut s = Servers::build(&names);
+        let (music, flixbus) = (s.of(0), s.of(2));
+        assert_eq!(s.named("find a Music event"), [(music, 1.0)]);
+        // `music` is in an entry of the events server (entry 1), `flixbus`
+        // in none but its own.
+        let music_entries = [0u32, 1];
+        let flixbus_entries = [2u32];
+        s.drop_common(0, |stem| match stem {
+            "music" => &music_entries,
+            "flixbus" => &flixbus_entries,
+            _ => &[],
+        });
+        assert_eq!(s.named("find a Music event"), []);
+        assert_eq!(s.named("search trips on Flixbus"), [(flixbus, 1.0)]);
+
+        // A server's group entry (`mcp.gmail_read`, whose own namespace is
+        // `mcp`) has its name's words, and is no other server.
+        let names: Vec<String> = [
+            "mcp.gmail_read.get_thread",
+            "mcp.gmail_read",
+            "mcp.files.read",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..8).map(|i| format!("mcp.other{i}.tool")))
+        .collect();
+        let mut s = Servers::build(&names);
+        let gmail = s.of(0);
+        let gmail_entries = [0u32, 1];
+        s.drop_common(0, |stem| match stem {
+            "gmail" => &gmail_entries,
+            _ => &[],
+        });
+        // Half its distinctive words (`gmail`, not `read`), as before.
+        assert_eq!(s.named("my Gmail threads"), [(gmail, 0.5)]);
     }
 
     #[test]

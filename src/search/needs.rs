@@ -8,9 +8,10 @@
 //! A need ends at the end of a sentence (`.`, `!`, `?` or `;` before white
 //! space or the end, or a line break) and before a word that starts
 //! another need (`additionally`, `also`, `then`, `finally`, …). A piece
-//! with fewer than [`MIN_WORDS`] words that carry meaning is no need of
-//! its own ("Thanks!", "Then,"): it joins the need before it (or the one
-//! after, at the start).
+//! with fewer than [`MIN_WORDS`] words that carry meaning ("Thanks!",
+//! "Then,"), or whose words the caller says tell no tools apart ("Can you
+//! provide me with a solution?": [`split_by`]), is no need of its own: it
+//! joins the need before it (or the one after, at the start).
 
 use super::text;
 
@@ -34,7 +35,22 @@ const STARTERS: &[&str] = &[
 /// last); the whole query when it has one need, or `max` is 1. With
 /// `clauses`, a comma before white space and the word `and` end a need
 /// too ("beat tracking, MFCC extraction and chroma calculation").
+#[cfg(test)]
 pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
+    split_by(query, max, clauses, |_| true)
+}
+
+/// [`split`], where a piece is a need of its own only when it has
+/// [`MIN_WORDS`] words that carry meaning and `distinct(piece)` holds (the
+/// index says whether its words tell tools apart: "Can you provide me with
+/// a solution?" has two words that carry meaning and says nothing about
+/// which tool); otherwise it joins a neighbour.
+pub fn split_by(
+    query: &str,
+    max: usize,
+    clauses: bool,
+    distinct: impl Fn(&str) -> bool,
+) -> Vec<&str> {
     if max <= 1 {
         return vec![query];
     }
@@ -87,11 +103,9 @@ pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
     pieces.push((start, bytes.len()));
     // Pieces without enough meaning join a neighbour.
     let meaningful = |(s, e): (usize, usize)| {
-        text::words(&query[s..e])
-            .iter()
-            .filter(|w| text::term(w).is_some())
-            .count()
-            >= MIN_WORDS
+        let words = text::words(&query[s..e]);
+        words.iter().filter(|w| text::term(w).is_some()).count() >= MIN_WORDS
+            && distinct(&query[s..e])
     };
     let mut needs: Vec<(usize, usize)> = Vec::new();
     let mut pending: Option<usize> = None;

@@ -229,6 +229,9 @@ proptest! {
 
 #[test]
 fn each_need_of_a_request_gets_its_tools_near_the_top() {
+    // Six QR tools, a video converter and 40 others, so the QR words are
+    // rare enough to tell tools apart.
+    let others: Vec<(String, String)> = (0..40).map(other_tool).collect();
     let names: Vec<String> = (0..6)
         .map(|i| format!("mcp.qr{i}.generate_qr_code"))
         .chain(["mcp.media.convert_video".to_owned()])
@@ -244,6 +247,11 @@ fn each_need_of_a_request_gets_its_tools_near_the_top() {
             },
             input_schema: None,
         })
+        .chain(others.iter().map(|(name, description)| Entry {
+            name,
+            description,
+            input_schema: None,
+        }))
         .collect();
     let index = Index::build(entries);
     let query = "Generate a QR code image for my shop's link, a QR code for my menu too. \
@@ -265,6 +273,69 @@ fn each_need_of_a_request_gets_its_tools_near_the_top() {
             .iter()
             .all(|h| index.names[h.entry] != "mcp.media.convert_video")
     );
+}
+
+/// A tool of its own topic (`topic{i}`), whose description also provides
+/// a solution, as many do.
+fn other_tool(i: usize) -> (String, String) {
+    let word: String = format!("{i:03}")
+        .bytes()
+        .map(|d| char::from(b'k' + d - b'0'))
+        .collect();
+    (
+        format!("mcp.other{i}.handle_{word}"),
+        format!("Provides a solution for {word} requests."),
+    )
+}
+
+#[test]
+fn a_filler_sentence_is_no_need_of_its_own() {
+    let others: Vec<(String, String)> = (0..40).map(other_tool).collect();
+    let entries: Vec<Entry<'_>> = others
+        .iter()
+        .map(|(name, description)| Entry {
+            name,
+            description,
+            input_schema: None,
+        })
+        .chain([Entry {
+            name: "mcp.media.convert_video",
+            description: "Convert a video file to another format.",
+            input_schema: None,
+        }])
+        .collect();
+    let index = Index::build(entries);
+    let split = |query| {
+        let most = needs::split_by(query, usize::MAX, false, |_| true)
+            .iter()
+            .map(|piece| index.distinctness(piece))
+            .fold(0.0, f64::max);
+        needs::split_by(query, NEEDS, false, |piece| {
+            let d = index.distinctness(piece);
+            d >= mix::NEED_IDF && d >= mix::NEED_SHARE * most
+        })
+    };
+    // "provide" and "solution" are in nearly every description: the filler
+    // joins the need before it, and the request ranks as one need.
+    let query = "Convert my video to mp4. Can you provide me with a solution?";
+    assert!(index.distinctness("Can you provide me with a solution?") < 0.1);
+    assert!(index.distinctness("Convert my video to mp4.") >= mix::NEED_IDF);
+    assert_eq!(split(query), [query]);
+    let one = Knobs {
+        needs: 1,
+        ..Knobs::SHIPPED
+    };
+    assert_eq!(
+        index.search(query, 5),
+        index.search_with(query, 5, &one, &mut mix::encode)
+    );
+    assert_eq!(
+        index.names[index.search(query, 1)[0].entry],
+        "mcp.media.convert_video"
+    );
+    // Two needs whose words are rare stay two.
+    let two = "Convert my video to mp4. Then handle the kkl and klm requests.";
+    assert_eq!(split(two).len(), 2, "{:?}", split(two));
 }
 
 #[test]

@@ -83,6 +83,53 @@ fn pairs(run: &[char], out: &mut Vec<String>) {
     out.extend(run.windows(2).map(|w| w.iter().collect::<String>()));
 }
 
+/// Letters a run-together name word has at least to be split
+/// ([`run_on`]), and each of its pieces.
+const RUN_ON_LETTERS: (usize, usize) = (6, 3);
+
+/// A lowercase name word written without breaks (`diceroller`,
+/// `keywordexplorer`, `themeparkhipster`) read as the fewest `known` words
+/// of at least 3 letters that spell it whole, the longest first piece among
+/// equals; `None` when it is no such word, or is `known` itself.
+pub fn run_on(word: &str, known: impl Fn(&str) -> bool) -> Option<Vec<String>> {
+    let (least, piece) = RUN_ON_LETTERS;
+    // Past `MAX_EXPANDED_LETTERS` a word is matched only as written: the
+    // pieces tried grow with the square of its length.
+    if word.len() < least
+        || !super::bound::expandable(word)
+        || !word.bytes().all(|b| b.is_ascii_lowercase())
+        || known(word)
+    {
+        return None;
+    }
+    let n = word.len();
+    // best[i]: the fewest pieces that spell word[i..], and the first's end.
+    let mut best: Vec<Option<(usize, usize)>> = vec![None; n + 1];
+    best[n] = Some((0, n));
+    for i in (0..n).rev() {
+        for end in (i + piece..=n).rev() {
+            let Some((count, _)) = best[end] else {
+                continue;
+            };
+            if known(&word[i..end]) && best[i].is_none_or(|(c, _)| count + 1 < c) {
+                best[i] = Some((count + 1, end));
+            }
+        }
+    }
+    let (count, _) = best[0]?;
+    if count < 2 {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(count);
+    let mut at = 0;
+    while at < n {
+        let (_, end) = best[at]?;
+        pieces.push(word[at..end].to_owned());
+        at = end;
+    }
+    Some(pieces)
+}
+
 /// Words too common in requests and descriptions to say which tool is meant.
 /// Sorted, for `binary_search`. Kept small and general: words that name an
 /// action or an object (`get`, `list`, `all`, `new`) are not here.
@@ -243,6 +290,38 @@ mod tests {
             ["show", "list", "email"]
         );
         assert!(terms("what is it").is_empty());
+    }
+
+    #[test]
+    fn run_together_words_split_into_known_words() {
+        let known = |w: &str| {
+            [
+                "dice", "roller", "keyword", "explorer", "theme", "park", "hip", "hipster",
+                "rolle", "time", "port",
+            ]
+            .contains(&w)
+        };
+        let split = |w: &str| run_on(w, known);
+        assert_eq!(split("diceroller").unwrap(), ["dice", "roller"]);
+        assert_eq!(split("keywordexplorer").unwrap(), ["keyword", "explorer"]);
+        // The fewest pieces: `hipster`, not `hip` + `ster`.
+        assert_eq!(
+            split("themeparkhipster").unwrap(),
+            ["theme", "park", "hipster"]
+        );
+        assert_eq!(split("timeport").unwrap(), ["time", "port"]);
+        // A known word, one piece, a piece not known, short or mixed words:
+        // no split.
+        for word in [
+            "explorer",
+            "dicerollerx",
+            "dicex",
+            "Diceroller",
+            "dice_roller",
+            "diceroller2",
+        ] {
+            assert_eq!(split(word), None, "{word}");
+        }
     }
 
     #[test]

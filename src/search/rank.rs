@@ -1,0 +1,161 @@
+//! One search, end to end: the request cut into its needs
+//! ([`super::needs`]), each need's candidates scored by its words and its
+//! meaning ([`super::mix::scored`], a server it names weighted up), and the
+//! needs' rankings merged ([`super::mix::merge`]). It orders hits; which
+//! entries are searched, and what their words score, are the index's.
+
+#[cfg(feature = "encoder")]
+use super::encoder;
+use super::{Embed, Hit, Index, Knobs, mix, needs};
+
+impl Index {
+    /// How well the words of `text` tell entries apart: the sum of each
+    /// word's IDF at its best match in the index (0 for a word nothing
+    /// matches), in units of the IDF of a word found in one entry. "Can
+    /// you provide me with a solution?" scores little where many tools
+    /// provide things; "convert the video to mp4" scores its rare words.
+    pub(super) fn distinctness(&self, text: &str) -> f64 {
+        if self.idf_unmatched <= 0.0 {
+            return 0.0;
+        }
+        let sum: f64 = self
+            .query_terms(text)
+            .iter()
+            .map(|t| {
+                let idf = t
+                    .expansions
+                    .iter()
+                    .map(|&(id, f)| self.idf[id as usize] * f);
+                t.count * idf.fold(0.0, f64::max)
+            })
+            .sum();
+        sum / self.idf_unmatched
+    }
+
+    /// [`Index::search`] ranked by `knobs`, each text's vector from `embed`
+    /// (to measure and tune the ranking: `examples/search_rank.rs`).
+    #[doc(hidden)]
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        knobs: &Knobs,
+        embed: Embed<'_>,
+    ) -> Vec<Hit> {
+        if limit == 0 {
+            return Vec::new();
+        }
+        let exact = self.exact(query.trim());
+        let mut hits: Vec<Hit> = exact
+            .map(|entry| Hit {
+                entry,
+                score: 1.0,
+                lexical: 1.0,
+                cosine: None,
+            })
+            .into_iter()
+            .collect();
+        let Some(lexical) = self.lexical_of(query, exact) else {
+            return hits;
+        };
+        // The most distinct piece, for a piece's share of it.
+        let most = match knobs.need_share > 0.0 {
+            true => needs::split_by(query, usize::MAX, knobs.clauses, |_| true)
+                .iter()
+                .map(|piece| self.distinctness(piece))
+                .fold(0.0, f64::max),
+            false => 0.0,
+        };
+        let needs = needs::split_by(query, knobs.needs, knobs.clauses, |piece| {
+            let d = self.distinctness(piece);
+            d >= knobs.need_idf && d >= knobs.need_share * most
+        });
+        let mut lists = Vec::with_capacity(needs.len() + 1);
+        if let [_] = needs[..] {
+            let vector = self.has_vectors().then(|| embed(query, knobs.query_tokens));
+            lists.push(self.scored(query, &lexical, vector, exact, knobs));
+        } else {
+            let caps = match self.has_vectors() {
+                true => mix::shares(&needs, knobs.need_tokens),
+                false => vec![0; needs.len()],
+            };
+            let vectors: Vec<Option<Vec<f32>>> = needs
+                .iter()
+                .zip(caps)
+                .map(|(n, cap)| self.has_vectors().then(|| embed(n, cap)))
+                .collect();
+            if knobs.whole {
+                let whole = self.has_vectors().then(|| match knobs.whole_encoded {
+                    true => embed(query, knobs.query_tokens),
+                    false => mix::mean(&vectors),
+                });
+                lists.push(self.scored(query, &lexical, whole, exact, knobs));
+            }
+            for (need, vector) in needs.iter().zip(vectors) {
+                let lexical = self.lexical_of(need, exact).unwrap_or_default();
+                let mut list = self.scored(need, &lexical, vector, exact, knobs);
+                for s in &mut list {
+                    s.1 = (s.1 as f64 * knobs.need_weight).round() as u64;
+                }
+                lists.push(list);
+            }
+        }
+        let keep = limit - hits.len();
+        let first = knobs.whole && knobs.whole_first;
+        let merged = mix::merge(lists, keep, knobs.gamma, first, &self.name_rank);
+        hits.extend(
+            merged
+                .into_iter()
+                .map(|(entry, score, lexical, cosine)| Hit {
+                    entry: entry as usize,
+                    score: score as f64 / 10_000.0,
+                    lexical: lexical as f64 / 10_000.0,
+                    cosine: cosine.map(|c| c as f64 / 10_000.0),
+                }),
+        );
+        hits
+    }
+
+    /// Whether entries have vectors.
+    fn has_vectors(&self) -> bool {
+        #[cfg(feature = "encoder")]
+        return self.vectors.is_some();
+        #[cfg(not(feature = "encoder"))]
+        false
+    }
+
+    /// The candidates of one need, `text` ([`mix::scored`]), a server it
+    /// names weighted up by `knobs.named`.
+    #[cfg_attr(not(feature = "encoder"), allow(unused_variables))]
+    fn scored(
+        &self,
+        text: &str,
+        lexical: &[(u32, u64)],
+        vector: Option<Vec<f32>>,
+        exact: Option<usize>,
+        knobs: &Knobs,
+    ) -> Vec<mix::Scored> {
+        let named = self.servers.named(text);
+        let boost = |e: u32| {
+            let server = self.servers.of(e);
+            named
+                .iter()
+                .find(|(s, _)| *s == server)
+                .map_or(0, |(_, share)| {
+                    (knobs.named * share * 10_000.0).round() as u64
+                })
+        };
+        #[cfg(feature = "encoder")]
+        let cosines = match (&self.vectors, vector) {
+            (Some(packed), Some(v)) => {
+                let mut out = Vec::new();
+                packed.cosines(&encoder::packed::Query::new(&v), &mut out);
+                Some(out)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "encoder"))]
+        let cosines: Option<Vec<f64>> = None;
+        mix::scored(lexical, cosines.as_deref(), exact, knobs, boost)
+    }
+}
