@@ -6,7 +6,8 @@
 //! must not rank.
 //!
 //! A need ends at the end of a sentence (`.`, `!`, `?` or `;` before white
-//! space or the end, or a line break) and before a word that starts
+//! space or the end, a line break, or the full-width `。！？；` of Chinese
+//! and Japanese, which no space follows) and before a word that starts
 //! another need (`additionally`, `also`, `then`, `finally`, …). A piece
 //! with fewer than [`MIN_WORDS`] words that carry meaning ("Thanks!",
 //! "Then,"), or whose words the caller says tell no tools apart ("Can you
@@ -14,6 +15,10 @@
 //! joins the need before it (or the one after, at the start).
 
 use super::text;
+
+/// Sentence ends of Chinese and Japanese text: full-width, and followed by
+/// the next sentence without a space.
+const WIDE_ENDS: [&str; 4] = ["。", "！", "？", "；"];
 
 /// Words (stop words not counted) a need has at least.
 pub const MIN_WORDS: usize = 2;
@@ -64,6 +69,14 @@ pub fn split_by(
         if b == b'\n' || (matches!(b, b'.' | b'!' | b'?' | b';') && at_space(i + 1)) {
             pieces.push((start, i + 1));
             start = i + 1;
+        } else if let Some(end) = WIDE_ENDS
+            .iter()
+            .find(|e| bytes[i..].starts_with(e.as_bytes()))
+        {
+            pieces.push((start, i + end.len()));
+            start = i + end.len();
+            i = start;
+            continue;
         } else if clauses && b == b',' && at_space(i + 1) {
             pieces.push((start, i));
             start = i + 1;
@@ -142,6 +155,23 @@ pub fn split_by(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // Any text, wide punctuation and CJK among it, is cut on character
+        // boundaries into at most `max` pieces of itself.
+        #[test]
+        fn any_text_is_cut_into_pieces_of_itself(
+            query in "[a-z 。！？；.!?,\n获取八字天気カ]{0,40}",
+            max in 1usize..6,
+        ) {
+            let needs = split(&query, max, true);
+            prop_assert!(!needs.is_empty() && needs.len() <= max);
+            for need in needs {
+                prop_assert!(query.contains(need));
+            }
+        }
+    }
 
     #[test]
     fn sentences_and_starters_cut_needs() {
@@ -175,6 +205,14 @@ mod tests {
                 false
             ),
             ["Get the weather.", "Then book a table. Also send an email."]
+        );
+        assert_eq!(
+            split(
+                "查询北京到上海的火车票。然后把结果保存到文件！谢谢。",
+                4,
+                false
+            ),
+            ["查询北京到上海的火车票。", "然后把结果保存到文件！谢谢。"]
         );
         assert_eq!(
             split("Get the weather. Then book a table.", 1, false),
