@@ -233,7 +233,8 @@ impl Coded {
             // To the nearest whole number (ties to even): adding 1.5 · 2²³
             // leaves it, two's complement, in the low bits (integer
             // arithmetic only, so the loop vectorizes).
-            let round = |y: f32| ((y.clamp(-TOP, TOP) + 12_582_912.0).to_bits() as i32) - 0x4b40_0000;
+            let round =
+                |y: f32| ((y.clamp(-TOP, TOP) + 12_582_912.0).to_bits() as i32) - 0x4b40_0000;
             let zero = round(-lo * to_code).clamp(0, 255);
             self.zeros[t] = zero;
             let code = |v: f32| (round(v * to_code) + zero).clamp(0, 255) as u32;
@@ -384,8 +385,7 @@ mod tests {
                     + f64::from(lin.bias[o]);
                 // A code of the range per input (half for the input, half
                 // for the zero point), at most.
-                let bound = inputs as f64 * 128.0 * f64::from(scales[o]) * (hi - lo) / 255.0
-                    + 1e-4;
+                let bound = inputs as f64 * 128.0 * f64::from(scales[o]) * (hi - lo) / 255.0 + 1e-4;
                 let err = (f64::from(got[t * outputs + o]) - exact).abs();
                 assert!(err <= bound, "{t} {o}: {err} > {bound}");
             }
