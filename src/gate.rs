@@ -495,18 +495,7 @@ fn findability(
     let catalog = plan.catalog;
     // A `loads` line is decided as the control tool decides, over the
     // offered tools too: an ask the offer serves loads nothing.
-    let offered: Vec<usize> = plan
-        .roster
-        .iter()
-        .copied()
-        .filter(|&i| {
-            !matches!(
-                catalog.candidates[i].source,
-                crate::catalog::Source::Control
-            )
-        })
-        .collect();
-    let offered = crate::search::DeferredIndex::offered(catalog, &offered);
+    let offered = crate::search::DeferredIndex::offered(catalog, &plan.offered_tools());
     let reach = crate::session::Reach {
         deferred: &index,
         offered: &offered,

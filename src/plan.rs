@@ -575,6 +575,21 @@ fn headroom(catalog: &Catalog, roster: &[usize], slots: u32, tokens: u32) -> Hea
 }
 
 impl Plan<'_> {
+    /// The offered tools a load in words also searches: the roster without
+    /// the control tool, in roster order.
+    pub(crate) fn offered_tools(&self) -> Vec<usize> {
+        self.roster
+            .iter()
+            .copied()
+            .filter(|&i| {
+                !matches!(
+                    self.catalog.candidates[i].source,
+                    crate::catalog::Source::Control
+                )
+            })
+            .collect()
+    }
+
     /// Stable hash of the offered roster: the agent's name and version and
     /// every offered definition in order. Sessions pin it; it changes when
     /// anything the model is shown changes.

@@ -271,17 +271,7 @@ impl Basis {
         let totals = (planned.totals.items, planned.totals.tokens);
         let has_control = planned.control.is_some();
         let ranked = planned.deferred.clone();
-        let offered = planned
-            .roster
-            .iter()
-            .copied()
-            .filter(|&i| {
-                !matches!(
-                    catalog.candidates[i].source,
-                    crate::catalog::Source::Control
-                )
-            })
-            .collect();
+        let offered = planned.offered_tools();
         drop(planned);
         let mut spellings = HashMap::new();
         // Later inserts never replace earlier ones: a muster name wins over
