@@ -10,6 +10,7 @@
 mod common;
 
 use common::Fixture;
+use common::load_notes::Note;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -35,25 +36,6 @@ struct Load {
     status: String,
     loaded: Vec<String>,
     notes: Vec<Note>,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-struct Note {
-    code: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    options: Vec<Choice>,
-    #[serde(default)]
-    kinds: Vec<String>,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-struct Choice {
-    name: String,
-    loaded: bool,
-    #[serde(default)]
-    offered: bool,
 }
 
 #[test]

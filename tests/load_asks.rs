@@ -5,10 +5,13 @@
 //! The time server's two tools are offered, as in the gateway trial; the rest are deferred
 //! behind the control tool. Each ask is loaded into a fresh session through the session API
 //! (`session::new`, `session::open`, `Live::load`), after the loads it names, and the answer,
-//! read back as JSON through this file's own types, is judged against the tools the ask
+//! read back as JSON through `tests/common/load_notes.rs`, is judged against the tools the ask
 //! needs: a load of one of them, a choice holding one, "already offered" or "already loaded"
 //! naming one that is, and "nothing found" only for an ask no tool serves.
 
+mod common;
+
+use common::load_notes::Note;
 use muster::catalog::Selection;
 use muster::contract::NameSpelling;
 use muster::policy::Inputs;
@@ -174,25 +177,6 @@ struct Answer {
     loaded: Vec<String>,
     notes: Vec<Note>,
     answer: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct Note {
-    code: String,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    options: Vec<Choice>,
-    #[serde(default)]
-    kinds: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Choice {
-    name: String,
-    loaded: bool,
-    #[serde(default)]
-    offered: bool,
 }
 
 /// Why `answer` is not the right decision for `ask`, given the tools the chat is offered
