@@ -1,4 +1,4 @@
-//! The encoder's cost at 10,000 tools (docs/search.md, "The encoder's
+//! The encoder's cost at 10,000 tools (docs/search-cost.md, "The encoder's
 //! cost"): scoring 10,000 cached vectors against one query vector, as f32
 //! dot products (`score`, before issue 35) and as int8 codes in one block
 //! (`score_int8`, what `Index::search` does per entry after encoding the

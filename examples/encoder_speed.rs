@@ -1,4 +1,4 @@
-//! The encoder's cost (docs/search.md, "The encoder's cost").
+//! The encoder's cost (docs/search-cost.md, "The encoder's cost").
 //!
 //!     cargo run --release --example encoder_speed -- encode TOOLS.jsonl QUERIES.jsonl
 //!     cargo run --release --example encoder_speed -- build N DIR TOOLS.jsonl...

@@ -195,6 +195,47 @@ fn no_source_file_is_over_800_lines() {
     );
 }
 
+/// The same for the pages in docs/ and the README: a page a reader can
+/// hold, and every link from one page to another points at a page that
+/// exists (docs/search.md was split in three; its readers follow links).
+#[test]
+fn docs_pages_are_under_800_lines_and_their_links_resolve() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    pages.push(root.join("README.md"));
+    pages.sort();
+    let mut wrong = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        if text.lines().count() > 800 {
+            wrong.push(format!("{name}: {} lines", text.lines().count()));
+        }
+        for target in text
+            .split("](")
+            .skip(1)
+            .filter_map(|rest| rest.split(')').next())
+        {
+            let file = target.split('#').next().unwrap_or("");
+            if file.is_empty() || file.contains("://") || !file.ends_with(".md") {
+                continue;
+            }
+            if !page.parent().unwrap().join(file).is_file() {
+                wrong.push(format!("{name}: link to {target}, which does not exist"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs pages over 800 lines or with broken links:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// Issue 34: one MCP client. Only one file sends a client's
 /// `notifications/initialized` (the one handshake, `src/mcp_client.rs`), and
 /// no file speaks through another MCP client library (rmcp, gone from the

@@ -7,7 +7,7 @@ dump's rows, each with the second's `shipped` ranking as `current`, so
   compare.py OUT --rankers shipped,current
 
 gives the paired bootstrap interval of new − current per set and metric
-(docs/search.md, "8-bit inputs to the linear layers")."""
+(docs/search-cost.md, "8-bit inputs to the linear layers")."""
 import json
 import sys
 

@@ -2,7 +2,7 @@
 """Writes a policy directory whose one MCP server lists N real tools (from an
 extracted tools.jsonl, extract.py's shape), with deferral on and caps of 30
 items and 9,000 tokens, so nearly all of them are deferred: the sessions
-behind docs/search.md's per-query costs. Past the set's size the tools repeat
+behind docs/search-cost.md's per-query costs. Past the set's size the tools repeat
 under servers seal2, seal3, ... (same text, other names).
 
   session-policies.py TOOLS_JSONL OUT_DIR N

@@ -1,5 +1,5 @@
 //! The encoder's cost per text, one at a time and in batches, on one
-//! thread (docs/search.md, "The encoder's cost"):
+//! thread (docs/search-cost.md, "The encoder's cost"):
 //!
 //!     cargo run --release -p muster-encoder --example batch_speed -- TEXTS.txt [one|batch] [N]
 //!

@@ -7,7 +7,7 @@
 //! products side by side, and integer addition has no order to keep.
 //!
 //! int8 against the f32 dot product: the cosine moves by about 0.001
-//! (docs/search.md, "Scoring cached vectors"), a quarter of the memory an
+//! (docs/search-cost.md, "Scoring cached vectors"), a quarter of the memory an
 //! index holds, and 10,000 entries scored in well under a millisecond.
 //!
 //! It decides nothing about search; it only multiplies.
