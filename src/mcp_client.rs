@@ -3,7 +3,7 @@
 //! `process`) or connects to a Streamable HTTP `url` (see `http`), runs
 //! the one handshake and protocol-version policy ([`UPSTREAM_VERSIONS`]:
 //! 2026-07-28 through `server/discover`, else `initialize` at 2025-11-25
-//! or 2025-06-18), and sends JSON-RPC requests on one connection, many in
+//! or an older revision the server answers), and sends JSON-RPC requests on one connection, many in
 //! flight. Arguments are sent as text, byte for byte (integers as the model
 //! wrote them, not as doubles), and results come back as the raw text the
 //! server sent, fields muster does not model included.
@@ -116,8 +116,21 @@ const STDERR_KEEP: usize = 4096;
 
 /// The protocol revisions muster speaks to a server, newest first. The
 /// newest (2026-07-28) is asked for with `server/discover`; the others
-/// with the `initialize` handshake.
-pub const UPSTREAM_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-06-18"];
+/// with the `initialize` handshake, which asks for 2025-11-25 and takes
+/// any older one listed. 2025-03-26 and 2024-11-05 are still what many
+/// published servers answer (the archived reference servers: GitHub,
+/// GitLab, Slack, Brave Search, Google Maps, Postgres, Puppeteer); every
+/// message muster sends them (`tools/list`, `tools/call`, progress,
+/// cancellation, `ping`, resources and prompts) has the same shape at
+/// those revisions. Over HTTP muster speaks Streamable HTTP only, not
+/// 2024-11-05's HTTP+SSE transport.
+pub const UPSTREAM_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 /// Why a forwarded call got no result from its server. Each kind has a
 /// stable code ([`UpstreamError::code`]).

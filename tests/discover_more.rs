@@ -325,3 +325,46 @@ fn dir_file(name: &str) -> std::path::PathBuf {
         std::process::id()
     ))
 }
+
+/// A server that answers `initialize` with 2024-11-05, as the archived reference servers
+/// still do (here Brave Search from npm, pinned): its tools are listed and recorded, and a
+/// call reaches it and comes back as its own tool result (here its refusal of arguments
+/// without a `query`, which needs no network). Before, the start failed with "answered
+/// initialize with protocol revision "2024-11-05"".
+#[test]
+fn a_server_of_revision_2024_11_05_is_listed_and_called() {
+    let brave = reference_server("server-brave-search");
+    let dir = project(&format!(
+        r#"[[mcp]]
+name = "brave"
+command = ["node", {}]
+env = {{ BRAVE_API_KEY = "not-a-key" }}
+snapshot = "brave.json"
+timeout_secs = 60
+"#,
+        toml_str(Path::new(&brave))
+    ));
+    let answer = discover(dir.path(), &[]);
+    let ServerDiscovery::Listed { tools, .. } = &answer.servers[0] else {
+        panic!("not listed: {:?}", answer.servers[0]);
+    };
+    assert_eq!(*tools, 2);
+    let snapshot = std::fs::read_to_string(dir.path().join("policies/mcp/brave.json")).unwrap();
+    assert!(
+        snapshot.contains("\"brave_web_search\"") && snapshot.contains("\"brave_local_search\"")
+    );
+
+    let mut spec = muster::discover::ServerSpec::new(
+        "brave",
+        vec!["node".into(), brave.clone()],
+        dir.path().join("unused.json"),
+    );
+    spec.env.insert("BRAVE_API_KEY".into(), "not-a-key".into());
+    spec.timeout = std::time::Duration::from_secs(60);
+    let result = muster::discover::call_tool(&spec, "brave_web_search", "{}").unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        result["content"][0]["text"], "Error: Invalid arguments for brave_web_search",
+        "{result}"
+    );
+}
