@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod auth;
+pub mod load_asks;
 pub mod load_notes;
 pub mod postgres;
 
