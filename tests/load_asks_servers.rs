@@ -52,8 +52,16 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.git.git_status", "mcp.git.git_diff_unstaged"],
     ),
-    ask("list pods in the cluster", &[], &["mcp.kubernetes.kubectl_get"]),
-    ask("show the logs of the api pod", &[], &["mcp.kubernetes.kubectl_logs"]),
+    ask(
+        "list pods in the cluster",
+        &[],
+        &["mcp.kubernetes.kubectl_get"],
+    ),
+    ask(
+        "show the logs of the api pod",
+        &[],
+        &["mcp.kubernetes.kubectl_logs"],
+    ),
     ask(
         "scale the web deployment to 3 replicas",
         &[],
@@ -64,7 +72,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.kubernetes.install_helm_chart"],
     ),
-    ask("delete the failed pod", &[], &["mcp.kubernetes.kubectl_delete"]),
+    ask(
+        "delete the failed pod",
+        &[],
+        &["mcp.kubernetes.kubectl_delete"],
+    ),
     ask(
         "forward port 8080 of the service to my machine",
         &[],
@@ -82,22 +94,34 @@ const ASKS: &[Ask] = &[
     ask(
         "click the login button",
         &[],
-        &["mcp.playwright.browser_click", "mcp.puppeteer.puppeteer_click"],
+        &[
+            "mcp.playwright.browser_click",
+            "mcp.puppeteer.puppeteer_click",
+        ],
     ),
     ask(
         "fill in the signup form",
         &[],
-        &["mcp.playwright.browser_fill_form", "mcp.puppeteer.puppeteer_fill"],
+        &[
+            "mcp.playwright.browser_fill_form",
+            "mcp.puppeteer.puppeteer_fill",
+        ],
     ),
     ask(
         "search the web for rust async runtimes",
         &[],
-        &["mcp.brave.brave_web_search", "mcp.firecrawl.firecrawl_search"],
+        &[
+            "mcp.brave.brave_web_search",
+            "mcp.firecrawl.firecrawl_search",
+        ],
     ),
     ask(
         "find coffee shops near me",
         &[],
-        &["mcp.brave.brave_local_search", "mcp.maps.maps_search_places"],
+        &[
+            "mcp.brave.brave_local_search",
+            "mcp.maps.maps_search_places",
+        ],
     ),
     ask(
         "get driving directions from Boston to New York",
@@ -114,7 +138,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.fetch.fetch", "mcp.firecrawl.firecrawl_scrape"],
     ),
-    ask("crawl the whole docs site", &[], &["mcp.firecrawl.firecrawl_crawl"]),
+    ask(
+        "crawl the whole docs site",
+        &[],
+        &["mcp.firecrawl.firecrawl_crawl"],
+    ),
     ask(
         "open an issue about the crash on GitHub",
         &[],
@@ -125,7 +153,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.github.create_pull_request"],
     ),
-    ask("merge the pull request", &[], &["mcp.github.merge_pull_request"]),
+    ask(
+        "merge the pull request",
+        &[],
+        &["mcp.github.merge_pull_request"],
+    ),
     ask(
         "search GitHub for repositories about MCP gateways",
         &[],
@@ -146,7 +178,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.slack.slack_add_reaction"],
     ),
-    ask("who is in the Slack workspace", &[], &["mcp.slack.slack_get_users"]),
+    ask(
+        "who is in the Slack workspace",
+        &[],
+        &["mcp.slack.slack_get_users"],
+    ),
     ask(
         "run a SQL query against the database",
         &[],
@@ -162,7 +198,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.resend.create-contact"],
     ),
-    ask("send the newsletter broadcast", &[], &["mcp.resend.send-broadcast"]),
+    ask(
+        "send the newsletter broadcast",
+        &[],
+        &["mcp.resend.send-broadcast"],
+    ),
     ask(
         "create a Notion page for meeting notes",
         &[],
@@ -183,7 +223,11 @@ const ASKS: &[Ask] = &[
         &[],
         &["mcp.thinking.sequentialthinking"],
     ),
-    ask("list my Azure storage accounts", &[], &["mcp.azure.storage"]),
+    ask(
+        "list my Azure storage accounts",
+        &[],
+        &["mcp.azure.storage"],
+    ),
     ask("query the Kusto cluster", &[], &["mcp.azure.kusto"]),
     ask(
         "list the Azure subscriptions I can use",
@@ -219,6 +263,164 @@ const ASKS: &[Ask] = &[
     ask("book a flight to Paris", &[], &[]),
     ask("turn off the living room lights", &[], &[]),
     ask("order a pizza", &[], &[]),
+];
+
+/// A second batch of held-out asks, written after the first batch's answers were read and
+/// before any change they led to: the first batch then no longer judges such a change, this
+/// one does.
+const ASKS_2: &[Ask] = &[
+    ask("what time is it in Sydney right now", &[], NOW),
+    ask("what day of the week is it", &[], NOW),
+    ask(
+        "show me what changed in my working tree",
+        &[],
+        &[
+            "mcp.git.git_diff_unstaged",
+            "mcp.git.git_status",
+            "mcp.git.git_diff",
+        ],
+    ),
+    ask("throw away the staged changes", &[], &["mcp.git.git_reset"]),
+    ask(
+        "describe the payments deployment",
+        &[],
+        &["mcp.kubernetes.kubectl_describe"],
+    ),
+    ask(
+        "apply this manifest to the cluster",
+        &[],
+        &["mcp.kubernetes.kubectl_apply"],
+    ),
+    ask(
+        "run a shell command inside the container",
+        &[],
+        &["mcp.kubernetes.exec_in_pod"],
+    ),
+    ask(
+        "roll back the last deployment",
+        &[],
+        &["mcp.kubernetes.kubectl_rollout"],
+    ),
+    ask(
+        "go back to the previous page",
+        &[],
+        &["mcp.playwright.browser_navigate_back"],
+    ),
+    ask(
+        "type my username into the field",
+        &[],
+        &[
+            "mcp.playwright.browser_type",
+            "mcp.puppeteer.puppeteer_fill",
+        ],
+    ),
+    ask(
+        "run some javascript on the page",
+        &[],
+        &[
+            "mcp.playwright.browser_evaluate",
+            "mcp.puppeteer.puppeteer_evaluate",
+        ],
+    ),
+    ask("close the browser", &[], &["mcp.playwright.browser_close"]),
+    ask(
+        "how far is it from Chicago to Denver",
+        &[],
+        &["mcp.maps.maps_distance_matrix", "mcp.maps.maps_directions"],
+    ),
+    ask(
+        "what is the address at these coordinates",
+        &[],
+        &["mcp.maps.maps_reverse_geocode"],
+    ),
+    ask(
+        "get a list of all the pages on the website",
+        &[],
+        &["mcp.firecrawl.firecrawl_map"],
+    ),
+    ask(
+        "find papers about retrieval augmented generation",
+        &[],
+        &["mcp.firecrawl.firecrawl_research_search_papers"],
+    ),
+    ask(
+        "list the open issues in the repo",
+        &[],
+        &["mcp.github.list_issues", "mcp.github.search_issues"],
+    ),
+    ask(
+        "fork the repository to my account",
+        &[],
+        &["mcp.github.fork_repository", "mcp.gitlab.fork_repository"],
+    ),
+    ask(
+        "read the contents of a file in the GitHub repo",
+        &[],
+        &["mcp.github.get_file_contents"],
+    ),
+    ask(
+        "reply in the thread",
+        &[],
+        &["mcp.slack.slack_reply_to_thread"],
+    ),
+    ask(
+        "read the recent messages in the channel",
+        &[],
+        &["mcp.slack.slack_get_channel_history"],
+    ),
+    ask(
+        "verify our sending domain",
+        &[],
+        &["mcp.resend.verify-domain"],
+    ),
+    ask(
+        "create an email template",
+        &[],
+        &["mcp.resend.create-template"],
+    ),
+    ask("list the emails we sent", &[], &["mcp.resend.list-emails"]),
+    ask(
+        "add a paragraph to the Notion page",
+        &[],
+        &[
+            "mcp.notion.API-patch-block-children",
+            "mcp.notion.API-update-page-markdown",
+        ],
+    ),
+    ask(
+        "query the Notion database for open tasks",
+        &[],
+        &["mcp.notion.API-query-data-source"],
+    ),
+    ask(
+        "list the secrets in my key vault",
+        &[],
+        &["mcp.azure.keyvault"],
+    ),
+    ask(
+        "show the resource groups in my subscription",
+        &[],
+        &["mcp.azure.group_list"],
+    ),
+    ask(
+        "how much does an Azure VM cost",
+        &[],
+        &["mcp.azure.pricing"],
+    ),
+    ask(
+        "fetch the page at https://example.com",
+        &[],
+        &["mcp.fetch.fetch", "mcp.firecrawl.firecrawl_scrape"],
+    ),
+    ask(
+        "list the tables in the database",
+        &[],
+        &["mcp.postgres.query"],
+    ),
+    ask("add two numbers", &[], &["mcp.everything.get-sum"]),
+    ask("write a poem about autumn", &[], &[]),
+    ask("call my mom", &[], &[]),
+    ask("translate this sentence into French", &[], &[]),
 ];
 
 #[test]

@@ -76,7 +76,12 @@ struct Answer {
 
 /// Why `answer` is not the right decision for `ask`, given the tools the chat is offered
 /// and the servers it reaches; `None` when it is.
-fn wrong(ask: &Ask, answer: &Answer, offered: &[String], servers: &[(&str, &str)]) -> Option<String> {
+fn wrong(
+    ask: &Ask,
+    answer: &Answer,
+    offered: &[String],
+    servers: &[(&str, &str)],
+) -> Option<String> {
     let ready = |name: &str| offered.iter().any(|o| o == name) || ask.before.contains(&name);
     let wanted = |name: &str| ask.expect.contains(&name);
     // Claims of what is there hold whatever the ask.
