@@ -1,5 +1,5 @@
 //! Issue 35 item 3, held out: the control tool's decisions on plain asks over twenty real
-//! servers' whole listings (about 330 tools), which no rule or threshold was chosen on. The
+//! servers' whole listings (348 tools), which no rule or threshold was chosen on. The
 //! asks were written, with the tools that serve them, from the servers' tool names before
 //! muster answered any of them (the commit that added this file holds no result).
 //!
@@ -423,9 +423,11 @@ const ASKS_2: &[Ask] = &[
     ask("translate this sentence into French", &[], &[]),
 ];
 
-#[test]
-fn the_control_tool_decides_held_out_asks_over_twenty_servers() {
-    let decided = decide(ASKS, SERVERS, 2);
+/// Decides `asks` over [`SERVERS`] and holds what muster itself claims true whatever the
+/// ranking: "already loaded/offered" names only what is, a choice marks its options truly,
+/// "nothing found" names every server, and asks no tool serves find nothing.
+fn held_out(asks: &[Ask]) {
+    let decided = decide(asks, SERVERS, 2);
     assert_eq!(
         decided.offered,
         [
@@ -434,14 +436,20 @@ fn the_control_tool_decides_held_out_asks_over_twenty_servers() {
             "mcp.time.get_current_time"
         ]
     );
-    let misses = decided.misses;
-    // What muster itself claims is true whatever the ranking: "already loaded/offered"
-    // names only what is, a choice marks its options truly, "nothing found" names every
-    // server, and asks no tool serves find nothing.
-    for (n, miss) in &misses {
+    for (n, miss) in &decided.misses {
         let claim = ["says ", "marks option", "kinds without"]
             .iter()
             .any(|c| miss.contains(c));
-        assert!(!claim && !ASKS[*n].expect.is_empty(), "{miss}");
+        assert!(!claim && !asks[*n].expect.is_empty(), "{miss}");
     }
+}
+
+#[test]
+fn the_control_tool_decides_held_out_asks_over_twenty_servers() {
+    held_out(ASKS);
+}
+
+#[test]
+fn the_control_tool_decides_a_second_batch_of_held_out_asks() {
+    held_out(ASKS_2);
 }

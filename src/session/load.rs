@@ -61,16 +61,14 @@ pub(crate) enum Pick {
 /// The decision for `hits` (best first, as [`crate::search::Index::search`]
 /// gives them): at most `choices` near-ties are offered.
 pub(crate) fn pick(hits: &[crate::search::Hit], choices: usize) -> Pick {
+    // An exact name is a clear winner whatever follows it.
+    if let Some(first) = hits.first().filter(|h| h.score >= 1.0) {
+        return Pick::One(first.entry);
+    }
+    let hits = backed(hits);
     let Some(first) = hits.first() else {
         return Pick::Nothing;
     };
-    // An exact name is a clear winner whatever follows it.
-    if first.score >= 1.0 {
-        return Pick::One(first.entry);
-    }
-    if !relevant(first) {
-        return Pick::Nothing;
-    }
     let best = first.score;
     let ties: Vec<usize> = hits
         .iter()
@@ -115,6 +113,7 @@ pub(crate) fn decide(
         Pick::Choose(ties) => Decision::Choose(ties),
         Pick::One(e) if !ready(e) => Decision::Load(e),
         Pick::One(e) => {
+            let hits = backed(hits);
             let best = &hits[0];
             if best.score >= 1.0 {
                 return Decision::Ready(e);
@@ -188,6 +187,18 @@ fn clear(hit: &crate::search::Hit) -> bool {
         return true;
     }
     hit.lexical >= RELEVANCE_FLOOR
+}
+
+/// `hits` from the first one the ask's words or meaning back
+/// ([`relevant`]); empty when none does. A higher-scored match that
+/// neither backs is passed over, so "nothing found" is said only when no
+/// match is relevant: over twenty real servers, "what's today's date"
+/// scored the fetch tool first (its description's "up-to-date", lexical
+/// share 0.13, cosine 0.15) and the offered time tool, whose meaning backs
+/// it (cosine 0.41), below it (`tests/load_asks_servers.rs`).
+fn backed(hits: &[crate::search::Hit]) -> &[crate::search::Hit] {
+    let at = hits.iter().position(relevant).unwrap_or(hits.len());
+    &hits[at..]
 }
 
 /// Whether a query's best match matches it well enough to load: by its
@@ -708,6 +719,30 @@ mod tests {
         assert_eq!(pick(&worded, 3), Pick::One(2));
         let unrelated = [hit(2, 0.5, 0.01, Some(0.29))];
         assert_eq!(pick(&unrelated, 3), Pick::Nothing);
+    }
+
+    /// A best match that neither words nor meaning back is passed over for
+    /// the first one that is backed: "nothing found" only when none is.
+    #[cfg(feature = "encoder")]
+    #[test]
+    fn an_unbacked_best_match_is_passed_over_for_a_backed_one() {
+        let hits = [
+            hit(5, 0.13, 0.12, Some(0.15)),
+            hit(6, 0.11, 0.11, Some(0.08)),
+            hit(9, 0.08, 0.0, Some(0.41)),
+            hit(4, 0.04, 0.0, Some(0.22)),
+        ];
+        // Related but unsure: asked with what follows it, not what it passed.
+        assert_eq!(pick(&hits, 3), Pick::Choose(vec![9, 4]));
+        assert_eq!(decide(&hits, 3, |e| e == 9), Decision::Choose(vec![9, 4]));
+        let sure = [hit(5, 0.13, 0.12, Some(0.15)), hit(9, 0.08, 0.0, Some(0.5))];
+        assert_eq!(pick(&sure, 3), Pick::One(9));
+        assert_eq!(decide(&sure, 3, |e| e == 9), Decision::Ready(9));
+        let none = [
+            hit(5, 0.13, 0.12, Some(0.15)),
+            hit(9, 0.08, 0.0, Some(0.29)),
+        ];
+        assert_eq!(pick(&none, 3), Pick::Nothing);
     }
 
     /// Issue 35: "stage files for commit" with `git_diff_staged` loaded
