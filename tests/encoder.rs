@@ -58,15 +58,15 @@ fn tokenizer_matches_the_reference() {
 
 /// How close a vector is to the reference's int8 model (f32 inputs to
 /// its linear layers): the cosine above, each component within. 16-bit
-/// inputs move a vector by a rounding error; 8-bit inputs
-/// (`int8-activations`) by about a thousandth of cosine.
-#[cfg(not(feature = "int8-activations"))]
+/// inputs (`sixteen-bit-inputs`) move a vector by a rounding error; 8-bit
+/// inputs (the default) by about a thousandth of cosine.
+#[cfg(feature = "sixteen-bit-inputs")]
 const SAME_COSINE: f32 = 0.9999;
-#[cfg(not(feature = "int8-activations"))]
+#[cfg(feature = "sixteen-bit-inputs")]
 const SAME_COMPONENT: f32 = 2e-3;
-#[cfg(feature = "int8-activations")]
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 const SAME_COSINE: f32 = 0.998;
-#[cfg(feature = "int8-activations")]
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 const SAME_COMPONENT: f32 = 8e-3;
 
 #[test]
@@ -182,18 +182,18 @@ fn vectors_are_pinned_to_the_bit() {
     );
 }
 
-/// [`vectors_are_pinned_to_the_bit`]'s arithmetic and digest: 16-bit
-/// inputs to the linear layers.
-#[cfg(not(feature = "int8-activations"))]
-const PINNED_ARITHMETIC: &str = "fixed-order-3";
-#[cfg(not(feature = "int8-activations"))]
-const PINNED: &str = "a0821eec015939350d45d71d71272b8fe845853fd4d1d5b4048a744da0aad517";
-/// With 8-bit inputs (feature `int8-activations`, `linear8.rs`): other
-/// vectors, so another arithmetic tag.
-#[cfg(feature = "int8-activations")]
+/// [`vectors_are_pinned_to_the_bit`]'s arithmetic and digest: 8-bit
+/// inputs to the linear layers (`linear8.rs`, the default).
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 const PINNED_ARITHMETIC: &str = "fixed-order-4";
-#[cfg(feature = "int8-activations")]
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 const PINNED: &str = "bf83764f79a76347d69034286e38b4ec14970519230d4ffd883f68bc8f7bf025";
+/// With 16-bit inputs (feature `sixteen-bit-inputs`, `linear.rs`): other
+/// vectors, so another arithmetic tag.
+#[cfg(feature = "sixteen-bit-inputs")]
+const PINNED_ARITHMETIC: &str = "fixed-order-3";
+#[cfg(feature = "sixteen-bit-inputs")]
+const PINNED: &str = "a0821eec015939350d45d71d71272b8fe845853fd4d1d5b4048a744da0aad517";
 
 /// A batch (the rows of several texts in one pass, as a cold catalog is
 /// encoded) gives each text the bits it has alone, by every build.

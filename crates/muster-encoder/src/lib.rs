@@ -14,10 +14,10 @@
 
 mod forward;
 mod kernel;
-#[cfg(not(feature = "int8-activations"))]
-mod linear;
-#[cfg(feature = "int8-activations")]
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 #[path = "linear8.rs"]
+mod linear;
+#[cfg(feature = "sixteen-bit-inputs")]
 mod linear;
 pub mod packed;
 #[cfg(feature = "static")]
@@ -53,12 +53,14 @@ pub const MODEL_ID: &str =
 /// approximation): `tests/encoder.rs` pins the bits and fails until the
 /// pin is updated, and a new tag keeps older cached vectors from being
 /// used.
-#[cfg(not(feature = "int8-activations"))]
-pub const ARITHMETIC: &str = "fixed-order-3";
-/// The arithmetic's identity: 8-bit inputs to the linear layers
-/// (`linear8.rs`, feature `int8-activations`).
-#[cfg(feature = "int8-activations")]
+///
+/// The default: 8-bit inputs to the linear layers (`linear8.rs`).
+#[cfg(not(feature = "sixteen-bit-inputs"))]
 pub const ARITHMETIC: &str = "fixed-order-4";
+/// The arithmetic's identity with 16-bit inputs to the linear layers
+/// (`linear.rs`, feature `sixteen-bit-inputs`).
+#[cfg(feature = "sixteen-bit-inputs")]
+pub const ARITHMETIC: &str = "fixed-order-3";
 
 /// `model.bin`, zlib-compressed (level 9): 1.9 MB less binary (issue 34),
 /// inflated once, when the model is first used ([`Encoder::get`]).

@@ -1,5 +1,6 @@
-//! The linear layers, in exact integers (issue 35: a query's encoding was
-//! two thirds linear layers in f32). The model stores each layer's weights
+//! The linear layers with 16-bit inputs (feature `sixteen-bit-inputs`; the
+//! default is `linear8.rs`'s 8-bit inputs), in exact integers (issue 35: a
+//! query's encoding was two thirds linear layers in f32). The model stores each layer's weights
 //! as int8 with one f32 scale per output; a token's inputs are coded as
 //! 16-bit integers with one scale per token (`round(x · codes / max |x|)`,
 //! [`codes`] chosen so no sum can overflow), and each output is the exact

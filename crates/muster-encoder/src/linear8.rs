@@ -1,6 +1,6 @@
-//! The linear layers with 8-bit inputs (feature `int8-activations`,
-//! issue 35: the 16-bit inputs of [`linear.rs`] keep a cold catalog's
-//! first search at the CPU's `vpdpwssd` limit). The model stores each
+//! The linear layers with 8-bit inputs, the default (issue 35: the 16-bit
+//! inputs of `linear.rs`, feature `sixteen-bit-inputs`, keep a cold
+//! catalog's first search at the CPU's `vpdpwssd` limit). The model stores each
 //! layer's weights as int8 with one f32 scale per output; a token's inputs
 //! are coded as unsigned 8-bit integers with one scale and one zero point
 //! per token (asymmetric, the range widened to hold 0:
