@@ -13,30 +13,8 @@
 
 mod common;
 
-use common::load_asks::{Ask, ask, decide};
-
-const SERVERS: &[(&str, &str)] = &[
-    ("time", "tests/fixtures/mcp-real/mcp-server-time.json"),
-    ("git", "tests/fixtures/mcp-real/mcp-server-git.json"),
-    ("filesystem", "tests/fixtures/mcp/filesystem.json"),
-    ("memory", "tests/fixtures/mcp/memory.json"),
-    ("everything", "tests/fixtures/mcp/everything.json"),
-    ("playwright", "tests/fixtures/mcp-asks/playwright.json"),
-    ("notion", "tests/fixtures/mcp-asks/notion.json"),
-    ("firecrawl", "tests/fixtures/mcp-asks/firecrawl.json"),
-    ("resend", "tests/fixtures/mcp-asks/resend.json"),
-    ("kubernetes", "tests/fixtures/mcp-asks/kubernetes.json"),
-    ("thinking", "tests/fixtures/mcp-asks/thinking.json"),
-    ("github", "tests/fixtures/mcp-asks/github.json"),
-    ("puppeteer", "tests/fixtures/mcp-asks/puppeteer.json"),
-    ("brave", "tests/fixtures/mcp-asks/brave.json"),
-    ("slack", "tests/fixtures/mcp-asks/slack.json"),
-    ("postgres", "tests/fixtures/mcp-asks/postgres.json"),
-    ("gitlab", "tests/fixtures/mcp-asks/gitlab.json"),
-    ("maps", "tests/fixtures/mcp-asks/maps.json"),
-    ("azure", "tests/fixtures/mcp-asks/azure.json"),
-    ("fetch", "tests/fixtures/mcp-asks/fetch.json"),
-];
+use common::load_asks::{Ask, ask};
+use common::twenty::held_out;
 
 const NOW: &[&str] = &["mcp.time.get_current_time"];
 const NAVIGATE: &[&str] = &[
@@ -422,27 +400,6 @@ const ASKS_2: &[Ask] = &[
     ask("call my mom", &[], &[]),
     ask("translate this sentence into French", &[], &[]),
 ];
-
-/// Decides `asks` over [`SERVERS`] and holds what muster itself claims true whatever the
-/// ranking: "already loaded/offered" names only what is, a choice marks its options truly,
-/// "nothing found" names every server, and asks no tool serves find nothing.
-fn held_out(asks: &[Ask]) {
-    let decided = decide(asks, SERVERS, 2);
-    assert_eq!(
-        decided.offered,
-        [
-            "tools.load",
-            "mcp.time.convert_time",
-            "mcp.time.get_current_time"
-        ]
-    );
-    for (n, miss) in &decided.misses {
-        let claim = ["says ", "marks option", "kinds without"]
-            .iter()
-            .any(|c| miss.contains(c));
-        assert!(!claim && !asks[*n].expect.is_empty(), "{miss}");
-    }
-}
 
 #[test]
 fn the_control_tool_decides_held_out_asks_over_twenty_servers() {

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod load_asks;
 pub mod load_notes;
 pub mod postgres;
+pub mod twenty;
 
 use std::path::{Path, PathBuf};
 
