@@ -3,13 +3,7 @@
 //! asks were written, with the tools that serve them, from the servers' tool names before
 //! muster answered any of them (the commit that added this file holds no result).
 //!
-//! The servers: the npm packages `@playwright/mcp`, `@notionhq/notion-mcp-server`,
-//! `firecrawl-mcp`, `resend-mcp`, `mcp-server-kubernetes`, `@azure/mcp` (its 61 namespace
-//! tools, among them the Azure storage and Kusto tools the issue saw plain asks land on), the
-//! reference servers GitHub, GitLab, Slack, Puppeteer, Brave Search, Postgres, Google Maps and
-//! sequential thinking, and the PyPI `mcp-server-fetch` (`tests/fixtures/mcp-asks/`), beside
-//! the five of `tests/load_asks.rs`. The time server's two tools are offered; the rest are
-//! deferred. Judged as `tests/common/load_asks.rs` says.
+//! The servers and the judging: `tests/common/twenty.rs`, `tests/common/load_asks.rs`.
 
 mod common;
 
