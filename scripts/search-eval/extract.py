@@ -5,7 +5,8 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 ({"query", "expect": [names]}) and OUT/<set>/LICENSE (copied from the repo).
 
   extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
-      [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR]
+      [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR] \
+      [--mcptoolbench DIR]
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -37,6 +38,9 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 - bfcl (--bfcl, a gorilla clone): the Berkeley Function-Calling
   Leaderboard's multiple-function categories, a tune set for issue 35
   (see bfcl()).
+- mcptoolbench (--mcptoolbench, an MCPToolBenchPP clone): 428 imperative
+  asks over the 43 tools of three real MCP servers, a report set (see
+  mcptoolbench()).
 """
 import argparse, csv, hashlib, io, json, os, re, subprocess
 
@@ -249,6 +253,47 @@ def livemcp(repo, out):
     print(f"livemcp: {len(tools)} tools, {len(tasks)} tasks, {len(steps)} steps")
 
 
+def mcptoolbench(repo, out):
+    """MCPToolBench++ (github.com/mcp-tool-bench/MCPToolBenchPP; the
+    repository carries no licence file, so nothing of it is committed or
+    redistributed: the set is built here and read in place): the single-call
+    queries of its browser and file-system categories (data/browser/
+    browser_0724_single_v3.json, data/file_system/filesystem_0723_single.json:
+    428 imperative asks such as "Click the button within the iframe
+    identified by #embedFrame") over the union of the tools those queries
+    were offered (43: the Playwright and Puppeteer servers' 32 and the
+    reference file-system server's 11), named mcp.<server>.<tool>; each
+    query expects its labelled tool and the `similar_tools` the label lists
+    (puppeteer_click beside playwright_click). The other categories'
+    files are not in the snapshot (search, map, pay) or offer one tool
+    (finance). Never tuned on."""
+    g = git_dir(repo)
+    out = os.path.join(out, "mcptoolbench")
+    os.makedirs(out, exist_ok=True)
+    tools, rows = {}, []
+    for path in ["data/browser/browser_0724_single_v3.json",
+                 "data/file_system/filesystem_0723_single.json"]:
+        for item in json.loads(show(g, path)):
+            server_of = {t: server_key(s) for s, ts in item["mcp_tools_dict"].items() for t in ts}
+            for t in item["tools"]:
+                name = f"mcp.{server_of[t['name']]}.{t['name']}"
+                tools.setdefault(name, {"name": name, "description": t.get("description") or "",
+                                        "inputSchema": t.get("input_schema")})
+            expect = set()
+            for label in item["function_call_label"]:
+                for x in [label] + (label.get("similar_tools") or []):
+                    expect.add(f"mcp.{server_key(x['mcp_server'])}.{x['name']}")
+            rows.append({"query": item["query"], "expect": sorted(expect)})
+    missing = {e for r in rows for e in r["expect"]} - set(tools)
+    assert not missing, missing
+    write(out, "tools.jsonl", [tools[n] for n in sorted(tools)])
+    write(out, "test.jsonl", rows)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/mcp-tool-bench/MCPToolBenchPP, which carries no licence "
+                "file: for local measurement only, not redistributed.\n")
+    print(f"mcptoolbench: {len(tools)} tools, {len(rows)} queries")
+
+
 def toolbench(repo, out):
     """StableToolBench's solvable test queries (github.com/THUNLP-MT/StableToolBench,
     Apache-2.0; solvable_queries/test_instruction/G*.json): 765 real-style
@@ -354,9 +399,12 @@ def main():
     p.add_argument("--livemcp")
     p.add_argument("--toolbench")
     p.add_argument("--bfcl", help="a gorilla clone, for the BFCL tune set")
+    p.add_argument("--mcptoolbench", help="an MCPToolBenchPP clone, a report set")
     a = p.parse_args()
     if a.bfcl:
         bfcl(a.bfcl, a.out)
+    if a.mcptoolbench:
+        mcptoolbench(a.mcptoolbench, a.out)
     if a.toolbench:
         toolbench(a.toolbench, a.out)
     if a.livemcp:
