@@ -329,6 +329,12 @@ def toolbench(repo, out):
                 rows.append({"query": q["query"], "expect": want, "group": group})
     write(out, "tools.jsonl", tools)
     write(out, "test.jsonl", rows)
+    # Halves by the SHA-256 of the request (first byte < 128: tune), each in
+    # file order: a tune half for rules only a set with services can tell,
+    # and the other half to report them on (docs/search.md, 2026-12-06).
+    half = lambda r: hashlib.sha256(r["query"].encode()).digest()[0] < 128
+    write(out, "test_tune.jsonl", [r for r in rows if half(r)])
+    write(out, "test_report.jsonl", [r for r in rows if not half(r)])
     with open(os.path.join(out, "LICENSE"), "w") as f:
         f.write("From https://github.com/THUNLP-MT/StableToolBench (solvable_queries/test_instruction), "
                 "under the license below.\n\n" + show(g, "LICENSE"))

@@ -33,6 +33,12 @@ pub const NEEDS: usize = 4;
 pub const NEED_IDF: f64 = 2.0;
 /// …and the share of the most distinct piece's distinctness it needs.
 pub const NEED_SHARE: f64 = 0.4;
+/// When a request is cut into needs, the scores of the tools of the
+/// best-scored tool's server are multiplied by 1 + this: such a request
+/// most often wants several tools of one service. Chosen on the tune sets
+/// above and the tune half of StableToolBench's requests, reported on its
+/// other half (docs/search.md, "The request's server").
+pub const SAME_SERVER: f64 = 0.1;
 
 /// How a search ranks. [`Knobs::SHIPPED`] is what [`super::Index::search`]
 /// uses; the others exist to measure and tune it
@@ -69,6 +75,8 @@ pub struct Knobs {
     /// Added to the score of a tool whose server a need names (all of its
     /// name's distinctive words; a share of them adds that share).
     pub named: f64,
+    /// [`SAME_SERVER`].
+    pub same_server: f64,
     /// A piece of a request is a need of its own only when its words'
     /// distinctness (their IDF at their best match, in units of a word
     /// found once: `Index::distinctness`) reaches this; else it joins a
@@ -97,6 +105,7 @@ impl Knobs {
         whole_first: false,
         need_weight: 1.0,
         named: 0.1,
+        same_server: SAME_SERVER,
         need_idf: NEED_IDF,
         need_share: NEED_SHARE,
         query_tokens: 64,

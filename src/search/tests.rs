@@ -404,3 +404,59 @@ fn chinese_and_japanese_text_meets_words_written_inside_longer_runs() {
     );
     assert_eq!(top(&index, "蛋糕"), None);
 }
+
+#[test]
+fn a_request_of_several_needs_keeps_to_its_best_tools_server() {
+    let others: Vec<(String, String)> = (0..40).map(other_tool).collect();
+    let servers = [
+        (
+            "mcp.flixbus.search_trips",
+            "Search bus trips between two cities.",
+        ),
+        (
+            "mcp.flixbus.ticket_prices",
+            "Prices and free seats of a ticket.",
+        ),
+        (
+            "mcp.busline.ticket_prices",
+            "Prices and free seats of a ticket.",
+        ),
+    ];
+    let entries: Vec<Entry<'_>> = servers
+        .iter()
+        .map(|&(name, description)| Entry {
+            name,
+            description,
+            input_schema: None,
+        })
+        .chain(others.iter().map(|(name, description)| Entry {
+            name,
+            description,
+            input_schema: None,
+        }))
+        .collect();
+    let index = Index::build(entries);
+    let query = "Search bus trips between two cities. Then list ticket prices and free seats.";
+    let order = |knobs: &Knobs| -> Vec<String> {
+        let hits = index.search_with(query, 5, knobs, &mut mix::encode);
+        hits.iter().map(|h| index.names[h.entry].clone()).collect()
+    };
+    let place = |order: &[String], name: &str| order.iter().position(|n| n == name).unwrap();
+    // The flixbus request's prices come from flixbus, though another
+    // company's tool matches its words as well.
+    let shipped = order(&Knobs::SHIPPED);
+    assert_eq!(shipped[0], "mcp.flixbus.search_trips", "{shipped:?}");
+    assert!(
+        place(&shipped, "mcp.flixbus.ticket_prices") < place(&shipped, "mcp.busline.ticket_prices"),
+        "{shipped:?}"
+    );
+    // Without the rule the tie goes to the name's order.
+    let without = order(&Knobs {
+        same_server: 0.0,
+        ..Knobs::SHIPPED
+    });
+    assert!(
+        place(&without, "mcp.busline.ticket_prices") < place(&without, "mcp.flixbus.ticket_prices"),
+        "{without:?}"
+    );
+}
