@@ -231,29 +231,14 @@ proptest! {
 fn each_need_of_a_request_gets_its_tools_near_the_top() {
     // Six QR tools, a video converter and 40 others, so the QR words are
     // rare enough to tell tools apart.
-    let others: Vec<(String, String)> = (0..40).map(other_tool).collect();
-    let names: Vec<String> = (0..6)
-        .map(|i| format!("mcp.qr{i}.generate_qr_code"))
-        .chain(["mcp.media.convert_video".to_owned()])
-        .collect();
-    let entries: Vec<Entry<'_>> = names
-        .iter()
-        .map(|name| Entry {
-            name,
-            description: if name.ends_with("convert_video") {
-                "Convert a video file to another format."
-            } else {
-                "Generate a QR code image for a link or a text."
-            },
-            input_schema: None,
-        })
-        .chain(others.iter().map(|(name, description)| Entry {
-            name,
-            description,
-            input_schema: None,
-        }))
-        .collect();
-    let index = Index::build(entries);
+    let qr = "Generate a QR code image for a link or a text.";
+    let tools = (0..6)
+        .map(|i| (format!("mcp.qr{i}.generate_qr_code"), qr.to_owned()))
+        .chain([(
+            "mcp.media.convert_video".to_owned(),
+            "Convert a video file to another format.".to_owned(),
+        )]);
+    let index = among_others(tools);
     let query = "Generate a QR code image for my shop's link, a QR code for my menu too. \
                  Then convert my video to mp4.";
     let found: Vec<&str> = index
@@ -273,6 +258,17 @@ fn each_need_of_a_request_gets_its_tools_near_the_top() {
             .iter()
             .all(|h| index.names[h.entry] != "mcp.media.convert_video")
     );
+}
+
+/// An index of `tools` (name, description) and 40 [`other_tool`]s, so a
+/// word only a few of `tools` have is rare.
+fn among_others(tools: impl IntoIterator<Item = (String, String)>) -> Index {
+    let all: Vec<(String, String)> = tools.into_iter().chain((0..40).map(other_tool)).collect();
+    Index::build(all.iter().map(|(name, description)| Entry {
+        name,
+        description,
+        input_schema: None,
+    }))
 }
 
 /// A tool of its own topic (`topic{i}`), whose description also provides
@@ -407,35 +403,23 @@ fn chinese_and_japanese_text_meets_words_written_inside_longer_runs() {
 
 #[test]
 fn a_request_of_several_needs_keeps_to_its_best_tools_server() {
-    let others: Vec<(String, String)> = (0..40).map(other_tool).collect();
-    let servers = [
-        (
-            "mcp.flixbus.search_trips",
-            "Search bus trips between two cities.",
-        ),
-        (
-            "mcp.flixbus.ticket_prices",
-            "Prices and free seats of a ticket.",
-        ),
-        (
-            "mcp.busline.ticket_prices",
-            "Prices and free seats of a ticket.",
-        ),
-    ];
-    let entries: Vec<Entry<'_>> = servers
-        .iter()
-        .map(|&(name, description)| Entry {
-            name,
-            description,
-            input_schema: None,
-        })
-        .chain(others.iter().map(|(name, description)| Entry {
-            name,
-            description,
-            input_schema: None,
-        }))
-        .collect();
-    let index = Index::build(entries);
+    let index = among_others(
+        [
+            (
+                "mcp.flixbus.search_trips",
+                "Search bus trips between two cities.",
+            ),
+            (
+                "mcp.flixbus.ticket_prices",
+                "Prices and free seats of a ticket.",
+            ),
+            (
+                "mcp.busline.ticket_prices",
+                "Prices and free seats of a ticket.",
+            ),
+        ]
+        .map(|(n, d)| (n.to_owned(), d.to_owned())),
+    );
     let query = "Search bus trips between two cities. Then list ticket prices and free seats.";
     let order = |knobs: &Knobs| -> Vec<String> {
         let hits = index.search_with(query, 5, knobs, &mut mix::encode);
