@@ -110,9 +110,10 @@ impl Servers {
         self.by_stem.retain(|_, servers| !servers.is_empty());
     }
 
-    /// The server of entry `entry`.
+    /// The server of entry `entry`: the one its namespace names, or, for a
+    /// group entry standing for a server (`mcp.gmail_read`), that server.
     pub(super) fn of(&self, entry: u32) -> u32 {
-        self.of_entry[entry as usize]
+        self.group_of[entry as usize].unwrap_or(self.of_entry[entry as usize])
     }
 
     /// The servers `text` names, each with the share of its distinctive
@@ -248,6 +249,9 @@ mod tests {
         .collect();
         let mut s = Servers::build(&names);
         let gmail = s.of(0);
+        // The group entry stands for the server, not for `mcp`.
+        assert_eq!(s.of(1), gmail);
+        assert_ne!(s.of(1), s.of(2));
         let gmail_entries = [0u32, 1];
         s.drop_common(0, |stem| match stem {
             "gmail" => &gmail_entries,
