@@ -6,7 +6,7 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 
   extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
       [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR] \
-      [--mcptoolbench DIR]
+      [--mcptoolbench DIR] [--mcpbench DIR LISTINGS_DIR]
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -41,6 +41,9 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 - mcptoolbench (--mcptoolbench, an MCPToolBenchPP clone): 428 imperative
   asks over the 43 tools of three real MCP servers, a report set (see
   mcptoolbench()).
+- mcpbench (--mcpbench, an MCP-Bench clone and its servers' listings):
+  long requests over 28 real MCP servers, each expecting several tools
+  (see mcpbench()).
 """
 import argparse, csv, hashlib, io, json, os, re, subprocess
 
@@ -294,6 +297,58 @@ def mcptoolbench(repo, out):
     print(f"mcptoolbench: {len(tools)} tools, {len(rows)} queries")
 
 
+def mcpbench(repo, listings, out):
+    """MCP-Bench (github.com/Accenture/mcp-bench, Apache-2.0 by its README;
+    no licence file, so nothing of it is committed: the set is built here
+    and read in place): the 104 tasks of tasks/mcpbench_tasks_*_runner_
+    format.json over the tools of its 28 servers. The repository holds the
+    servers' code, not their listings: LISTINGS is a directory of
+    `{"server": display name, "tools": [...]}` files, each the `tools/list`
+    of one server started from mcp_servers/commands.json. Tools are named
+    mcp.<server>.<tool> (the display name made a key); a task's query is its
+    fuzzy_description (the request in a user's words, naming no tool) and
+    it expects every tool of the task's servers its task_description names
+    (`Wikipedia:get_article` or a bare `convert_batch`). Tasks naming no
+    tool are left out. Split by the SHA-256 of the query: tune (first byte
+    < 128) and report; `tasks` holds all."""
+    g = git_dir(repo)
+    out = os.path.join(out, "mcpbench")
+    os.makedirs(out, exist_ok=True)
+    tools, of_server = [], {}
+    for file in sorted(os.listdir(listings)):
+        if not file.endswith(".json"):
+            continue
+        listing = json.load(open(os.path.join(listings, file)))
+        key = server_key(listing["server"])
+        for t in listing["tools"]:
+            name = f"mcp.{key}.{t['name']}"
+            tools.append({"name": name, "description": t.get("description") or "",
+                          "inputSchema": t.get("inputSchema")})
+            of_server.setdefault(listing["server"], []).append(t["name"])
+    rows = []
+    for split in ["single", "multi_2server", "multi_3server"]:
+        data = json.loads(show(g, f"tasks/mcpbench_tasks_{split}_runner_format.json"))
+        for group in data["server_tasks"]:
+            for task in group["tasks"]:
+                said = task["task_description"]
+                expect = sorted(
+                    f"mcp.{server_key(s)}.{t}" for s in group["servers"] for t in of_server.get(s, [])
+                    if re.search(r"(?<![A-Za-z0-9_\-])" + re.escape(t) + r"(?![A-Za-z0-9_\-])", said))
+                if expect:
+                    rows.append({"query": task["fuzzy_description"].strip(), "expect": expect})
+    rows.sort(key=lambda r: hashlib.sha256(r["query"].encode()).digest())
+    tune = [r for r in rows if hashlib.sha256(r["query"].encode()).digest()[0] < 128]
+    write(out, "tools.jsonl", tools)
+    write(out, "tasks.jsonl", rows)
+    write(out, "tune.jsonl", tune)
+    write(out, "report.jsonl", [r for r in rows if r not in tune])
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write("From https://github.com/Accenture/mcp-bench (Apache-2.0 by its README; no licence "
+                "file): for local measurement only, not redistributed.\n")
+    print(f"mcpbench: {len(tools)} tools of {len(of_server)} servers, {len(rows)} tasks "
+          f"({len(tune)} tune)")
+
+
 def toolbench(repo, out):
     """StableToolBench's solvable test queries (github.com/THUNLP-MT/StableToolBench,
     Apache-2.0; solvable_queries/test_instruction/G*.json): 765 real-style
@@ -406,11 +461,15 @@ def main():
     p.add_argument("--toolbench")
     p.add_argument("--bfcl", help="a gorilla clone, for the BFCL tune set")
     p.add_argument("--mcptoolbench", help="an MCPToolBenchPP clone, a report set")
+    p.add_argument("--mcpbench", nargs=2, metavar=("MCP_BENCH_CLONE", "LISTINGS_DIR"),
+                   help="an MCP-Bench clone and its servers' listings, a multi-server task set")
     a = p.parse_args()
     if a.bfcl:
         bfcl(a.bfcl, a.out)
     if a.mcptoolbench:
         mcptoolbench(a.mcptoolbench, a.out)
+    if a.mcpbench:
+        mcpbench(*a.mcpbench, a.out)
     if a.toolbench:
         toolbench(a.toolbench, a.out)
     if a.livemcp:
