@@ -40,6 +40,15 @@ pub const NEED_SHARE: f64 = 0.4;
 /// other half (docs/search.md, "The request's server").
 pub const SAME_SERVER: f64 = 0.1;
 
+/// The most tokens a search's encoding reads: the encoder's
+/// [`MAX_QUERY_TOKENS`](super::encoder::MAX_QUERY_TOKENS), of the whole
+/// request or of all its needs together ([`shares`]).
+#[cfg(feature = "encoder")]
+const QUERY_TOKENS: usize = super::encoder::MAX_QUERY_TOKENS;
+/// Without the encoder nothing is read for meaning.
+#[cfg(not(feature = "encoder"))]
+const QUERY_TOKENS: usize = 0;
+
 /// How a search ranks. [`Knobs::SHIPPED`] is what [`super::Index::search`]
 /// uses; the others exist to measure and tune it
 /// (`examples/search_rank.rs`).
@@ -108,8 +117,8 @@ impl Knobs {
         same_server: SAME_SERVER,
         need_idf: NEED_IDF,
         need_share: NEED_SHARE,
-        query_tokens: 64,
-        need_tokens: 64,
+        query_tokens: QUERY_TOKENS,
+        need_tokens: QUERY_TOKENS,
     };
 }
 
@@ -353,5 +362,31 @@ mod tests {
             .map(|s| (s.0, s.1))
             .collect();
         assert_eq!(first, [(1, 70), (2, 70), (4, 48)]);
+    }
+
+    /// A request of several needs is read whole up to the budget the
+    /// shipped search gives it (`encoder::MAX_QUERY_TOKENS`, 128): a
+    /// MCP-Bench-length request of about 100 tokens loses none (at 64 each
+    /// need lost a third), and a longer one is cut to the budget in shares.
+    #[cfg(feature = "encoder")]
+    #[test]
+    fn a_long_request_is_read_whole_up_to_the_shipped_budget() {
+        let sentence = "Find the quarterly revenue of the three largest cloud providers";
+        let needs: Vec<String> = (0..6).map(|i| format!("{sentence} number {i}.")).collect();
+        let needs: Vec<&str> = needs.iter().map(String::as_str).collect();
+        let tokens: Vec<usize> = needs.iter().map(|n| token_count(n)).collect();
+        let total: usize = tokens.iter().sum();
+        assert!(
+            (65..=Knobs::SHIPPED.need_tokens).contains(&total),
+            "{total}"
+        );
+        assert_eq!(shares(&needs, Knobs::SHIPPED.need_tokens), tokens);
+        let longer: Vec<&str> = needs.iter().chain(&needs).copied().collect();
+        let cut = shares(&longer, Knobs::SHIPPED.need_tokens);
+        assert!(
+            cut.iter().sum::<usize>() <= Knobs::SHIPPED.need_tokens,
+            "{cut:?}"
+        );
+        assert_eq!(Knobs::SHIPPED.query_tokens, Knobs::SHIPPED.need_tokens);
     }
 }

@@ -40,10 +40,14 @@ pub const DIM: usize = 384;
 /// `max_seq_length`); the rest of a longer text is not read.
 pub const MAX_TOKENS: usize = 256;
 /// Tokens of a query the encoder reads, at most, `[CLS]` and `[SEP]`
-/// included ([`Encoder::embed_query`]): a query's encoding costs about the
-/// same whatever its length (issue 35: ≤ 15 ms of CPU), and the rest of a
-/// long request still matches by its words.
-pub const MAX_QUERY_TOKENS: usize = 64;
+/// included ([`Encoder::embed_query`]; muster's search reads this many of
+/// a request, or of all its needs together): a query's encoding costs at
+/// most one encoding of this many tokens (about 13 ms of CPU), whatever its
+/// length (issue 35: ≤ 15 ms), and the rest of a long request still matches
+/// by its words. 64 read a third of MCP-Bench's long requests (the share of
+/// their tools in the top 5: 0.47 at 64, 0.59 at 128); 160 would cost more
+/// than 15 ms (muster's docs/search-cost.md, "Long requests").
+pub const MAX_QUERY_TOKENS: usize = 128;
 /// The model's identity: SHA-256 over `model.bin` (inflated from
 /// `model.bin.z`), then `vocab.txt` (checked by a test). Cached vectors are keyed by it.
 pub const MODEL_ID: &str =
