@@ -304,7 +304,8 @@ def mcpbench(repo, listings, out):
     format.json over the tools of its 28 servers. The repository holds the
     servers' code, not their listings: LISTINGS is a directory of
     `{"server": display name, "tools": [...]}` files, each the `tools/list`
-    of one server started from mcp_servers/commands.json. Tools are named
+    of one server started from mcp_servers/commands.json
+    (scripts/search-eval/mcpbench/list_tools.py records them). Tools are named
     mcp.<server>.<tool> (the display name made a key); a task's query is its
     fuzzy_description (the request in a user's words, naming no tool) and
     it expects every tool of the task's servers its task_description names
