@@ -326,7 +326,7 @@ def mcpbench(repo, listings, out):
             tools.append({"name": name, "description": t.get("description") or "",
                           "inputSchema": t.get("inputSchema")})
             of_server.setdefault(listing["server"], []).append(t["name"])
-    rows = []
+    rows, step_rows = [], []
     for split in ["single", "multi_2server", "multi_3server"]:
         data = json.loads(show(g, f"tasks/mcpbench_tasks_{split}_runner_format.json"))
         for group in data["server_tasks"]:
@@ -337,8 +337,17 @@ def mcpbench(repo, listings, out):
                     if re.search(r"(?<![A-Za-z0-9_\-])" + re.escape(t) + r"(?![A-Za-z0-9_\-])", said))
                 if expect:
                     rows.append({"query": task["fuzzy_description"].strip(), "expect": expect})
+                for step in steps(said, group["servers"], of_server):
+                    step["task"] = task["fuzzy_description"].strip()
+                    step_rows.append(step)
     rows.sort(key=lambda r: hashlib.sha256(r["query"].encode()).digest())
     tune = [r for r in rows if hashlib.sha256(r["query"].encode()).digest()[0] < 128]
+    in_tune = lambda r: hashlib.sha256(r.pop("task").encode()).digest()[0] < 128
+    step_tune, step_report = [], []
+    for r in step_rows:
+        (step_tune if in_tune(r) else step_report).append(r)
+    write(out, "steps_tune.jsonl", step_tune)
+    write(out, "steps_report.jsonl", step_report)
     write(out, "tools.jsonl", tools)
     write(out, "tasks.jsonl", rows)
     write(out, "tune.jsonl", tune)
@@ -347,7 +356,36 @@ def mcpbench(repo, listings, out):
         f.write("From https://github.com/Accenture/mcp-bench (Apache-2.0 by its README; no licence "
                 "file): for local measurement only, not redistributed.\n")
     print(f"mcpbench: {len(tools)} tools of {len(of_server)} servers, {len(rows)} tasks "
-          f"({len(tune)} tune)")
+          f"({len(tune)} tune), {len(step_rows)} steps ({len(step_tune)} tune)")
+
+
+def steps(said, servers, of_server):
+    """The steps of an MCP-Bench task description ("2) Retrieve gene
+    annotation for BRAF with BioMCP:gene_getter (gene_id_or_symbol=...)")
+    that name exactly one tool, each with the tool's name, its server's
+    name, arguments, identifiers and quoted values taken out ("Retrieve
+    gene annotation for BRAF with"; four words at least), expecting that
+    tool. Written by someone who knew the
+    tool, as LiveMCPBench's steps are: a tune set for telling a server's
+    tools apart, the steps of a task in the same half as the task."""
+    names = {f"mcp.{server_key(s)}.{t}": (s, t) for s in servers for t in of_server.get(s, [])}
+    out = []
+    for piece in re.split(r"(?:^|\s)(?:\d+[.)]|[a-z][.)]|[ivx]+[.)]|•)\s|(?<=[.;:])\s+(?=[A-Z])|\n", said):
+        named = [n for n, (s, t) in names.items()
+                 if re.search(r"(?<![A-Za-z0-9_\-])" + re.escape(t) + r"(?![A-Za-z0-9_\-])", piece or "")]
+        if len(named) != 1:
+            continue
+        server, tool = names[named[0]]
+        text = re.sub(re.escape(server) + r"\s*:\s*", " ", piece, flags=re.I)
+        text = re.sub(r"(?<![A-Za-z0-9_\-])" + re.escape(tool) + r"(?![A-Za-z0-9_\-])", " ", text)
+        text = re.sub(r"\([^()]*\)|\[[^\]]*\]|\{[^{}]*\}|<[^>]*>|\"[^\"]*\"|“[^”]*”|`[^`]*`"
+                      r"|\w+\s*=\s*\S+", " ", text)
+        # Identifiers (brand_name, tokenAddress) are argument names: out.
+        text = " ".join(w for w in text.split() if not re.search(r"_|[a-z][A-Z]", w))
+        text = text.strip(" ,;:.")
+        if len(text.split()) >= 4:
+            out.append({"query": text, "expect": [named[0]]})
+    return out
 
 
 def toolbench(repo, out):

@@ -46,7 +46,7 @@ pub const MAX_TOKENS: usize = 256;
 /// length (issue 35: ≤ 15 ms), and the rest of a long request still matches
 /// by its words. 64 read a third of MCP-Bench's long requests (the share of
 /// their tools in the top 5: 0.47 at 64, 0.59 at 128); 160 would cost more
-/// than 15 ms (muster's docs/search-cost.md, "Long requests").
+/// than 15 ms (muster's docs/search-figures.md, "Long requests").
 pub const MAX_QUERY_TOKENS: usize = 128;
 /// The model's identity: SHA-256 over `model.bin` (inflated from
 /// `model.bin.z`), then `vocab.txt` (checked by a test). Cached vectors are keyed by it.
