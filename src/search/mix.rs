@@ -365,9 +365,9 @@ mod tests {
     }
 
     /// A request of several needs is read whole up to the budget the
-    /// shipped search gives it (`encoder::MAX_QUERY_TOKENS`, 128): a
-    /// MCP-Bench-length request of about 100 tokens loses none (at 64 each
-    /// need lost a third), and a longer one is cut to the budget in shares.
+    /// shipped search gives it (`encoder::MAX_QUERY_TOKENS`, 128): six
+    /// needs of about 85 tokens in all lose none (at 64 each was cut to
+    /// its share), and a longer request is cut to the budget in shares.
     #[cfg(feature = "encoder")]
     #[test]
     fn a_long_request_is_read_whole_up_to_the_shipped_budget() {
