@@ -8,7 +8,7 @@
 mod common;
 
 use common::load_asks::{Ask, ask};
-use common::twenty::held_out;
+use common::twenty::{CLICK, SCREENSHOT, held_out};
 
 const NOW: &[&str] = &["mcp.time.get_current_time"];
 const NAVIGATE: &[&str] = &[
@@ -55,22 +55,8 @@ const ASKS: &[Ask] = &[
         &["mcp.kubernetes.port_forward"],
     ),
     ask("open example.com in the browser", &[], NAVIGATE),
-    ask(
-        "take a screenshot of the page",
-        &[],
-        &[
-            "mcp.playwright.browser_take_screenshot",
-            "mcp.puppeteer.puppeteer_screenshot",
-        ],
-    ),
-    ask(
-        "click the login button",
-        &[],
-        &[
-            "mcp.playwright.browser_click",
-            "mcp.puppeteer.puppeteer_click",
-        ],
-    ),
+    ask("take a screenshot of the page", &[], SCREENSHOT),
+    ask("click the login button", &[], CLICK),
     ask(
         "fill in the signup form",
         &[],

@@ -8,7 +8,7 @@
 mod common;
 
 use common::load_asks::{Ask, ask};
-use common::twenty::held_out;
+use common::twenty::{CLICK, SCREENSHOT, held_out};
 
 /// The third batch, written from the servers' tool names on 2026-12-06 before the change
 /// the first two batches' misses led to (a request's leading verb and the tools' own
@@ -73,22 +73,8 @@ const ASKS_3: &[Ask] = &[
         &[],
         &["mcp.time.get_current_time"],
     ),
-    ask(
-        "take a screenshot of the page",
-        &[],
-        &[
-            "mcp.playwright.browser_take_screenshot",
-            "mcp.puppeteer.puppeteer_screenshot",
-        ],
-    ),
-    ask(
-        "click the submit button",
-        &[],
-        &[
-            "mcp.playwright.browser_click",
-            "mcp.puppeteer.puppeteer_click",
-        ],
-    ),
+    ask("take a screenshot of the page", &[], SCREENSHOT),
+    ask("click the submit button", &[], CLICK),
     ask(
         "pick Canada in the country dropdown",
         &[],

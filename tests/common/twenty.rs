@@ -8,6 +8,17 @@
 
 use super::load_asks::{Ask, decide};
 
+/// What a screenshot ask is served by: either browser server's tool.
+pub const SCREENSHOT: &[&str] = &[
+    "mcp.playwright.browser_take_screenshot",
+    "mcp.puppeteer.puppeteer_screenshot",
+];
+/// What a click ask is served by: either browser server's tool.
+pub const CLICK: &[&str] = &[
+    "mcp.playwright.browser_click",
+    "mcp.puppeteer.puppeteer_click",
+];
+
 pub const SERVERS: &[(&str, &str)] = &[
     ("time", "tests/fixtures/mcp-real/mcp-server-time.json"),
     ("git", "tests/fixtures/mcp-real/mcp-server-git.json"),
