@@ -189,4 +189,31 @@ mod tests {
             Some("0.1000000000000000055511151231257827")
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        // What serde_json writes for a double is what muster forwards, so it is never refused
+        // (CI once found 1963953855025613.2, one of two tying shortest spellings).
+        #[test]
+        fn every_double_serde_json_writes_is_kept(bits in proptest::prelude::any::<u64>()) {
+            let x = f64::from_bits(bits);
+            if x.is_finite() {
+                let text = serde_json::to_string(&x).unwrap();
+                proptest::prop_assert!(!loses_digits(&text), "{text}");
+            }
+        }
+
+        // Between 10^15 and 2^51 a double's step is a quarter, so x.25 and x.75 lie halfway
+        // between two 17-digit spellings: every such double is a tie.
+        #[test]
+        fn a_double_halfway_between_two_shortest_spellings_is_kept(
+            whole in 1_000_000_000_000_000u64..(1 << 51),
+            three_quarters: bool,
+        ) {
+            let x = whole as f64 + if three_quarters { 0.75 } else { 0.25 };
+            let text = serde_json::to_string(&x).unwrap();
+            proptest::prop_assert!(!loses_digits(&text), "{text}");
+        }
+    }
 }
