@@ -6,7 +6,7 @@ muster's eval shape, fetching nothing: each set becomes OUT/<set>/tools.jsonl
 
   extract.py OUT --seal SEAL_GIT_DIR --gorilla GORILLA_GIT_DIR --metatool METATOOL_GIT_DIR \
       [--mcp SNAPSHOT_DIR]... [--livemcp DIR] [--toolbench DIR] [--bfcl GORILLA_GIT_DIR] \
-      [--mcptoolbench DIR] [--mcpbench DIR LISTINGS_DIR]
+      [--mcptoolbench DIR] [--mcpbench DIR LISTINGS_DIR] [--restbench DIR]
 
 SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 (Apache-2.0); GORILLA_GIT_DIR one of github.com/ShishirPatil/gorilla
@@ -44,6 +44,9 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
 - mcpbench (--mcpbench, an MCP-Bench clone and its servers' listings):
   long requests over 28 real MCP servers, each expecting several tools
   (see mcpbench()).
+- restbench (--restbench, a RestGPT clone): real requests over the TMDB
+  and Spotify REST APIs, each expecting the operations that solve it, a
+  report set (see restbench()).
 """
 import argparse, csv, hashlib, io, json, os, re, subprocess
 
@@ -297,6 +300,91 @@ def mcptoolbench(repo, out):
     print(f"mcptoolbench: {len(tools)} tools, {len(rows)} queries")
 
 
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def openapi_tools(spec, server):
+    """One tool per operation of an OpenAPI document, as an agent platform
+    that turns a spec into tools names it: `<server>.<operationId>`, its
+    summary and description, and its path, query and JSON-body parameters
+    ($refs to components resolved one level) as the input schema. Returns
+    {(METHOD, path): tool}."""
+    def deref(x):
+        while isinstance(x, dict) and "$ref" in x:
+            node = spec
+            for part in x["$ref"].lstrip("#/").split("/"):
+                node = node[part]
+            x = node
+        return x
+    tools = {}
+    for path, item in spec["paths"].items():
+        shared = item.get("parameters", [])
+        for method in METHODS:
+            op = item.get(method)
+            if op is None:
+                continue
+            props, required = {}, []
+            for prm in [deref(x) for x in shared + op.get("parameters", [])]:
+                if prm.get("in") not in ("path", "query"):
+                    continue
+                schema = dict(deref(prm.get("schema") or {}))
+                schema["description"] = (prm.get("description") or schema.get("description") or "").strip()
+                props[prm["name"]] = schema
+                if prm.get("required"):
+                    required.append(prm["name"])
+            body = deref(op.get("requestBody") or {}).get("content", {}).get("application/json", {})
+            for k, v in deref(deref(body.get("schema") or {})).get("properties", {}).items():
+                props.setdefault(k, deref(v))
+            parts = [x.strip() for x in [op.get("summary") or "", op.get("description") or ""] if x.strip()]
+            text = " ".join(x if x[-1] in ".!?:" or x is parts[-1] else x + "." for x in parts)
+            schema = {"type": "object", "properties": props}
+            if required:
+                schema["required"] = sorted(set(required))
+            tools[(method.upper(), path)] = {"name": f"{server}.{op['operationId']}",
+                                             "description": text, "inputSchema": schema}
+    return tools
+
+
+def restbench(repo, out):
+    """RestBench (github.com/Yifan-Song793/RestGPT, MIT): real users'
+    requests over two real REST APIs, TMDB (100, datasets/tmdb.json) and
+    Spotify (57, datasets/spotify.json), each labelled with the calls that
+    solve it ("GET /search/person", then "GET /person/{person_id}/
+    movie_credits"): 2.3 calls on average, mostly of one API. The catalog
+    is both specs' operations together (specs/*_oas.json: 54 + 40, see
+    openapi_tools), so a request must find its API's operations beside the
+    other's; each request expects every operation its solution lists. A
+    request whose solution names a call neither spec has ("GET /track/{id}"
+    where Spotify's is /tracks/{id}) is left out, not guessed. A report
+    set: never tuned on."""
+    g = git_dir(repo)
+    out = os.path.join(out, "restbench")
+    os.makedirs(out, exist_ok=True)
+    tools, rows, dropped = {}, [], []
+    for server in ["tmdb", "spotify"]:
+        ops = openapi_tools(json.loads(show(g, f"specs/{server}_oas.json")), server)
+        tools.update({t["name"]: t for t in ops.values()})
+        # A label names a path parameter as it likes ("/person/{movie_id}/...").
+        ops = {(m, re.sub(r"\{[^}]*\}", "{}", p)): t for (m, p), t in ops.items()}
+        for item in json.loads(show(g, f"datasets/{server}.json")):
+            keys = [(c.split()[0].upper(), re.sub(r"\{[^}]*\}", "{}", c.split()[1]))
+                    for c in item["solution"]]
+            if any(k not in ops for k in keys):
+                dropped.append(item["solution"])
+                continue
+            expect = []
+            for k in keys:
+                if ops[k]["name"] not in expect:
+                    expect.append(ops[k]["name"])
+            rows.append({"query": item["query"], "expect": expect})
+    write(out, "tools.jsonl", [tools[n] for n in sorted(tools)])
+    write(out, "test.jsonl", rows)
+    with open(os.path.join(out, "LICENSE"), "w") as f:
+        f.write(show(g, "LICENSE"))
+    print(f"restbench: {len(tools)} tools, {len(rows)} queries "
+          f"({len(dropped)} dropped, naming a call neither spec has: {dropped})")
+
+
 def mcpbench(repo, listings, out):
     """MCP-Bench (github.com/Accenture/mcp-bench, Apache-2.0 by its README;
     no licence file, so nothing of it is committed: the set is built here
@@ -502,7 +590,10 @@ def main():
     p.add_argument("--mcptoolbench", help="an MCPToolBenchPP clone, a report set")
     p.add_argument("--mcpbench", nargs=2, metavar=("MCP_BENCH_CLONE", "LISTINGS_DIR"),
                    help="an MCP-Bench clone and its servers' listings, a multi-server task set")
+    p.add_argument("--restbench", help="a RestGPT clone, for RestBench (a report set)")
     a = p.parse_args()
+    if a.restbench:
+        restbench(a.restbench, a.out)
     if a.bfcl:
         bfcl(a.bfcl, a.out)
     if a.mcptoolbench:
