@@ -5,7 +5,8 @@
 //!
 //!     cargo run --release --example search_rank -- --cache DIR \
 //!         [--tune SET]... [--report SET]... [--grid KNOB=V,V,...]... \
-//!         [--knobs KNOB=V,...] [--build KNOB=V,...] [--max-tokens N] [--dump FILE] [--cost N]
+//!         [--knobs KNOB=V,...] [--build KNOB=V,...] [--max-tokens N] [--dump FILE] [--cost N] \
+//!         [--dump-texts FILE | --vectors FILE]
 //!
 //! A SET is `LABEL=TOOLS_DIR:QUERIES_JSONL[:N]` (the first N queries).
 //! `--cache DIR` keeps the tools' vectors (DIR/vectors.bin, muster's
@@ -29,6 +30,8 @@
 //! of each report set searched as the library does, the thread's CPU time
 //! per search (p50, p90) at each of the three points. `--build` builds
 //! every index as `search::Build` says (`run_ons=1`, `namespace=W`).
+//! `--dump-texts` and `--vectors` put another encoder's vectors in
+//! MiniLM's place ([`Outside`]; `scripts/search-eval/external.py`).
 
 use muster::schema::Schema;
 use muster::search::encoder::{self, Encoder};
@@ -69,42 +72,82 @@ struct Tools {
     vectors: Vec<encoder::Vector>,
 }
 
-/// Query and need vectors by (token cap, text), kept in DIR/queries-ARITHMETIC.bin:
-/// per record, cap (u32), text length (u32), text, then the vector.
+/// Vectors made outside muster, to measure another encoder in the same
+/// ranking: `--dump-texts FILE` writes every text a run would encode (a
+/// JSON line `{"cap", "text"}`; cap 0 for a tool's dense text, else the
+/// query's token cap) and ranks with placeholder vectors; `--vectors FILE`
+/// takes every vector from FILE (records as in the query cache below,
+/// cap 0 for tools) and stops at a text FILE lacks. Neither reads or
+/// writes the cache's vectors.
+enum Outside {
+    Dump(std::io::BufWriter<std::fs::File>),
+    Use(HashMap<(usize, String), Vec<f32>>),
+}
+
+impl Outside {
+    fn vector(&mut self, cap: usize, text: &str) -> Vec<f32> {
+        match self {
+            Outside::Dump(out) => {
+                let line = serde_json::json!({"cap": cap, "text": text});
+                writeln!(out, "{line}").expect("write --dump-texts");
+                let mut v = vec![0.0; encoder::DIM];
+                v[0] = 1.0;
+                v
+            }
+            Outside::Use(known) => known
+                .get(&(cap, text.to_owned()))
+                .unwrap_or_else(|| panic!("--vectors has no vector for cap {cap}, {text:?}"))
+                .clone(),
+        }
+    }
+}
+
+/// Records of cap (u32), text length (u32), text, then the vector (f32).
+fn read_records(path: &str) -> HashMap<(usize, String), Vec<f32>> {
+    let mut known = HashMap::new();
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let mut at = 0;
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    while at + 8 <= bytes.len() {
+        let (cap, len) = (u32_at(at), u32_at(at + 4));
+        let end = at + 8 + len + 4 * encoder::DIM;
+        if end > bytes.len() {
+            break;
+        }
+        let text = String::from_utf8_lossy(&bytes[at + 8..at + 8 + len]).into_owned();
+        let v = bytes[at + 8 + len..end]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        known.insert((cap, text), v);
+        at = end;
+    }
+    known
+}
+
+/// Query and need vectors by (token cap, text), kept in DIR/queries-ARITHMETIC.bin
+/// ([`read_records`]'s records).
 struct QueryCache {
     path: String,
     known: HashMap<(usize, String), Vec<f32>>,
     fresh: Vec<(usize, String)>,
+    outside: Option<Outside>,
 }
 
 impl QueryCache {
-    fn open(path: String) -> Self {
-        let mut known = HashMap::new();
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        let mut at = 0;
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-        while at + 8 <= bytes.len() {
-            let (cap, len) = (u32_at(at), u32_at(at + 4));
-            let end = at + 8 + len + 4 * encoder::DIM;
-            if end > bytes.len() {
-                break;
-            }
-            let text = String::from_utf8_lossy(&bytes[at + 8..at + 8 + len]).into_owned();
-            let v = bytes[at + 8 + len..end]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                .collect();
-            known.insert((cap, text), v);
-            at = end;
-        }
+    fn open(path: String, outside: Option<Outside>) -> Self {
         QueryCache {
+            known: read_records(&path),
             path,
-            known,
             fresh: Vec::new(),
+            outside,
         }
     }
 
     fn get(&mut self, text: &str, cap: usize) -> Vec<f32> {
+        if let Some(outside) = self.outside.as_mut() {
+            return outside.vector(cap, text);
+        }
         let key = (cap, text.to_owned());
         if let Some(v) = self.known.get(&key) {
             return v.clone();
@@ -116,6 +159,9 @@ impl QueryCache {
     }
 
     fn save(&mut self) {
+        if let Some(Outside::Dump(out)) = self.outside.as_mut() {
+            out.flush().expect("write --dump-texts");
+        }
         let mut out = Vec::new();
         for key in self.fresh.drain(..) {
             out.extend((key.0 as u32).to_le_bytes());
@@ -142,8 +188,19 @@ fn entries(tools: &[Tool]) -> impl Iterator<Item = Entry<'_>> {
     })
 }
 
-fn load_tools(dir: &str, cache: &mut VectorCache, build: &Build) -> Tools {
+fn load_tools(dir: &str, cache: &mut VectorCache, qc: &mut QueryCache, build: &Build) -> Tools {
     let tools: Vec<Tool> = lines(&format!("{dir}/tools.jsonl"));
+    let mut outside = VectorCache::in_memory();
+    let cache = match qc.outside.as_mut() {
+        None => cache,
+        Some(o) => {
+            for e in entries(&tools) {
+                let text = muster::search::dense_text(&e);
+                outside.insert(&text, o.vector(0, &text).into());
+            }
+            &mut outside
+        }
+    };
     let lexical = Index::build_with(entries(&tools), build);
     let mixed = Index::build_mixed_with(entries(&tools), cache, build);
     let texts: Vec<String> = entries(&tools)
@@ -315,7 +372,18 @@ fn main() {
     let dir = values("--cache").pop().expect("--cache DIR");
     std::fs::create_dir_all(&dir).expect("cache dir");
     let mut vc = VectorCache::open(&std::path::Path::new(&dir).join(vectors::FILE_NAME));
-    let mut qc = QueryCache::open(format!("{dir}/queries-{}.bin", encoder::ARITHMETIC));
+    let outside = match (values("--dump-texts").pop(), values("--vectors").pop()) {
+        (Some(p), None) => Some(Outside::Dump(std::io::BufWriter::new(
+            std::fs::File::create(p).expect("--dump-texts FILE"),
+        ))),
+        (None, Some(p)) => Some(Outside::Use(read_records(&p))),
+        (None, None) => None,
+        _ => panic!("--dump-texts or --vectors, not both"),
+    };
+    let mut qc = QueryCache::open(
+        format!("{dir}/queries-{}.bin", encoder::ARITHMETIC),
+        outside,
+    );
     let mut grid = vec![Knobs::SHIPPED];
     for spec in values("--grid") {
         let (name, list) = spec.split_once('=').expect("--grid KNOB=V,V");
@@ -343,15 +411,15 @@ fn main() {
     }
     eprintln!("{build:?}");
     let mut tools: HashMap<String, Tools> = HashMap::new();
-    let mut load = |dir: &str, vc: &mut VectorCache| {
+    let mut load = |dir: &str, vc: &mut VectorCache, qc: &mut QueryCache| {
         if !tools.contains_key(dir) {
-            tools.insert(dir.to_owned(), load_tools(dir, vc, &build));
+            tools.insert(dir.to_owned(), load_tools(dir, vc, qc, &build));
         }
     };
     let tune: Vec<Set> = values("--tune").iter().map(|s| parse_set(s)).collect();
     let report: Vec<Set> = values("--report").iter().map(|s| parse_set(s)).collect();
     for s in tune.iter().chain(&report) {
-        load(&s.dir, &mut vc);
+        load(&s.dir, &mut vc, &mut qc);
     }
     let max_tokens: usize = values("--max-tokens")
         .pop()

@@ -180,6 +180,15 @@ impl VectorCache {
         vector.iter().all(|x| x.is_finite()).then_some(vector)
     }
 
+    /// Adds `text`'s vector as if the encoder had made it: to measure
+    /// another encoder's vectors in muster's ranking
+    /// (`examples/search_rank.rs --vectors`). Never saved unless
+    /// [`VectorCache::save`] is called.
+    #[doc(hidden)]
+    pub fn insert(&mut self, text: &str, vector: Vector) {
+        self.insert_key(key(text), vector);
+    }
+
     fn insert_key(&mut self, key: Key, vector: Vector) {
         let mut payload = Vec::with_capacity(4 * DIM);
         for x in vector.iter() {
