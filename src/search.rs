@@ -27,7 +27,7 @@ pub use bound::{MAX_EXPANDED_LETTERS, MAX_QUERY_BYTES, MAX_QUERY_WORDS};
 #[cfg(test)]
 pub(crate) use deferred::built as deferred_indexes_built;
 pub use deferred::{DeferredEntry, DeferredIndex};
-pub use mix::{ALPHA, COSINE_FLOOR, NEEDS};
+pub use mix::{ALPHA, COSINE_FLOOR, NAME_COVER, NEEDS};
 #[doc(hidden)]
 pub use mix::{Embed, Knobs};
 pub use text::one_line;
@@ -188,6 +188,10 @@ pub struct Index {
     synonyms: HashMap<String, Vec<String>>,
     /// Each entry's server and the words that name it.
     servers: named::Servers,
+    /// Per entry `e`, the stems of its own name (the last segment) are
+    /// `name_terms[name_start[e]..name_start[e + 1]]`, each once.
+    name_start: Vec<u32>,
+    name_terms: Vec<u32>,
     /// Each entry's unit vector, packed as int8 for scoring
     /// ([`encoder::packed`]), when built with [`Index::build_mixed`].
     #[cfg(feature = "encoder")]
@@ -303,6 +307,18 @@ impl Index {
             }
         }
 
+        // Each entry's own name's stems, for `Index::name_cover`.
+        let mut name_start = Vec::with_capacity(bags.len() + 1);
+        let mut name_terms = Vec::new();
+        name_start.push(0);
+        for (bag, _) in &bags {
+            let stems = bag.iter().filter(|&&(id, field, _)| {
+                field == Field::Name && !term_list[id as usize].starts_with(SURFACE)
+            });
+            name_terms.extend(stems.map(|&(id, _, _)| id));
+            name_start.push(name_terms.len() as u32);
+        }
+
         let n = names.len() as f64;
         let avg_len = total_len.map(|t| if n > 0.0 { t / n } else { 0.0 });
         let mut postings: Vec<Vec<(u32, f64)>> = vec![Vec::new(); term_list.len()];
@@ -381,6 +397,8 @@ impl Index {
         });
         Index {
             servers,
+            name_start,
+            name_terms,
             name_rank,
             names,
             stems,

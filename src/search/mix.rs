@@ -39,6 +39,11 @@ pub const NEED_SHARE: f64 = 0.4;
 /// above and the tune half of StableToolBench's requests, reported on its
 /// other half (docs/search.md, "The request's server").
 pub const SAME_SERVER: f64 = 0.1;
+/// Added to a tool's score, times the share of its own name's words the
+/// need has (IDF-weighted: `Index::name_cover`), so a tool whose whole
+/// name the request says outranks a sibling it only partly names
+/// (docs/search.md, "A tool's name said whole").
+pub const NAME_COVER: f64 = 0.03;
 
 /// The most tokens a search's encoding reads: the encoder's
 /// [`MAX_QUERY_TOKENS`](super::encoder::MAX_QUERY_TOKENS), of the whole
@@ -86,6 +91,8 @@ pub struct Knobs {
     pub named: f64,
     /// [`SAME_SERVER`].
     pub same_server: f64,
+    /// [`NAME_COVER`].
+    pub name_cover: f64,
     /// A piece of a request is a need of its own only when its words'
     /// distinctness (their IDF at their best match, in units of a word
     /// found once: `Index::distinctness`) reaches this; else it joins a
@@ -115,6 +122,7 @@ impl Knobs {
         need_weight: 1.0,
         named: 0.1,
         same_server: SAME_SERVER,
+        name_cover: NAME_COVER,
         need_idf: NEED_IDF,
         need_share: NEED_SHARE,
         query_tokens: QUERY_TOKENS,

@@ -139,6 +139,39 @@ impl Index {
         }
     }
 
+    /// The terms `text`'s words match, by id, each with how much: 1 for
+    /// the word or its stem, less for a synonym, typo or longer form (its
+    /// factor over the stem's).
+    pub(super) fn said(&self, text: &str) -> Vec<(u32, f64)> {
+        let mut said: Vec<(u32, f64)> = Vec::new();
+        for term in self.query_terms(text) {
+            for (id, factor) in term.expansions {
+                said.push((id, (factor / super::STEM_FACTOR).min(1.0)));
+            }
+        }
+        said.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        said.dedup_by_key(|t| t.0);
+        said
+    }
+
+    /// The share of entry `e`'s own name that `said` ([`Index::said`])
+    /// says: each of the name's stems counts its IDF, times how much it is
+    /// said. `search_icons` is wholly said by "search for icons", half
+    /// by "list the icons"; a word most names have (`get`) counts little.
+    pub(super) fn name_cover(&self, e: u32, said: &[(u32, f64)]) -> f64 {
+        let e = e as usize;
+        let terms = &self.name_terms[self.name_start[e] as usize..self.name_start[e + 1] as usize];
+        let (mut got, mut all) = (0.0, 0.0);
+        for &t in terms {
+            let idf = self.idf[t as usize];
+            all += idf;
+            if let Ok(i) = said.binary_search_by_key(&t, |s| s.0) {
+                got += idf * said[i].1;
+            }
+        }
+        if all > 0.0 { got / all } else { 0.0 }
+    }
+
     /// Whether entries have vectors.
     fn has_vectors(&self) -> bool {
         #[cfg(feature = "encoder")]
@@ -159,14 +192,23 @@ impl Index {
         knobs: &Knobs,
     ) -> Vec<mix::Scored> {
         let named = self.servers.named(text);
+        let said = match knobs.name_cover > 0.0 {
+            true => self.said(text),
+            false => Vec::new(),
+        };
         let boost = |e: u32| {
             let server = self.servers.of(e);
-            named
+            let named = named
                 .iter()
                 .find(|(s, _)| *s == server)
                 .map_or(0, |(_, share)| {
                     (knobs.named * share * 10_000.0).round() as u64
-                })
+                });
+            let cover = match said.is_empty() {
+                true => 0,
+                false => (knobs.name_cover * self.name_cover(e, &said) * 10_000.0).round() as u64,
+            };
+            named + cover
         };
         #[cfg(feature = "encoder")]
         let cosines = match (&self.vectors, vector) {

@@ -444,3 +444,49 @@ fn a_request_of_several_needs_keeps_to_its_best_tools_server() {
         "{without:?}"
     );
 }
+
+#[test]
+fn a_tools_name_said_whole_counts_its_share_of_the_name() {
+    let index = among_others([
+        (
+            "mcp.icons.search_icons".into(),
+            "Find icons by keyword.".into(),
+        ),
+        ("mcp.icons.list_icons".into(), "All icons of a pack.".into()),
+        (
+            "mcp.icons.get_platform_usage".into(),
+            "Code for a platform.".into(),
+        ),
+    ]);
+    let said = index.said("search for icons");
+    let cover = |name: &str| index.name_cover(index.exact(name).unwrap() as u32, &said);
+    assert_eq!(cover("mcp.icons.search_icons"), 1.0);
+    let part = cover("mcp.icons.list_icons");
+    assert!(part > 0.0 && part < 1.0, "{part}");
+    assert_eq!(cover("mcp.icons.get_platform_usage"), 0.0);
+    // A typo says a word less than the word itself.
+    let typo = index.said("serch for icons");
+    let typed = index.name_cover(index.exact("mcp.icons.search_icons").unwrap() as u32, &typo);
+    assert!(typed > part && typed < 1.0, "{typed}");
+}
+
+#[test]
+fn a_tool_whose_whole_name_is_said_comes_before_a_sibling_that_says_the_words_more() {
+    let index = among_others([
+        ("mcp.icons.search_icons".into(), "Find by keyword.".into()),
+        (
+            "mcp.icons.search_icon_packs".into(),
+            "Search icons in packs. Search icons of a style.".into(),
+        ),
+    ]);
+    let ranked = |name_cover: f64| {
+        let knobs = Knobs {
+            name_cover,
+            ..Knobs::SHIPPED
+        };
+        let hits = index.search_with("search icons", 2, &knobs, &mut |_, _| Vec::new());
+        index.names[hits[0].entry].clone()
+    };
+    assert_eq!(ranked(0.0), "mcp.icons.search_icon_packs");
+    assert_eq!(ranked(NAME_COVER), "mcp.icons.search_icons");
+}
