@@ -207,6 +207,9 @@ impl std::fmt::Debug for Index {
     }
 }
 
+/// The terms a text says, by id, each with how much ([`Index::said`]).
+type Said = Vec<(u32, f64)>;
+
 /// One query word, resolved against the vocabulary: the terms it may match,
 /// each with the factor its match counts.
 struct QueryTerm {
@@ -489,9 +492,10 @@ impl Index {
         self.search_with(query, limit, &Knobs::SHIPPED, &mut mix::encode)
     }
 
-    /// Each entry's lexical score for `text` (1/10,000ths, `exact` left out),
-    /// or `None` when no word of it can match (empty, or stop words only).
-    fn lexical_of(&self, text: &str, exact: Option<usize>) -> Option<Vec<(u32, u64)>> {
+    /// Each entry's lexical score for `text` (1/10,000ths, `exact` left out)
+    /// and the terms it says ([`Index::said`]), or `None` when no word of it
+    /// can match (empty, or stop words only).
+    fn lexical_of(&self, text: &str, exact: Option<usize>) -> Option<(Vec<(u32, u64)>, Said)> {
         let terms = self.query_terms(text);
         let best_possible: f64 = terms
             .iter()
@@ -508,7 +512,7 @@ impl Index {
             return None;
         }
         let query_weight: f64 = terms.iter().map(|t| t.count).sum();
-        Some(SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        let scores = SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut scratch) => {
                 self.lexical(&terms, query_weight, best_possible, exact, &mut scratch)
             }
@@ -520,7 +524,8 @@ impl Index {
                 exact,
                 &mut Scratch::default(),
             ),
-        }))
+        });
+        Some((scores, Index::said(terms)))
     }
 
     /// The query's first [`MAX_QUERY_WORDS`] words resolved against the

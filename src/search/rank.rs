@@ -56,7 +56,7 @@ impl Index {
             })
             .into_iter()
             .collect();
-        let Some(lexical) = self.lexical_of(query, exact) else {
+        let Some((lexical, said)) = self.lexical_of(query, exact) else {
             return hits;
         };
         // The most distinct piece, for a piece's share of it.
@@ -74,7 +74,7 @@ impl Index {
         let mut lists = Vec::with_capacity(needs.len() + 1);
         if let [_] = needs[..] {
             let vector = self.has_vectors().then(|| embed(query, knobs.query_tokens));
-            lists.push(self.scored(query, &lexical, vector, exact, knobs));
+            lists.push(self.scored(query, &lexical, &said, vector, exact, knobs));
         } else {
             let caps = match self.has_vectors() {
                 true => mix::shares(&needs, knobs.need_tokens),
@@ -90,11 +90,11 @@ impl Index {
                     true => embed(query, knobs.query_tokens),
                     false => mix::mean(&vectors),
                 });
-                lists.push(self.scored(query, &lexical, whole, exact, knobs));
+                lists.push(self.scored(query, &lexical, &said, whole, exact, knobs));
             }
             for (need, vector) in needs.iter().zip(vectors) {
-                let lexical = self.lexical_of(need, exact).unwrap_or_default();
-                let mut list = self.scored(need, &lexical, vector, exact, knobs);
+                let (lexical, said) = self.lexical_of(need, exact).unwrap_or_default();
+                let mut list = self.scored(need, &lexical, &said, vector, exact, knobs);
                 for s in &mut list {
                     s.1 = (s.1 as f64 * knobs.need_weight).round() as u64;
                 }
@@ -139,12 +139,12 @@ impl Index {
         }
     }
 
-    /// The terms `text`'s words match, by id, each with how much: 1 for
-    /// the word or its stem, less for a synonym, typo or longer form (its
-    /// factor over the stem's).
-    pub(super) fn said(&self, text: &str) -> Vec<(u32, f64)> {
+    /// The terms a text's words (`terms`, [`Index::query_terms`]) match, by
+    /// id, each with how much: 1 for the word or its stem, less for a
+    /// synonym, typo or longer form (its factor over the stem's).
+    pub(super) fn said(terms: Vec<super::QueryTerm>) -> super::Said {
         let mut said: Vec<(u32, f64)> = Vec::new();
-        for term in self.query_terms(text) {
+        for term in terms {
             for (id, factor) in term.expansions {
                 said.push((id, (factor / super::STEM_FACTOR).min(1.0)));
             }
@@ -187,15 +187,12 @@ impl Index {
         &self,
         text: &str,
         lexical: &[(u32, u64)],
+        said: &[(u32, f64)],
         vector: Option<Vec<f32>>,
         exact: Option<usize>,
         knobs: &Knobs,
     ) -> Vec<mix::Scored> {
         let named = self.servers.named(text);
-        let said = match knobs.name_cover > 0.0 {
-            true => self.said(text),
-            false => Vec::new(),
-        };
         let boost = |e: u32| {
             let server = self.servers.of(e);
             let named = named
@@ -204,9 +201,9 @@ impl Index {
                 .map_or(0, |(_, share)| {
                     (knobs.named * share * 10_000.0).round() as u64
                 });
-            let cover = match said.is_empty() {
-                true => 0,
-                false => (knobs.name_cover * self.name_cover(e, &said) * 10_000.0).round() as u64,
+            let cover = match knobs.name_cover > 0.0 {
+                true => (knobs.name_cover * self.name_cover(e, said) * 10_000.0).round() as u64,
+                false => 0,
             };
             named + cover
         };

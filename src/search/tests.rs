@@ -458,14 +458,14 @@ fn a_tools_name_said_whole_counts_its_share_of_the_name() {
             "Code for a platform.".into(),
         ),
     ]);
-    let said = index.said("search for icons");
+    let said = index.lexical_of("search for icons", None).unwrap().1;
     let cover = |name: &str| index.name_cover(index.exact(name).unwrap() as u32, &said);
     assert_eq!(cover("mcp.icons.search_icons"), 1.0);
     let part = cover("mcp.icons.list_icons");
     assert!(part > 0.0 && part < 1.0, "{part}");
     assert_eq!(cover("mcp.icons.get_platform_usage"), 0.0);
     // A typo says a word less than the word itself.
-    let typo = index.said("serch for icons");
+    let typo = index.lexical_of("serch for icons", None).unwrap().1;
     let typed = index.name_cover(index.exact("mcp.icons.search_icons").unwrap() as u32, &typo);
     assert!(typed > part && typed < 1.0, "{typed}");
 }
