@@ -156,7 +156,7 @@ impl Index {
 
     /// The share of entry `e`'s own name that `said` ([`Index::said`])
     /// says: each of the name's stems counts its IDF, times how much it is
-    /// said. `search_icons` is wholly said by "search for icons", half
+    /// said. `search_icons` is wholly said by "search for icons", in part
     /// by "list the icons"; a word most names have (`get`) counts little.
     pub(super) fn name_cover(&self, e: u32, said: &[(u32, f64)]) -> f64 {
         let e = e as usize;
