@@ -102,10 +102,16 @@ impl Outside {
     }
 }
 
-/// Records of cap (u32), text length (u32), text, then the vector (f32).
-fn read_records(path: &str) -> HashMap<(usize, String), Vec<f32>> {
+/// Records of cap (u32), text length (u32), text, then the vector (f32);
+/// a record cut short ends the reading. `whole`: the file must exist and
+/// end at a record's end (`--vectors`), not only may (the query cache).
+fn read_records(path: &str, whole: bool) -> HashMap<(usize, String), Vec<f32>> {
     let mut known = HashMap::new();
-    let bytes = std::fs::read(path).unwrap_or_default();
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if whole => panic!("--vectors {path}: {e}"),
+        Err(_) => Vec::new(),
+    };
     let mut at = 0;
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
     while at + 8 <= bytes.len() {
@@ -122,6 +128,10 @@ fn read_records(path: &str) -> HashMap<(usize, String), Vec<f32>> {
         known.insert((cap, text), v);
         at = end;
     }
+    assert!(
+        !whole || at == bytes.len(),
+        "--vectors {path}: a record is cut short at byte {at}"
+    );
     known
 }
 
@@ -137,7 +147,7 @@ struct QueryCache {
 impl QueryCache {
     fn open(path: String, outside: Option<Outside>) -> Self {
         QueryCache {
-            known: read_records(&path),
+            known: read_records(&path, false),
             path,
             fresh: Vec::new(),
             outside,
@@ -377,7 +387,7 @@ fn main() {
         (Some(p), None) => Some(Outside::Dump(std::io::BufWriter::new(
             std::fs::File::create(p).expect("--dump-texts FILE"),
         ))),
-        (None, Some(p)) => Some(Outside::Use(read_records(&p))),
+        (None, Some(p)) => Some(Outside::Use(read_records(&p, true))),
         (None, None) => None,
         _ => panic!("--dump-texts or --vectors, not both"),
     };
