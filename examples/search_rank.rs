@@ -281,6 +281,7 @@ fn set_knob(k: &mut Knobs, name: &str, value: &str) {
         "named" => k.named = f(),
         "same_server" => k.same_server = f(),
         "name_cover" => k.name_cover = f(),
+        "lex_rank" => k.lex_rank = f(),
         "need_idf" => k.need_idf = f(),
         "need_share" => k.need_share = f(),
         "query_tokens" => k.query_tokens = n(),
@@ -291,7 +292,7 @@ fn set_knob(k: &mut Knobs, name: &str, value: &str) {
 
 fn knobs_json(k: &Knobs) -> serde_json::Value {
     serde_json::json!({"alpha": k.alpha, "floor": k.floor, "needs": k.needs, "clauses": k.clauses, "gamma": k.gamma,
-        "whole": k.whole, "whole_encoded": k.whole_encoded, "need_weight": k.need_weight, "whole_first": k.whole_first, "named": k.named, "same_server": k.same_server, "name_cover": k.name_cover, "need_idf": k.need_idf, "need_share": k.need_share, "query_tokens": k.query_tokens, "need_tokens": k.need_tokens})
+        "whole": k.whole, "whole_encoded": k.whole_encoded, "need_weight": k.need_weight, "whole_first": k.whole_first, "named": k.named, "same_server": k.same_server, "name_cover": k.name_cover, "lex_rank": k.lex_rank, "need_idf": k.need_idf, "need_share": k.need_share, "query_tokens": k.query_tokens, "need_tokens": k.need_tokens})
 }
 
 struct Set {

@@ -44,6 +44,11 @@ pub const SAME_SERVER: f64 = 0.1;
 /// name the request says outranks a sibling it only partly names
 /// (docs/search.md, "A tool's name said whole").
 pub const NAME_COVER: f64 = 0.03;
+/// Added to a tool's score, divided by its place (1, 2, …) among the first
+/// ten of the need's ranking by words alone ([`lexical_places`]): the
+/// mix's score hides how far ahead of the rest BM25F puts a tool, and its
+/// own ranking carries it back (docs/search.md, "BM25F's own ranking").
+pub const LEX_RANK: f64 = 0.005;
 
 /// The most tokens a search's encoding reads: the encoder's
 /// [`MAX_QUERY_TOKENS`](super::encoder::MAX_QUERY_TOKENS), of the whole
@@ -93,6 +98,8 @@ pub struct Knobs {
     pub same_server: f64,
     /// [`NAME_COVER`].
     pub name_cover: f64,
+    /// [`LEX_RANK`].
+    pub lex_rank: f64,
     /// A piece of a request is a need of its own only when its words'
     /// distinctness (their IDF at their best match, in units of a word
     /// found once: `Index::distinctness`) reaches this; else it joins a
@@ -123,6 +130,7 @@ impl Knobs {
         named: 0.1,
         same_server: SAME_SERVER,
         name_cover: NAME_COVER,
+        lex_rank: LEX_RANK,
         need_idf: NEED_IDF,
         need_share: NEED_SHARE,
         query_tokens: QUERY_TOKENS,
@@ -231,6 +239,44 @@ pub(super) fn scored(
         }
     }
     out
+}
+
+/// How deep in a need's ranking by words alone a place earns
+/// [`Knobs::lex_rank`].
+const LEX_RANK_DEPTH: usize = 10;
+
+/// The bonus of the first [`LEX_RANK_DEPTH`] of a need's ranking by words
+/// alone (`lexical`; ties by `name_rank`; not the request's exact name):
+/// `weight` in 1/10,000ths divided by the place (1, 2, …), by entry.
+pub(super) fn lexical_places(
+    lexical: &[(u32, u64)],
+    exact: Option<usize>,
+    weight: f64,
+    name_rank: &[u32],
+) -> Vec<(u32, u64)> {
+    if weight <= 0.0 {
+        return Vec::new();
+    }
+    let mut keyed: Vec<(u64, u32)> = lexical
+        .iter()
+        .filter(|&&(e, s)| s > 0 && Some(e as usize) != exact)
+        .map(|&(e, s)| {
+            let behind = BELOW_EXACT - s.min(BELOW_EXACT);
+            ((behind << 32) | u64::from(name_rank[e as usize]), e)
+        })
+        .collect();
+    if keyed.len() > LEX_RANK_DEPTH {
+        keyed.select_nth_unstable(LEX_RANK_DEPTH - 1);
+        keyed.truncate(LEX_RANK_DEPTH);
+    }
+    keyed.sort_unstable();
+    let mut places: Vec<(u32, u64)> = keyed
+        .iter()
+        .enumerate()
+        .map(|(place, &(_, e))| (e, (weight * 10_000.0 / (place + 1) as f64).round() as u64))
+        .collect();
+    places.sort_unstable();
+    places
 }
 
 /// The best `keep` candidates over the needs' `lists`, best first, each
@@ -370,6 +416,27 @@ mod tests {
             .map(|s| (s.0, s.1))
             .collect();
         assert_eq!(first, [(1, 70), (2, 70), (4, 48)]);
+    }
+
+    #[test]
+    fn the_first_ten_by_words_earn_their_place_ties_by_name() {
+        // Twelve entries; 11 is the request's exact name; 3 and 4 tie.
+        let rank: Vec<u32> = (0..12).rev().collect();
+        let mut lexical: Vec<(u32, u64)> =
+            (0..12).map(|e| (e, 1_000 + 10 * u64::from(e))).collect();
+        lexical[3].1 = lexical[4].1;
+        let places = lexical_places(&lexical, Some(11), 0.01, &rank);
+        // 10 is first (100 / 1), the tie goes to 4 (name rank 7 < 8), 11
+        // earns nothing, nor does 0, eleventh; 1 is tenth (100 / 10).
+        let bonus = |e: u32| places.iter().find(|p| p.0 == e).map(|p| p.1);
+        assert_eq!(places.len(), LEX_RANK_DEPTH);
+        assert_eq!(bonus(10), Some(100));
+        assert_eq!(bonus(9), Some(50));
+        assert_eq!(bonus(11), None);
+        assert!(bonus(4) > bonus(3), "{places:?}");
+        assert_eq!((bonus(0), bonus(1)), (None, Some(10)));
+        assert!(places.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(lexical_places(&lexical, None, 0.0, &rank), []);
     }
 
     /// A request of several needs is read whole up to the budget the

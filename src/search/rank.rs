@@ -192,6 +192,7 @@ impl Index {
         exact: Option<usize>,
         knobs: &Knobs,
     ) -> Vec<mix::Scored> {
+        let places = mix::lexical_places(lexical, exact, knobs.lex_rank, &self.name_rank);
         let named = self.servers.named(text);
         let boost = |e: u32| {
             let server = self.servers.of(e);
@@ -205,7 +206,10 @@ impl Index {
                 true => (knobs.name_cover * self.name_cover(e, said) * 10_000.0).round() as u64,
                 false => 0,
             };
-            named + cover
+            let place = places
+                .binary_search_by_key(&e, |p| p.0)
+                .map_or(0, |i| places[i].1);
+            named + cover + place
         };
         #[cfg(feature = "encoder")]
         let cosines = match (&self.vectors, vector) {
