@@ -43,7 +43,7 @@ class CE(torch.nn.Module):
     def __init__(s):
         super().__init__(); s.body = AutoModel.from_pretrained(BASE); s.head = torch.nn.Linear(384, 1)
     def forward(s, q, d):
-        b = tok(q, d, truncation="longest_first", max_length=int(sys.argv[2]) if len(sys.argv) > 2 else 96, padding=True, return_tensors="pt")
+        b = tok(q, d, truncation="longest_first", max_length=int(sys.argv[2]) if len(sys.argv) > 2 else 128, padding=True, return_tensors="pt")
         h = s.body(**b).last_hidden_state; m = b["attention_mask"].unsqueeze(-1).float()
         return s.head((h * m).sum(1) / m.sum(1)).squeeze(-1)
 model = CE()

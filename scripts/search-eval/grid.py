@@ -57,9 +57,10 @@ def main():
     knobs = {k: json.loads(k) for k in keys}
     varied = sorted({n for k in keys for n, v in knobs[k].items() if v != knobs[keys[0]][n]})
     want = dict(kv.split("=", 1) for kv in a.base.split(",") if kv)
-    base = next((k for k in keys if all(same(knobs[k].get(n), v) for n, v in want.items())), None)
-    if base is None:
-        sys.exit(f"no point matches --base {a.base}")
+    matches = [k for k in keys if all(same(knobs[k].get(n), v) for n, v in want.items())] if want else keys[:1]
+    if len(matches) != 1:
+        sys.exit(f"{len(matches)} points match --base {a.base}: name one point (every gridded knob)")
+    base = matches[0]
     unseen = [s for s in a.unseen.split(",") if s]
     rows = []
     for k in keys:
