@@ -141,6 +141,29 @@ fn typos_synonyms_and_compounds_still_match() {
 }
 
 #[test]
+fn a_word_of_common_vocabulary_finds_the_tool_named_by_its_synonym() {
+    let tools = [
+        ("mcp.math.sum", "Add a list of numbers together."),
+        ("mcp.math.mean", "The average of a list of numbers."),
+        (
+            "mcp.units.transform_units",
+            "Change a value from one unit to another.",
+        ),
+        ("mcp.units.list_units", "The units known."),
+    ]
+    .map(|(n, d)| (n.to_owned(), d.to_owned()));
+    let index = among_others(tools);
+    assert_eq!(
+        top(&index, "the total of these numbers").as_deref(),
+        Some("mcp.math.sum")
+    );
+    assert_eq!(
+        top(&index, "convert a value to other units").as_deref(),
+        Some("mcp.units.transform_units")
+    );
+}
+
+#[test]
 fn parameters_are_indexed_one_level_deep() {
     let schema = schema();
     let index = Index::build(entries(&schema));

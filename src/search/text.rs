@@ -178,6 +178,12 @@ pub const SYNONYMS: &[&[&str]] = &[
     &["env", "environment"],
     &["info", "information"],
     &["config", "configuration"],
+    &["sum", "total"],
+    &["list", "enumerate"],
+    &["repository", "repo"],
+    &["convert", "transform"],
+    &["price", "cost"],
+    &["statistics", "stats"],
 ];
 
 /// How much a synonym's match counts against the word itself.
