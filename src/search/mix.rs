@@ -241,6 +241,12 @@ pub(super) fn scored(
     out
 }
 
+/// The key a ranking sorts by, ascending: higher `score` first (capped
+/// at [`BELOW_EXACT`]), ties by `name_rank`.
+fn order(score: u64, name_rank: u32) -> u64 {
+    ((BELOW_EXACT - score.min(BELOW_EXACT)) << 32) | u64::from(name_rank)
+}
+
 /// How deep in a need's ranking by words alone a place earns
 /// [`Knobs::lex_rank`].
 const LEX_RANK_DEPTH: usize = 10;
@@ -260,10 +266,7 @@ pub(super) fn lexical_places(
     let mut keyed: Vec<(u64, u32)> = lexical
         .iter()
         .filter(|&&(e, s)| s > 0 && Some(e as usize) != exact)
-        .map(|&(e, s)| {
-            let behind = BELOW_EXACT - s.min(BELOW_EXACT);
-            ((behind << 32) | u64::from(name_rank[e as usize]), e)
-        })
+        .map(|&(e, s)| (order(s, name_rank[e as usize]), e))
         .collect();
     if keyed.len() > LEX_RANK_DEPTH {
         keyed.select_nth_unstable(LEX_RANK_DEPTH - 1);
@@ -294,7 +297,7 @@ pub(super) fn merge(
     first: bool,
     name_rank: &[u32],
 ) -> Vec<Scored> {
-    let key = |s: &Scored| ((BELOW_EXACT - s.1) << 32) | u64::from(name_rank[s.0 as usize]);
+    let key = |s: &Scored| order(s.1, name_rank[s.0 as usize]);
     for list in &mut lists {
         if list.len() > keep && keep > 0 {
             list.select_nth_unstable_by_key(keep - 1, key);
