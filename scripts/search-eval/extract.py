@@ -48,24 +48,12 @@ SEAL_GIT_DIR is a clone (or bare git dir) of github.com/fairyshine/Seal-Tools
   and Spotify REST APIs, each expecting the operations that solve it, a
   report set (see restbench()).
 """
-import argparse, csv, hashlib, io, json, os, re, subprocess
+import argparse, csv, hashlib, io, json, os, re, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from extract_common import git_dir, show, write  # noqa: E402
 
 
-def show(git_dir, path):
-    return subprocess.run(
-        ["git", "--git-dir", git_dir, "show", f"HEAD:{path}"],
-        check=True, capture_output=True, text=True,
-    ).stdout
-
-
-def git_dir(path):
-    return path if os.path.isdir(os.path.join(path, "objects")) else os.path.join(path, ".git")
-
-
-def write(out, name, rows):
-    with open(os.path.join(out, name), "w") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",

@@ -3,9 +3,10 @@
 (docs/search-figures.md, "Fine-tuning the encoder"). Measured, not adopted:
 this is the record of how the three candidates were made.
 
-  finetune.py pairs DATA OUT          # OUT/train.jsonl, OUT/val.jsonl, OUT/pool.json
+  finetune.py pairs DATA OUT [--extra]  # OUT/train.jsonl, OUT/val.jsonl, OUT/pool.json
   finetune.py mine BASE DATA OUT      # OUT/train_hn.jsonl: + each pair's hard negative
   finetune.py train BASE DATA OUT MODEL [--epochs E] [--lr X] [--train FILE]
+  finetune.py vectors BASE MODEL TEXTS.jsonl OUT.bin   # for search_rank --vectors
 
 DATA is `extract.py`'s output directory. Pairs come from the tune sets only:
 MetaTool's tune rows (at most 12 per tool), Seal-Tools dev and dev_multi,
@@ -18,6 +19,14 @@ scripts/model-bin). The loss is in-batch negatives (scale 20, batch 32,
 no tool or query twice in a batch), AdamW, 10 % warm-up, linear decay.
 MODEL is written as a BertModel directory that
 `encoder.py export MODEL model.bin` turns into muster's format.
+
+`--extra` adds the training-only sets `extract_train.py` writes
+(ToolAlpaca's evaluation APIs, UltraTool's questions and plan steps):
+catalogs no tune or report set shares. `vectors` encodes every text of a
+`search_rank --dump-texts` file with MODEL as muster's encoder would
+(mean-pooled unit vectors, a tool's text at 256 tokens, a query's at its
+cap), in f32 rather than muster's 8-bit arithmetic, so a candidate is
+ranked by muster's own mix without a build.
 
 Needs torch and transformers (pip), 2 CPU threads; nothing is fetched."""
 import argparse
@@ -40,6 +49,11 @@ SOURCES = (  # label, set directory, queries file
     ("sealm", "seal", "dev_multi.jsonl"),
     ("bfcl", "bfcl", "live.jsonl"),
     ("bfcls", "bfcl", "synthetic.jsonl"),
+)
+EXTRA = (  # training-only catalogs (extract_train.py)
+    ("toolalpaca", "toolalpaca", "eval.jsonl"),
+    ("ultratool", "ultratool", "questions.jsonl"),
+    ("ultratools", "ultratool", "steps.jsonl"),
 )
 
 
@@ -70,10 +84,11 @@ def write_jsonl(path, rows):
             f.write(json.dumps(row) + "\n")
 
 
-def pairs(data, out):
+def pairs(data, out, extra=False):
     random.seed(7)
     rows = []
-    for label, set_, queries in SOURCES:
+    sources = SOURCES + (EXTRA if extra else ())
+    for label, set_, queries in sources:
         ts, seen = tools(data, set_), collections.Counter()
         qs = jsonl(f"{data}/{set_}/{queries}")
         if label == "metatool":
@@ -87,7 +102,7 @@ def pairs(data, out):
     os.makedirs(out, exist_ok=True)
     write_jsonl(f"{out}/train.jsonl", [r for r in rows if not held(r)])
     write_jsonl(f"{out}/val.jsonl", [r for r in rows if held(r)])
-    pool = {label: [dense(t) for t in tools(data, set_).values()] for label, set_, _ in SOURCES}
+    pool = {label: [dense(t) for t in tools(data, set_).values()] for label, set_, _ in sources}
     json.dump(pool, open(f"{out}/pool.json", "w"))
     print(collections.Counter(r["src"] for r in rows if not held(r)))
 
@@ -204,12 +219,28 @@ def train(base, data, out, model_dir, epochs, lr, train_file, batch=32, scale=20
         shutil.copy(f"{base}/{f}", model_dir)
 
 
+def vectors(base, model_dir, texts, out):
+    """Every (cap, text) of a --dump-texts file as search_rank --vectors reads it."""
+    import struct
+    model = Model(base, model_dir)
+    keys = sorted({(d["cap"], d["text"]) for d in map(json.loads, open(texts))})
+    with open(out, "wb") as f:
+        for cap in sorted({k[0] for k in keys}):
+            group = [k for k in keys if k[0] == cap]
+            vecs = model.encode_all([k[1] for k in group], cap or 256)
+            for (_, text), v in zip(group, vecs.numpy().astype("<f4")):
+                b = text.encode()
+                f.write(struct.pack("<II", cap, len(b)) + b + v.tobytes())
+    print(f"wrote {len(keys)} vectors to {out}", file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("pairs")
     a.add_argument("data")
     a.add_argument("out")
+    a.add_argument("--extra", action="store_true", help="add extract_train.py's training-only sets")
     a = sub.add_parser("mine")
     a.add_argument("base")
     a.add_argument("data")
@@ -222,9 +253,16 @@ def main():
     a.add_argument("--epochs", type=float, default=1.0)
     a.add_argument("--lr", type=float, default=2e-5)
     a.add_argument("--train", help="pairs file (default OUT/train.jsonl; OUT/train_hn.jsonl adds hard negatives)")
+    a = sub.add_parser("vectors")
+    a.add_argument("base")
+    a.add_argument("model")
+    a.add_argument("texts")
+    a.add_argument("out")
     args = p.parse_args()
     if args.cmd == "pairs":
-        pairs(args.data, args.out)
+        pairs(args.data, args.out, args.extra)
+    elif args.cmd == "vectors":
+        vectors(args.base, args.model, args.texts, args.out)
     elif args.cmd == "mine":
         mine(args.base, args.data, args.out)
     else:
