@@ -81,7 +81,7 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
             challenge,
             format!(
                 "Bearer resource_metadata=\"http://{}/.well-known/oauth-protected-resource{suffix}\"",
-                serve.addr
+                serve.served.addr
             )
         );
     }
@@ -91,7 +91,7 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
         "/.well-known/oauth-protected-resource/mcp",
     ] {
         let doc: Value = http_client()
-            .get(format!("http://{}{path}", serve.addr))
+            .get(serve.served.url(path))
             .send()
             .unwrap()
             .json()
@@ -273,7 +273,7 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
     let body: Value = answer.json().unwrap();
     assert!(body.get("result").is_none(), "{body}");
     let ended = http_client()
-        .delete(format!("http://{}/mcp/chats/readers-chat", serve.addr))
+        .delete(serve.served.url("/mcp/chats/readers-chat"))
         .bearer_auth(&writer)
         .send()
         .unwrap();
@@ -286,7 +286,7 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
 
     // /healthz stays open; /metrics, set to "token", wants one.
     let get = |path: &str, token: Option<&str>| {
-        let mut request = http_client().get(format!("http://{}{path}", serve.addr));
+        let mut request = http_client().get(serve.served.url(path));
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
@@ -365,7 +365,7 @@ fn rotated_keys_are_fetched_and_limits_answer_429() {
 
     // Counted in the metrics, by agent.
     let metrics = http_client()
-        .get(format!("http://{}/metrics", serve.addr))
+        .get(serve.served.url("/metrics"))
         .send()
         .unwrap()
         .text()

@@ -69,10 +69,7 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
         )
     );
     let metadata = http_client()
-        .get(format!(
-            "http://{}/.well-known/oauth-protected-resource",
-            serve.addr
-        ))
+        .get(serve.served.url("/.well-known/oauth-protected-resource"))
         .send()
         .unwrap();
     assert_eq!(metadata.status(), 404);
@@ -107,7 +104,7 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
     // The keys pass: /v1/* and /metrics (set to "token").
     assert_eq!(serve.post("/v1/plan", Some(&reader), &plan).status(), 200);
     let metrics = http_client()
-        .get(format!("http://{}/metrics", serve.addr))
+        .get(serve.served.url("/metrics"))
         .bearer_auth(&reader)
         .send()
         .unwrap();
@@ -156,7 +153,7 @@ fn api_keys_open_their_agents_without_an_identity_provider() {
     // key is refused; the writer's still passes.
     serve.fx.edit("policies/muster.toml", &reader_entry, "");
     let reloaded = http_client()
-        .post(format!("http://{}/v1/admin/reload", serve.addr))
+        .post(serve.served.url("/v1/admin/reload"))
         .bearer_auth(&writer)
         .send()
         .unwrap();
@@ -291,7 +288,7 @@ fn with_an_admin_token_the_admin_routes_take_it_and_not_a_callers_key() {
     );
     let reload = |token: &str| {
         http_client()
-            .post(format!("http://{}/v1/admin/reload", serve.addr))
+            .post(serve.served.url("/v1/admin/reload"))
             .bearer_auth(token)
             .send()
             .unwrap()

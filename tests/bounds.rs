@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Fixture, stdout};
+use common::{Fixture, Served, stdout};
 use serde_json::Value;
 
 /// `n` letters in no repeating pattern a deletion set could collapse.
@@ -112,51 +112,29 @@ fn a_thousand_letter_word_in_a_description_costs_nothing_special() {
     assert_eq!(answer["results"][0]["name"], "notes.append", "{answer}");
 }
 
-/// A running `muster serve` on a free port, killed on drop.
-struct Serve {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(dir: &Path) -> Self {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg("ulimit -v 2097152 && exec \"$0\" serve --addr 127.0.0.1:0")
-            .arg(env!("CARGO_BIN_EXE_muster"))
-            .current_dir(dir)
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .env(
-                "MUSTER_CACHE_DIR",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("muster-cache"),
-            )
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let addr = common::serve_address(&mut lines);
-        // Keep reading so the service never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Serve { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A running `muster serve` on a free port, its address space capped at
+/// 2 GiB; killed on drop.
+fn start_capped(dir: &Path) -> Served {
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$0\" serve --addr 127.0.0.1:0")
+        .arg(env!("CARGO_BIN_EXE_muster"))
+        .current_dir(dir)
+        .env_remove("MUSTER_ADMIN_TOKEN")
+        .env(
+            "MUSTER_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("muster-cache"),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start muster serve");
+    Served::from_child(child)
 }
 
 /// Posts one JSON-RPC message to `/mcp`: (status, session header, body).
 fn mcp(
-    serve: &Serve,
+    serve: &Served,
     client: &reqwest::blocking::Client,
     body: &str,
     session: Option<&str>,
@@ -179,7 +157,7 @@ fn mcp(
 }
 
 /// An initialized chat on `/mcp`: its session id.
-fn chat(serve: &Serve, client: &reqwest::blocking::Client) -> String {
+fn chat(serve: &Served, client: &reqwest::blocking::Client) -> String {
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let (status, session, body) = mcp(serve, client, init, None);
     assert_eq!(status, 200, "{body}");
@@ -192,7 +170,7 @@ fn chat(serve: &Serve, client: &reqwest::blocking::Client) -> String {
 #[test]
 fn a_two_thousand_letter_load_query_over_mcp_is_answered_and_healthz_after() {
     let fx = session_fixture();
-    let serve = Serve::start(fx.path());
+    let serve = start_capped(fx.path());
     let client = common::http_builder()
         .timeout(std::time::Duration::from_secs(300))
         .build()

@@ -9,15 +9,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use common::{Fixture, muster, reference_server, stdout};
+use common::{Fixture, Served, muster, reference_server, stdout};
 use serde::Deserialize;
 use serde_json::{Value, json};
-
-const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 
 /// docs/call.md's answer.
 #[derive(Debug, Deserialize)]
@@ -177,9 +173,7 @@ fn result(answer: &CallAnswer, i: usize) -> &ToolResult {
 /// A running `muster serve` on a free loopback port, stopped on drop; its
 /// log lines are collected.
 struct Serve {
-    child: std::process::Child,
-    addr: String,
-    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    served: Served,
 }
 
 impl Serve {
@@ -188,25 +182,8 @@ impl Serve {
     }
 
     fn start_with(fx: &Fixture, args: &[&str]) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .args(args)
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Self { child, addr, log }
+        let served = Served::start(fx.path(), args, &[]);
+        Self { served }
     }
 
     fn post(&self, body: &Value) -> (u16, String, String) {
@@ -215,7 +192,7 @@ impl Serve {
 
     fn post_text(&self, body: &str) -> (u16, String, String) {
         let response = common::http_client()
-            .post(format!("http://{}/v1/call", self.addr))
+            .post(self.served.url("/v1/call"))
             .header("content-type", "application/json")
             .body(body.to_string())
             .send()
@@ -237,18 +214,11 @@ impl Serve {
 
     fn get(&self, path: &str) -> String {
         common::http_client()
-            .get(format!("http://{}{path}", self.addr))
+            .get(self.served.url(path))
             .send()
             .unwrap()
             .text()
             .unwrap()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -305,7 +275,7 @@ fn one_request_creates_an_entity_and_reads_it_back() {
         "{metrics}"
     );
     // And logged with no argument values.
-    let log = serve.log.lock().unwrap().clone();
+    let log = serve.served.log();
     let logged: Vec<&String> = log
         .iter()
         .filter(|l| l.contains("muster::gateway"))

@@ -9,14 +9,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use common::{Fixture, muster, reference_server, stdout};
+use common::{Fixture, Served, muster, reference_server, stdout};
 use serde_json::{Value, json};
-
-const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
 
 /// A policy over the filesystem server (a sandbox directory; `write_file`
 /// writes only `allowed.txt`, `edit_file` takes only `path` and `edits`)
@@ -185,29 +181,18 @@ fn muster_call_refuses_an_edited_plan_and_no_server_runs_it() {
 
 /// `muster serve` on a free loopback port, stopped on drop.
 struct Serve {
-    child: std::process::Child,
-    addr: String,
+    served: Served,
 }
 
 impl Serve {
     fn start(dir: &Path) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(dir)
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
-        Self { child, addr }
+        let served = Served::start(dir, &[], &[]);
+        Self { served }
     }
 
     fn call(&self, body: &Value) -> (u16, Value) {
         let response = common::http_client()
-            .post(format!("http://{}/v1/call", self.addr))
+            .post(self.served.url("/v1/call"))
             .header("content-type", "application/json")
             .body(body.to_string())
             .send()
@@ -217,13 +202,6 @@ impl Serve {
             status,
             serde_json::from_str(&response.text().unwrap()).unwrap(),
         )
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -248,7 +226,7 @@ fn v1_call_refuses_an_edited_plan_and_no_server_runs_it() {
     // plan is read as sent there, and does not open the way for `/v1/call`.
     let (_, plan, edited_turn) = s.edits().remove(0);
     let checked = common::http_client()
-        .post(format!("http://{}/v1/check", serve.addr))
+        .post(serve.served.url("/v1/check"))
         .header("content-type", "application/json")
         .body(json!({"plan": plan, "turn": edited_turn}).to_string())
         .send()

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 
-use common::{Fixture, python_sdk, reference_server, stdout};
+use common::{Fixture, Served, python_sdk, reference_server, stdout};
 use serde_json::Value;
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
@@ -116,29 +116,21 @@ fn assert_works(seen: &Value, echo: &str) {
 
 /// A running `muster serve` on a free loopback port, stopped on drop.
 struct Serve {
-    child: Child,
-    addr: String,
+    served: Served,
 }
 
 impl Serve {
     fn start(fx: &Fixture) -> Self {
-        let (child, addr) = common::start_serve(fx.path(), &[], &[]);
-        Self { child, addr }
+        let served = Served::start(fx.path(), &[], &[]);
+        Self { served }
     }
 
     fn reload(&self) {
         let answer = common::http_client()
-            .post(format!("http://{}/v1/admin/reload", self.addr))
+            .post(self.served.url("/v1/admin/reload"))
             .send()
             .expect("reload");
         assert_eq!(answer.status(), 200, "{:?}", answer.text());
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -146,7 +138,7 @@ impl Drop for Serve {
 fn an_open_chat_keeps_listing_and_calling_across_reloads_and_a_reviewed_change() {
     let fx = setup("");
     let serve = Serve::start(&fx);
-    let url = format!("http://{}/mcp/chats/kept-1", serve.addr);
+    let url = serve.served.url("/mcp/chats/kept-1");
     let mut client = Client::start(&["http", &url], fx.path());
     let first = client.seen();
     assert_eq!(first["protocol_version"], "2026-07-28", "{first}");

@@ -16,9 +16,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 
-use common::{Fixture, reference_server, stdout};
+use common::{Fixture, Served, reference_server, stdout};
 use serde_json::{Value, json};
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
@@ -50,34 +49,15 @@ fn setup() -> (Fixture, PathBuf, String) {
 /// `muster serve` on a free loopback port, its request log kept; stopped
 /// on drop.
 struct Serve {
-    child: std::process::Child,
+    served: Served,
     port: u16,
-    log: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Serve {
     fn start(dir: &Path) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(dir)
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                if let Ok(value) = serde_json::from_str(&line) {
-                    kept.lock().unwrap().push(value);
-                }
-            }
-        });
-        let port = addr.rsplit(':').next().unwrap().parse().unwrap();
-        Self { child, port, log }
+        let served = Served::start(dir, &[], &[]);
+        let port = served.addr.rsplit(':').next().unwrap().parse().unwrap();
+        Self { served, port }
     }
 
     /// A request to `path` with `headers` and `body` (POST when given).
@@ -113,20 +93,20 @@ impl Serve {
     }
 
     fn recorded(&self, endpoint: &str) -> Vec<u64> {
-        self.log
-            .lock()
-            .unwrap()
+        self.log()
             .iter()
             .filter(|l| l["endpoint"] == endpoint)
             .filter_map(|l| l["status"].as_u64())
             .collect()
     }
-}
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// Its log lines so far that are JSON, read.
+    fn log(&self) -> Vec<Value> {
+        self.served
+            .log()
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
 }
 
@@ -212,12 +192,7 @@ fn a_page_on_another_origin_cannot_run_a_call() {
         );
         // The request reached muster (its log has it) and was refused there.
         let statuses = serve.statuses("/v1/call", n + 1);
-        assert_eq!(
-            statuses.last(),
-            Some(&status),
-            "{host}: {:?}",
-            serve.log.lock().unwrap()
-        );
+        assert_eq!(statuses.last(), Some(&status), "{host}: {:?}", serve.log());
         assert!(!graph.exists(), "{host}: the memory server ran the call");
     }
     assert_eq!(serve.statuses("/v1/call", 2).len(), 2);

@@ -118,18 +118,17 @@ fn muster_call_under_warn_carries_the_drift_in_the_result() {
 #[test]
 fn v1_call_under_warn_carries_the_drift_in_the_result() {
     let fx = setup("turns-destructive", "warn");
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let serve = common::Served::start(fx.path(), &[], &[]);
     let turn: Value = serde_json::from_str(&fx.read("turn.json")).unwrap();
     let plan: Value = serde_json::from_str(&fx.read("plan.json")).unwrap();
     let response = common::http_client()
-        .post(format!("http://{addr}/v1/call"))
+        .post(serve.url("/v1/call"))
         .json(&json!({"plan": plan, "turn": turn}))
         .send()
         .unwrap();
     let status = response.status().as_u16();
     let text = response.text().unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(serve);
     assert_eq!(status, 200, "{text}");
     assert_warned(&serde_json::from_str(&text).unwrap());
 }

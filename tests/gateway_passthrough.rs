@@ -129,9 +129,9 @@ fn prompts_and_resources_reach_a_stdio_client_as_the_server_gives_them() {
 fn prompts_and_resources_reach_an_http_client_at_a_chat_and_at_plain_mcp() {
     let fx = setup();
     let direct = direct();
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let serve = common::Served::start(fx.path(), &[], &[]);
     for path in ["/mcp/chats/passthrough-1", "/mcp"] {
-        let url = format!("http://{addr}{path}");
+        let url = serve.url(path);
         let seen = common::run_client(
             "passthrough.py",
             &["auto", "mcp__everything__", "http", &url],
@@ -139,8 +139,6 @@ fn prompts_and_resources_reach_an_http_client_at_a_chat_and_at_plain_mcp() {
         );
         assert_passed(&seen, &direct);
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// `muster mcp` driven line by line.

@@ -94,14 +94,12 @@ fn progress_of_a_long_tool_reaches_a_stdio_client() {
 #[test]
 fn progress_of_a_long_tool_reaches_an_http_client_on_its_post() {
     let fx = setup();
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let serve = common::Served::start(fx.path(), &[], &[]);
     let tool = format!("mcp__everything__{TOOL}");
     let direct = direct();
     for path in ["/mcp/chats/progress-1", "/mcp"] {
-        let url = format!("http://{addr}{path}");
+        let url = serve.url(path);
         let seen = common::run_client("progress.py", &[tool.as_str(), "http", &url], None);
         assert_relayed(&seen, &direct);
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }

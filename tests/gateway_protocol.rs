@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Fixture;
+use common::{Fixture, Served};
 use serde_json::Value;
 
 const MUSTER: &str = env!("CARGO_BIN_EXE_muster");
@@ -371,33 +371,22 @@ fn cancelled_over_http(progress: bool) {
 
 /// `muster serve` on a free loopback port, killed on drop.
 struct Service {
-    child: Child,
-    addr: String,
+    served: Served,
 }
 
 impl Service {
     fn start(fx: &Fixture) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || for _ in lines {});
-        Self { child, addr }
+        let served = Served::start(fx.path(), &[], &[]);
+        Self { served }
     }
 
     /// A POST of `body` to `path` with `MCP-Protocol-Version: version`.
     fn post(&self, path: &str, version: &str, body: &str) -> (u16, String) {
-        let mut socket = TcpStream::connect(&self.addr).unwrap();
+        let mut socket = TcpStream::connect(&self.served.addr).unwrap();
         write!(
             socket,
             "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {version}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            self.addr,
+            self.served.addr,
             body.len()
         )
         .unwrap();
@@ -410,13 +399,6 @@ impl Service {
             .unwrap_or(0);
         let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
         (status, body.to_string())
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

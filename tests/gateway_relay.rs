@@ -109,16 +109,14 @@ fn elicitation_and_sampling_reach_a_stdio_client_at_either_revision() {
 #[test]
 fn elicitation_and_sampling_reach_an_http_client_at_either_revision() {
     let fx = setup(BOTH);
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
+    let serve = common::Served::start(fx.path(), &[], &[]);
     for path in ["/mcp/chats/relay-1", "/mcp"] {
-        let url = format!("http://{addr}{path}");
+        let url = serve.url(path);
         for (mode, version) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
             let seen = common::run_client("relay.py", &[mode, "http", &url], None);
             assert_as_direct(&seen, &direct(mode), version);
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// fastmcp's client at its defaults, with elicitation and sampling
@@ -143,12 +141,10 @@ fn fastmcp_at_its_defaults_is_asked_and_answers_through_muster() {
     ];
     let seen = common::run_client("fastmcp_relay.py", &args, Some(fx.path()));
     assert_eq!(seen, direct, "through muster mcp");
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
-    let url = format!("http://{addr}/mcp/chats/fastmcp-relay");
+    let serve = common::Served::start(fx.path(), &[], &[]);
+    let url = serve.url("/mcp/chats/fastmcp-relay");
     let seen = common::run_client("fastmcp_relay.py", &["http", &url], None);
     assert_eq!(seen, direct, "through /mcp/chats/{{id}}");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// What the official TypeScript SDK's client (2025-11-25) saw, run with
@@ -191,15 +187,13 @@ fn the_typescript_sdk_is_asked_and_answers_through_muster() {
         policies.to_str().unwrap(),
     ]);
     assert_eq!(seen, direct, "through muster mcp");
-    let (mut child, addr) = common::start_serve(fx.path(), &[], &[]);
-    let url = format!("http://{addr}/mcp/chats/typescript-relay");
+    let serve = common::Served::start(fx.path(), &[], &[]);
+    let url = serve.url("/mcp/chats/typescript-relay");
     assert_eq!(
         typescript(&["http", &url]),
         direct,
         "through /mcp/chats/{{id}}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Without `relay`, the server is told nothing of the client's

@@ -11,12 +11,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Fixture;
+use common::{Fixture, Served};
 use serde_json::Value;
 
 const LISTEN: &str = r#"{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
@@ -26,13 +26,12 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A running `muster serve` over the bundled policies, killed on drop.
 struct Service {
-    child: Child,
-    addr: String,
+    served: Served,
 }
 
 impl Service {
     fn start(fx: &Fixture) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+        let child = Command::new(env!("CARGO_BIN_EXE_muster"))
             .current_dir(fx.path())
             .env("MUSTER_CACHE_DIR", fx.path().join("cache"))
             .env("MUSTER_SESSION_KEY", "k1:0123456789abcdef0123456789abcdef")
@@ -43,14 +42,12 @@ impl Service {
             .stderr(Stdio::piped())
             .spawn()
             .expect("muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        std::thread::spawn(move || for _ in lines {});
-        Self { child, addr }
+        let served = Served::from_child(child);
+        Self { served }
     }
 
     fn pid(&self) -> u32 {
-        self.child.id()
+        self.served.pid()
     }
 
     /// Descriptors the service holds open now.
@@ -71,14 +68,14 @@ impl Service {
 
     /// One request on its own connection: status and body.
     fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-        let mut socket = TcpStream::connect(&self.addr).unwrap();
+        let mut socket = TcpStream::connect(&self.served.addr).unwrap();
         socket
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
         write!(
             socket,
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            self.addr,
+            self.served.addr,
             body.len()
         )
         .unwrap();
@@ -97,14 +94,14 @@ impl Service {
     /// acknowledgement; the socket is returned open. `Err` holds the
     /// status and body of a refusal.
     fn listen(&self, chat: &str) -> Result<TcpStream, (u16, String)> {
-        let mut socket = TcpStream::connect(&self.addr).unwrap();
+        let mut socket = TcpStream::connect(&self.served.addr).unwrap();
         socket
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
         write!(
             socket,
             "POST /mcp/chats/{chat} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{LISTEN}",
-            self.addr,
+            self.served.addr,
             LISTEN.len()
         )
         .unwrap();
@@ -131,13 +128,6 @@ impl Service {
                 return Err((status, body.to_string()));
             }
         }
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -223,7 +213,7 @@ fn sigterm_ends_open_listen_streams_at_once() {
         unsafe { libc::kill(service.pid() as i32, libc::SIGTERM) },
         0
     );
-    let exited = poll(|| service.child.try_wait().unwrap().is_some());
+    let exited = poll(|| service.served.try_wait().is_some());
     println!(
         "muster serve with 3 open listen streams stopped {:?} after SIGTERM",
         started.elapsed()
@@ -294,7 +284,7 @@ fn a_graceful_stop_leaves_no_upstream_process_behind_even_one_that_called_setsid
         0
     );
     assert!(
-        poll(|| service.child.try_wait().unwrap().is_some()).is_some(),
+        poll(|| service.served.try_wait().is_some()).is_some(),
         "muster serve still running after SIGTERM"
     );
     let gone = poll(|| started.iter().all(|&p| !alive(p)));

@@ -6,15 +6,15 @@
 
 mod common;
 
-use common::{Fixture, reference_server, stdout};
+use common::{Fixture, Served, reference_server, stdout};
 use serde_json::{Value, json};
 
 /// A `muster serve` over the everything and memory reference servers, four
 /// items so the memory tools are deferred; stopped on drop.
 struct Serve {
+    /// First, so it stops before the fixture's directory is removed.
+    served: Served,
     fx: Fixture,
-    child: std::process::Child,
-    addr: String,
 }
 
 impl Serve {
@@ -37,20 +37,13 @@ impl Serve {
             ),
         );
         stdout(fx.path(), &["discover"], 0);
-        let (child, addr) = common::start_serve(fx.path(), &[], &[]);
-        Self { fx, child, addr }
+        let served = Served::start(fx.path(), &[], &[]);
+        Self { served, fx }
     }
 
     /// What `script` (in tests/mcp-clients) printed, pointed at plain `/mcp`.
     fn client(&self, script: &str) -> Value {
-        common::run_client(script, &[format!("http://{}/mcp", self.addr)], None)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        common::run_client(script, &[self.served.url("/mcp")], None)
     }
 }
 

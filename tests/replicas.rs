@@ -8,24 +8,22 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::Child;
 use std::time::Duration;
 
 use common::postgres::Postgres;
-use common::{Fixture, reference_server, stdout};
+use common::{Fixture, Served, reference_server, stdout};
 use serde_json::{Value, json};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
 struct Replica {
-    child: Child,
-    addr: String,
+    served: Served,
 }
 
 impl Replica {
     fn start(fx: &Fixture, sessions: &str) -> Self {
-        let (child, addr) = common::start_serve(fx.path(), &["--sessions", sessions], &[]);
-        Self { child, addr }
+        let served = Served::start(fx.path(), &["--sessions", sessions], &[]);
+        Self { served }
     }
 
     /// Opens a listen stream on `chat`; returns the socket after the
@@ -34,14 +32,14 @@ impl Replica {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{META}}}}}"#
         );
-        let mut socket = TcpStream::connect(&self.addr).unwrap();
+        let mut socket = TcpStream::connect(&self.served.addr).unwrap();
         socket
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
         write!(
             socket,
             "POST /mcp/chats/{chat} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
-            self.addr,
+            self.served.addr,
             body.len()
         )
         .unwrap();
@@ -59,7 +57,7 @@ impl Replica {
             json!(tool)
         );
         let answer = common::http_client()
-            .post(format!("http://{}/mcp/chats/{chat}", self.addr))
+            .post(self.served.url(&format!("/mcp/chats/{chat}")))
             .header("content-type", "application/json")
             .header("accept", "application/json")
             .body(body)
@@ -67,13 +65,6 @@ impl Replica {
             .unwrap();
         assert_eq!(answer.status(), 200);
         answer.json().unwrap()
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

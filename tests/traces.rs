@@ -195,7 +195,7 @@ fn a_forwarded_call_over_stdio_leaves_its_spans_under_the_callers_trace() {
 fn a_forwarded_call_over_http_joins_the_traceparent_header() {
     let fx = setup();
     let receiver = Receiver::start();
-    let (mut serve, addr) = common::start_serve(
+    let serve = common::Served::start(
         fx.path(),
         &[],
         &[(
@@ -206,7 +206,7 @@ fn a_forwarded_call_over_http_joins_the_traceparent_header() {
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}}});
     let answer = common::http_client()
-        .post(format!("http://{addr}/mcp/chats/traced"))
+        .post(serve.url("/mcp/chats/traced"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("traceparent", format!("00-{TRACE}-{PARENT}-01"))
@@ -215,8 +215,7 @@ fn a_forwarded_call_over_http_joins_the_traceparent_header() {
         .unwrap();
     assert_eq!(answer.status(), 200);
     let spans = receiver.take(3);
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     assert_spans(&spans, "forwarded");
 }
 
@@ -477,7 +476,7 @@ fn post_traced(addr: &str, path: &str, body: &Value) -> (u16, Value) {
 fn each_v1_request_is_a_span_under_its_traceparent_header() {
     let fx = setup();
     let receiver = Receiver::start();
-    let (mut serve, addr) = common::start_serve(
+    let serve = common::Served::start(
         fx.path(),
         &[],
         &[(
@@ -485,15 +484,15 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
             format!("http://127.0.0.1:{}", receiver.port),
         )],
     );
-    let (status, plan) = post_traced(&addr, "/v1/plan", &json!({}));
+    let (status, plan) = post_traced(&serve.addr, "/v1/plan", &json!({}));
     assert_eq!(status, 200, "{plan}");
     let turn = json!({"calls": [{"id": "c1", "name": "mcp__everything__get-sum", "arguments": {"a": 2, "b": 3}}]});
     let body = json!({"fingerprint": plan["fingerprint"], "turn": turn});
-    let (status, checked) = post_traced(&addr, "/v1/check", &body);
+    let (status, checked) = post_traced(&serve.addr, "/v1/check", &body);
     assert_eq!(status, 200, "{checked}");
-    let (status, refused) = post_traced(&addr, "/v1/check", &json!({"turn": turn}));
+    let (status, refused) = post_traced(&serve.addr, "/v1/check", &json!({"turn": turn}));
     assert_eq!(status, 422, "{refused}");
-    let (status, ran) = post_traced(&addr, "/v1/call", &body);
+    let (status, ran) = post_traced(&serve.addr, "/v1/call", &body);
     assert_eq!(status, 200, "{ran}");
     assert_eq!(ran["outcome"], "ran", "{ran}");
     let spans = receiver.until(|s| {
@@ -508,8 +507,7 @@ fn each_v1_request_is_a_span_under_its_traceparent_header() {
         ) && s.iter().filter(|s| s["name"] == "POST /v1/check").count() == 2
             && s.iter().filter(|s| s["name"] == "check").count() == 2
     });
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     for span in spans
         .iter()
         .filter(|s| s["name"].as_str().unwrap().starts_with("POST /v1/"))

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use super::{Fixture, http_client, reference_server};
+use super::{Fixture, Served, http_client, reference_server};
 use jsonwebtoken::EncodingKey;
 use serde_json::{Value, json};
 
@@ -119,12 +119,10 @@ impl Drop for Idp {
 /// A `muster serve` over the memory server with a reader and a writer
 /// agent and `[auth]` from `auth`; stopped on drop.
 pub struct Serve {
+    /// First, so it stops before the fixture's directory is removed.
+    pub served: Served,
     pub fx: Fixture,
-    child: Child,
-    pub addr: String,
     graph: PathBuf,
-    /// Its stderr's log lines, as they come.
-    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Serve {
@@ -175,7 +173,7 @@ impl Serve {
             String::from_utf8_lossy(&discovered.stdout),
             String::from_utf8_lossy(&discovered.stderr)
         );
-        let mut child = Command::new(env!("CARGO_BIN_EXE_muster"))
+        let child = Command::new(env!("CARGO_BIN_EXE_muster"))
             .current_dir(fx.path())
             .args(["serve", "--addr", addr])
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -183,22 +181,8 @@ impl Serve {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = super::serve_address(&mut lines);
-        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Self {
-            fx,
-            child,
-            addr,
-            graph,
-            log,
-        }
+        let served = Served::from_child(child);
+        Self { served, fx, graph }
     }
 
     /// Starts `chat` with a reader's `credential`: it lists read-only
@@ -254,14 +238,13 @@ impl Serve {
 
     /// Every line it logged so far.
     pub fn log_text(&self) -> String {
-        self.log.lock().unwrap().join("\n")
+        self.served.log().join("\n")
     }
 
     /// The gateway's call log lines so far, read.
     pub fn calls_logged(&self) -> Vec<Value> {
-        self.log
-            .lock()
-            .unwrap()
+        self.served
+            .log()
             .iter()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .filter(|v| v["target"] == "muster::gateway")
@@ -275,7 +258,7 @@ impl Serve {
         body: &Value,
     ) -> reqwest::blocking::Response {
         let mut request = http_client()
-            .post(format!("http://{}{path}", self.addr))
+            .post(self.served.url(path))
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body.to_string());
@@ -318,13 +301,6 @@ impl Serve {
 
     pub fn graph(&self) -> String {
         std::fs::read_to_string(&self.graph).unwrap_or_default()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -10,6 +10,8 @@ pub mod postgres;
 pub mod twenty;
 
 use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::{Arc, Mutex};
 
 /// A builder for the tests' HTTP clients. muster reaches MCP servers over
 /// https with rustls and the ring provider, which reqwest (its features
@@ -80,31 +82,83 @@ fn write(root: &Path, path: &str, content: &str) {
     std::fs::write(path, content).expect("write");
 }
 
-/// `muster serve --addr 127.0.0.1:0` started in `dir` with `args` added and
-/// `env` set, stdout dropped and stderr drained after the start line:
-/// the process and the address it listens on. The caller stops it.
+/// A running `muster serve`, stopped and reaped on drop (also when an
+/// assertion fails first): the address it listens on, and its stderr
+/// lines after the start line, kept as they come.
 #[allow(dead_code)]
-pub fn start_serve(
-    dir: &Path,
-    args: &[&str],
-    env: &[(&str, String)],
-) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
-        .current_dir(dir)
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env_remove("MUSTER_ADMIN_TOKEN")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start muster serve");
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = serve_address(&mut lines);
-    // Keep draining stderr so the service never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+pub struct Served {
+    child: Child,
+    /// The address it listens on (`127.0.0.1:PORT`).
+    pub addr: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+#[allow(dead_code)]
+impl Served {
+    /// `muster serve --addr 127.0.0.1:0 {args}` in `dir`, `env` set, no `MUSTER_ADMIN_TOKEN`.
+    pub fn start(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Served {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_muster"))
+            .current_dir(dir)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env_remove("MUSTER_ADMIN_TOKEN")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start muster serve");
+        Self::from_child(child)
+    }
+
+    /// Takes over a `muster serve` spawned with stderr piped (e.g. under a wrapper).
+    pub fn from_child(mut child: Child) -> Served {
+        use std::io::BufRead as _;
+        let stderr = child.stderr.take().expect("muster serve's stderr is piped");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        // Owned before the start line is read, so a panic there stops it too.
+        let mut served = Served {
+            child,
+            addr: String::new(),
+            log: log.clone(),
+        };
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        served.addr = serve_address(&mut lines);
+        // Keep reading so the service never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in lines {
+                let Ok(line) = line else { continue };
+                log.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+        served
+    }
+
+    /// `http://{addr}{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Its stderr lines after the start line, so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its exit status, if it has exited (not waiting for it).
+    pub fn try_wait(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().expect("muster serve's status")
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The address `muster serve` logs it listens on: reads its stderr `lines`

@@ -3,53 +3,17 @@
 //! refuses.
 
 use super::{
-    MUSTER, assert_flow,
-    common::{self, Fixture, inspector},
+    assert_flow,
+    common::{self, Served, inspector},
     run_python, setup,
 };
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-
-/// A running `muster serve` on a free loopback port, stopped on drop.
-struct Serve {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(fx: &Fixture) -> Self {
-        let mut child = Command::new(MUSTER)
-            .current_dir(fx.path())
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .env_remove("MUSTER_ADMIN_TOKEN")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start muster serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = common::serve_address(&mut lines);
-        // Keep draining stderr so the service never blocks on it.
-        std::thread::spawn(move || for _ in lines {});
-        Self { child, addr }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::process::Command;
 
 #[test]
 fn the_python_sdk_runs_the_whole_flow_over_streamable_http() {
     let fx = setup("");
-    let serve = Serve::start(&fx);
+    let serve = Served::start(fx.path(), &[], &[]);
     let seen = run_python(&["legacy", "http", &serve.url("/mcp")], fx.path());
     assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
     assert_flow(&seen);
@@ -73,7 +37,7 @@ fn the_python_sdk_runs_the_whole_flow_over_streamable_http() {
 #[test]
 fn the_inspector_cli_keeps_a_chat_addressed_by_path_over_http() {
     let fx = setup("");
-    let serve = Serve::start(&fx);
+    let serve = Served::start(fx.path(), &[], &[]);
     let chat = serve.url("/mcp/chats/inspector-chat");
     let cli = |args: &[&str]| -> Value {
         let out = Command::new(inspector())
@@ -131,7 +95,7 @@ fn the_inspector_cli_keeps_a_chat_addressed_by_path_over_http() {
 #[test]
 fn the_http_transport_refuses_what_it_cannot_serve() {
     let fx = setup("");
-    let serve = Serve::start(&fx);
+    let serve = Served::start(fx.path(), &[], &[]);
     let client = common::http_client();
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let post = |path: &str, body: &str, headers: &[(&str, &str)]| {
