@@ -416,6 +416,13 @@ pub fn router(shared: Arc<Shared>, config: &Config) -> Router {
             config.concurrency,
         ))
         .layer(middleware::from_fn_with_state(
+            request::BodyDeadline {
+                within: config.request_timeout,
+                limit: mcp::body_limit(config.body_limit),
+            },
+            request::whole_body,
+        ))
+        .layer(middleware::from_fn_with_state(
             shared.clone(),
             auth::require,
         ))

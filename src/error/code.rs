@@ -71,6 +71,7 @@ codes! {
 
     // The service.
     BODY_TOO_LARGE = "body-too-large", "a request body is larger than --body-limit";
+    BODY_TIMEOUT = "body-timeout", "a request body did not arrive whole within the request timeout";
     INVALID_BODY = "invalid-body", "a request body cannot be read as the route's JSON";
     TIMEOUT = "timeout", "the answer was not ready within the request timeout";
     STOPPED = "stopped", "the work stopped because its request was answered or dropped";

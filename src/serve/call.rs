@@ -27,6 +27,13 @@ pub(super) fn routes(shared: Arc<Shared>, config: &super::Config) -> axum::Route
             config.concurrency,
         ))
         .layer(from_fn_with_state(
+            super::request::BodyDeadline {
+                within: config.request_timeout,
+                limit: config.body_limit,
+            },
+            super::request::whole_body,
+        ))
+        .layer(from_fn_with_state(
             config.body_limit,
             super::declared_too_large,
         ))

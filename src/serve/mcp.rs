@@ -164,11 +164,15 @@ pub fn routes(gateway: Arc<Gateway>, body_limit: usize) -> Router {
             "/mcp/chats/{chat}",
             post(post_chat).delete(delete_chat).get(no_stream),
         )
-        .layer(DefaultBodyLimit::max(
-            body_limit.min(rpc::MAX_MESSAGE_BYTES),
-        ))
+        .layer(DefaultBodyLimit::max(self::body_limit(body_limit)))
         .layer(Extension(Arc::new(InFlight::default())))
         .with_state(gateway)
+}
+
+/// The most a `/mcp` body may hold: `--body-limit`, and never more than
+/// one JSON-RPC message may be.
+pub fn body_limit(body_limit: usize) -> usize {
+    body_limit.min(rpc::MAX_MESSAGE_BYTES)
 }
 
 /// A JSON-RPC error as an HTTP answer with `status`.

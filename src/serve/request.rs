@@ -73,6 +73,81 @@ pub(super) fn too_large(message: String) -> ApiError {
     )
 }
 
+/// How long a request's body may take to arrive whole, and how large it
+/// may be, on a route that has no request timeout of its own.
+#[derive(Clone, Copy)]
+pub(super) struct BodyDeadline {
+    pub within: std::time::Duration,
+    pub limit: usize,
+}
+
+/// Reads a request's whole body before the request takes a concurrency
+/// permit, within the deadline. `/mcp` and `/v1/call` have no request
+/// timeout (a forwarded call takes what its server's `timeout_secs`
+/// allows), so without this a body sent a byte at a time would hold a
+/// permit for as long as its sender liked, and as many such bodies as
+/// permits would shut the routes. A body not whole in time is a 408
+/// `body-timeout`, one over the limit a 413, one the client broke off a 400.
+pub(super) async fn whole_body(
+    axum::extract::State(deadline): axum::extract::State<BodyDeadline>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use http_body_util::BodyExt;
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, deadline.limit);
+    let bytes = match tokio::time::timeout(deadline.within, limited.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => {
+            return too_large(format!(
+                "the body is over the limit of {} bytes",
+                deadline.limit
+            ))
+            .into_response();
+        }
+        Ok(Err(err)) => {
+            return ApiError::with_status(
+                Error::new(
+                    ErrorKind::Input,
+                    Problem::coded(
+                        code::INVALID_BODY,
+                        format!("the body could not be read: {err}"),
+                    )
+                    .in_file("body"),
+                ),
+                StatusCode::BAD_REQUEST,
+            )
+            .into_response();
+        }
+        Err(_) => {
+            let mut response = ApiError::http(
+                StatusCode::REQUEST_TIMEOUT,
+                "body-timeout",
+                "the request body did not arrive in time",
+                Problem::coded(
+                    code::BODY_TIMEOUT,
+                    format!(
+                        "the body was not whole within {} ms",
+                        deadline.within.as_millis()
+                    ),
+                )
+                .in_file("body")
+                .help("send the whole body at once, or start the service with a longer --request-timeout-ms"),
+            )
+            .into_response();
+            // The rest of the body is unread: the connection cannot carry another request.
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return response;
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 /// The UTF-8 byte-order mark some editors and Windows tools put first.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 

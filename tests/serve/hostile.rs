@@ -23,6 +23,10 @@ struct Raw {
 /// the length the head declares.
 fn exchange(addr: &str, request: &[u8], half_close: bool) -> Raw {
     let mut stream = TcpStream::connect(addr).expect("connect");
+    // Only so that a hang fails the test; nothing here is timed.
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .expect("read timeout");
     stream.write_all(request).expect("request");
     if half_close {
         stream.shutdown(Shutdown::Write).expect("shutdown(Write)");
@@ -582,4 +586,76 @@ fn loads_put_together_past_max_loaded_tokens_are_refused_over_http() {
         refused.problems[0].message.contains("max_loaded_tokens"),
         "{refused:?}"
     );
+}
+
+/// Headers and the first bytes of a body that says it is longer, left
+/// open: a client that stalls mid-body.
+fn stall(addr: &str, path: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    let request = format!("{}{{\"jsonrpc\":", post_head(addr, path, 200));
+    stream.write_all(request.as_bytes()).expect("request");
+    stream
+}
+
+/// `/mcp` and `/v1/call` have no request timeout of their own (a forwarded
+/// call takes what its server allows), and a body sent slowly held one of
+/// their concurrency permits for as long as its sender liked: with
+/// `--concurrency 1` one stalled body shut each route. The body is read
+/// whole before the permit is taken, so both still answer while two
+/// bodies stall (before, each waited forever).
+#[test]
+fn a_stalled_body_holds_no_concurrency_permit() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &["--concurrency", "1"]);
+    let _mcp = stall(&server.addr, "/mcp");
+    let _call = stall(&server.addr, "/v1/call");
+    // Let the service see both heads first; sooner only makes this pass.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "{}\r\naccept: application/json, text/event-stream\r\n\r\n{init}",
+        post_head(&server.addr, "/mcp", init.len()).trim_end_matches("\r\n")
+    );
+    let answered = |request: &str| exchange(&server.addr, request.as_bytes(), false);
+    let raw = answered(&request);
+    assert_eq!(raw.status, 200, "{}{}", raw.head, raw.body);
+    assert!(raw.body.contains("protocolVersion"), "{}", raw.body);
+    let turn = r#"{"turn": {"calls": []}}"#;
+    let raw = answered(&format!(
+        "{}{turn}",
+        post_head(&server.addr, "/v1/call", turn.len())
+    ));
+    assert_ne!(raw.status, 0, "/v1/call answered: {}", raw.head);
+    assert_ne!(raw.status, 503, "{}{}", raw.head, raw.body);
+}
+
+/// A body not whole within `--request-timeout-ms` on those routes is a 408
+/// `body-timeout` problem, and the connection closes (the rest of the body
+/// was never read). A body that never arrives times out whatever the
+/// clock, so no timing is asserted.
+#[test]
+fn a_body_not_whole_in_time_is_408_body_timeout() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &["--request-timeout-ms", "300"]);
+    for path in ["/mcp", "/v1/call"] {
+        let mut stream = stall(&server.addr, path);
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .expect("read timeout");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("an answer, then close");
+        let (head, body) = answer.split_once("\r\n\r\n").expect("head and body");
+        assert!(head.starts_with("HTTP/1.1 408"), "{path}: {head}");
+        assert!(
+            head.to_ascii_lowercase().contains("connection: close"),
+            "{head}"
+        );
+        let body = problem_of(408, body);
+        assert_eq!(body.kind, "urn:muster:problem:body-timeout", "{path}");
+        assert_eq!(body.problems[0].field.as_deref(), Some("body"), "{path}");
+    }
+    // The service still answers.
+    assert_eq!(server.get("/healthz").status, 200);
 }
