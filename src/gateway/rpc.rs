@@ -160,7 +160,9 @@ pub fn listen_ended(listen: &RawValue) -> String {
 /// [`PARSE_ERROR`] for bytes that are not JSON (or over
 /// [`MAX_MESSAGE_BYTES`]); [`INVALID_REQUEST`] for JSON that is not one
 /// JSON-RPC 2.0 message (a batch, a missing or wrong `jsonrpc`, a method
-/// that is not a string, an id that is neither a string nor an integer).
+/// that is not a string, an id that is neither a string nor an integer);
+/// [`INVALID_PARAMS`] for a request or notification whose `params` is
+/// neither an object nor an array.
 pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
     #[derive(Deserialize)]
     struct Raw {
@@ -169,6 +171,8 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
         id: Option<Box<RawValue>>,
         method: Option<Value>,
         params: Option<Value>,
+        // `"result": null` is a result (a client's answer with no value), not an absent one.
+        #[serde(default, deserialize_with = "present")]
         result: Option<Box<RawValue>>,
         error: Option<Value>,
     }
@@ -185,6 +189,14 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
     }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
+        // Text that is not JSON is a parse error whatever it starts with.
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            return Err(Failure::new(
+                None,
+                PARSE_ERROR,
+                format!("the message is not JSON: {e}"),
+            ));
+        }
         return Err(Failure::new(
             None,
             INVALID_REQUEST,
@@ -232,6 +244,19 @@ pub fn parse(bytes: &[u8]) -> Result<Message, Failure> {
             id,
             INVALID_REQUEST,
             "`jsonrpc` must be \"2.0\"",
+        ));
+    }
+    // JSON-RPC 2.0: `params`, when present, is an object or an array.
+    if raw.method.is_some()
+        && raw
+            .params
+            .as_ref()
+            .is_some_and(|p| !(p.is_object() || p.is_array()))
+    {
+        return Err(Failure::new(
+            id,
+            INVALID_PARAMS,
+            "`params` must be an object (or an array), or left out",
         ));
     }
     match (raw.method, id) {
@@ -335,6 +360,17 @@ mod tests {
         );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), INVALID_REQUEST);
         assert_eq!(code("5"), INVALID_REQUEST);
+        // Found by a hostile probe: text that is not JSON is a parse error
+        // even when it starts like a batch; `params` that is neither an
+        // object nor an array is invalid params.
+        assert_eq!(code("[1,"), PARSE_ERROR);
+        assert_eq!(code("[not json]"), PARSE_ERROR);
+        for params in ["5", "\"x\"", "true"] {
+            let message =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{params}}}"#);
+            assert_eq!(code(&message), INVALID_PARAMS, "{message}");
+        }
+        assert!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#).is_ok());
     }
 
     #[test]
@@ -360,6 +396,15 @@ mod tests {
             parse(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
             Ok(Message::Response { outcome: Ok(_), .. })
         ));
+        // A result of null is a result, not an error (a hostile probe found it answered as one).
+        let Ok(Message::Response {
+            outcome: Ok(result),
+            ..
+        }) = parse(br#"{"jsonrpc":"2.0","id":1,"result":null}"#)
+        else {
+            panic!("a response with a null result")
+        };
+        assert_eq!(result.get(), "null");
         assert!(matches!(
             parse(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
             Ok(Message::Request { .. })

@@ -321,6 +321,10 @@ async fn post_root(
         None => {
             let method = match rpc::parse(&body) {
                 Ok(rpc::Message::Request { method, .. }) => Some(method),
+                // Not JSON at all: a parse error, whether or not a chat is named.
+                Err(failure) if failure.code == rpc::PARSE_ERROR => {
+                    return rpc_error(StatusCode::BAD_REQUEST, failure.code, failure.message);
+                }
                 _ => None,
             };
             if matches!(method.as_deref(), Some("server/discover" | "ping")) {
@@ -623,6 +627,9 @@ async fn delete_root(
     who: Who,
     headers: HeaderMap,
 ) -> Response {
+    if let Err(refused) = origin_ok(&headers, b"") {
+        return *refused;
+    }
     let Some(chat) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -636,8 +643,13 @@ async fn delete_root(
 async fn delete_chat(
     State(gateway): State<Arc<Gateway>>,
     who: Who,
+    headers: HeaderMap,
     Path(chat): Path<String>,
 ) -> Response {
+    // A foreign page must not end a chat any more than post to it (docs/gateway.md).
+    if let Err(refused) = origin_ok(&headers, b"") {
+        return *refused;
+    }
     end(&gateway, &who, &chat)
 }
 

@@ -123,6 +123,12 @@ fn the_http_transport_refuses_what_it_cannot_serve() {
     assert_eq!(status, 400, "{body}");
     let (status, _, body) = post("/mcp", ping, &[]);
     assert_eq!(status, 200, "{body}");
+    // Text that is not JSON is a parse error with or without a chat (a
+    // hostile probe found -32600 here).
+    let (status, _, body) = post("/mcp", "{oops", &[]);
+    assert_eq!(status, 400, "{body}");
+    let parse: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(parse["error"]["code"], -32700, "{body}");
     let discover = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}"#;
     let (status, session, body) = post("/mcp", discover, &[]);
     assert_eq!((status, session), (200, None), "{body}");
@@ -163,6 +169,19 @@ fn the_http_transport_refuses_what_it_cannot_serve() {
     assert_eq!(status, 200, "a JSON-RPC error rides a 200: {body}");
     let parse: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(parse["error"]["code"], -32700);
+    // Another site's page ends no chat, by header or by path (a hostile
+    // probe found DELETE never asked for the Origin).
+    for path in ["/mcp".to_string(), format!("/mcp/chats/{session}")] {
+        let refused = client
+            .delete(serve.url(&path))
+            .header("mcp-session-id", &session)
+            .header("origin", "https://evil.example")
+            .send()
+            .unwrap();
+        assert_eq!(refused.status().as_u16(), 403, "{path}");
+    }
+    let (status, _, body) = post("/mcp", ping, &[("mcp-session-id", &session)]);
+    assert_eq!(status, 200, "the chat is still kept: {body}");
     let deleted = client
         .delete(serve.url("/mcp"))
         .header("mcp-session-id", &session)
