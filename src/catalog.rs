@@ -34,6 +34,12 @@ use build::Builder;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Extra flags one selection may turn on beyond its profile. Each that no
+/// tool or server names is answered with an `unused-flag` warning, so
+/// without a bound a request's answer grew with the flags it listed (a
+/// hostile probe: 13 times the request's size); a profile turns on more.
+pub const MAX_EXTRA_FLAGS: usize = 64;
+
 /// Which agent and which flags to plan for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {

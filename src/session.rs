@@ -654,7 +654,7 @@ mod seal;
 pub(crate) use document::json_text;
 pub use document::{is_session_id, read, to_json_string};
 pub(crate) use load::{Decision, Reach, decide, relevant};
-pub use load::{LoadRequest, MAX_KINDS};
+pub use load::{LoadRequest, MAX_KINDS, MAX_LOAD_NAMES};
 pub use repin::{Repinned, repin};
 pub use roster::{SessionRoster, SessionTotals, UnloadedTool};
 pub use seal::SessionKeys;

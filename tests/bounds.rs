@@ -335,3 +335,41 @@ fn a_load_query_past_the_byte_limit_is_refused_naming_the_limit() {
     let answer: Value = serde_json::from_slice(&out.stdout).expect("load JSON");
     assert_ne!(answer["notes"][0]["code"], "query-too-long", "{answer}");
 }
+
+/// Found by a hostile probe: `/v1/sessions/load` with 100,000 unknown
+/// names answered one note per name (each with its closest names), 13
+/// times the request's size, and planned the session again per name. One
+/// load looks up at most `session::MAX_LOAD_NAMES` names; more are refused
+/// as typed data naming the limit, none looked up.
+#[test]
+fn a_load_of_more_names_than_the_limit_is_refused_naming_the_limit() {
+    let fx = session_fixture();
+    let limit = muster::session::MAX_LOAD_NAMES;
+    let load = |n: usize| -> Value {
+        let mut args = vec!["session", "load", "s.json", "--format", "json"];
+        let names: Vec<String> = (0..n).map(|i| format!("nosuch.tool{i}")).collect();
+        for name in &names {
+            args.extend(["--name", name]);
+        }
+        let out = common::muster(fx.path())
+            .args(&args)
+            .output()
+            .expect("muster runs");
+        serde_json::from_slice(&out.stdout).expect("load JSON")
+    };
+    let answer = load(limit + 1);
+    assert_eq!(answer["status"], "refused", "{answer}");
+    let notes = answer["notes"].as_array().expect("notes");
+    assert_eq!(notes.len(), 1, "{answer}");
+    assert_eq!(notes[0]["code"], "too-many-names", "{answer}");
+    assert_eq!(notes[0]["names"], limit + 1);
+    assert_eq!(notes[0]["limit"], limit);
+    // At the limit, each name is looked up and answered.
+    let answer = load(limit);
+    let notes = answer["notes"].as_array().expect("notes");
+    assert_eq!(notes.len(), limit, "{answer}");
+    assert!(
+        notes.iter().all(|n| n["code"] == "unknown-tool"),
+        "{answer}"
+    );
+}

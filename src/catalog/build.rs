@@ -88,6 +88,21 @@ impl<'p> Builder<'p> {
         let agent = policy
             .agent(selection.agent.as_deref(), selection.version)
             .ok_or_else(|| unknown_agent(policy, selection))?;
+        if selection.flags.len() > super::MAX_EXTRA_FLAGS {
+            return Err(Error::new(
+                ErrorKind::Usage,
+                Problem::coded(
+                    code::OUT_OF_RANGE,
+                    format!(
+                        "{} extra flags are turned on; at most {} may be",
+                        selection.flags.len(),
+                        super::MAX_EXTRA_FLAGS
+                    ),
+                )
+                .in_file("flag")
+                .help("turn many flags on with a profile, flags/<PROFILE>.toml"),
+            ));
+        }
         let mut flags: BTreeSet<String> = selection.flags.iter().cloned().collect();
         if let Some(name) = &selection.profile {
             let profile = policy.profiles.get(name).ok_or_else(|| {

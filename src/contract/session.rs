@@ -401,6 +401,13 @@ pub enum LoadNote {
         /// The most a query may have.
         limit: usize,
     },
+    /// More names than one load looks up ([`crate::session::MAX_LOAD_NAMES`]); none was.
+    TooManyNames {
+        /// How many were given.
+        names: usize,
+        /// The most one load looks up.
+        limit: usize,
+    },
 }
 
 /// One tool a [`LoadNote::Choose`] offers.
@@ -568,6 +575,10 @@ impl fmt::Display for LoadNote {
             LoadNote::QueryTooLong { bytes, limit } => write!(
                 f,
                 "The query is {bytes} bytes; this tool reads at most {limit}. Ask again in a few words saying what the tool should do, or with exact names."
+            ),
+            LoadNote::TooManyNames { names, limit } => write!(
+                f,
+                "{names} names were given; one load looks up at most {limit}. Ask for the tools this step needs."
             ),
         }
     }

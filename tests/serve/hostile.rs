@@ -659,3 +659,35 @@ fn a_body_not_whole_in_time_is_408_body_timeout() {
     // The service still answers.
     assert_eq!(server.get("/healthz").status, 200);
 }
+
+/// Found by a hostile probe: each extra flag no tool names is answered
+/// with an `unused-flag` warning, so `/v1/plan` with thousands of made-up
+/// flags answered 13 times its request's size. One selection turns on at
+/// most `catalog::MAX_EXTRA_FLAGS` extra flags; more is a 422 naming the
+/// limit (a profile turns on more).
+#[test]
+fn more_extra_flags_than_the_limit_are_refused() {
+    let fixture = fixture();
+    let server = Server::start(fixture.path(), &[]);
+    let limit = muster::catalog::MAX_EXTRA_FLAGS;
+    let flags = |n: usize| -> Vec<String> { (0..n).map(|i| format!("made-up-{i}")).collect() };
+    let reply = server.post("/v1/plan", json!({"flag": flags(limit + 1)}).to_string());
+    let body = problem(&reply, 422, "usage");
+    assert_eq!(body.problems.len(), 1, "{}", reply.body);
+    assert_eq!(body.problems[0].code, "out-of-range", "{}", reply.body);
+    assert!(
+        body.problems[0].message.contains(&limit.to_string()),
+        "{}",
+        reply.body
+    );
+    let reply = server.post("/v1/plan", json!({"flag": flags(limit)}).to_string());
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let plan: Value = serde_json::from_str(&reply.body).expect("plan JSON");
+    let unused = plan["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == "unused-flag")
+        .count();
+    assert_eq!(unused, limit, "{plan}");
+}
