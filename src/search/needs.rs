@@ -114,25 +114,32 @@ pub fn split_by(
         i += 1;
     }
     pieces.push((start, bytes.len()));
-    // Pieces without enough meaning join a neighbour.
-    let meaningful = |(s, e): (usize, usize)| {
+    // Pieces without enough meaning join a neighbour. Each piece's words
+    // are counted once and a start still waiting for meaning carries its
+    // count; a piece without words joins unjudged (it cannot make its
+    // neighbour mean more), so a query of many empty lines is not re-read
+    // once per line.
+    let terms = |(s, e): (usize, usize)| {
         let words = text::words(&query[s..e]);
-        words.iter().filter(|w| text::term(w).is_some()).count() >= MIN_WORDS
-            && distinct(&query[s..e])
+        words.iter().filter(|w| text::term(w).is_some()).count()
     };
     let mut needs: Vec<(usize, usize)> = Vec::new();
-    let mut pending: Option<usize> = None;
+    let mut pending: Option<(usize, usize)> = None;
     for (s, e) in pieces {
-        let s = pending.take().unwrap_or(s);
-        if meaningful((s, e)) {
+        let own = terms((s, e));
+        let (s, n) = match pending.take() {
+            Some((start, before)) => (start, before + own),
+            None => (s, own),
+        };
+        if own > 0 && n >= MIN_WORDS && distinct(&query[s..e]) {
             needs.push((s, e));
         } else if let Some(last) = needs.last_mut() {
             last.1 = e;
         } else {
-            pending = Some(s);
+            pending = Some((s, n));
         }
     }
-    if let Some(s) = pending {
+    if let Some((s, _)) = pending {
         match needs.first_mut() {
             Some(first) => first.0 = s,
             None => return vec![query],
@@ -218,6 +225,22 @@ mod tests {
             split("Get the weather. Then book a table.", 1, false),
             ["Get the weather. Then book a table."]
         );
+    }
+
+    /// Found by the search fuzz target: a first piece whose words told no
+    /// tools apart, then thousands of empty lines, re-read and re-judged
+    /// the growing start once per line (35 s for a 30 KB query). A piece
+    /// without words now joins unjudged: one judgement per piece with words.
+    #[test]
+    fn empty_lines_are_not_judged() {
+        let query = format!("can you provide a solution{}", "\n".repeat(5_000));
+        let judged = std::cell::Cell::new(0);
+        let needs = split_by(&query, usize::MAX, false, |_| {
+            judged.set(judged.get() + 1);
+            false
+        });
+        assert_eq!(needs, [query.as_str()]);
+        assert_eq!(judged.get(), 1);
     }
 
     #[test]

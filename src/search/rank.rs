@@ -56,6 +56,7 @@ impl Index {
             })
             .into_iter()
             .collect();
+        let query = super::bound::readable(query);
         let Some((lexical, said)) = self.lexical_of(query, exact) else {
             return hits;
         };
