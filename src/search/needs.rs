@@ -14,6 +14,7 @@
 //! provide me with a solution?": [`split_by`]), is no need of its own: it
 //! joins the need before it (or the one after, at the start).
 
+use super::bound::MAX_QUERY_WORDS;
 use super::text;
 
 /// Sentence ends of Chinese and Japanese text: full-width, and followed by
@@ -49,7 +50,9 @@ pub fn split(query: &str, max: usize, clauses: bool) -> Vec<&str> {
 /// [`MIN_WORDS`] words that carry meaning and `distinct(piece)` holds (the
 /// index says whether its words tell tools apart: "Can you provide me with
 /// a solution?" has two words that carry meaning and says nothing about
-/// which tool); otherwise it joins a neighbour.
+/// which tool); otherwise it joins a neighbour. `distinct` must read no
+/// more than a piece's first [`MAX_QUERY_WORDS`] words that carry meaning,
+/// as the index's searches do.
 pub fn split_by(
     query: &str,
     max: usize,
@@ -116,9 +119,11 @@ pub fn split_by(
     pieces.push((start, bytes.len()));
     // Pieces without enough meaning join a neighbour. Each piece's words
     // are counted once and a start still waiting for meaning carries its
-    // count; a piece without words joins unjudged (it cannot make its
-    // neighbour mean more), so a query of many empty lines is not re-read
-    // once per line.
+    // count. A piece without words joins unjudged (it cannot make its
+    // neighbour mean more), and so does any piece once the start it joins
+    // has [`MAX_QUERY_WORDS`] words (`distinct` reads no more, so its
+    // answer cannot change): a start is judged at most that many times,
+    // however many lines or sentences follow it.
     let terms = |(s, e): (usize, usize)| {
         let words = text::words(&query[s..e]);
         words.iter().filter(|w| text::term(w).is_some()).count()
@@ -127,11 +132,9 @@ pub fn split_by(
     let mut pending: Option<(usize, usize)> = None;
     for (s, e) in pieces {
         let own = terms((s, e));
-        let (s, n) = match pending.take() {
-            Some((start, before)) => (start, before + own),
-            None => (s, own),
-        };
-        if own > 0 && n >= MIN_WORDS && distinct(&query[s..e]) {
+        let (s, before) = pending.take().unwrap_or((s, 0));
+        let n = before + own;
+        if own > 0 && before < MAX_QUERY_WORDS && n >= MIN_WORDS && distinct(&query[s..e]) {
             needs.push((s, e));
         } else if let Some(last) = needs.last_mut() {
             last.1 = e;
@@ -241,6 +244,16 @@ mod tests {
         });
         assert_eq!(needs, [query.as_str()]);
         assert_eq!(judged.get(), 1);
+        // Sentences with words, none telling tools apart: the start is
+        // judged until it has as many words as `distinct` reads, no more.
+        let query = "can you provide a solution. ".repeat(5_000);
+        judged.set(0);
+        let needs = split_by(&query, usize::MAX, false, |_| {
+            judged.set(judged.get() + 1);
+            false
+        });
+        assert_eq!(needs, [query.as_str()]);
+        assert!(judged.get() <= MAX_QUERY_WORDS, "{}", judged.get());
     }
 
     #[test]
