@@ -79,6 +79,35 @@ fn the_page_is_self_contained_and_the_same_bytes_every_run() {
     assert_eq!(fx.read("r.html"), page);
 }
 
+/// Found by a hostile probe: a plan's names with a bidi override, an escape
+/// sequence or an OSC 8 link reached the page written with `--out` raw (a
+/// `U+202E` shows `gnp.exe` as `exe.png` in the browser), while stdout had
+/// them escaped, so the two differed. Both now write hidden characters as
+/// visible `\u{XXXX}`, the same bytes.
+#[test]
+fn hidden_characters_in_a_plans_names_are_shown_not_rendered() {
+    let fx = Fixture::bundled();
+    let mut plan = plan_value(fx.path(), &["--flags", "production"]);
+    plan["agent"]["name"] = "ag\u{1b}]8;;http://e/\u{7}".into();
+    let first = plan["roster"][1]["name"]
+        .as_str()
+        .expect("a name")
+        .to_string();
+    plan["roster"][1]["name"] = format!("gnp\u{202e}{first}\u{1b}[2J").into();
+    fx.write("evil.json", &plan.to_string());
+    let page = stdout(fx.path(), &["report", "evil.json"], 0);
+    muster(fx.path())
+        .args(["report", "evil.json", "--out", "r.html"])
+        .assert()
+        .code(0);
+    let written = fx.read("r.html");
+    assert_eq!(written, page, "--out and stdout give the same bytes");
+    for hidden in ['\u{1b}', '\u{202e}', '\u{7}'] {
+        assert!(!written.contains(hidden), "{hidden:?} reached the page");
+    }
+    assert!(written.contains("gnp\\u{202E}"), "the override is shown");
+}
+
 #[test]
 fn the_page_states_the_share_of_the_chosen_models_context() {
     let fx = Fixture::bundled();

@@ -10,11 +10,18 @@ use muster::report::Report;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values. A hidden character
+/// (a control, a bidi override, an invisible one: [`muster::names::hidden`])
+/// is written as visible `\u{XXXX}`: an HTML character reference would
+/// still reverse or hide what follows it in the browser (`gnp.exe` shown as
+/// `exe.png`).
 fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
+            c if muster::names::hidden(c).is_some() => {
+                out.push_str(&muster::names::escape(c.encode_utf8(&mut [0; 4])));
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -491,7 +498,9 @@ pub fn run(
             muster::input::read_text(&log).map_err(|err| err.into_error(&log, "the call log"))?;
         report.results = Some(muster::report::result_sizes(&text, &log)?);
     }
+    // The same guard for a file as for stdout, so both get the same bytes.
     let page = html(&report, &source);
+    let page = muster::names::shown_output(&page, false);
     match out {
         Some(path) => muster::atomic::write_atomic(&path, page.as_bytes())?,
         None => crate::emit(&page)?,
