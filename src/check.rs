@@ -305,6 +305,8 @@ fn checked<'t>(
     options: &CheckOptions,
     quick: bool,
 ) -> CallReport<'t> {
+    // The turn's budget when one is open, else this call's own: nothing is judged unbudgeted.
+    let _budget = budget::Turn::open(MAX_CHECK_STEPS);
     let mut report = check_call(plan, call, options, quick);
     report.tool = plan.tool(&call.name).map(|t| ResolvedTool {
         name: t.name.clone(),
@@ -486,8 +488,28 @@ fn check_call<'t>(
         .as_ref()
         .and_then(Value::as_object)
         .unwrap_or(as_map(&call.arguments));
+    let refused_before = budget::refused();
     let edits = schema::check(compiled, map, &cx, &mut found);
     notes.append(&mut found.notes);
+    // A budget spent while judging: the findings of a check cut short are not the schema's
+    // answer, so the call gets the one problem that says so.
+    if budget::refused() > refused_before {
+        if let Some(value) = owned {
+            deep::drop_value(value);
+        }
+        // The first enum the budget ran out at names the argument.
+        let argument = found.problems.iter().find_map(|p| match &p.problem {
+            CallProblem::NotInEnum { argument, .. } => Some(argument.clone()),
+            _ => None,
+        });
+        let problem = CallProblem::CheckBudgetExceeded {
+            tool: call.name.clone(),
+            argument,
+            budget: MAX_CHECK_STEPS,
+            per_value: pattern::MAX_VALUE_STEPS,
+        };
+        return refused(call, vec![problem.into()], 1, notes);
+    }
     if found.total > 0 {
         if let Some(value) = owned {
             deep::drop_value(value);

@@ -373,3 +373,33 @@ fn a_load_of_more_names_than_the_limit_is_refused_naming_the_limit() {
         "{answer}"
     );
 }
+
+/// Found by a hostile probe: the lenient check, which runs before the
+/// strict one, judged each value against an enum's members uncharged, two
+/// scans each when none matched: 40,000 values against 40,000 members took
+/// 25 s of CPU, past the request's own 503, and were answered
+/// `not-in-enum`. Its scans are charged to the same branch budget, so the
+/// call is refused `check-budget-exceeded` naming the argument, also for a
+/// tool checked leniently.
+#[test]
+fn the_lenient_checks_enum_scans_are_charged_to_the_check_budget() {
+    let values: Vec<u32> = (0..40_000).collect();
+    let plan = serde_json::json!({"format_version": 3, "roster": [{"name": "t",
+        "input_schema": {"type": "object",
+            "properties": {"xs": {"type": "array", "items": {"enum": values}}}}}]});
+    let plan =
+        muster::check::OfferedPlan::from_json(&plan.to_string(), "plan".as_ref()).expect("plan");
+    let xs: Vec<u32> = (40_000..80_000).collect();
+    let turn = serde_json::json!({"calls": [{"id": "1", "name": "t", "arguments": {"xs": xs}}]});
+    let options = muster::check::CheckOptions::default();
+    let report = muster::answer::check(&plan, &turn.to_string(), "turn".as_ref(), &options)
+        .expect("the turn reads");
+    let report = serde_json::to_value(&report).expect("report JSON");
+    let call = &report["calls"][0];
+    assert_eq!(call["status"], "refused", "{call}");
+    assert_eq!(call["problems"].as_array().map(Vec::len), Some(1), "{call}");
+    let problem = &call["problems"][0];
+    assert_eq!(problem["code"], "check-budget-exceeded", "{call}");
+    let argument = problem["argument"].as_str().expect("the argument");
+    assert!(argument.starts_with("xs"), "{argument}");
+}
