@@ -41,7 +41,7 @@ use crate::contract::{CallNote, CallProblem, CheckNote, CheckProblem, Got};
 use serde_json::{Map, Value};
 
 pub use crate::contract::UnknownArguments;
-pub use budget::{MAX_CHECK_BRANCHES, MAX_CHECK_STEPS};
+pub use budget::{MAX_CHECK_BRANCHES, MAX_CHECK_COPIES, MAX_CHECK_STEPS};
 pub use expansion::MAX_SCHEMA_EXPANSION;
 pub use offered::{DeferredTool, McpTool, OfferedPlan, OfferedTool, Parameter, Source};
 pub use pattern::MAX_VALUE_STEPS;
@@ -51,6 +51,7 @@ pub use turn::{Call, Turn, Unreadable};
 use schema::{Context, Findings};
 use strict::Strict;
 
+pub use strict::Checker;
 pub(crate) use strict::{compile_strict, output_findings};
 pub(crate) use turn::without_bom;
 

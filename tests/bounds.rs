@@ -403,3 +403,52 @@ fn the_lenient_checks_enum_scans_are_charged_to_the_check_budget() {
     let argument = problem["argument"].as_str().expect("the argument");
     assert!(argument.starts_with("xs"), "{argument}");
 }
+
+/// A strict tool whose `v` is a chain of `depth` nested `anyOf`s through
+/// `$defs`, two branches each, every one failing for a list.
+fn nested_alternatives_plan(depth: usize) -> muster::check::OfferedPlan {
+    let mut defs = serde_json::Map::new();
+    for i in 0..depth {
+        let next = format!("#/$defs/a{}", i + 1);
+        defs.insert(
+            format!("a{i}"),
+            serde_json::json!({"anyOf": [{"$ref": next}, {"$ref": next}]}),
+        );
+    }
+    defs.insert(format!("a{depth}"), serde_json::json!({"type": "string"}));
+    let plan = serde_json::json!({"format_version": 3, "roster": [{"name": "t", "check": "strict",
+        "input_schema": {"type": "object", "properties": {"v": {"$ref": "#/$defs/a0"}},
+            "$defs": defs}}]});
+    muster::check::OfferedPlan::from_json(&plan.to_string(), "plan".as_ref()).expect("plan")
+}
+
+/// Found by a hostile probe: the validator copies the value judged at a
+/// failing `anyOf` into each branch's error, and again at each enclosing
+/// one, so twelve nested alternatives over a list of 1,000 items (a 4 KB
+/// request) took 670 MB, and 10,000 items 5.9 GB, within every budget.
+/// The arguments are judged yes or no first, counting those copies; past
+/// `MAX_CHECK_COPIES` the call is refused `check-budget-exceeded`, the
+/// errors never built. A small failing call is still explained.
+#[test]
+fn nested_alternatives_over_a_long_list_are_refused_before_their_errors_are_built() {
+    let call = |plan: &muster::check::OfferedPlan, items: usize| -> Value {
+        let turn = serde_json::json!({"calls": [{"id": "1", "name": "t",
+            "arguments": {"v": vec![0; items]}}]});
+        let options = muster::check::CheckOptions::default();
+        let report = muster::answer::check(plan, &turn.to_string(), "turn".as_ref(), &options)
+            .expect("the turn reads");
+        serde_json::to_value(&report).expect("report JSON")["calls"][0].clone()
+    };
+    let answer = call(&nested_alternatives_plan(12), 1_000);
+    assert_eq!(answer["status"], "refused", "{answer}");
+    assert_eq!(
+        answer["problems"][0]["code"], "check-budget-exceeded",
+        "{answer}"
+    );
+    let answer = call(&nested_alternatives_plan(2), 3);
+    assert_eq!(answer["status"], "refused", "{answer}");
+    assert_ne!(
+        answer["problems"][0]["code"], "check-budget-exceeded",
+        "{answer}"
+    );
+}

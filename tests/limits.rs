@@ -194,6 +194,11 @@ fn every_limit_in_the_table_is_the_constant_it_names() {
             false,
         ),
         (
+            "check::MAX_CHECK_COPIES",
+            muster::check::MAX_CHECK_COPIES,
+            false,
+        ),
+        (
             "check::MAX_PROBLEMS",
             as_u64(muster::check::MAX_PROBLEMS),
             false,

@@ -22,12 +22,29 @@ use super::schema::Findings;
 use super::wording::not_in_enum;
 use crate::contract::{CallProblem, Got};
 
+/// A compiled strict validator, and what the errors it builds for a failing value may cost.
+#[derive(Debug)]
+pub struct Checker {
+    validator: Validator,
+    /// The schema's nodes, references expanded, when it holds an `anyOf` or `oneOf`: a
+    /// failing alternative copies the value it judged into each branch's error, and again at
+    /// each enclosing one ([`super::budget::MAX_CHECK_COPIES`]).
+    alternatives: Option<u64>,
+}
+
+impl std::ops::Deref for Checker {
+    type Target = Validator;
+    fn deref(&self) -> &Validator {
+        &self.validator
+    }
+}
+
 /// A tool's schema as strict checking holds it.
 pub(crate) enum Strict {
     /// The tool is checked leniently.
     Off,
     /// The compiled validator of the tool's schema.
-    On(Box<Validator>),
+    On(Box<Checker>),
     /// Why the schema cannot be compiled: every call is refused.
     Broken(String),
 }
@@ -72,8 +89,8 @@ impl Strict {
 /// ([`super::expansion::measure`]) is refused here, the one place every strict check, the
 /// planner's `uncheckable-schema` warning and the service take a schema's validator from: no
 /// validator of an unbounded schema is ever built, so no call is ever validated unboundedly.
-pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
-    super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
+pub(crate) fn compile_strict(schema: &Value) -> Result<Checker, String> {
+    let expanded = super::expansion::measure(schema, super::expansion::MAX_SCHEMA_EXPANSION)
         .map_err(|why| why.to_string())?;
     if let Some(pattern) = backtracking_pattern_property(schema) {
         return Err(format!(
@@ -99,8 +116,50 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Validator, String> {
         options = options.with_format(name, |_: &str| true);
     }
     let built = options.build(&prepared).map_err(|err| err.to_string());
+    let alternatives = has_alternatives(&prepared).then_some(expanded);
     super::deep::drop_value(prepared);
-    built
+    built.map(|validator| Checker {
+        validator,
+        alternatives,
+    })
+}
+
+/// Whether any place of `schema` holds an `anyOf` or `oneOf` (a member so named in data, an
+/// `enum` or `const`, counts too: the answer may be yes when it is no, never the reverse).
+fn has_alternatives(schema: &Value) -> bool {
+    let mut todo = vec![schema];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::Array(items) => todo.extend(items),
+            Value::Object(map) => {
+                if map.contains_key("anyOf") || map.contains_key("oneOf") {
+                    return true;
+                }
+                todo.extend(map.values());
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The nodes of `value` (itself, each item and member, nested), counted up to just past
+/// `cap`.
+fn nodes_up_to(value: &Value, cap: u64) -> u64 {
+    let mut count = 0u64;
+    let mut todo = vec![value];
+    while let Some(v) = todo.pop() {
+        count += 1;
+        if count > cap {
+            break;
+        }
+        match v {
+            Value::Array(items) => todo.extend(items),
+            Value::Object(members) => todo.extend(members.values()),
+            _ => {}
+        }
+    }
+    count
 }
 
 /// The first `patternProperties` key of `schema` (at any place, values that are data left
@@ -197,8 +256,22 @@ fn defaults_not_required(schema: &Value) -> Value {
 /// one problem `check-budget-exceeded`, naming the argument whose pattern was refused (or,
 /// when it was refused under `anyOf`, `oneOf`, `not` or `if`, the place those judge), and no
 /// other: the findings of a check cut short are not the schema's answer.
-pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, found: &mut Findings) {
+pub(crate) fn validate(validator: &Checker, arguments: &Value, tool: &str, found: &mut Findings) {
     let _turn = super::budget::Turn::open(super::budget::MAX_CHECK_STEPS);
+    let Some((saved, too_costly)) = fails(validator, arguments) else {
+        return;
+    };
+    if too_costly {
+        // Explaining why would copy more than a check may into errors of alternatives.
+        found.problem(|| CallProblem::CheckBudgetExceeded {
+            tool: tool.to_string(),
+            argument: None,
+            budget: super::budget::MAX_CHECK_STEPS,
+            per_value: super::pattern::MAX_VALUE_STEPS,
+        });
+        return;
+    }
+    super::budget::restore(saved);
     let refused_before = super::budget::refused();
     let errors: Vec<ValidationError<'_>> = validator.iter_errors(arguments).collect();
     if super::budget::refused() > refused_before {
@@ -222,16 +295,45 @@ pub(crate) fn validate(validator: &Validator, arguments: &Value, tool: &str, fou
     }
 }
 
+/// Whether `value` fails `checker` (or a budget ran out judging it), judged yes or no first,
+/// which builds no error. When it fails, the budget as it stood before, to put back before
+/// judging again to explain why (so the turn is charged once), and whether the errors would
+/// cost more copies than [`super::budget::MAX_CHECK_COPIES`]; when it passes, `None`, and the
+/// turn keeps the charges.
+fn fails(checker: &Checker, value: &Value) -> Option<(super::budget::Saved, bool)> {
+    let saved = super::budget::save();
+    let fails = !checker.is_valid(value) || super::budget::refused() > saved.refused();
+    if !fails {
+        return None;
+    }
+    let max = super::budget::MAX_CHECK_COPIES;
+    let too_costly = checker
+        .alternatives
+        .is_some_and(|nodes| nodes.saturating_mul(nodes_up_to(value, max / nodes.max(1))) > max);
+    Some((saved, too_costly))
+}
+
 /// The findings of `validator` on a tool's result (`structuredContent`), at most `max`: each
 /// one's path (`$` for the whole) and the validator's own words, cut to a few hundred
 /// characters (the value is the server's). The same compiled validator and the same budget
 /// as a call's strict check: a result is judged as its tool's calls are.
 pub(crate) fn output_findings(
-    validator: &Validator,
+    validator: &Checker,
     value: &Value,
     max: usize,
 ) -> Vec<(String, String)> {
     let _turn = super::budget::Turn::open(super::budget::MAX_CHECK_STEPS);
+    let Some((saved, too_costly)) = fails(validator, value) else {
+        return Vec::new();
+    };
+    if too_costly {
+        return vec![(
+            "$".to_string(),
+            "the value fails its schema's alternatives (anyOf, oneOf) in more ways than muster lists"
+                .to_string(),
+        )];
+    }
+    super::budget::restore(saved);
     validator
         .iter_errors(value)
         .take(max)

@@ -8,7 +8,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use jsonschema::Validator;
 use serde_json::Value;
 
 use crate::contract::{OutputMismatch, ResultCode};
@@ -21,7 +20,7 @@ pub const MAX_OUTPUT_PROBLEMS: usize = 5;
 pub const MAX_OUTPUT_VALIDATORS: usize = 256;
 
 /// A schema compiled, or why it cannot be.
-pub type Compiled = Arc<Result<Validator, String>>;
+pub type Compiled = Arc<Result<crate::check::Checker, String>>;
 
 /// Compiled `outputSchema` validators by server, tool and the schema's SHA-256: a schema that
 /// changes (a reload, a server that rewrites its tool) is a new entry, never the old validator.
