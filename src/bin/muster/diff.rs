@@ -199,12 +199,13 @@ pub fn text(d: &PlanDiff) -> String {
 }
 
 /// Escapes text for a markdown table cell: the one cell escaper of every markdown rendering
-/// (hidden characters are left to [`crate::emit`]'s guard).
+/// (hidden characters are left to [`crate::emit`]'s guard). `&` is escaped too, so an entity
+/// a server wrote in a name (`amp&lt;name`) shows as written, not as the character it names.
 pub fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
-            '|' | '\\' | '`' | '*' | '_' | '<' | '>' | '[' | ']' => {
+            '|' | '\\' | '`' | '*' | '_' | '<' | '>' | '[' | ']' | '&' => {
                 out.push('\\');
                 out.push(ch);
             }
@@ -277,4 +278,16 @@ pub fn markdown(d: &PlanDiff) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::md;
+
+    #[test]
+    fn markdown_cells_show_what_was_written() {
+        assert_eq!(md("amp&lt;name"), "amp\\&lt;name");
+        assert_eq!(md("a|b_c"), "a\\|b\\_c");
+        assert_eq!(md("two\nlines"), "two lines");
+    }
 }
