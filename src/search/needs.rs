@@ -62,6 +62,27 @@ pub fn split_by(
     if max <= 1 {
         return vec![query];
     }
+    let pieces = cut(query, clauses);
+    let Some(mut needs) = join(query, pieces, &distinct) else {
+        return vec![query];
+    };
+    if needs.len() > max {
+        let end = needs[needs.len() - 1].1;
+        needs.truncate(max);
+        needs[max - 1].1 = end;
+    }
+    if needs.len() <= 1 {
+        return vec![query];
+    }
+    needs
+        .iter()
+        .map(|&(s, e)| query[s..e].trim().trim_end_matches(',').trim_end())
+        .collect()
+}
+
+/// `query` cut at every sentence end and starter (and, with `clauses`, comma and `and`): the
+/// byte ranges of its pieces, in order.
+fn cut(query: &str, clauses: bool) -> Vec<(usize, usize)> {
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     let bytes = query.as_bytes();
@@ -117,6 +138,16 @@ pub fn split_by(
         i += 1;
     }
     pieces.push((start, bytes.len()));
+    pieces
+}
+
+/// The needs `pieces` make: pieces without enough meaning joined to a neighbour; `None` when no
+/// piece has enough.
+fn join(
+    query: &str,
+    pieces: Vec<(usize, usize)>,
+    distinct: &impl Fn(&str) -> bool,
+) -> Option<Vec<(usize, usize)>> {
     // Pieces without enough meaning join a neighbour. Each piece's words
     // are counted once and a start still waiting for meaning carries its
     // count. A piece without words joins unjudged (it cannot make its
@@ -143,23 +174,9 @@ pub fn split_by(
         }
     }
     if let Some((s, _)) = pending {
-        match needs.first_mut() {
-            Some(first) => first.0 = s,
-            None => return vec![query],
-        }
+        needs.first_mut()?.0 = s;
     }
-    if needs.len() > max {
-        let end = needs[needs.len() - 1].1;
-        needs.truncate(max);
-        needs[max - 1].1 = end;
-    }
-    if needs.len() <= 1 {
-        return vec![query];
-    }
-    needs
-        .iter()
-        .map(|&(s, e)| query[s..e].trim().trim_end_matches(',').trim_end())
-        .collect()
+    Some(needs)
 }
 
 #[cfg(test)]
@@ -167,7 +184,62 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The join as it was before pieces without words, and starts past
+    /// what `distinct` reads, went unjudged: every piece judged with the
+    /// start waiting for meaning.
+    fn join_judging_all(
+        query: &str,
+        pieces: Vec<(usize, usize)>,
+        distinct: &impl Fn(&str) -> bool,
+    ) -> Option<Vec<(usize, usize)>> {
+        let meaningful = |(s, e): (usize, usize)| {
+            let words = text::words(&query[s..e]);
+            words.iter().filter(|w| text::term(w).is_some()).count() >= MIN_WORDS
+                && distinct(&query[s..e])
+        };
+        let mut needs: Vec<(usize, usize)> = Vec::new();
+        let mut pending: Option<usize> = None;
+        for (s, e) in pieces {
+            let s = pending.take().unwrap_or(s);
+            if meaningful((s, e)) {
+                needs.push((s, e));
+            } else if let Some(last) = needs.last_mut() {
+                last.1 = e;
+            } else {
+                pending = Some(s);
+            }
+        }
+        if let Some(s) = pending {
+            needs.first_mut()?.0 = s;
+        }
+        Some(needs)
+    }
+
     proptest! {
+        // The needs are the ones judging every piece gave, for a `distinct`
+        // that reads at most the first MAX_QUERY_WORDS words carrying
+        // meaning, as the index's does.
+        #[test]
+        fn unjudged_pieces_change_no_need(
+            vague in 0usize..100,
+            words in proptest::collection::vec("(dog|cat|the|a|of|x1|\\.|\\. |\n|, and )", 0..120),
+            clauses in proptest::bool::ANY,
+        ) {
+            // A run of vague sentences first, so a start waits past what `distinct` reads.
+            let query = format!("{}{}", "cat. ".repeat(vague), words.join(" "));
+            let distinct = |piece: &str| {
+                let words = text::words(piece);
+                let read: Vec<&String> =
+                    words.iter().filter(|w| text::term(w).is_some()).take(MAX_QUERY_WORDS).collect();
+                read.iter().filter(|w| w.as_str() == "dog").count() >= 2
+            };
+            let pieces = cut(&query, clauses);
+            prop_assert_eq!(
+                join(&query, pieces.clone(), &distinct),
+                join_judging_all(&query, pieces, &distinct)
+            );
+        }
+
         // Any text, wide punctuation and CJK among it, is cut on character
         // boundaries into at most `max` pieces of itself.
         #[test]
