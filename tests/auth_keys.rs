@@ -304,3 +304,56 @@ fn with_an_admin_token_the_admin_routes_take_it_and_not_a_callers_key() {
         401
     );
 }
+
+/// Found by a hostile probe: with `--sessions`, another caller reached a
+/// chat through `/v1/sessions/*` by its id (read it whole, searched it,
+/// deleted it) though `/mcp` answered it 404; and a session `POST
+/// /v1/sessions` made had no owner at all. A kept session whose document
+/// names an owner is now answered as not kept to anyone else, on every
+/// route that takes an id, and `POST /v1/sessions` makes its caller's.
+#[test]
+fn another_callers_chat_or_session_is_not_kept_for_you() {
+    let (alice, alice_entry) = new_key("alice", "writer,reader");
+    let (mallory, mallory_entry) = new_key("mallory", "writer,reader");
+    let store = tempfile::tempdir().unwrap();
+    let sessions = format!("sqlite:{}", store.path().join("s.db").display());
+    let serve = Serve::start_args(
+        "127.0.0.1:0",
+        &format!("[auth]\n\n{alice_entry}\n{mallory_entry}"),
+        None,
+        "",
+        &[],
+        &["--sessions", &sessions],
+    );
+    let init = serve.post("/mcp/chats/alices-chat", Some(&alice), &initialize());
+    assert_eq!(init.status(), 200, "{}", init.text().unwrap());
+    let client = http_client();
+    let get = |id: &str, token: &str| {
+        client
+            .get(serve.served.url(&format!("/v1/sessions/{id}")))
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(get("alices-chat", &mallory), 404);
+    let search = json!({"session_id": "alices-chat", "query": "read the graph"});
+    let searched = serve.post("/v1/sessions/search", Some(&mallory), &search);
+    assert_eq!(searched.status(), 404, "{}", searched.text().unwrap());
+    let deleted = client
+        .delete(serve.served.url("/v1/sessions/alices-chat"))
+        .bearer_auth(&mallory)
+        .send()
+        .unwrap();
+    assert_eq!(deleted.status(), 404);
+    assert_eq!(get("alices-chat", &alice), 200, "still alice's");
+    // A session made over /v1 is its caller's too.
+    let made = serve.post("/v1/sessions", Some(&alice), &json!({}));
+    assert_eq!(made.status(), 200);
+    let made: Value = made.json().unwrap();
+    let id = made["id"].as_str().expect("a kept session's id");
+    assert_eq!(made["owner"], "key:alice", "{made}");
+    assert_eq!(get(id, &mallory), 404);
+    assert_eq!(get(id, &alice), 200);
+}

@@ -100,7 +100,12 @@ where
     // Dropped with this future: when it completes, and when the timeout
     // (or hyper, for a client gone) drops it mid-await.
     let _stop_on_drop = StopOnDrop(stop.clone());
-    let joined = tokio::task::spawn_blocking(move || work(&shared, &generation, &stop)).await;
+    let caller = super::auth::CALLER.try_with(Clone::clone).ok();
+    let joined = tokio::task::spawn_blocking(move || {
+        let _asking = super::named::Asking::set(caller);
+        work(&shared, &generation, &stop)
+    })
+    .await;
     match joined {
         Ok(Ok(response)) => response,
         Ok(Err(err)) => err.generation(number).into_response(),

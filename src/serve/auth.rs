@@ -175,12 +175,19 @@ pub(super) async fn require(
             .rate_limited(caller.agent(None).unwrap_or(""), limited.scope);
         return too_many(&limited);
     }
+    let sub = caller.sub.clone();
     request.extensions_mut().insert(Admitted {
         caller,
         limiter: state.limiter.clone(),
         shared: shared.clone(),
     });
-    next.run(request).await
+    CALLER.scope(sub, next.run(request)).await
+}
+
+tokio::task_local! {
+    /// The admitted caller's `sub` while its request is answered, for the work that decides
+    /// what it may reach by id ([`super::named`]); unset without `[auth]`.
+    pub(super) static CALLER: String;
 }
 
 /// The 401 / 403 / 503 for `refusal`.

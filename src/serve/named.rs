@@ -18,6 +18,34 @@ use axum::http::StatusCode;
 use serde_json::value::RawValue;
 use std::path::Path;
 
+thread_local! {
+    /// The caller whose request this thread's work answers (`[auth]` only): see [`Asking`].
+    static ASKING: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The caller a blocking thread works for while the value lives: a kept session whose
+/// document names an `owner` (a chat started on `/mcp` by a token's `sub`, or a session
+/// `POST /v1/sessions` made for one) is reached by that caller only ([`fetch`]).
+pub(super) struct Asking;
+
+impl Asking {
+    pub(super) fn set(caller: Option<String>) -> Self {
+        ASKING.with(|asking| *asking.borrow_mut() = caller);
+        Asking
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        ASKING.with(|asking| *asking.borrow_mut() = None);
+    }
+}
+
+/// The caller the current work answers, when `[auth]` admitted one.
+pub(super) fn asking() -> Option<String> {
+    ASKING.with(|asking| asking.borrow().clone())
+}
+
 /// Where a session came from: a kept one is written back by revision.
 #[derive(Debug, Clone)]
 pub(super) struct Kept {
@@ -75,7 +103,21 @@ pub(super) fn fetch(shared: &Shared, id: &str) -> Result<Stored, ApiError> {
         )
         .into());
     }
-    store.get(id, shared.now())?.ok_or_else(|| missing(id))
+    let stored = store.get(id, shared.now())?.ok_or_else(|| missing(id))?;
+    // Another caller's session is answered as one that is not kept: an id confirms nothing.
+    if let Some(caller) = asking() {
+        #[derive(serde::Deserialize)]
+        struct Owner {
+            owner: Option<String>,
+        }
+        let owner = serde_json::from_str::<Owner>(&stored.document)
+            .map_err(|_| missing(id))?
+            .owner;
+        if owner.is_some_and(|owner| owner != caller) {
+            return Err(missing(id));
+        }
+    }
+    Ok(stored)
 }
 
 pub(super) fn missing(id: &str) -> ApiError {

@@ -82,13 +82,18 @@ pub async fn session_new(
             Some(_) => Some(crate::store::new_id()?),
             None => None,
         };
-        let doc = session::new(
+        let mut doc = session::new(
             &g.inputs,
             &select.selection,
             &options,
             &shared.keys,
             &mut g.cache(),
         )?;
+        // With `[auth]`, the session is its caller's, as a chat on `/mcp` is.
+        if let Some(caller) = super::named::asking() {
+            doc.owner = Some(caller);
+            shared.keys.sign(&mut doc);
+        }
         let text = session::to_json_string(&doc);
         if let (Some(store), Some(id)) = (&shared.store, &doc.id) {
             store.insert(

@@ -143,6 +143,18 @@ impl Serve {
         servers: &str,
         env: &[(&str, String)],
     ) -> Self {
+        Self::start_args(addr, auth, jwks_file, servers, env, &[])
+    }
+
+    /// [`Serve::start_with`], with `args` added to `muster serve`'s.
+    pub fn start_args(
+        addr: &str,
+        auth: &str,
+        jwks_file: Option<&str>,
+        servers: &str,
+        env: &[(&str, String)],
+        args: &[&str],
+    ) -> Self {
         let memory = reference_server("server-memory");
         let fx = Fixture::new(&[(
             "policies/muster.toml",
@@ -176,6 +188,7 @@ impl Serve {
         let child = Command::new(env!("CARGO_BIN_EXE_muster"))
             .current_dir(fx.path())
             .args(["serve", "--addr", addr])
+            .args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
