@@ -100,7 +100,9 @@ pub enum Invalid {
     Audience,
     /// `iss` is not the issuer.
     Issuer,
-    /// A required claim (`exp`, `iss`, `aud`) is missing or of the wrong type.
+    /// A required claim (`exp`, `iss`, `aud`; a string `sub` or `client_id`, which names the
+    /// caller) is missing or of the wrong type, or the `sub` is in muster's own `key:`
+    /// namespace (an API key's caller).
     Claims,
     /// An API key (`mst_…`) no `[[auth.key]]` holds.
     UnknownApiKey,
@@ -143,7 +145,9 @@ impl Invalid {
                 "the token is for another audience: ask the authorization server for a token with this service as its resource"
             }
             Invalid::Issuer => "the token is from another issuer",
-            Invalid::Claims => "the token lacks exp, iss or aud, or one of them has the wrong type",
+            Invalid::Claims => {
+                "the token lacks exp, iss, aud, or a string sub or client_id naming its caller, or one has the wrong type, or its sub starts with key: (API keys' callers)"
+            }
             Invalid::UnknownApiKey => {
                 "the API key is not one [[auth.key]] holds (mistyped, or its entry was removed)"
             }
@@ -229,6 +233,12 @@ impl Authenticator {
         };
         let claims = tokens.verify(token).await?;
         let caller = grant::caller(&self.policy.grants, &claims);
+        // Every caller is someone: tokens naming nobody (no string `sub` or `client_id`) would
+        // share one empty identity, its chats and its limits; and `key:` names API keys'
+        // callers, which no token may speak for.
+        if caller.sub.is_empty() || caller.sub.starts_with(key::CALLER_PREFIX) {
+            return Err(Refusal::Invalid(Invalid::Claims));
+        }
         if caller.agents.is_empty() {
             return Err(Refusal::NoGrant {
                 scopes: caller.scopes,

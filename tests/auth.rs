@@ -123,7 +123,27 @@ fn tokens_open_the_agents_their_scopes_grant_and_nothing_else() {
         &EncodingKey::from_secret(idp.jwks().as_bytes()).unwrap(),
     )
     .unwrap();
+    // Found by a hostile probe: tokens naming nobody (no string `sub` or
+    // `client_id`) shared one empty caller, its chats and its limits, and a
+    // `sub` of `key:NAME` spoke for an API key's caller.
+    let naming = |edit: &dyn Fn(&mut Value)| {
+        let mut c = claims(&idp.issuer(), AUDIENCE, now() + 600, "memory:write");
+        edit(&mut c);
+        forged(&key, &kid, &c)
+    };
+    let nobody = naming(&|c| {
+        c.as_object_mut().unwrap().remove("sub");
+        c.as_object_mut().unwrap().remove("client_id");
+    });
+    let numeric = naming(&|c| {
+        c["sub"] = json!(12345);
+        c.as_object_mut().unwrap().remove("client_id");
+    });
+    let a_key = naming(&|c| c["sub"] = json!("key:ci"));
     let refused = [
+        ("missing-claim", nobody),
+        ("missing-claim", numeric),
+        ("missing-claim", a_key),
         (
             "expired",
             forged(

@@ -18,6 +18,9 @@ use std::collections::BTreeSet;
 /// What every muster API key starts with: a token that does not is read
 /// as a JWT.
 pub const PREFIX: &str = "mst_";
+
+/// How an API key's caller is named: `key:NAME`. A token's `sub` may not start so.
+pub const CALLER_PREFIX: &str = "key:";
 /// Random bytes in a key.
 const KEY_BYTES: usize = 32;
 
@@ -60,7 +63,7 @@ pub(super) fn caller(keys: &[ApiKey], presented: &str) -> Option<Caller> {
         }
     }
     found.map(|key| Caller {
-        sub: format!("key:{}", key.name),
+        sub: format!("{CALLER_PREFIX}{}", key.name),
         client_id: None,
         scopes: BTreeSet::new(),
         agents: key.agents.clone(),
