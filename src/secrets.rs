@@ -75,6 +75,22 @@ impl Secrets {
     }
 }
 
+/// `url` as an answer, a log line or an error names it: scheme, host, port and path, without
+/// the user, password, query or fragment it may carry (a key set's or a server's URL can hold
+/// a token there); text that is no URL is not quoted at all.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            crate::names::escape(parsed.as_str())
+        }
+        Err(_) => "(a URL that cannot be read)".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +110,19 @@ mod tests {
         let mut short = Secrets::default();
         short.keep("abc");
         assert_eq!(short.redact("abc"), "abc");
+    }
+
+    /// Found by a hostile probe: a refusal quoted the key set's URL whole,
+    /// `?api_key=…` included, to any caller; a policy error its password.
+    #[test]
+    fn a_url_is_shown_without_its_user_password_query_or_fragment() {
+        assert_eq!(
+            shown_url("https://user:pw@idp.example:8443/jwks?api_key=SECRET#x"),
+            "https://idp.example:8443/jwks"
+        );
+        assert_eq!(
+            shown_url("not a url ?api_key=SECRET"),
+            "(a URL that cannot be read)"
+        );
     }
 }

@@ -490,3 +490,48 @@ fn the_python_sdks_oauth_flow_completes_against_musters_metadata() {
     assert_eq!(seen["scope"], "memory:read memory:write", "{seen}");
     let _ = &serve.fx;
 }
+
+/// Found by a hostile probe: while the issuer's key set had never been
+/// fetched, every token made muster fetch it again (300 junk tokens, 300
+/// fetches, each queued behind the last), and the refusal quoted its URL
+/// with `?api_key=…`. A key set URL that answers 500: 20 tokens make one
+/// fetch within the refetch floor, each answered 503 `jwks-unavailable`,
+/// and no answer quotes the query.
+#[test]
+fn an_unreachable_key_set_is_not_fetched_per_token_nor_its_url_quoted() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let fetches = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = fetches.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    let jwks = format!("http://127.0.0.1:{port}/jwks?api_key=QUERYSECRET");
+    let serve = Serve::start(
+        &auth_table("https://idp.example/", &jwks, "jwks_refetch_secs = 300"),
+        None,
+    );
+    let junk = format!(
+        "{}.{}.c2ln",
+        b64(br#"{"alg":"ES256","kid":"k"}"#),
+        b64(br#"{"sub":"x"}"#)
+    );
+    for _ in 0..20 {
+        let answer = serve.post("/v1/plan", Some(&junk), &json!({}));
+        assert_eq!(answer.status(), 503);
+        let body = answer.text().unwrap();
+        assert!(body.contains("jwks-unavailable"), "{body}");
+        assert!(!body.contains("QUERYSECRET"), "{body}");
+    }
+    let fetched = fetches.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=2).contains(&fetched), "{fetched} fetches");
+}

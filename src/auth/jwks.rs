@@ -128,8 +128,17 @@ impl Keys {
         if self.current().fetched != seen {
             return Ok(());
         }
-        if seen.is_some() && last.is_some_and(|at| at.elapsed() < self.refetch) {
-            return Ok(());
+        if last.is_some_and(|at| at.elapsed() < self.refetch) {
+            // With no keys held, a fetch that failed moments ago is not repeated per request
+            // (a hostile probe: 300 junk tokens, 300 fetches, each queued behind the last).
+            return match seen {
+                Some(_) => Ok(()),
+                None => Err(Refusal::KeysUnavailable(format!(
+                    "the issuer's keys at {} could not be fetched; muster tries again {} s after its last try",
+                    crate::secrets::shown_url(url),
+                    self.refetch.as_secs()
+                ))),
+            };
         }
         *last = Some(Instant::now());
         match get(client, url).await {
@@ -142,7 +151,7 @@ impl Keys {
             }
             Err(e) if seen.is_none() => Err(Refusal::KeysUnavailable(format!(
                 "the issuer's keys at {} cannot be fetched: {e}",
-                crate::names::escape(url)
+                crate::secrets::shown_url(url)
             ))),
             Err(_) => Ok(()),
         }

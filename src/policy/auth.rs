@@ -357,7 +357,7 @@ impl Loader {
             }
             self.problems.push(
                 src.at(value)
-                    .coded(code::INSECURE_URL, format!("auth.jwks {:?} is plain http to a host that is not this machine: its keys could be swapped on the way", crate::names::escape(text)))
+                    .coded(code::INSECURE_URL, format!("auth.jwks {:?} is plain http to a host that is not this machine: its keys could be swapped on the way", crate::secrets::shown_url(text)))
                     .help("use the issuer's https:// jwks_uri (plain http is allowed only to a loopback host)"),
             );
             return None;
