@@ -357,3 +357,27 @@ fn another_callers_chat_or_session_is_not_kept_for_you() {
     assert_eq!(get(id, &mallory), 404);
     assert_eq!(get(id, &alice), 200);
 }
+
+/// Found by a hostile probe: two `Authorization` headers were let in on
+/// the first (a good key, then junk: 200), while a proxy in front may read
+/// the last. Two headers are refused whatever they hold.
+#[test]
+fn two_authorization_headers_are_refused() {
+    let (key, entry) = new_key("ci", "writer");
+    let serve = Serve::start(&format!("[auth]\n\n{entry}"), None);
+    let send = |headers: &[&str]| {
+        let mut request = http_client()
+            .post(serve.served.url("/v1/plan"))
+            .header("content-type", "application/json")
+            .body("{}");
+        for h in headers {
+            request = request.header("authorization", *h);
+        }
+        request.send().unwrap().status().as_u16()
+    };
+    let good = format!("Bearer {key}");
+    assert_eq!(send(&[&good]), 200);
+    assert_eq!(send(&[&good, "Bearer junk"]), 401);
+    assert_eq!(send(&["Bearer junk", &good]), 401);
+    assert_eq!(send(&[&good, &good]), 401);
+}

@@ -151,10 +151,14 @@ pub(super) async fn require(
         return next.run(request).await;
     }
     let is_mcp = path == "/mcp" || path.starts_with("/mcp/");
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
+    let mut given = request.headers().get_all(header::AUTHORIZATION).iter();
+    let authorization = given.next().map(HeaderValue::as_bytes);
+    // Two `Authorization` headers: which one a proxy in front read is unknown, so neither is
+    // taken (a hostile probe found the first one won).
+    let authorization = match given.next() {
+        Some(_) => Some(&b"two Authorization headers"[..]),
+        None => authorization,
+    };
     let caller = match state.check.authenticate(authorization).await {
         Ok(caller) => caller,
         Err(refusal) => {
