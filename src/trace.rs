@@ -174,10 +174,44 @@ pub fn dropped() -> u64 {
 /// full.
 pub fn record(span: Span) {
     if let Some(exporter) = exporter()
-        && exporter.queue.try_send(Msg::Span(Box::new(span))).is_err()
+        && exporter
+            .queue
+            .try_send(Msg::Span(Box::new(bounded(span))))
+            .is_err()
     {
         DROPPED.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Characters of a span's name and of each text attribute kept (OpenTelemetry's attribute
+/// value length limit): names, ids and tools come from callers and servers, and a queue of
+/// spans holding 450 KB each took a gigabyte (a hostile probe). The rest is cut, with `…`.
+pub const MAX_ATTRIBUTE_CHARS: usize = 256;
+
+/// Items of a list attribute kept; the rest are left out.
+pub const MAX_ATTRIBUTE_ITEMS: usize = 64;
+
+/// `span` with its name and attributes cut to [`MAX_ATTRIBUTE_CHARS`] and
+/// [`MAX_ATTRIBUTE_ITEMS`].
+fn bounded(mut span: Span) -> Span {
+    let cut = |text: &mut String| {
+        if let Some((at, _)) = text.char_indices().nth(MAX_ATTRIBUTE_CHARS) {
+            text.truncate(at);
+            text.push('…');
+        }
+    };
+    cut(&mut span.name);
+    for (_, value) in &mut span.attributes {
+        match value {
+            Value::Text(text) => cut(text),
+            Value::Texts(texts) => {
+                texts.truncate(MAX_ATTRIBUTE_ITEMS);
+                texts.iter_mut().for_each(cut);
+            }
+            Value::Int(_) => {}
+        }
+    }
+    span
 }
 
 /// Sends every queued span now and waits (at most `wait`) for it to be
@@ -217,6 +251,34 @@ pub fn now_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spans_name_and_attributes_are_cut_to_the_limits() {
+        let long = "é".repeat(450_000);
+        let span = bounded(Span {
+            trace_id: [1; 16],
+            span_id: [1; 8],
+            parent: None,
+            name: long.clone(),
+            kind: Kind::Internal,
+            start_ns: 0,
+            end_ns: 0,
+            attributes: vec![
+                ("a", Value::Text(long.clone())),
+                ("b", Value::Texts(vec![long; 1_000])),
+            ],
+            error: false,
+        });
+        assert_eq!(span.name.chars().count(), MAX_ATTRIBUTE_CHARS + 1);
+        let Value::Text(a) = &span.attributes[0].1 else {
+            panic!()
+        };
+        assert!(a.ends_with('…') && a.chars().count() == MAX_ATTRIBUTE_CHARS + 1);
+        let Value::Texts(b) = &span.attributes[1].1 else {
+            panic!()
+        };
+        assert_eq!(b.len(), MAX_ATTRIBUTE_ITEMS);
+    }
 
     #[test]
     fn traceparent_is_read_as_w3c_says() {
