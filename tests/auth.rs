@@ -328,7 +328,7 @@ fn rotated_keys_are_fetched_and_limits_answer_429() {
         &auth_table(
             &idp.issuer(),
             &jwks,
-            "jwks_refetch_secs = 0\n[auth.limits]\ncalls_per_minute = 4\ntool_calls_per_minute = 1\n",
+            "jwks_refetch_secs = 0\n[auth.limits]\ncalls_per_minute = 5\ntool_calls_per_minute = 1\n",
         ),
         None,
     );
@@ -347,9 +347,9 @@ fn rotated_keys_are_fetched_and_limits_answer_429() {
     assert_eq!(status, 401);
     assert!(challenge.contains("unknown-key"), "{challenge}");
 
-    // A reader makes 4 requests a minute, then is told when to come back.
+    // A reader makes 5 requests a minute, then is told when to come back.
     let reader = idp.token("reader", "memory:read", AUDIENCE);
-    for _ in 0..4 {
+    for _ in 0..5 {
         assert_eq!(serve.post("/v1/plan", Some(&reader), &plan).status(), 200);
     }
     let over = serve.post("/v1/plan", Some(&reader), &plan);
@@ -363,8 +363,9 @@ fn rotated_keys_are_fetched_and_limits_answer_429() {
     let body: Value = over.json().unwrap();
     assert_eq!(body["type"], "urn:muster:problem:rate-limited");
 
-    // In a chat, a second call to one tool within the minute is a JSON-RPC
-    // error the model can read; it never reaches the server.
+    // In a chat (its start took one of the writer's 5), a second call to
+    // one tool within the minute is a JSON-RPC error the model can read; it
+    // never reaches the server.
     serve.tools("limited", &after);
     let first = serve.call("limited", &after, "mcp__memory__read_graph", json!({}));
     assert!(first.get("result").is_some(), "{first}");

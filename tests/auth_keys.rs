@@ -381,3 +381,39 @@ fn two_authorization_headers_are_refused() {
     assert_eq!(send(&["Bearer junk", &good]), 401);
     assert_eq!(send(&[&good, &good]), 401);
 }
+
+/// Found by a hostile probe: one key opened 89,976 chats in 110 s, no
+/// limit applying to `initialize`, until the store was full and every other
+/// caller's new chat was 503. A new chat takes one from its caller's
+/// `calls_per_minute` bucket: past it, -32013 `rate-limited`, no chat made;
+/// another caller's chats are not touched.
+#[test]
+fn new_chats_are_charged_to_their_callers_bucket() {
+    let (flood, flood_entry) = new_key("flood", "writer");
+    let (other, other_entry) = new_key("other", "writer");
+    let serve = Serve::start(
+        &format!("[auth]\n\n[auth.limits]\ncalls_per_minute = 3\n\n{flood_entry}\n{other_entry}"),
+        None,
+    );
+    for i in 0..3 {
+        let init = serve.post(
+            &format!("/mcp/chats/flood-{i}"),
+            Some(&flood),
+            &initialize(),
+        );
+        assert_eq!(init.status(), 200, "{}", init.text().unwrap());
+    }
+    let over: Value = serve
+        .post("/mcp/chats/flood-3", Some(&flood), &initialize())
+        .json()
+        .unwrap();
+    assert_eq!(over["error"]["code"], -32013, "{over}");
+    assert_eq!(over["error"]["data"]["code"], "rate-limited", "{over}");
+    let root: Value = serve
+        .post("/mcp", Some(&flood), &initialize())
+        .json()
+        .unwrap();
+    assert_eq!(root["error"]["code"], -32013, "{root}");
+    let init = serve.post("/mcp/chats/other-0", Some(&other), &initialize());
+    assert_eq!(init.status(), 200, "{}", init.text().unwrap());
+}

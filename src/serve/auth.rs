@@ -81,6 +81,24 @@ impl Admitted {
         }
         taken
     }
+
+    /// Takes one from the caller's `calls_per_minute` bucket for a new chat, counting a
+    /// refusal in the metrics.
+    ///
+    /// # Errors
+    /// The limit it is over.
+    pub(crate) fn new_chat(&self) -> Result<(), Limited> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        let taken = limiter.request(&self.caller.sub, Instant::now());
+        if let Err(limited) = &taken {
+            self.shared
+                .metrics
+                .rate_limited(self.caller.agent(None).unwrap_or(""), limited.scope);
+        }
+        taken
+    }
 }
 
 /// Whom a message's calls are logged for: the caller, its client and the

@@ -123,8 +123,21 @@ fn limited(who: &Who, body: &[u8]) -> Option<Response> {
     }
     let tool = params.as_ref()?.get("name")?.as_str()?;
     let over = who.tool_call(tool).err()?;
+    Some(rate_limited(Some(id), &over))
+}
+
+/// A new chat takes one from its caller's `calls_per_minute` bucket, as a call does: one
+/// token opening chats by the thousand filled the store's chats, and every other caller's
+/// `initialize` was 503 until they expired (a hostile probe: 89,976 chats in 110 s).
+fn limited_chat(who: &Who, body: &[u8]) -> Option<Response> {
+    let over = who.as_ref()?.new_chat().err()?;
+    Some(rate_limited(request_id(body), &over))
+}
+
+/// The JSON-RPC answer for a limit a message is over.
+fn rate_limited(id: Option<Box<RawValue>>, over: &crate::auth::Limited) -> Response {
     let mut failure = rpc::Failure::new(
-        Some(id),
+        id,
         rpc::RATE_LIMITED,
         format!(
             "rate limited: more than {} {} per minute; try again in {} s",
@@ -143,16 +156,14 @@ fn limited(who: &Who, body: &[u8]) -> Option<Response> {
         "per_minute": over.per_minute,
         "retry_after_secs": over.retry_after_secs,
     }));
-    Some(
-        (
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            failure.to_json(),
-        )
-            .into_response(),
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        failure.to_json(),
     )
+        .into_response()
 }
 
 /// The `/mcp` routes, with their own body limit and no request timeout:
@@ -373,6 +384,9 @@ async fn post_root(
                     "no Mcp-Session-Id header: send initialize first and keep the id it answers, or address a chat by path at /mcp/chats/{id}".into(),
                 );
             }
+            if let Some(limited) = limited_chat(&who, &body) {
+                return limited;
+            }
             let owner = who.as_ref().map(|w| w.caller.sub.as_str());
             let audit = who
                 .as_ref()
@@ -416,6 +430,9 @@ async fn post_chat(
                 Ok(agent) => agent,
                 Err(refused) => return *refused,
             };
+            if let Some(limited) = limited_chat(&who, &body) {
+                return limited;
+            }
             let owner = who.as_ref().map(|w| w.caller.sub.as_str());
             match gateway.open_chat_for(Some(chat.clone()), agent.as_deref(), owner) {
                 Ok(_) => {}
