@@ -417,3 +417,42 @@ fn new_chats_are_charged_to_their_callers_bucket() {
     let init = serve.post("/mcp/chats/other-0", Some(&other), &initialize());
     assert_eq!(init.status(), 200, "{}", init.text().unwrap());
 }
+
+/// Found by a hostile probe: `/v1/call` took one from the caller's bucket
+/// per request, so a turn of 50 calls ran 50 under `tool_calls_per_minute =
+/// 3`; and it resolved `session_id` for any caller. Each call of a turn is
+/// now charged as a chat's is (past a limit: 429, nothing runs), and
+/// another caller's kept session is 404.
+#[test]
+fn a_v1_call_turn_is_charged_per_call_and_reaches_only_its_callers_session() {
+    let (alice, alice_entry) = new_key("alice", "writer");
+    let (mallory, mallory_entry) = new_key("mallory", "writer");
+    let store = tempfile::tempdir().unwrap();
+    let sessions = format!("sqlite:{}", store.path().join("s.db").display());
+    let serve = Serve::start_args(
+        "127.0.0.1:0",
+        &format!(
+            "[auth]\n\n[auth.limits]\ntool_calls_per_minute = 2\n\n{alice_entry}\n{mallory_entry}"
+        ),
+        None,
+        "",
+        &[],
+        &["--sessions", &sessions],
+    );
+    let made: Value = serve
+        .post("/v1/sessions", Some(&alice), &json!({}))
+        .json()
+        .unwrap();
+    let id = made["id"].as_str().expect("a kept session").to_string();
+    let create = |name: &str| {
+        json!({"id": name, "name": "mcp__memory__create_entities", "arguments":
+            {"entities": [{"name": name, "entityType": "person", "observations": []}]}})
+    };
+    let turn = |names: &[&str]| json!({"session_id": id, "turn": {"calls": names.iter().map(|n| create(n)).collect::<Vec<_>>()}});
+    let theirs = serve.post("/v1/call", Some(&mallory), &turn(&["Mallory"]));
+    assert_eq!(theirs.status(), 404, "{}", theirs.text().unwrap());
+    let over = serve.post("/v1/call", Some(&alice), &turn(&["Ann", "Bob", "Cid"]));
+    assert_eq!(over.status(), 429, "{}", over.text().unwrap());
+    assert!(!serve.graph().contains("Ann"), "nothing of the turn ran");
+    assert!(!serve.graph().contains("Mallory"));
+}

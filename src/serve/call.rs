@@ -68,7 +68,10 @@ pub async fn call(
     let who = who.map(|w| w.0);
     let agents = who.as_ref().map(|w| w.caller.agents.clone());
     let under = crate::trace::current();
+    let caller = super::auth::CALLER.try_with(Clone::clone).ok();
     let checked = tokio::task::spawn_blocking(move || {
+        // A session named by id is reached by its owner only (super::named).
+        let _asking = super::named::Asking::set(caller);
         checked(&work, &generation, &body, agents.as_deref(), under.as_ref())
     })
     .await;
@@ -77,6 +80,18 @@ pub async fn call(
         Ok(Err(err)) => return err.generation(number).into_response(),
         Err(_) => return api::internal(number),
     };
+    // Each call of the turn is a call of its caller to its tool, as in a chat: the request
+    // took one from the caller's bucket, and a turn of 50 calls ran 50 (a hostile probe).
+    // Past a limit nothing of the turn runs.
+    if let Some(who) = &who {
+        for call in &report.calls {
+            if let Some(tool) = &call.tool
+                && let Err(over) = who.tool_call(&tool.name)
+            {
+                return super::auth::too_many(&over);
+            }
+        }
+    }
     let audit = who.map(|w| w.audit(agent.unwrap_or_default()));
     let ran = super::auth::audited_by(audit, shared.gateway.call_turn(&report, &chat)).await;
     let outcome = match ran.outcome {
