@@ -25,13 +25,16 @@ fn count(map: &Map<String, Value>) -> u64 {
 /// Writes [`KEYWORD`] at every place of `schema` with branches (and removes one a server
 /// wrote where there are none). Values that are data (`enum`, `const`, `default`, `examples`)
 /// are left as they are; member maps are walked by their values. It keeps its own stack.
-pub(crate) fn mark(schema: &mut Value) {
+/// Answers whether any place holds an `anyOf` or `oneOf` ([`super::strict::Checker`]).
+pub(crate) fn mark(schema: &mut Value) -> bool {
+    let mut alternatives = false;
     let mut todo: Vec<&mut Value> = vec![schema];
     while let Some(value) = todo.pop() {
         match value {
             Value::Array(items) => todo.extend(items.iter_mut()),
             Value::Object(map) => {
                 map.remove(KEYWORD);
+                alternatives |= map.contains_key("anyOf") || map.contains_key("oneOf");
                 let n = count(map);
                 if n > 0 {
                     map.insert(KEYWORD.into(), Value::from(n));
@@ -53,6 +56,7 @@ pub(crate) fn mark(schema: &mut Value) {
             _ => {}
         }
     }
+    alternatives
 }
 
 /// Charges its place's branches for each value judged there.
@@ -94,7 +98,11 @@ mod tests {
             "b": {"anyOf": [{"type": "string"}, {"enum": [{"enum": [1]}]}], "x-muster-branches": 9},
             "c": {"x-muster-branches": 7}},
             "dependentRequired": {"enum": ["c"]}});
-        mark(&mut schema);
+        assert!(mark(&mut schema), "b holds an anyOf");
+        assert!(
+            !mark(&mut json!({"enum": [{"anyOf": []}]})),
+            "data is not a place"
+        );
         assert_eq!(schema["properties"]["a"][KEYWORD], 3);
         assert_eq!(schema["properties"]["b"][KEYWORD], 2);
         assert_eq!(schema["properties"]["b"]["anyOf"][1][KEYWORD], 1);

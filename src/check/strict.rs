@@ -98,7 +98,7 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Checker, String> {
         ));
     }
     let mut prepared = defaults_not_required(schema);
-    super::branches::mark(&mut prepared);
+    let alternatives = super::branches::mark(&mut prepared).then_some(expanded);
     // `pattern` is muster's bounded keyword (charged to the turn's budget); the validator's
     // own matching, left only to `patternProperties` keys, stops at the same limit per value.
     let mut options = jsonschema::options()
@@ -116,31 +116,11 @@ pub(crate) fn compile_strict(schema: &Value) -> Result<Checker, String> {
         options = options.with_format(name, |_: &str| true);
     }
     let built = options.build(&prepared).map_err(|err| err.to_string());
-    let alternatives = has_alternatives(&prepared).then_some(expanded);
     super::deep::drop_value(prepared);
     built.map(|validator| Checker {
         validator,
         alternatives,
     })
-}
-
-/// Whether any place of `schema` holds an `anyOf` or `oneOf` (a member so named in data, an
-/// `enum` or `const`, counts too: the answer may be yes when it is no, never the reverse).
-fn has_alternatives(schema: &Value) -> bool {
-    let mut todo = vec![schema];
-    while let Some(value) = todo.pop() {
-        match value {
-            Value::Array(items) => todo.extend(items),
-            Value::Object(map) => {
-                if map.contains_key("anyOf") || map.contains_key("oneOf") {
-                    return true;
-                }
-                todo.extend(map.values());
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 /// The nodes of `value` (itself, each item and member, nested), counted up to just past
