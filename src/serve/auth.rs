@@ -172,12 +172,13 @@ pub(super) async fn require(
     let mut given = request.headers().get_all(header::AUTHORIZATION).iter();
     let authorization = given.next().map(HeaderValue::as_bytes);
     // Two `Authorization` headers: which one a proxy in front read is unknown, so neither is
-    // taken (a hostile probe found the first one won).
-    let authorization = match given.next() {
-        Some(_) => Some(&b"two Authorization headers"[..]),
-        None => authorization,
+    // taken, and the request is refused as a malformed one (a hostile probe found the first
+    // one won).
+    let checked = match given.next() {
+        Some(_) => Err(Refusal::Invalid(crate::auth::Invalid::Malformed)),
+        None => state.check.authenticate(authorization).await,
     };
-    let caller = match state.check.authenticate(authorization).await {
+    let caller = match checked {
         Ok(caller) => caller,
         Err(refusal) => {
             let reason = match &refusal {
